@@ -50,12 +50,10 @@ func FilesToItems(files map[string]string) ([]*yaml.RNode, error) {
 		}
 		nodes, err := r.Read()
 		if err != nil {
-			return nil, fmt.Errorf("failed to parse %q: %w", name, err)
-		}
-		for i, n := range nodes {
-			if n.YNode().Kind != yaml.MappingNode {
-				return nil, fmt.Errorf("failed to parse %q: document %d must be an object, found %s", name, i, KindName(n.YNode()))
-			}
+			// kyaml appends the offending document after a newline; the
+			// first line says what is wrong.
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			return nil, fmt.Errorf("failed to parse %q: %s", name, strings.TrimSuffix(msg, ": node contents:"))
 		}
 		items = append(items, nodes...)
 	}

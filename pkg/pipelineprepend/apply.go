@@ -25,12 +25,12 @@ func (s Summary) String() string {
 	if s.NoKptfile {
 		return fmt.Sprintf("nothing to do: no functions to prepend for %q and the package has no Kptfile", s.Owner)
 	}
-	state := "unchanged"
-	if s.Changed {
-		state = "updated"
+	if !s.Changed {
+		return fmt.Sprintf("Kptfile pipeline already up to date for owner %q: %d mutator(s) and %d validator(s) first, %d other mutator(s) and %d other validator(s) after them",
+			s.Owner, s.Prepended[kptfile.Mutators], s.Prepended[kptfile.Validators], s.Kept[kptfile.Mutators], s.Kept[kptfile.Validators])
 	}
-	return fmt.Sprintf("Kptfile pipeline %s: %d mutator(s) and %d validator(s) of owner %q first, %d earlier entr(ies) of that owner replaced, %d other mutator(s) and %d other validator(s) kept",
-		state, s.Prepended[kptfile.Mutators], s.Prepended[kptfile.Validators], s.Owner, s.Removed, s.Kept[kptfile.Mutators], s.Kept[kptfile.Validators])
+	return fmt.Sprintf("Kptfile pipeline updated for owner %q: %d mutator(s) and %d validator(s) prepended, %d earlier one(s) of that owner dropped, %d other mutator(s) and %d other validator(s) kept",
+		s.Owner, s.Prepended[kptfile.Mutators], s.Prepended[kptfile.Validators], s.Removed, s.Kept[kptfile.Mutators], s.Kept[kptfile.Validators])
 }
 
 // Apply prepends the owner's functions to the root Kptfile among items. On
