@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
+)
+
+// functions are the binaries the cases use.
+var functions = []string{"package-context", "pipeline-prepend"}
+
+var (
+	repoRoot string // the module root
+	binDir   string // built binaries, shared by every case
+	kptPath  string
+)
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	var err error
+	if kptPath, err = exec.LookPath("kpt"); err != nil {
+		fmt.Println("SKIP e2e: kpt is not on PATH; install kpt v1 to run the end-to-end tests")
+		os.Exit(0)
+	}
+	tmp, err := os.MkdirTemp("", "pvkit-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = filepath.Join(tmp, "bin")
+	for _, fn := range functions {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, fn), "./functions/"+fn)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Printf("building %s: %v\n%s", fn, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// kptCase is one end-to-end scenario.
+type kptCase struct {
+	name string
+	// pkg is the example package the runs work on, relative to the
+	// repository root; the work directory mirrors that layout.
+	pkg string
+	// setup edits the copied package before the run (optional).
+	setup func(t *testing.T, pkgDir string)
+	// runs are kpt invocations; "{pkg}" stands for the package path and
+	// "{configs}" for test/e2e/testdata/configs.
+	runs [][]string
+	// fail means the last run must fail and leave the package untouched.
+	fail bool
+}
+
+var durations = regexp.MustCompile(`in [0-9.]+(ms|s|µs)`)
+
+func runCase(t *testing.T, c kptCase) {
+	work := t.TempDir()
+	if err := os.Symlink(binDir, filepath.Join(work, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	// The whole examples/ tree is copied so fn-config paths such as
+	// examples/app-prod.yaml work as they do from the repository root.
+	fntest.WriteTree(t, filepath.Join(work, "examples"), fntest.ReadTree(t, filepath.Join(repoRoot, "examples")))
+	pkgDir := filepath.Join(work, filepath.FromSlash(c.pkg))
+	if c.setup != nil {
+		c.setup(t, pkgDir)
+	}
+	before := fntest.ReadTree(t, pkgDir)
+	var transcript strings.Builder
+	var lastErr error
+	for _, args := range c.runs {
+		out, err := kpt(work, c.pkg, args)
+		fmt.Fprintf(&transcript, "$ kpt %s\n%s", strings.Join(args, " "), normalise(out, work))
+		if err != nil {
+			fmt.Fprintf(&transcript, "(exit: %v)\n", err)
+		}
+		lastErr = err
+	}
+	dir := filepath.Join(repoRoot, "test", "e2e", "testdata", c.name)
+	after := fntest.ReadTree(t, pkgDir)
+	if os.Getenv(fntest.UpdateEnv) != "" {
+		if (lastErr != nil) != c.fail {
+			t.Fatalf("cannot record: the last run's failure is %v, want %v\n%s", lastErr, c.fail, transcript.String())
+		}
+		os.RemoveAll(dir)
+		files := map[string]string{"kpt-output.txt": transcript.String()}
+		if !c.fail {
+			for k, v := range after {
+				files["expected/"+k] = v
+			}
+		}
+		fntest.WriteTree(t, dir, files)
+		return
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "kpt-output.txt"))
+	if diff := cmp.Diff(string(want), transcript.String()); diff != "" {
+		t.Errorf("kpt output differs from %s/kpt-output.txt (-want +got):\n%s", c.name, diff)
+	}
+	if c.fail {
+		if lastErr == nil {
+			t.Fatalf("the last kpt run succeeded; it must fail")
+		}
+		if diff := cmp.Diff(before, after); diff != "" {
+			t.Fatalf("a failed run changed the package (-before +after):\n%s", diff)
+		}
+		return
+	}
+	if lastErr != nil {
+		t.Fatalf("kpt failed: %v\n%s", lastErr, transcript.String())
+	}
+	if diff := cmp.Diff(fntest.ReadTree(t, filepath.Join(dir, "expected")), after); diff != "" {
+		t.Errorf("package differs from %s/expected (-want +got):\n%s", c.name, diff)
+	}
+	if _, err := kpt(work, c.pkg, c.runs[len(c.runs)-1]); err != nil {
+		t.Fatalf("second run failed: %v", err)
+	}
+	if diff := cmp.Diff(after, fntest.ReadTree(t, pkgDir)); diff != "" {
+		t.Errorf("running the last command again changed the package (-first +second):\n%s", diff)
+	}
+}
+
+// kpt runs one kpt command in the work directory and returns its combined output.
+func kpt(work, pkg string, args []string) (string, error) {
+	expanded := make([]string, len(args))
+	for i, a := range args {
+		a = strings.ReplaceAll(a, "{pkg}", pkg)
+		expanded[i] = strings.ReplaceAll(a, "{configs}", filepath.Join(repoRoot, "test", "e2e", "testdata", "configs"))
+	}
+	cmd := exec.Command(kptPath, expanded...)
+	cmd.Dir = work
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func normalise(out, work string) string {
+	out = strings.ReplaceAll(out, work, "<work>")
+	out = strings.ReplaceAll(out, filepath.Join(repoRoot, "test", "e2e", "testdata", "configs"), "<configs>")
+	out = durations.ReplaceAllString(out, "in <t>")
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return out
+}
