@@ -36,7 +36,7 @@ func (c *Config) Empty() bool { return len(c.Data) == 0 && len(c.RemoveKeys) == 
 // ConfigFromObject reads a functionConfig of an accepted kind and validates
 // it. Problems of error severity mean the config is unusable; warnings do not.
 func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
-	if fc == nil {
+	if fc == nil || krm.IsKptPlaceholder(fc) {
 		return nil, []krm.Problem{krm.MissingConfig(Accepted)}
 	}
 	n := fc.YNode()

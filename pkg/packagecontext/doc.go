@@ -10,7 +10,9 @@
 //   - keys set earlier but no longer listed stay unless listed in removeKeys;
 //   - the reserved keys `name` and `package-path` are rejected in both lists;
 //   - an empty config (no data, no removeKeys) does nothing, even when the
-//     package has no package-context.yaml;
+//     package has no package-context.yaml; but no config at all (including
+//     the empty ConfigMap "function-input" kpt sends when it is given none)
+//     is an error, as it is for every pvkit function;
 //   - the file must hold exactly one object, a v1 ConfigMap named
 //     "kptfile.kpt.dev" with a `data` map of strings; each way it can be
 //     wrong has its own message naming the file.

@@ -77,15 +77,19 @@ func Apply(items []*yaml.RNode, cfg *Config) (Summary, []krm.Problem) {
 			s.Changed = true
 		}
 	}
+	if s.Changed {
+		krm.KeepOwnComments(kf.Item)
+	}
 	return s, nil
 }
 
-// owned builds the owner's entries: copies of the config functions named
-// after their owner and position.
+// owned builds the owner's entries: copies of the config functions, without
+// the config's comments, named after their owner and position.
 func owned(owner string, fns []*yaml.Node) []*yaml.Node {
 	out := make([]*yaml.Node, 0, len(fns))
 	for i, f := range fns {
 		e := yaml.CopyYNode(f)
+		clearComments(e)
 		fnName, _ := krm.ScalarAt(e, "name")
 		krm.SetField(e, "name", krm.StringNode(FunctionName(owner, fnName, i)))
 		out = append(out, e)
@@ -105,4 +109,11 @@ func sameEntries(a, b []*yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+func clearComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		clearComments(c)
+	}
 }

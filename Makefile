@@ -1,0 +1,46 @@
+# pvkit. `make demo` runs the main job; `make test` runs every test.
+SHELL := /bin/bash
+export GOTOOLCHAIN := local
+export GOFLAGS := -buildvcs=false
+
+FUNCTIONS := package-context pipeline-prepend
+BINARIES  := $(addprefix bin/,$(FUNCTIONS))
+BENCH_COUNT ?= 3
+
+.PHONY: all build test golden bench lint demo clean
+
+all: build
+
+## build: static Linux binaries in bin/ (contract.md)
+build: $(BINARIES)
+
+bin/%: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*
+
+FORCE:
+
+## test: lint, unit, golden and end-to-end tests (e2e needs kpt; skipped visibly without it)
+test: lint
+	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
+	go test ./...
+
+## golden: regenerate every golden file (function cases and e2e expectations)
+golden:
+	PVKIT_UPDATE_GOLDEN=1 go test ./functions/... ./test/e2e/...
+
+## bench: run the benchmarks and print a table with the ratio to the floor
+bench:
+	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
+
+## lint: gofmt check and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+## demo: run the functions on examples/ (through kpt when installed) and show the result
+demo: build
+	@hack/demo.sh
+
+clean:
+	rm -rf bin

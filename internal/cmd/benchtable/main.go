@@ -1,0 +1,104 @@
+// Command benchtable reads `go test -bench -benchmem` output on stdin and
+// prints a Markdown table: one row per benchmark and size, with the median
+// time over -count runs, allocations, and the ratio to the floor benchmark of
+// the same package and size (a benchmark named BenchmarkFloor/<size>).
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var line = regexp.MustCompile(`^(Benchmark[^\s/]+)/([^\s]+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?`)
+
+type key struct{ pkg, name, size string }
+
+type sample struct {
+	ns     []float64
+	bytes  float64
+	allocs float64
+}
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in io.Reader, out io.Writer) error {
+	samples := map[key]*sample{}
+	var order []key
+	pkg := ""
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		text := sc.Text()
+		if strings.HasPrefix(text, "pkg: ") {
+			pkg = strings.TrimPrefix(text, "pkg: ")
+			continue
+		}
+		m := line.FindStringSubmatch(text)
+		if m == nil {
+			if strings.HasPrefix(text, "--- FAIL") || strings.HasPrefix(text, "FAIL") {
+				return fmt.Errorf("a benchmark failed: %s", text)
+			}
+			continue
+		}
+		k := key{pkg, m[1], m[2]}
+		s := samples[k]
+		if s == nil {
+			s = &sample{}
+			samples[k] = s
+			order = append(order, k)
+		}
+		ns, _ := strconv.ParseFloat(m[4], 64)
+		s.ns = append(s.ns, ns)
+		s.bytes, _ = strconv.ParseFloat(m[5], 64)
+		s.allocs, _ = strconv.ParseFloat(m[6], 64)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("no benchmark results on stdin")
+	}
+	fmt.Fprintln(out, "| benchmark | size | time/op (median) | runs | MB alloc/op | allocs/op | vs floor |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, k := range order {
+		s := samples[k]
+		ratio := "-"
+		if f, ok := samples[key{k.pkg, "BenchmarkFloor", k.size}]; ok && k.name != "BenchmarkFloor" {
+			ratio = fmt.Sprintf("%.2fx", median(s.ns)/median(f.ns))
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %d | %.1f | %.0f | %s |\n", strings.TrimPrefix(k.name, "Benchmark"), k.size,
+			duration(median(s.ns)), len(s.ns), s.bytes/1e6, s.allocs, ratio)
+	}
+	return nil
+}
+
+func median(v []float64) float64 {
+	c := append([]float64(nil), v...)
+	sort.Float64s(c)
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
+}
+
+func duration(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}

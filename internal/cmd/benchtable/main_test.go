@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTable(t *testing.T) {
+	in := `pkg: example.com/bench
+BenchmarkFloor/1000-2   	4	 200000000 ns/op	   2.36 MB/s	147652552 B/op	  335015 allocs/op
+BenchmarkFloor/1000-2   	4	 100000000 ns/op	   2.36 MB/s	147652552 B/op	  335015 allocs/op
+BenchmarkFloor/1000-2   	4	 300000000 ns/op	   2.36 MB/s	147652552 B/op	  335015 allocs/op
+BenchmarkPackageContext/1000-2   	4	 300000000 ns/op	   2.36 MB/s	150000000 B/op	  336000 allocs/op
+PASS
+`
+	var out strings.Builder
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "| Floor | 1000 | 200.00 ms | 3 | 147.7 | 335015 | - |\n| PackageContext | 1000 | 300.00 ms | 1 | 150.0 | 336000 | 1.50x |\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Fatalf("got\n%s\nwant suffix\n%s", out.String(), want)
+	}
+	if err := run(strings.NewReader("--- FAIL: BenchmarkX\n"), &out); err == nil || !strings.Contains(err.Error(), "a benchmark failed") {
+		t.Fatalf("error = %v", err)
+	}
+	if err := run(strings.NewReader(""), &out); err == nil || err.Error() != "no benchmark results on stdin" {
+		t.Fatalf("error = %v", err)
+	}
+}
