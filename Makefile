@@ -5,7 +5,8 @@ export GOFLAGS := -buildvcs=false
 
 FUNCTIONS := package-context pipeline-prepend
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
-BENCH_COUNT ?= 3
+BENCH_COUNT ?= 5
+BENCH_TIME  ?= 3s
 
 .PHONY: all build test golden bench lint demo clean
 
@@ -30,7 +31,7 @@ golden:
 
 ## bench: run the benchmarks and print a table with the ratio to the floor
 bench:
-	go test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
+	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
 
 ## lint: gofmt check and go vet
 lint:
