@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-FUNCTIONS := package-context pipeline-prepend
+FUNCTIONS := package-context pipeline-prepend config-inject
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 BENCH_COUNT ?= 5
 BENCH_TIME  ?= 3s

@@ -54,7 +54,9 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
-func BenchmarkPackageContext(b *testing.B) { benchFunction(b, "package-context", packagecontext.Process) }
+func BenchmarkPackageContext(b *testing.B) {
+	benchFunction(b, "package-context", packagecontext.Process)
+}
 
 func BenchmarkPipelinePrepend(b *testing.B) {
 	benchFunction(b, "pipeline-prepend", pipelineprepend.Process)

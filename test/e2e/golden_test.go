@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -76,7 +77,16 @@ func goldenThroughKpt(t *testing.T, fn, caseDir string) {
 	if err != nil {
 		t.Fatalf("kpt failed: %v\n%s", err, out.String())
 	}
-	if diff := cmp.Diff(fntest.ReadTree(t, filepath.Join(caseDir, "expected")), fntest.ReadTree(t, pkg)); diff != "" {
+	wantFiles := fntest.ReadTree(t, filepath.Join(caseDir, "expected"))
+	got := fntest.ReadTree(t, pkg)
+	for name, content := range got {
+		// kpt re-serialises every file it read; a file the function left
+		// as it was need only hold the same YAML.
+		if content != wantFiles[name] && wantFiles[name] == before[name] && krm.SemanticEqualFiles(content, wantFiles[name]) {
+			got[name] = wantFiles[name]
+		}
+	}
+	if diff := cmp.Diff(wantFiles, got); diff != "" {
 		t.Errorf("kpt's result differs from the in-process golden output (-in-process +kpt):\n%s", diff)
 	}
 }
