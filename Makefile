@@ -6,9 +6,10 @@ export GOFLAGS := -buildvcs=false
 FUNCTIONS := package-context pipeline-prepend config-inject
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 BENCH_COUNT ?= 5
+FUZZ_TIME   ?= 10m
 BENCH_TIME  ?= 3s
 
-.PHONY: all build test golden bench lint demo clean
+.PHONY: all build test fuzz golden bench lint demo clean
 
 all: build
 
@@ -24,6 +25,11 @@ FORCE:
 test: lint
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	go test ./...
+	go test -run '^$$' -fuzz FuzzConfigInject -fuzztime 10s ./pkg/configinject/
+
+## fuzz: a longer fuzz run (FUZZ_TIME, default 10m); the short one is part of make test
+fuzz:
+	go test -run '^$$' -fuzz FuzzConfigInject -fuzztime $(FUZZ_TIME) ./pkg/configinject/
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:
