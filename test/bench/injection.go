@@ -39,8 +39,8 @@ func InjectionResourceList(points, candidates, injectors int) []byte {
 	for t := 0; t < injectionTypes; t++ {
 		kind, field := typeOf(t)
 		for j := 0; j < perType; j++ {
-			fmt.Fprintf(&b, "    - apiVersion: %s\n      kind: %s\n      metadata:\n        name: cand-%d-%d\n        namespace: prod\n      %s:\n        value: v%d\n        region: us-east1\n",
-				apiVersionOf(t), kind, t, j, field, j)
+			fmt.Fprintf(&b, "    - apiVersion: %s\n      kind: %s\n      metadata:\n        name: cand-%d-%d\n        namespace: prod\n      %s:\n        value: v%d-%d\n        region: us-east1\n",
+				apiVersionOf(t), kind, t, j, field, t, j)
 		}
 		fmt.Fprintf(&b, "    - apiVersion: %s\n      kind: %s\n      metadata:\n        name: cand-%d-%d\n        namespace: elsewhere\n      %s: {}\n", apiVersionOf(t), kind, t, perType-1, field)
 	}
