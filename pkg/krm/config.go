@@ -114,22 +114,30 @@ func StringMap(obj *yaml.RNode, n *yaml.Node, field string) (map[string]string, 
 	return out, problems
 }
 
-// StringList reads a list of strings at field.
-func StringList(obj *yaml.RNode, n *yaml.Node, field string) ([]string, []Problem) {
+// StringItem is an entry of a list of strings and its position in the list.
+type StringItem struct {
+	Index int
+	Value string
+}
+
+// StringList reads a list of strings at field. Entries that are not strings
+// are problems and are left out; the others keep their index, so later
+// checks name the right entry.
+func StringList(obj *yaml.RNode, n *yaml.Node, field string) ([]StringItem, []Problem) {
 	if IsNull(n) {
 		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
 		return nil, []Problem{Errorf(obj, field, "`%s` must be a list of strings, found %s", field, KindName(n))}
 	}
-	var out []string
+	var out []StringItem
 	var problems []Problem
 	for i, v := range n.Content {
 		if v.Kind != yaml.ScalarNode || IsNull(v) {
 			problems = append(problems, Errorf(obj, fmt.Sprintf("%s[%d]", field, i), "`%s[%d]` must be a string, found %s", field, i, KindName(v)))
 			continue
 		}
-		out = append(out, v.Value)
+		out = append(out, StringItem{Index: i, Value: v.Value})
 	}
 	return out, problems
 }

@@ -65,17 +65,21 @@ func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 	var p []krm.Problem
 	cfg.Data, p = krm.StringMap(fc, krm.Field(section, "data"), dataField)
 	problems = append(problems, p...)
+	var remove []krm.StringItem
 	if base != "" { // a ConfigMap has no removeKeys
-		cfg.RemoveKeys, p = krm.StringList(fc, krm.Field(section, "removeKeys"), removeField)
+		remove, p = krm.StringList(fc, krm.Field(section, "removeKeys"), removeField)
 		problems = append(problems, p...)
 	}
-	problems = append(problems, validate(fc, cfg, dataField, removeField)...)
+	for _, r := range remove {
+		cfg.RemoveKeys = append(cfg.RemoveKeys, r.Value)
+	}
+	problems = append(problems, validate(fc, cfg.Data, remove, dataField, removeField)...)
 	return cfg, problems
 }
 
-func validate(fc *yaml.RNode, cfg *Config, dataField, removeField string) []krm.Problem {
+func validate(fc *yaml.RNode, data map[string]string, remove []krm.StringItem, dataField, removeField string) []krm.Problem {
 	var problems []krm.Problem
-	for _, k := range krm.SortedKeys(cfg.Data) {
+	for _, k := range krm.SortedKeys(data) {
 		if isReserved(k) {
 			problems = append(problems, krm.Errorf(fc, dataField+"."+k,
 				"`%s` must not contain the reserved key %q (kpt and Porch set it)", dataField, k))
@@ -83,14 +87,14 @@ func validate(fc *yaml.RNode, cfg *Config, dataField, removeField string) []krm.
 			problems = append(problems, krm.Errorf(fc, dataField, "`%s` key %q %s", dataField, k, msg))
 		}
 	}
-	for i, k := range cfg.RemoveKeys {
-		field := removeField + "[" + strconv.Itoa(i) + "]"
+	for _, r := range remove {
+		k, field := r.Value, removeField+"["+strconv.Itoa(r.Index)+"]"
 		if isReserved(k) {
 			problems = append(problems, krm.Errorf(fc, field,
 				"`%s` must not be the reserved key %q (kpt and Porch set it)", field, k))
 		} else if msg := krm.ConfigMapKeyProblem(k); msg != "" {
 			problems = append(problems, krm.Errorf(fc, field, "`%s` %s", field, msg))
-		} else if _, both := cfg.Data[k]; both {
+		} else if _, both := data[k]; both {
 			problems = append(problems, krm.Warningf(fc, field,
 				"key %q is in both `%s` and `%s`; it is removed", k, dataField, removeField))
 		}

@@ -85,15 +85,14 @@ func checkFunction(fc *yaml.RNode, f *yaml.Node, field string) []krm.Problem {
 			problems = append(problems, krm.Errorf(fc, field+"."+key, "`%s.%s` must be a string, found %s", field, key, krm.KindName(v)))
 		}
 	}
-	image, _ := krm.ScalarAt(f, "image")
-	exec, _ := krm.ScalarAt(f, "exec")
+	image, exec := krm.Field(f, "image"), krm.Field(f, "exec")
 	switch {
-	case image == "" && exec == "":
+	case krm.IsNull(image) && krm.IsNull(exec):
 		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify one of `image` or `exec`", field))
-	case image != "" && exec != "":
+	case !krm.IsNull(image) && !krm.IsNull(exec):
 		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify only one of `image` and `exec`", field))
 	}
-	if krm.Field(f, "configMap") != nil && krm.Field(f, "configPath") != nil {
+	if !krm.IsNull(krm.Field(f, "configMap")) && !krm.IsNull(krm.Field(f, "configPath")) {
 		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify only one of `configMap` and `configPath`", field))
 	}
 	_, p := krm.StringMap(fc, krm.Field(f, "configMap"), field+".configMap")
