@@ -1,0 +1,202 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+const (
+	// Group and Version of the PackageVariant API.
+	Group   = "config.porch.kpt.dev"
+	Version = "v1alpha1"
+	// APIVersion is Group/Version.
+	APIVersion = Group + "/" + Version
+	// Kind of a PackageVariant.
+	Kind = "PackageVariant"
+
+	// Finalizer is set on every PackageVariant while it owns revisions.
+	Finalizer = "config.porch.kpt.dev/packagevariants"
+)
+
+// AdoptionPolicy says whether a PackageVariant takes over an existing
+// downstream revision it did not create.
+type AdoptionPolicy string
+
+// DeletionPolicy says what happens to owned revisions when the
+// PackageVariant is deleted.
+type DeletionPolicy string
+
+const (
+	AdoptionPolicyAdoptExisting AdoptionPolicy = "adoptExisting"
+	AdoptionPolicyAdoptNone     AdoptionPolicy = "adoptNone"
+	DeletionPolicyDelete        DeletionPolicy = "delete"
+	DeletionPolicyOrphan        DeletionPolicy = "orphan"
+)
+
+// PackageVariant clones an upstream package revision into a downstream
+// package and keeps the downstream specialised and up to date.
+type PackageVariant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PackageVariantSpec   `json:"spec,omitempty"`
+	Status PackageVariantStatus `json:"status,omitempty"`
+}
+
+// PackageVariantSpec is the desired state of a PackageVariant.
+type PackageVariantSpec struct {
+	// Upstream is the package revision to clone.
+	Upstream *Upstream `json:"upstream,omitempty"`
+	// Downstream is the repository and package to create.
+	Downstream *Downstream `json:"downstream,omitempty"`
+
+	// AdoptionPolicy is adoptNone (default) or adoptExisting.
+	AdoptionPolicy AdoptionPolicy `json:"adoptionPolicy,omitempty"`
+	// DeletionPolicy is delete (default) or orphan.
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Labels are set on downstream revisions when they are created or adopted.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are set on downstream revisions when they are created or adopted.
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// PackageContext sets and removes keys of the package context ConfigMap.
+	PackageContext *PackageContext `json:"packageContext,omitempty"`
+	// Pipeline lists functions to prepend to the downstream Kptfile pipeline.
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
+	// Injectors select in-cluster objects for the package's injection points.
+	Injectors []InjectionSelector `json:"injectors,omitempty"`
+}
+
+// Upstream names an upstream package revision.
+type Upstream struct {
+	// Repo is the name of a Repository in the PackageVariant's namespace.
+	Repo string `json:"repo,omitempty"`
+	// Package is the package name in that repository.
+	Package string `json:"package,omitempty"`
+	// Revision is a published revision number.
+	Revision int `json:"revision,omitempty"`
+	// WorkspaceName names a revision by its workspace.
+	WorkspaceName string `json:"workspaceName,omitempty"`
+}
+
+// Downstream names the package a PackageVariant creates.
+type Downstream struct {
+	// Repo is the name of a Repository in the PackageVariant's namespace.
+	Repo string `json:"repo,omitempty"`
+	// Package is the package name to create in that repository.
+	Package string `json:"package,omitempty"`
+}
+
+// PackageContext is the data to add to or remove from the kptfile.kpt.dev
+// ConfigMap.
+type PackageContext struct {
+	// Data are keys to set.
+	Data map[string]string `json:"data,omitempty"`
+	// RemoveKeys are keys to remove.
+	RemoveKeys []string `json:"removeKeys,omitempty"`
+}
+
+// InjectionSelector selects an in-cluster object by name, optionally
+// restricted to a group, version and kind.
+type InjectionSelector struct {
+	Group   *string `json:"group,omitempty"`
+	Version *string `json:"version,omitempty"`
+	Kind    *string `json:"kind,omitempty"`
+	// Name of the in-cluster object.
+	Name string `json:"name"`
+}
+
+// Pipeline is a kpt Kptfile pipeline.
+type Pipeline struct {
+	Mutators   []Function `json:"mutators,omitempty"`
+	Validators []Function `json:"validators,omitempty"`
+}
+
+// Function is a kpt pipeline function.
+type Function struct {
+	Image      string            `json:"image,omitempty"`
+	Exec       string            `json:"exec,omitempty"`
+	ConfigPath string            `json:"configPath,omitempty"`
+	ConfigMap  map[string]string `json:"configMap,omitempty"`
+	Name       string            `json:"name,omitempty"`
+	Selectors  []Selector        `json:"selectors,omitempty"`
+	Exclusions []Selector        `json:"exclude,omitempty"`
+	// Tag is a semver constraint on the image tag (newer kpt).
+	Tag string `json:"tag,omitempty"`
+}
+
+// Selector selects package resources a function applies to.
+type Selector struct {
+	APIVersion  string            `json:"apiVersion,omitempty"`
+	Kind        string            `json:"kind,omitempty"`
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PackageVariantStatus is the observed state of a PackageVariant.
+type PackageVariantStatus struct {
+	// Conditions are Stalled and Ready.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// DownstreamTargets are the downstream revisions the PackageVariant
+	// created or adopted.
+	DownstreamTargets []DownstreamTarget `json:"downstreamTargets,omitempty"`
+}
+
+// DownstreamTarget is one downstream revision and its last render result.
+type DownstreamTarget struct {
+	Name         string       `json:"name,omitempty"`
+	RenderStatus RenderStatus `json:"renderStatus,omitempty"`
+}
+
+// RenderStatus is Porch's render result of a revision.
+type RenderStatus struct {
+	Result ResultList `json:"result,omitempty"`
+	Err    string     `json:"error"`
+}
+
+// ResultList is a kpt function results list as Porch reports it.
+type ResultList struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	ExitCode          int               `json:"exitCode"`
+	Items             []*ResultListItem `json:"items,omitempty"`
+}
+
+// ResultListItem is one function's results.
+type ResultListItem struct {
+	Image    string       `json:"image,omitempty"`
+	ExecPath string       `json:"exec,omitempty"`
+	Stderr   string       `json:"stderr,omitempty"`
+	ExitCode int          `json:"exitCode"`
+	Results  []ResultItem `json:"results,omitempty"`
+}
+
+// ResultItem is one function result.
+type ResultItem struct {
+	Message     string              `json:"message,omitempty"`
+	Severity    string              `json:"severity,omitempty"`
+	ResourceRef *ResourceIdentifier `json:"resourceRef,omitempty"`
+	Field       *ResultField        `json:"field,omitempty"`
+	File        *ResultFile         `json:"file,omitempty"`
+	Tags        map[string]string   `json:"tags,omitempty"`
+}
+
+// ResourceIdentifier names the object a result is about.
+type ResourceIdentifier struct {
+	metav1.TypeMeta `json:",inline"`
+	Name            string `json:"name,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+}
+
+// ResultField is the field a result is about.
+type ResultField struct {
+	Path          string `json:"path,omitempty"`
+	CurrentValue  string `json:"currentValue,omitempty"`
+	ProposedValue string `json:"proposedValue,omitempty"`
+}
+
+// ResultFile is the file a result is about.
+type ResultFile struct {
+	Path  string `json:"path,omitempty"`
+	Index int    `json:"index,omitempty"`
+}

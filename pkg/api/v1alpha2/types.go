@@ -1,0 +1,145 @@
+package v1alpha2
+
+import (
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// Group and Version of the PackageVariantSet API.
+	Group   = "config.porch.kpt.dev"
+	Version = "v1alpha2"
+	// APIVersion is Group/Version.
+	APIVersion = Group + "/" + Version
+	// Kind of a PackageVariantSet.
+	Kind = "PackageVariantSet"
+
+	// SetLabel is set on every PackageVariant a set generates; its value is
+	// the set's UID (its name when it has none, outside a cluster).
+	SetLabel = "config.porch.kpt.dev/packagevariantset"
+)
+
+// PackageVariantSet generates one PackageVariant per target.
+type PackageVariantSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PackageVariantSetSpec   `json:"spec,omitempty"`
+	Status PackageVariantSetStatus `json:"status,omitempty"`
+}
+
+// PackageVariantSetSpec is the desired state of a PackageVariantSet.
+type PackageVariantSetSpec struct {
+	// Upstream is the package revision every generated PackageVariant clones.
+	Upstream *pv.Upstream `json:"upstream,omitempty"`
+	// Targets generate the PackageVariants.
+	Targets []Target `json:"targets,omitempty"`
+}
+
+// Target is exactly one of Repositories, RepositorySelector and
+// ObjectSelector, and an optional Template.
+type Target struct {
+	// Repositories is an explicit list of repositories and package names.
+	Repositories []RepositoryTarget `json:"repositories,omitempty"`
+	// RepositorySelector selects Repository objects by label.
+	RepositorySelector *RepositorySelector `json:"repositorySelector,omitempty"`
+	// ObjectSelector selects objects of any kind by label.
+	ObjectSelector *ObjectSelector `json:"objectSelector,omitempty"`
+	// Template computes the fields of each generated PackageVariant.
+	Template *PackageVariantTemplate `json:"template,omitempty"`
+}
+
+// RepositoryTarget is one repository and, optionally, the package names to
+// create in it (default: the upstream package name).
+type RepositoryTarget struct {
+	Name         string   `json:"name"`
+	PackageNames []string `json:"packageNames,omitempty"`
+}
+
+// RepositorySelector is a label selector over Repository objects. Porch's
+// type is a plain LabelSelector; PackageNames is pvkit's (design doc) addition.
+type RepositorySelector struct {
+	metav1.LabelSelector `json:",inline"`
+	// PackageNames, when set, creates each of these packages in every
+	// selected repository instead of one package named like the upstream.
+	PackageNames []string `json:"packageNames,omitempty"`
+}
+
+// ObjectSelector selects objects of one apiVersion and kind in the set's
+// namespace by label (and by name, when Name is set).
+type ObjectSelector struct {
+	metav1.LabelSelector `json:",inline"`
+	APIVersion           string  `json:"apiVersion,omitempty"`
+	Kind                 string  `json:"kind,omitempty"`
+	Name                 *string `json:"name,omitempty"`
+	// PackageNames is as in RepositorySelector (pvkit's addition).
+	PackageNames []string `json:"packageNames,omitempty"`
+}
+
+// PackageVariantTemplate computes a generated PackageVariant's fields; each
+// field has a plain form and, where it varies per target, a CEL form.
+type PackageVariantTemplate struct {
+	Downstream      *DownstreamTemplate         `json:"downstream,omitempty"`
+	AdoptionPolicy  *pv.AdoptionPolicy          `json:"adoptionPolicy,omitempty"`
+	DeletionPolicy  *pv.DeletionPolicy          `json:"deletionPolicy,omitempty"`
+	Labels          map[string]string           `json:"labels,omitempty"`
+	LabelExprs      []MapExpr                   `json:"labelExprs,omitempty"`
+	Annotations     map[string]string           `json:"annotations,omitempty"`
+	AnnotationExprs []MapExpr                   `json:"annotationExprs,omitempty"`
+	PackageContext  *PackageContextTemplate     `json:"packageContext,omitempty"`
+	Pipeline        *PipelineTemplate           `json:"pipeline,omitempty"`
+	Injectors       []InjectionSelectorTemplate `json:"injectors,omitempty"`
+}
+
+// DownstreamTemplate overrides the default downstream repository and package.
+type DownstreamTemplate struct {
+	Repo        *string `json:"repo,omitempty"`
+	Package     *string `json:"package,omitempty"`
+	RepoExpr    *string `json:"repoExpr,omitempty"`
+	PackageExpr *string `json:"packageExpr,omitempty"`
+}
+
+// PackageContextTemplate computes the package context.
+type PackageContextTemplate struct {
+	Data           map[string]string `json:"data,omitempty"`
+	RemoveKeys     []string          `json:"removeKeys,omitempty"`
+	DataExprs      []MapExpr         `json:"dataExprs,omitempty"`
+	RemoveKeyExprs []string          `json:"removeKeyExprs,omitempty"`
+}
+
+// InjectionSelectorTemplate computes an injector; exactly one of Name and
+// NameExpr.
+type InjectionSelectorTemplate struct {
+	Group    *string `json:"group,omitempty"`
+	Version  *string `json:"version,omitempty"`
+	Kind     *string `json:"kind,omitempty"`
+	Name     *string `json:"name,omitempty"`
+	NameExpr *string `json:"nameExpr,omitempty"`
+}
+
+// MapExpr computes one map entry: at most one of Key and KeyExpr, at most one
+// of Value and ValueExpr.
+type MapExpr struct {
+	Key       *string `json:"key,omitempty"`
+	Value     *string `json:"value,omitempty"`
+	KeyExpr   *string `json:"keyExpr,omitempty"`
+	ValueExpr *string `json:"valueExpr,omitempty"`
+}
+
+// PipelineTemplate computes the pipeline.
+type PipelineTemplate struct {
+	Validators []FunctionTemplate `json:"validators,omitempty"`
+	Mutators   []FunctionTemplate `json:"mutators,omitempty"`
+}
+
+// FunctionTemplate is a kpt function whose configMap entries may be computed.
+type FunctionTemplate struct {
+	pv.Function    `json:",inline"`
+	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
+}
+
+// PackageVariantSetStatus is the observed state of a PackageVariantSet.
+type PackageVariantSetStatus struct {
+	// Conditions are Stalled and Ready.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}

@@ -1,0 +1,49 @@
+package krm
+
+import (
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+type decodeSpec struct {
+	Spec struct {
+		Revision int `json:"revision,omitempty"`
+		Targets  []struct {
+			Names []string `json:"names,omitempty"`
+			Inline
+		} `json:"targets,omitempty"`
+	} `json:"spec"`
+}
+
+type Inline struct {
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"spec:\n  revision: v1\n", "error spec.revision: `spec.revision` must be an integer, found a string"},
+		{"spec:\n  targets:\n  - names: [a]\n  - names: [b, 3]\n", "error spec.targets[1].names[1]: `spec.targets[1].names[1]` must be a string, found a number"},
+		{"spec:\n  targets:\n  - names: x\n", "error spec.targets[0].names: `spec.targets[0].names` must be a list, found a string"},
+		{"spec:\n  targets:\n  - labels: {a: [1]}\n", "error spec.targets[0].labels.a: `spec.targets[0].labels.a` must be a string, found a list"},
+		{"spec:\n  revison: 1\n  targets:\n  - labels: {a: b}\n    nmes: []\n", "warning spec.revison: `spec.revison` is not a field of decodeSpec; it is ignored\n" +
+			"warning spec.targets[0].nmes: `spec.targets[0].nmes` is not a field of decodeSpec; it is ignored"},
+		{"spec:\n  revision: 3\n  targets:\n  - labels: {a: b}\n", ""},
+	}
+	for _, tt := range tests {
+		var v decodeSpec
+		problems := Decode(yaml.MustParse(tt.in), &v)
+		got := ""
+		for i, p := range problems {
+			if i > 0 {
+				got += "\n"
+			}
+			got += string(p.Severity) + " " + p.Field + ": " + p.Message
+		}
+		if got != tt.want {
+			t.Errorf("Decode(%q) =\n%s\nwant\n%s", tt.in, got, tt.want)
+		}
+	}
+}

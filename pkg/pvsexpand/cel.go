@@ -1,0 +1,175 @@
+package pvsexpand
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/ext"
+)
+
+// Limits of every CEL evaluation, as the Kubernetes apiserver does it: a cost
+// budget checked while evaluating, and a deadline checked every
+// interruptEvery comprehension steps.
+const (
+	costLimit      = 1_000_000
+	interruptEvery = 100
+	evalTimeout    = time.Second
+)
+
+// Object is what an expression sees of an object (`upstream`, `repository`,
+// an object `target`): its name, namespace, labels and annotations, nothing
+// else. Any other field is a compile-time error.
+type Object struct {
+	Name        string            `cel:"name"`
+	Namespace   string            `cel:"namespace"`
+	Labels      map[string]string `cel:"labels"`
+	Annotations map[string]string `cel:"annotations"`
+}
+
+// RepoTarget is `target` for an explicit repositories list.
+type RepoTarget struct {
+	Repo    string `cel:"repo"`
+	Package string `cel:"package"`
+}
+
+// scope is which variables an expression may use.
+type scope int
+
+const (
+	listScope         scope = iota // target is {repo, package}; repository known
+	listScopeNoRepo                // the same, for downstream.repoExpr
+	objectScope                    // target is an Object; repository known
+	objectScopeNoRepo              // the same, for downstream.repoExpr
+	scopes
+)
+
+func (s scope) hasRepository() bool { return s == listScope || s == objectScope }
+
+// withoutRepository is the scope of downstream.repoExpr, evaluated before the
+// downstream Repository is known.
+func (s scope) withoutRepository() scope {
+	if s == objectScope {
+		return objectScopeNoRepo
+	}
+	return listScopeNoRepo
+}
+
+// engine holds one CEL environment per scope, built once, and the compiled
+// programs keyed by scope and expression text.
+type engine struct {
+	envs  [scopes]*cel.Env
+	mu    sync.Mutex
+	progs map[progKey]cel.Program
+}
+
+type progKey struct {
+	scope scope
+	expr  string
+}
+
+var (
+	engineOnce sync.Once
+	theEngine  *engine
+	engineErr  error
+)
+
+// celEngine returns the process-wide engine.
+func celEngine() (*engine, error) {
+	engineOnce.Do(func() { theEngine, engineErr = newEngine() })
+	return theEngine, engineErr
+}
+
+func newEngine() (*engine, error) {
+	e := &engine{progs: map[progKey]cel.Program{}}
+	objType := cel.ObjectType("pvsexpand.Object")
+	for s := scope(0); s < scopes; s++ {
+		target := cel.ObjectType("pvsexpand.RepoTarget")
+		if s == objectScope || s == objectScopeNoRepo {
+			target = objType
+		}
+		opts := []cel.EnvOption{
+			ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(&Object{}), reflect.TypeOf(&RepoTarget{})),
+			ext.Strings(),
+			cel.HomogeneousAggregateLiterals(),
+			cel.EagerlyValidateDeclarations(true),
+			cel.DefaultUTCTimeZone(true),
+			cel.Variable("repoDefault", cel.StringType),
+			cel.Variable("packageDefault", cel.StringType),
+			cel.Variable("upstream", objType),
+			cel.Variable("target", target),
+		}
+		if s.hasRepository() {
+			opts = append(opts, cel.Variable("repository", objType))
+		}
+		env, err := cel.NewEnv(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("building the CEL environment: %w", err)
+		}
+		e.envs[s] = env
+	}
+	return e, nil
+}
+
+// compile parses and type-checks expr in scope, requires a string result and
+// an affordable minimum cost, and caches the program. The error is the
+// message to report for the expression's field.
+func (e *engine) compile(s scope, expr string) (cel.Program, error) {
+	k := progKey{s, expr}
+	e.mu.Lock()
+	p, ok := e.progs[k]
+	e.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	env := e.envs[s]
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(iss.Err().Error(), "ERROR: "), "\n", " "))
+	}
+	if t := ast.OutputType(); !t.IsExactType(cel.StringType) && !t.IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("must evaluate to a string, found %s", t)
+	}
+	if est, err := env.EstimateCost(ast, sizes{}); err == nil && est.Min > costLimit {
+		return nil, fmt.Errorf("is too expensive: it costs at least %d, the limit is %d", est.Min, costLimit)
+	}
+	p, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptEvery))
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.progs[k] = p
+	e.mu.Unlock()
+	return p, nil
+}
+
+// eval runs a compiled expression with the cost limit and a deadline.
+func eval(p cel.Program, vars map[string]any) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
+	defer cancel()
+	out, _, err := p.ContextEval(ctx, vars)
+	if err != nil {
+		return "", err
+	}
+	s, ok := out.Value().(string)
+	if !ok {
+		return "", fmt.Errorf("must evaluate to a string, found %s", out.Type().TypeName())
+	}
+	return s, nil
+}
+
+// sizes gives the cost estimator no size hints: inputs of unknown size cost
+// their minimum, so only expressions that are expensive on every input (such
+// as comprehensions over large literal lists) are rejected at compile time;
+// the runtime limit catches the rest.
+type sizes struct{}
+
+func (sizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+func (sizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
+}

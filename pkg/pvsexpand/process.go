@@ -1,0 +1,113 @@
+package pvsexpand
+
+import (
+	"fmt"
+
+	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// DryRunAnnotation on the set makes the function report what it would do
+// and change nothing.
+const DryRunAnnotation = "fn.pvkit.dev/dry-run"
+
+// ConfigGVK is the config kind of pvs-expand.
+var ConfigGVK = krm.GVK{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind}
+
+// ConfigFromObject reads and validates a PackageVariantSet config.
+func ConfigFromObject(fc *yaml.RNode) (*v1alpha2.PackageVariantSet, []krm.Problem) {
+	accepted := []krm.GVK{ConfigGVK}
+	if fc == nil || krm.IsKptPlaceholder(fc) {
+		return nil, []krm.Problem{krm.MissingConfig(accepted)}
+	}
+	if !ConfigGVK.Is(fc) {
+		return nil, []krm.Problem{krm.UnsupportedConfig(fc, accepted)}
+	}
+	set := &v1alpha2.PackageVariantSet{}
+	problems := krm.Decode(fc, set)
+	if krm.HasErrorProblems(problems) {
+		return nil, problems
+	}
+	problems = append(problems, Validate(fc, set)...)
+	return set, problems
+}
+
+// Process is the pvs-expand KRM function, a generator: it adds, updates and
+// removes PackageVariant items. Results: a warning per target entry that
+// could not be computed (the others still are), an info result per child
+// created, updated or removed (every child in a dry run), and the summary.
+func Process(rl *krm.ResourceList) {
+	set, problems := ConfigFromObject(rl.FunctionConfig)
+	report := func(ps []krm.Problem) {
+		for _, p := range ps {
+			rl.Results = append(rl.Results, p.Result())
+		}
+	}
+	if krm.HasErrorProblems(problems) {
+		report(problems)
+		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
+		return
+	}
+	x, err := Expand(set, NewWorld(set.Namespace, rl.Items))
+	var steps []Step
+	if err == nil {
+		steps, err = Plan(set, x, rl.Items)
+	}
+	if err != nil {
+		problems = append(problems, krm.Errorf(rl.FunctionConfig, "spec.upstream", "%v", err))
+		report(problems)
+		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
+		return
+	}
+	for _, f := range x.Failures {
+		problems = append(problems, krm.Warningf(rl.FunctionConfig, "", "target %s was not computed: %s", f.Where, f.Message))
+	}
+	report(problems)
+	dryRun := set.Annotations[DryRunAnnotation] == "true"
+	rl.Results = append(rl.Results, stepResults(steps, dryRun)...)
+	if !dryRun {
+		rl.Items = Apply(rl.Items, steps)
+	}
+	rl.Results = append(rl.Results, krm.Info("%s", summary(set, x, steps, dryRun)))
+}
+
+func stepResults(steps []Step, dryRun bool) fn.Results {
+	var out fn.Results
+	for _, s := range steps {
+		if !dryRun && (s.Action == Unchanged || s.Action == Keep) {
+			continue
+		}
+		obj := s.Desired
+		if obj == nil {
+			obj = s.Item
+		}
+		msg := fmt.Sprintf("PackageVariant %q: %s", s.Name, s.Action)
+		switch {
+		case s.Action == Keep:
+			msg += " (its target is gone, but some target could not be computed)"
+		case s.Where != "":
+			msg += " for target " + s.Where
+		}
+		r := krm.Problem{Severity: fn.Info, Object: obj, Message: msg}.Result()
+		out = append(out, r)
+	}
+	return out
+}
+
+func summary(set *v1alpha2.PackageVariantSet, x *Expansion, steps []Step, dryRun bool) string {
+	count := map[Action]int{}
+	for _, s := range steps {
+		count[s.Action]++
+	}
+	s := fmt.Sprintf("PackageVariantSet %q: %d PackageVariant(s): %d created, %d updated, %d unchanged, %d removed",
+		set.Name, len(x.Children), count[Create], count[Update], count[Unchanged], count[Remove])
+	if len(x.Failures) > 0 {
+		s += fmt.Sprintf("; %d target entr(y/ies) failed, so %d PackageVariant(s) whose target is gone were kept", len(x.Failures), count[Keep])
+	}
+	if dryRun {
+		s += " (dry run: nothing was changed)"
+	}
+	return s
+}

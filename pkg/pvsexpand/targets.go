@@ -1,0 +1,106 @@
+package pvsexpand
+
+import (
+	"fmt"
+
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// instance is one target entry: one repository and package of a list, or one
+// selected object and package name.
+type instance struct {
+	target         int    // index in spec.targets
+	where          string // names the entry in messages
+	repoDefault    string // default downstream repository
+	packageDefault string // default downstream package
+	targetVar      any    // *RepoTarget or *Object, the CEL `target`
+	scope          scope
+}
+
+// failure is a target (or one of its entries) that could not be computed.
+type failure struct {
+	where string
+	err   error
+}
+
+// unroll lists the instances of every target in spec order, objects in name
+// order. A target whose objects cannot be listed is a failure.
+func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
+	var out []instance
+	var failures []failure
+	pkg := set.Spec.Upstream.Package
+	for i, t := range set.Spec.Targets {
+		field := fmt.Sprintf("spec.targets[%d]", i)
+		switch {
+		case t.Repositories != nil:
+			for j, r := range t.Repositories {
+				names := r.PackageNames
+				if len(names) == 0 {
+					names = []string{pkg}
+				}
+				for _, name := range names {
+					out = append(out, instance{target: i, where: fmt.Sprintf("`%s.repositories[%d]` (repository %q, package %q)", field, j, r.Name, name),
+						repoDefault: r.Name, packageDefault: name, targetVar: &RepoTarget{Repo: r.Name, Package: name}, scope: listScope})
+				}
+			}
+		case t.RepositorySelector != nil:
+			s := t.RepositorySelector
+			insts, err := selected(i, field+".repositorySelector", w, RepositoryGVK, &s.LabelSelector, nil, s.PackageNames, pkg)
+			out, failures = collect(out, failures, insts, err, field+".repositorySelector")
+		case t.ObjectSelector != nil:
+			s := t.ObjectSelector
+			insts, err := selected(i, field+".objectSelector", w, krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}, &s.LabelSelector, s.Name, s.PackageNames, pkg)
+			out, failures = collect(out, failures, insts, err, field+".objectSelector")
+		}
+	}
+	return out, failures
+}
+
+func collect(out []instance, failures []failure, insts []instance, err error, field string) ([]instance, []failure) {
+	if err != nil {
+		return out, append(failures, failure{where: "`" + field + "`", err: err})
+	}
+	return append(out, insts...), failures
+}
+
+// selected lists the instances of a selector target: each matching object
+// (by label, and by name when given) times each package name (default: the
+// upstream package).
+func selected(i int, field string, w *World, g krm.GVK, ls *metav1.LabelSelector, name *string, packageNames []string, pkg string) ([]instance, error) {
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := w.Objects(g)
+	if err != nil {
+		return nil, err
+	}
+	names := packageNames
+	if len(names) == 0 {
+		names = []string{pkg}
+	}
+	var out []instance
+	for _, o := range objs {
+		obj := toObject(o.YNode())
+		if (name != nil && obj.Name != *name) || !sel.Matches(labels.Set(obj.Labels)) {
+			continue
+		}
+		for _, n := range names {
+			out = append(out, instance{target: i, where: fmt.Sprintf("`%s` (%s %q, package %q)", field, g.Kind, obj.Name, n),
+				repoDefault: obj.Name, packageDefault: n, targetVar: obj, scope: objectScope})
+		}
+	}
+	return out, nil
+}
+
+// objectOf is the CEL view of an optional node.
+func objectOf(n *yaml.RNode) *Object {
+	if n == nil {
+		return &Object{}
+	}
+	return toObject(n.YNode())
+}

@@ -1,0 +1,143 @@
+package pvsexpand
+
+import (
+	"fmt"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// reservedKeys of the package context (package-context rejects them too).
+var reservedKeys = []string{"name", "package-path"}
+
+// validator collects every problem of a set, with kpt field paths.
+type validator struct {
+	obj      *yaml.RNode
+	eng      *engine
+	problems []krm.Problem
+}
+
+func (v *validator) errorf(field, format string, a ...any) {
+	v.problems = append(v.problems, krm.Errorf(v.obj, field, format, a...))
+}
+
+// Validate checks a set the way the reference does (in kpt style) and also
+// compiles and type-checks every CEL expression, so a bad expression is
+// reported with its field path before anything is generated.
+func Validate(obj *yaml.RNode, set *v1alpha2.PackageVariantSet) []krm.Problem {
+	eng, err := celEngine()
+	if err != nil {
+		return []krm.Problem{krm.Errorf(obj, "", "%v", err)}
+	}
+	v := &validator{obj: obj, eng: eng}
+	v.upstream(set.Spec.Upstream)
+	if len(set.Spec.Targets) == 0 {
+		v.errorf("spec.targets", "`spec.targets` must list at least one target")
+	}
+	for i := range set.Spec.Targets {
+		v.target(fmt.Sprintf("spec.targets[%d]", i), &set.Spec.Targets[i])
+	}
+	return v.problems
+}
+
+func (v *validator) upstream(u *pv.Upstream) {
+	switch {
+	case u == nil:
+		v.errorf("spec.upstream", "`spec.upstream` must be set")
+		return
+	case u.Repo == "":
+		v.errorf("spec.upstream.repo", "`spec.upstream.repo` must not be empty")
+	}
+	if u.Package == "" {
+		v.errorf("spec.upstream.package", "`spec.upstream.package` must not be empty")
+	}
+	if u.Revision < 0 {
+		v.errorf("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), found %d", u.Revision)
+	}
+}
+
+func (v *validator) target(field string, t *v1alpha2.Target) {
+	kinds := 0
+	if t.Repositories != nil {
+		kinds++
+		if len(t.Repositories) == 0 {
+			v.errorf(field+".repositories", "`%s.repositories` must not be an empty list", field)
+		}
+		for j, r := range t.Repositories {
+			f := fmt.Sprintf("%s.repositories[%d]", field, j)
+			if r.Name == "" {
+				v.errorf(f+".name", "`%s.name` must not be empty", f)
+			}
+			v.packageNames(f, r.PackageNames)
+		}
+	}
+	if s := t.RepositorySelector; s != nil {
+		kinds++
+		v.selector(field+".repositorySelector", &s.LabelSelector)
+		v.packageNames(field+".repositorySelector", s.PackageNames)
+	}
+	if s := t.ObjectSelector; s != nil {
+		kinds++
+		f := field + ".objectSelector"
+		if s.APIVersion == "" {
+			v.errorf(f+".apiVersion", "`%s.apiVersion` must not be empty", f)
+		}
+		if s.Kind == "" {
+			v.errorf(f+".kind", "`%s.kind` must not be empty", f)
+		}
+		v.selector(f, &s.LabelSelector)
+		v.packageNames(f, s.PackageNames)
+	}
+	if kinds != 1 {
+		v.errorf(field, "`%s` must specify exactly one of `repositories`, `repositorySelector` or `objectSelector`, found %d", field, kinds)
+	}
+	if t.Template != nil {
+		s := listScope
+		if t.Repositories == nil {
+			s = objectScope
+		}
+		v.template(field+".template", t.Template, s)
+	}
+}
+
+func (v *validator) packageNames(field string, names []string) {
+	for k, n := range names {
+		if n == "" {
+			v.errorf(fmt.Sprintf("%s.packageNames[%d]", field, k), "`%s.packageNames[%d]` must not be empty", field, k)
+		}
+	}
+}
+
+func (v *validator) selector(field string, s *metav1.LabelSelector) {
+	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
+		v.errorf(field, "`%s` is not a valid label selector: %v", field, err)
+	}
+}
+
+// expr compiles one expression for the validation report.
+func (v *validator) expr(field string, s scope, expr *string) {
+	if expr == nil {
+		return
+	}
+	if *expr == "" {
+		v.errorf(field, "`%s` must not be empty", field)
+		return
+	}
+	if _, err := v.eng.compile(s, *expr); err != nil {
+		v.errorf(field, "`%s` %s", field, exprError(err))
+	}
+}
+
+// oneOf checks that at most one (or, with required, exactly one) of two
+// template fields is set.
+func (v *validator) oneOf(field, a, b string, hasA, hasB, required bool) {
+	switch {
+	case hasA && hasB:
+		v.errorf(field, "`%s` may specify only one of `%s` and `%s`", field, a, b)
+	case required && !hasA && !hasB:
+		v.errorf(field, "`%s` must specify one of `%s` or `%s`", field, a, b)
+	}
+}

@@ -1,0 +1,109 @@
+package pvsexpand
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Kinds the set reads from its inputs.
+var (
+	RepositoryGVK      = krm.GVK{APIVersion: "config.porch.kpt.dev/v1alpha1", Kind: "Repository"}
+	PackageRevisionGVK = krm.GVK{APIVersion: "porch.kpt.dev/v1alpha1", Kind: "PackageRevision"}
+)
+
+// World is everything a set is expanded against: the objects in its namespace
+// (Repositories, PackageRevisions and whatever an objectSelector selects).
+// The function builds it from its input items; the orchestrator from its
+// caches.
+type World struct {
+	Namespace string
+	byType    map[krm.GVK][]*yaml.RNode
+	// Unavailable names the kinds that could not be listed, with the reason.
+	// A target that selects such a kind fails; it never counts as selecting
+	// nothing (F8).
+	Unavailable map[krm.GVK]string
+}
+
+// NewWorld indexes the objects of namespace among items, each kind's objects
+// sorted by name (the order the apiserver lists them in).
+func NewWorld(namespace string, items []*yaml.RNode) *World {
+	w := &World{Namespace: namespace, byType: map[krm.GVK][]*yaml.RNode{}}
+	for _, it := range items {
+		n := it.YNode()
+		if krm.Namespace(n) != namespace {
+			continue
+		}
+		apiVersion, kind := krm.TypeMeta(n)
+		g := krm.GVK{APIVersion: apiVersion, Kind: kind}
+		w.byType[g] = append(w.byType[g], it)
+	}
+	for _, objs := range w.byType {
+		sort.SliceStable(objs, func(i, j int) bool { return krm.Name(objs[i].YNode()) < krm.Name(objs[j].YNode()) })
+	}
+	return w
+}
+
+// Objects returns the objects of a kind, or an error when the kind could not
+// be listed.
+func (w *World) Objects(g krm.GVK) ([]*yaml.RNode, error) {
+	if reason, ok := w.Unavailable[g]; ok {
+		return nil, fmt.Errorf("%s objects could not be listed: %s", g, reason)
+	}
+	return w.byType[g], nil
+}
+
+// Repository returns the Repository named name, or nil.
+func (w *World) Repository(name string) *yaml.RNode {
+	for _, r := range w.byType[RepositoryGVK] {
+		if krm.Name(r.YNode()) == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// toObject is the CEL view of an object: name, namespace, labels, annotations.
+func toObject(n *yaml.Node) *Object {
+	o := &Object{Name: krm.Name(n), Namespace: krm.Namespace(n)}
+	o.Labels = stringMap(krm.Lookup(n, "metadata", "labels"))
+	o.Annotations = stringMap(krm.Lookup(n, "metadata", "annotations"))
+	return o
+}
+
+func stringMap(m *yaml.Node) map[string]string {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out[m.Content[i].Value] = m.Content[i+1].Value
+	}
+	return out
+}
+
+// revision is what the set needs of a PackageRevision.
+type revision struct {
+	node                                          *yaml.RNode
+	repository, packageName, workspace, lifecycle string
+	number                                        int
+}
+
+func readRevision(r *yaml.RNode) revision {
+	n := r.YNode()
+	rev := revision{node: r}
+	rev.repository, _ = krm.ScalarAt(n, "spec", "repository")
+	rev.packageName, _ = krm.ScalarAt(n, "spec", "packageName")
+	rev.workspace, _ = krm.ScalarAt(n, "spec", "workspaceName")
+	rev.lifecycle, _ = krm.ScalarAt(n, "spec", "lifecycle")
+	s, _ := krm.ScalarAt(n, "spec", "revision")
+	rev.number, _ = strconv.Atoi(s)
+	return rev
+}
+
+func (r revision) published() bool {
+	return r.lifecycle == "Published" || r.lifecycle == "DeletionProposed"
+}
