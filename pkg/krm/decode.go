@@ -179,3 +179,25 @@ func jsonValueName(v string) string {
 	}
 	return "a " + v
 }
+
+// Encode turns v, a value with JSON tags, into a block-style YAML node whose
+// fields keep the order of v's type (JSON is YAML; only the styles change).
+func Encode(v any) (*yaml.Node, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	n, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, err
+	}
+	blockStyle(n.YNode())
+	return n.YNode(), nil
+}
+
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}

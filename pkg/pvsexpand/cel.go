@@ -130,7 +130,7 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	env := e.envs[s]
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(iss.Err().Error(), "ERROR: "), "\n", " "))
+		return nil, fmt.Errorf("%s", compileMessage(iss.Err().Error()))
 	}
 	if t := ast.OutputType(); !t.IsExactType(cel.StringType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("must evaluate to a string, found %s", t)
@@ -146,6 +146,25 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	e.progs[k] = p
 	e.mu.Unlock()
 	return p, nil
+}
+
+// compileMessage keeps the message lines of a CEL error report (dropping its
+// source excerpts), as "message (at line:column)", joined with "; ".
+func compileMessage(report string) string {
+	var msgs []string
+	for _, line := range strings.Split(report, "\n") {
+		line, ok := strings.CutPrefix(line, "ERROR: <input>:")
+		if !ok {
+			continue
+		}
+		pos, msg, _ := strings.Cut(line, ": ")
+		msg = strings.TrimSuffix(msg, " (in container '')")
+		msgs = append(msgs, fmt.Sprintf("%s (at %s)", msg, pos))
+	}
+	if len(msgs) == 0 {
+		return report
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // eval runs a compiled expression with the cost limit and a deadline.

@@ -1,12 +1,10 @@
 package pvsexpand
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -100,11 +98,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([
 
 // childNode builds a child PackageVariant.
 func childNode(set *v1alpha2.PackageVariantSet, id string, c Child) (*yaml.RNode, error) {
-	b, err := json.Marshal(c.Spec)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := yaml.ConvertJSONToYamlNode(string(b))
+	spec, err := krm.Encode(c.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -117,18 +111,19 @@ func childNode(set *v1alpha2.PackageVariantSet, id string, c Child) (*yaml.RNode
 	krm.SetField(labels, v1alpha2.SetLabel, krm.StringNode(id))
 	krm.SetField(meta, "labels", labels)
 	if set.UID != "" {
-		ref, err := yaml.ConvertJSONToYamlNode(fmt.Sprintf(`[{"apiVersion":%q,"kind":%q,"name":%q,"uid":%q,"controller":true}]`,
-			v1alpha2.APIVersion, v1alpha2.Kind, set.Name, set.UID))
+		controller := true
+		ref, err := krm.Encode([]metav1.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
+			Name: set.Name, UID: set.UID, Controller: &controller}})
 		if err != nil {
 			return nil, err
 		}
-		krm.SetField(meta, "ownerReferences", ref.YNode())
+		krm.SetField(meta, "ownerReferences", ref)
 	}
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 	krm.SetField(n, "apiVersion", krm.StringNode(v1alpha1.APIVersion))
 	krm.SetField(n, "kind", krm.StringNode(v1alpha1.Kind))
 	krm.SetField(n, "metadata", meta)
-	krm.SetField(n, "spec", spec.YNode())
+	krm.SetField(n, "spec", spec)
 	return yaml.NewRNode(n), nil
 }
 

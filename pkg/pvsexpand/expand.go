@@ -2,6 +2,7 @@ package pvsexpand
 
 import (
 	"fmt"
+	"strings"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -51,8 +52,8 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	for _, f := range failures {
 		x.Failures = append(x.Failures, Failure{Where: f.where, Message: f.err.Error()})
 	}
-	seen := map[[2]string]int{} // downstream -> index in x.Children
-	dup := map[int]bool{}
+	var rendered []Child
+	byDownstream := map[[2]string][]int{} // downstream -> indexes in rendered
 	for _, in := range insts {
 		field := fmt.Sprintf("spec.targets[%d].template", in.target)
 		spec, err := r.render(in, set.Spec.Targets[in.target].Template, field)
@@ -61,27 +62,26 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 			continue
 		}
 		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
-		if j, ok := seen[key]; ok {
-			first := x.Children[j].Where
-			x.Failures = append(x.Failures, Failure{Where: in.where,
-				Message: fmt.Sprintf("renders the same downstream (repository %q, package %q) as %s; each downstream may come from one target entry only", key[0], key[1], first)})
-			dup[j] = true
+		byDownstream[key] = append(byDownstream[key], len(rendered))
+		rendered = append(rendered, Child{Name: ChildName(set.Name, key[0], key[1]), Where: in.where, Spec: spec})
+	}
+	// Two entries rendering one downstream are both failures (F3): neither
+	// may win silently.
+	for i, c := range rendered {
+		same := byDownstream[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]
+		if len(same) == 1 {
+			x.Children = append(x.Children, c)
 			continue
 		}
-		seen[key] = len(x.Children)
-		x.Children = append(x.Children, Child{Name: ChildName(set.Name, key[0], key[1]), Where: in.where, Spec: spec})
-	}
-	if len(dup) > 0 { // neither of two clashing entries may win silently
-		kept := x.Children[:0]
-		for j, c := range x.Children {
-			if dup[j] {
-				x.Failures = append(x.Failures, Failure{Where: c.Where,
-					Message: fmt.Sprintf("renders the same downstream (repository %q, package %q) as another target entry", c.Spec.Downstream.Repo, c.Spec.Downstream.Package)})
-				continue
+		var others []string
+		for _, j := range same {
+			if j != i {
+				others = append(others, rendered[j].Where)
 			}
-			kept = append(kept, c)
 		}
-		x.Children = kept
+		x.Failures = append(x.Failures, Failure{Where: c.Where, Message: fmt.Sprintf(
+			"renders the same downstream (repository %q, package %q) as %s; each downstream may come from one target entry only",
+			c.Spec.Downstream.Repo, c.Spec.Downstream.Package, strings.Join(others, " and "))})
 	}
 	return x, nil
 }

@@ -104,7 +104,7 @@ func summary(set *v1alpha2.PackageVariantSet, x *Expansion, steps []Step, dryRun
 	s := fmt.Sprintf("PackageVariantSet %q: %d PackageVariant(s): %d created, %d updated, %d unchanged, %d removed",
 		set.Name, len(x.Children), count[Create], count[Update], count[Unchanged], count[Remove])
 	if len(x.Failures) > 0 {
-		s += fmt.Sprintf("; %d target entr(y/ies) failed, so %d PackageVariant(s) whose target is gone were kept", len(x.Failures), count[Keep])
+		s += fmt.Sprintf("; %d target entries not computed, so no PackageVariant was removed (%d kept whose target is gone)", len(x.Failures), count[Keep])
 	}
 	if dryRun {
 		s += " (dry run: nothing was changed)"

@@ -1,0 +1,30 @@
+package pvsexpand
+
+import "testing"
+
+func TestChildName(t *testing.T) {
+	tests := []struct{ set, repo, pkg, want string }{
+		{"example", "cluster-01", "foo", "example-cluster-01-foo"},
+		// Porch v1.5.3's own verified example (PVSCT:145).
+		{"my-pvs", "dnrepo4", "supersupersuperloooooooooooooooooooooooooooooooooooooooooooooooooongpkgname",
+			"my-pvs-dnrepo4-supersupersuperlooooooooooooooooooooooo-bec36506"},
+		// Valid names keep their dots, as in Porch.
+		{"s", "r", "a.b", "s-r-a.b"},
+		// Invalid names are sanitised and always hashed (F3).
+		{"s", "r", "a/b", "s-r-a-b-" + hash("s-r-a/b")},
+		{"s", "r", "a-b", "s-r-a-b"},
+		{"S", "Repo", "Pkg_1", "s-repo-pkg-1-" + hash("S-Repo-Pkg_1")},
+		// A cut that would end in "." or "-" is trimmed before the hash.
+		{"x", "r", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbb",
+			"x-r-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-" + hash("x-r-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbb")},
+	}
+	for _, tt := range tests {
+		got := ChildName(tt.set, tt.repo, tt.pkg)
+		if got != tt.want {
+			t.Errorf("ChildName(%q, %q, %q) = %q, want %q", tt.set, tt.repo, tt.pkg, got, tt.want)
+		}
+		if !validName(got) || len(got) > maxNameLength {
+			t.Errorf("ChildName(%q, %q, %q) = %q is not a valid name of at most 63 characters", tt.set, tt.repo, tt.pkg, got)
+		}
+	}
+}
