@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-FUNCTIONS := package-context pipeline-prepend config-inject
+FUNCTIONS := package-context pipeline-prepend config-inject pvs-expand
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 BENCH_COUNT ?= 5
 # Fuzzing runs by execution count, not time: a duration -fuzztime trips Go 1.26's

@@ -16,7 +16,7 @@ import (
 )
 
 // functions are the binaries the cases use.
-var functions = []string{"package-context", "pipeline-prepend", "config-inject"}
+var functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
 
 var (
 	repoRoot string // the module root

@@ -46,6 +46,8 @@ var cases = []kptCase{
 			{"fn", "eval", "--exec", "bin/pipeline-prepend", "--fn-config", "examples/app-prod.yaml", "{pkg}"},
 			{"fn", "eval", "--exec", "bin/config-inject", "--fn-config", "examples/app-prod-injection.yaml", "{pkg}"},
 		}},
+	{name: "eval-pvs-expand", pkg: "examples/fleet",
+		runs: [][]string{{"fn", "eval", "--exec", "bin/pvs-expand", "--fn-config", "examples/fleet-set.yaml", "{pkg}"}}},
 	// The first render prepends the variant's function; the second runs it.
 	{name: "render-pipeline", pkg: "examples/render/app",
 		runs: [][]string{{"fn", "render", "{pkg}", "--allow-exec"}, {"fn", "render", "{pkg}", "--allow-exec"}}},
@@ -69,6 +71,8 @@ var cases = []kptCase{
 	{name: "error-config-inject-invalid-point", pkg: "examples/app", fail: true,
 		setup: writeFile("team.yaml", "apiVersion: example.com/v1\nkind: Team\nmetadata:\n  name: owner\n  annotations:\n    kpt.dev/config-injection: always\nspec: {}\n"),
 		runs:  [][]string{{"fn", "eval", "--exec", "bin/config-inject", "--fn-config", "examples/app-prod-injection.yaml", "{pkg}"}}},
+	{name: "error-pvs-expand-bad-expression", pkg: "examples/fleet", fail: true,
+		runs: [][]string{{"fn", "eval", "--exec", "bin/pvs-expand", "--fn-config", "{configs}/bad-set.yaml", "{pkg}"}}},
 	{name: "error-render-bad-variant", pkg: "examples/render/app", fail: true,
 		setup: writeFile("variant.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  packageContext:\n    data:\n      package-path: x\n"),
 		runs:  [][]string{{"fn", "render", "{pkg}", "--allow-exec"}}},
