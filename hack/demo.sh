@@ -41,9 +41,19 @@ for f in "package-context examples/app-prod.yaml" "pipeline-prepend examples/app
 done
 if diff -r "$work/before" "$work/examples/app" >/dev/null; then echo "   unchanged"; else echo "   CHANGED (a bug)"; exit 1; fi
 
+echo
+echo "== 5. pvs-expand: examples/fleet-set.yaml fans blueprints/app out over examples/fleet"
+rm -rf "$work/before" && cp -r "$work/examples/fleet" "$work/before"
+if command -v kpt >/dev/null 2>&1; then
+  (cd "$work" && kpt fn eval --exec bin/pvs-expand --fn-config examples/fleet-set.yaml examples/fleet)
+else
+  (cd "$work" && ./fnrun --exec bin/pvs-expand --fn-config examples/fleet-set.yaml examples/fleet)
+fi
+(cd "$work" && diff -ruN before examples/fleet | sed "s/^/   /") || true
+
 if command -v kpt >/dev/null 2>&1; then
   echo
-  echo "== 5. kpt fn render: examples/render/app runs the three functions in its own Kptfile pipeline"
+  echo "== 6. kpt fn render: examples/render/app runs the three functions in its own Kptfile pipeline"
   rm -rf "$work/before" && cp -r "$work/examples/render/app" "$work/before"
   (cd "$work" && kpt fn render examples/render/app --allow-exec)
   (cd "$work" && diff -ru before examples/render/app | sed "s/^/   /") || true

@@ -11,6 +11,8 @@ import (
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Main runs p as the process's function and returns the exit code.
@@ -34,6 +36,9 @@ func Run(name string, p krm.Processor, in io.Reader, out, errOut io.Writer) int 
 	}
 	before := len(rl.Results)
 	p(rl)
+	for _, it := range rl.Items {
+		dropRunID(it)
+	}
 	b, err := rl.Bytes()
 	if err != nil {
 		fmt.Fprintf(errOut, "%s: error: failed to write the output ResourceList: %v\n", name, err)
@@ -51,4 +56,16 @@ func Run(name string, p krm.Processor, in io.Reader, out, errOut io.Writer) int 
 		}
 	}
 	return code
+}
+
+// dropRunID removes the id annotation kpt sets on every item for one run.
+// kpt (kyaml's FunctionFilter) uses it only to copy comments and field order
+// from its input onto the output: it matches list entries by index, so
+// comments land on the wrong entries when a function inserts entries, and it
+// turns folded scalars into quoted ones. pvkit's functions keep comments and
+// field order themselves, so their output is written as they produced it.
+func dropRunID(item *yaml.RNode) {
+	ann := krm.Lookup(item.YNode(), "metadata", "annotations")
+	krm.RemoveField(ann, kioutil.IdAnnotation)
+	krm.RemoveField(ann, kioutil.LegacyIdAnnotation)
 }

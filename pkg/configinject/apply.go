@@ -130,16 +130,12 @@ func inject(in injection) bool {
 		krm.SetField(krm.EnsureMap(krm.EnsureMap(n, "metadata"), "annotations"), InjectedAnnotation, krm.StringNode(in.from))
 		changed = true
 	}
-	if changed {
-		krm.KeepOwnComments(in.point.Item)
-	}
 	return changed
 }
 
 // record adds the readiness gates of required points and sets one condition
 // per point in the Kptfile.
 func record(kf *kptfile.Kptfile, points []*Point, conds []kptfile.Condition) (int, error) {
-	before := yaml.CopyYNode(kf.Item.YNode())
 	var gates []string
 	for _, p := range points {
 		if p.Required {
@@ -152,9 +148,6 @@ func record(kf *kptfile.Kptfile, points []*Point, conds []kptfile.Condition) (in
 	}
 	if err := kf.SetConditions(conds); err != nil {
 		return 0, err
-	}
-	if !krm.SemanticEqual(before, kf.Item.YNode()) {
-		krm.KeepOwnComments(kf.Item)
 	}
 	return added, nil
 }

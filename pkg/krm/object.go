@@ -200,15 +200,3 @@ func ItemsAt(items []*yaml.RNode, path string) []*yaml.RNode {
 	}
 	return out
 }
-
-// KeepOwnComments tells kpt not to copy comments onto item after the run.
-// kpt (kyaml's FunctionFilter) matches each output item to its input by a
-// per-run id annotation and copies comments from input to output, matching
-// list entries by index; when a function inserts list entries, comments land
-// on the wrong entries. A function that edits an item in place, keeping its
-// comments itself, drops that id so kpt leaves the item as written.
-func KeepOwnComments(item *yaml.RNode) {
-	ann := Lookup(item.YNode(), "metadata", "annotations")
-	RemoveField(ann, kioutil.IdAnnotation)
-	RemoveField(ann, kioutil.LegacyIdAnnotation)
-}

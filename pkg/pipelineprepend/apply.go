@@ -77,9 +77,6 @@ func Apply(items []*yaml.RNode, cfg *Config) (Summary, []krm.Problem) {
 			s.Changed = true
 		}
 	}
-	if s.Changed {
-		krm.KeepOwnComments(kf.Item)
-	}
 	return s, nil
 }
 
