@@ -180,9 +180,140 @@ func jsonValueName(v string) string {
 	return "a " + v
 }
 
-// Encode turns v, a value with JSON tags, into a block-style YAML node whose
-// fields keep the order of v's type (JSON is YAML; only the styles change).
+// Encode turns v, a value with JSON tags, into a block-style YAML node with
+// the fields in the order of v's type, as encoding/json would write them
+// (omitempty honoured, inlined structs flattened, map keys sorted). It builds
+// the nodes directly; only values with their own JSON marshaller go through
+// encoding/json.
 func Encode(v any) (*yaml.Node, error) {
+	n, err := encodeValue(reflect.ValueOf(v))
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}, nil
+	}
+	return n, nil
+}
+
+var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+
+func encodeValue(v reflect.Value) (*yaml.Node, error) {
+	if !v.IsValid() {
+		return nil, nil
+	}
+	if v.Type().Implements(jsonMarshaler) && (v.Kind() != reflect.Pointer || !v.IsNil()) {
+		return encodeViaJSON(v.Interface())
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil, nil
+		}
+		return encodeValue(v.Elem())
+	case reflect.Struct:
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		return m, encodeFields(m, v)
+	case reflect.Map:
+		if v.IsNil() {
+			return nil, nil
+		}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		for _, k := range keys {
+			c, err := encodeValue(v.MapIndex(k))
+			if err != nil {
+				return nil, err
+			}
+			m.Content = append(m.Content, StringNode(k.String()), orNull(c))
+		}
+		return m, nil
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return nil, nil
+		}
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+		for i := 0; i < v.Len(); i++ {
+			c, err := encodeValue(v.Index(i))
+			if err != nil {
+				return nil, err
+			}
+			seq.Content = append(seq.Content, orNull(c))
+		}
+		return seq, nil
+	case reflect.String:
+		return StringNode(v.String()), nil
+	case reflect.Bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: fmt.Sprint(v.Bool())}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: fmt.Sprint(v.Interface())}, nil
+	}
+	return encodeViaJSON(v.Interface())
+}
+
+// encodeFields appends v's fields to mapping m.
+func encodeFields(m *yaml.Node, v reflect.Value) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			for fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					break
+				}
+				fv = fv.Elem()
+			}
+			if fv.Kind() == reflect.Struct {
+				if err := encodeFields(m, fv); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Contains(opts, "omitempty") && fv.IsZero() || isEmptyCollection(fv, opts) {
+			continue
+		}
+		c, err := encodeValue(fv)
+		if err != nil {
+			return err
+		}
+		m.Content = append(m.Content, StringNode(name), orNull(c))
+	}
+	return nil
+}
+
+func isEmptyCollection(v reflect.Value, opts string) bool {
+	if !strings.Contains(opts, "omitempty") {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice, reflect.String, reflect.Array:
+		return v.Len() == 0
+	}
+	return false
+}
+
+func orNull(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"}
+	}
+	return n
+}
+
+func encodeViaJSON(v any) (*yaml.Node, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

@@ -47,3 +47,34 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// Encode writes what encoding/json writes (as YAML), field order kept.
+func TestEncodeMatchesJSON(t *testing.T) {
+	type inner struct {
+		B    bool              `json:"b"`
+		N    int               `json:"n,omitempty"`
+		M    map[string]string `json:"m,omitempty"`
+		List []string          `json:"list,omitempty"`
+	}
+	type outer struct {
+		Inline `json:",inline"`
+		Z      string   `json:"z"`
+		A      *inner   `json:"a,omitempty"`
+		Empty  *inner   `json:"empty,omitempty"`
+		Items  []inner  `json:"items"`
+		Ptr    *string  `json:"ptr,omitempty"`
+		Nil    []string `json:"nil"`
+	}
+	s := "x"
+	v := outer{Inline: Inline{Labels: map[string]string{"b": "2", "a": "1"}}, Z: "3", A: &inner{B: true, N: 2, List: []string{}},
+		Items: []inner{{M: map[string]string{"k": "true"}}}, Ptr: &s}
+	n, err := Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := yaml.String(n)
+	want := "labels:\n  a: \"1\"\n  b: \"2\"\nz: \"3\"\na:\n  b: true\n  n: 2\nitems:\n- b: false\n  m:\n    k: \"true\"\nptr: x\nnil: null\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}

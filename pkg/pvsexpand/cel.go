@@ -19,7 +19,7 @@ import (
 const (
 	costLimit      = 1_000_000
 	interruptEvery = 100
-	evalTimeout    = time.Second
+	evalTimeout    = time.Second // for all the expressions of one target entry
 )
 
 // Object is what an expression sees of an object (`upstream`, `repository`,
@@ -167,10 +167,9 @@ func compileMessage(report string) string {
 	return strings.Join(msgs, "; ")
 }
 
-// eval runs a compiled expression with the cost limit and a deadline.
-func eval(p cel.Program, vars map[string]any) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
-	defer cancel()
+// eval runs a compiled expression with the cost limit, interrupted when ctx
+// (one deadline per target entry) ends.
+func eval(ctx context.Context, p cel.Program, vars map[string]any) (string, error) {
 	out, _, err := p.ContextEval(ctx, vars)
 	if err != nil {
 		return "", err

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -26,7 +27,9 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 		return spec, nil
 	}
 	vars := map[string]any{"repoDefault": in.repoDefault, "packageDefault": in.packageDefault, "upstream": r.upObject, "target": in.targetVar}
-	ev := &evaluator{eng: r.eng, vars: vars}
+	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
+	defer cancel()
+	ev := &evaluator{ctx: ctx, eng: r.eng, vars: vars}
 	if d := tpl.Downstream; d != nil {
 		spec.Downstream.Repo = ev.value(field+".downstream.repo", d.Repo, d.RepoExpr, in.scope.withoutRepository(), spec.Downstream.Repo)
 	}
@@ -58,6 +61,7 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 
 // evaluator evaluates expressions until the first error, which it keeps.
 type evaluator struct {
+	ctx  context.Context
 	eng  *engine
 	vars map[string]any
 	err  error
@@ -70,7 +74,7 @@ func (e *evaluator) eval(field string, s scope, expr string) string {
 	p, err := e.eng.compile(s, expr)
 	if err == nil {
 		var v string
-		if v, err = eval(p, e.vars); err == nil {
+		if v, err = eval(e.ctx, p, e.vars); err == nil {
 			return v
 		}
 	}

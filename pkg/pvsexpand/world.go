@@ -22,6 +22,7 @@ var (
 type World struct {
 	Namespace string
 	byType    map[krm.GVK][]*yaml.RNode
+	repos     map[string]*yaml.RNode
 	// Unavailable names the kinds that could not be listed, with the reason.
 	// A target that selects such a kind fails; it never counts as selecting
 	// nothing (F8).
@@ -31,7 +32,7 @@ type World struct {
 // NewWorld indexes the objects of namespace among items, each kind's objects
 // sorted by name (the order the apiserver lists them in).
 func NewWorld(namespace string, items []*yaml.RNode) *World {
-	w := &World{Namespace: namespace, byType: map[krm.GVK][]*yaml.RNode{}}
+	w := &World{Namespace: namespace, byType: map[krm.GVK][]*yaml.RNode{}, repos: map[string]*yaml.RNode{}}
 	for _, it := range items {
 		n := it.YNode()
 		if krm.Namespace(n) != namespace {
@@ -40,6 +41,9 @@ func NewWorld(namespace string, items []*yaml.RNode) *World {
 		apiVersion, kind := krm.TypeMeta(n)
 		g := krm.GVK{APIVersion: apiVersion, Kind: kind}
 		w.byType[g] = append(w.byType[g], it)
+		if g == RepositoryGVK {
+			w.repos[krm.Name(n)] = it
+		}
 	}
 	for _, objs := range w.byType {
 		sort.SliceStable(objs, func(i, j int) bool { return krm.Name(objs[i].YNode()) < krm.Name(objs[j].YNode()) })
@@ -58,12 +62,7 @@ func (w *World) Objects(g krm.GVK) ([]*yaml.RNode, error) {
 
 // Repository returns the Repository named name, or nil.
 func (w *World) Repository(name string) *yaml.RNode {
-	for _, r := range w.byType[RepositoryGVK] {
-		if krm.Name(r.YNode()) == name {
-			return r
-		}
-	}
-	return nil
+	return w.repos[name]
 }
 
 // toObject is the CEL view of an object: name, namespace, labels, annotations.

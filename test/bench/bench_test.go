@@ -37,13 +37,13 @@ spec:
 // BenchmarkFloor parses and serialises each benchmark's ResourceList with
 // kyaml and does nothing else: no function can be faster.
 func BenchmarkFloor(b *testing.B) {
-	inputs := map[string][]byte{InjectionName: InjectionResourceList(1000, 10000, 100)}
+	inputs := map[string][]byte{InjectionName: InjectionResourceList(1000, 10000, 100), FanoutName: FanoutResourceList(fanoutTargets)}
 	names := []string{}
 	for _, n := range sizes {
 		inputs[strconv.Itoa(n)] = ResourceList(n, variant)
 		names = append(names, strconv.Itoa(n))
 	}
-	for _, name := range append(names, InjectionName) {
+	for _, name := range append(names, InjectionName, FanoutName) {
 		in := inputs[name]
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(in)))

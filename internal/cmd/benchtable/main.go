@@ -1,7 +1,9 @@
 // Command benchtable reads `go test -bench -benchmem` output on stdin and
 // prints a Markdown table: one row per benchmark and size, with the median
 // time over -count runs, allocations, and the ratio to the floor benchmark of
-// the same package and size (a benchmark named BenchmarkFloor/<size>).
+// the same package and size (a benchmark named BenchmarkFloor/<size>). It
+// then prints Porch v1.5.3's reconcilers side by side with pvkit's code on
+// the same input (see versusPorch).
 package main
 
 import (
@@ -14,6 +16,12 @@ import (
 	"strconv"
 	"strings"
 )
+
+// versusPorch pairs a benchmark of Porch's own code with pvkit's benchmark of
+// the same work on the same input.
+var versusPorch = []struct{ porch, pvkit string }{
+	{"BenchmarkPorchPVSReconciler", "BenchmarkPVSExpandLibrary"},
+}
 
 var line = regexp.MustCompile(`^(Benchmark[^\s/]+)/([^\s]+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?`)
 
@@ -78,6 +86,31 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %d | %.1f | %.0f | %s |\n", strings.TrimPrefix(k.name, "Benchmark"), k.size,
 			duration(median(s.ns)), len(s.ns), s.bytes/1e6, s.allocs, ratio)
+	}
+	return sideBySide(out, samples, order)
+}
+
+func sideBySide(out io.Writer, samples map[key]*sample, order []key) error {
+	header := false
+	for _, k := range order {
+		for _, v := range versusPorch {
+			if k.name != v.porch {
+				continue
+			}
+			p := samples[k]
+			q, ok := samples[key{k.pkg, v.pvkit, k.size}]
+			if !ok {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(out, "\n| Porch v1.5.3 | pvkit | input | Porch time/op | pvkit time/op | pvkit speed-up | Porch MB alloc/op | pvkit MB alloc/op |")
+				fmt.Fprintln(out, "|---|---|---|---:|---:|---:|---:|---:|")
+				header = true
+			}
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.1fx | %.1f | %.1f |\n", strings.TrimPrefix(v.porch, "Benchmark"),
+				strings.TrimPrefix(v.pvkit, "Benchmark"), k.size, duration(median(p.ns)), duration(median(q.ns)),
+				median(p.ns)/median(q.ns), p.bytes/1e6, q.bytes/1e6)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,15 @@ PASS
 	if !strings.HasSuffix(out.String(), want) {
 		t.Fatalf("got\n%s\nwant suffix\n%s", out.String(), want)
 	}
+	var side strings.Builder
+	in2 := "pkg: p\nBenchmarkPorchPVSReconciler/big-2   1   30000000000 ns/op   21000000000 B/op   1 allocs/op\n" +
+		"BenchmarkPVSExpandLibrary/big-2   3   500000000 ns/op   185000000 B/op   1 allocs/op\n"
+	if err := run(strings.NewReader(in2), &side); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(side.String(), "| PorchPVSReconciler | PVSExpandLibrary | big | 30.00 s | 500.00 ms | 60.0x | 21000.0 | 185.0 |") {
+		t.Fatalf("no side-by-side row:\n%s", side.String())
+	}
 	if err := run(strings.NewReader("--- FAIL: BenchmarkX\n"), &out); err == nil || !strings.Contains(err.Error(), "a benchmark failed") {
 		t.Fatalf("error = %v", err)
 	}
