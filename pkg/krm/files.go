@@ -21,6 +21,17 @@ var readerAnnotations = []string{
 	kioutil.InternalAnnotationsMigrationResourceIDAnnotation,
 }
 
+// IsReaderAnnotation reports whether an annotation is one kpt or
+// FilesToItems adds to an item to track where it came from, not the object's own.
+func IsReaderAnnotation(key string) bool {
+	for _, a := range readerAnnotations {
+		if key == a {
+			return true
+		}
+	}
+	return strings.HasPrefix(key, "internal.config.kubernetes.io/")
+}
+
 // IsResourceFile reports whether a package file holds KRM resources, the way
 // kpt and Porch decide it: the Kptfile and every *.yaml / *.yml file.
 func IsResourceFile(name string) bool {

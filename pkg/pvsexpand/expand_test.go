@@ -59,3 +59,21 @@ spec:
 		}
 	}
 }
+
+// Under kpt, items carry kpt's path and index annotations; CEL must not see
+// them, so an expression gives the same result under kpt and in-process.
+func TestReaderAnnotationsHidden(t *testing.T) {
+	o := toObject(yaml.MustParse(`metadata:
+  name: r
+  annotations:
+    config.kubernetes.io/path: repositories.yaml
+    config.kubernetes.io/index: '0'
+    internal.config.kubernetes.io/path: repositories.yaml
+    internal.config.kubernetes.io/seqindent: compact
+    config.k8s.io/id: '3'
+    owner: alice
+`).YNode())
+	if len(o.Annotations) != 1 || o.Annotations["owner"] != "alice" {
+		t.Fatalf("annotations = %v", o.Annotations)
+	}
+}

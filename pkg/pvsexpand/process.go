@@ -37,7 +37,7 @@ func ConfigFromObject(fc *yaml.RNode) (*v1alpha2.PackageVariantSet, []krm.Proble
 // Process is the pvs-expand KRM function, a generator: it adds, updates and
 // removes PackageVariant items. Results: a warning per target entry that
 // could not be computed (the others still are), an info result per child
-// created, updated or removed (every child in a dry run), and the summary.
+// created, updated, removed or kept (every child in a dry run), and the summary.
 func Process(rl *krm.ResourceList) {
 	set, problems := ConfigFromObject(rl.FunctionConfig)
 	report := func(ps []krm.Problem) {
@@ -51,12 +51,14 @@ func Process(rl *krm.ResourceList) {
 		return
 	}
 	x, err := Expand(set, NewWorld(set.Namespace, rl.Items))
+	field := "spec.upstream"
 	var steps []Step
 	if err == nil {
 		steps, err = Plan(set, x, rl.Items)
+		field = ""
 	}
 	if err != nil {
-		problems = append(problems, krm.Errorf(rl.FunctionConfig, "spec.upstream", "%v", err))
+		problems = append(problems, krm.Errorf(rl.FunctionConfig, field, "%v", err))
 		report(problems)
 		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
 		return
@@ -76,7 +78,7 @@ func Process(rl *krm.ResourceList) {
 func stepResults(steps []Step, dryRun bool) fn.Results {
 	var out fn.Results
 	for _, s := range steps {
-		if !dryRun && (s.Action == Unchanged || s.Action == Keep) {
+		if !dryRun && s.Action == Unchanged {
 			continue
 		}
 		obj := s.Desired

@@ -68,18 +68,25 @@ func (w *World) Repository(name string) *yaml.RNode {
 // toObject is the CEL view of an object: name, namespace, labels, annotations.
 func toObject(n *yaml.Node) *Object {
 	o := &Object{Name: krm.Name(n), Namespace: krm.Namespace(n)}
-	o.Labels = stringMap(krm.Lookup(n, "metadata", "labels"))
-	o.Annotations = stringMap(krm.Lookup(n, "metadata", "annotations"))
+	o.Labels = stringMap(krm.Lookup(n, "metadata", "labels"), nil)
+	// kpt's own path and index annotations are not the object's: an
+	// expression must see the same object under kpt and in-process.
+	o.Annotations = stringMap(krm.Lookup(n, "metadata", "annotations"), krm.IsReaderAnnotation)
 	return o
 }
 
-func stringMap(m *yaml.Node) map[string]string {
+func stringMap(m *yaml.Node, skip func(string) bool) map[string]string {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	out := make(map[string]string, len(m.Content)/2)
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		out[m.Content[i].Value] = m.Content[i+1].Value
+		if k := m.Content[i].Value; skip == nil || !skip(k) {
+			out[k] = m.Content[i+1].Value
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
