@@ -1,10 +1,10 @@
 package pvsexpand
 
 import (
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -37,10 +37,10 @@ type Step struct {
 // SetID is the value of the set label on its children: the set's UID, or its
 // name when it has none (a set read from a file).
 func SetID(set *v1alpha2.PackageVariantSet) string {
-	if set.UID != "" {
-		return string(set.UID)
+	if set.Metadata.UID != "" {
+		return set.Metadata.UID
 	}
-	return set.Name
+	return set.Metadata.Name
 }
 
 // Plan matches the computed children with the existing ones (items of kind
@@ -53,7 +53,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([
 	for _, it := range items {
 		n := it.YNode()
 		apiVersion, kind := krm.TypeMeta(n)
-		if apiVersion != v1alpha1.APIVersion || kind != v1alpha1.Kind || krm.Namespace(n) != set.Namespace {
+		if apiVersion != v1alpha1.APIVersion || kind != v1alpha1.Kind || krm.Namespace(n) != set.Metadata.Namespace {
 			continue
 		}
 		if v, _ := krm.ScalarAt(n, "metadata", "labels", v1alpha2.SetLabel); v != id {
@@ -102,27 +102,27 @@ func childNode(set *v1alpha2.PackageVariantSet, id string, c Child) (*yaml.RNode
 	if err != nil {
 		return nil, err
 	}
-	meta := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	krm.SetField(meta, "name", krm.StringNode(c.Name))
-	if set.Namespace != "" {
-		krm.SetField(meta, "namespace", krm.StringNode(set.Namespace))
+	md := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	krm.SetField(md, "name", krm.StringNode(c.Name))
+	if set.Metadata.Namespace != "" {
+		krm.SetField(md, "namespace", krm.StringNode(set.Metadata.Namespace))
 	}
 	labels := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 	krm.SetField(labels, v1alpha2.SetLabel, krm.StringNode(id))
-	krm.SetField(meta, "labels", labels)
-	if set.UID != "" {
+	krm.SetField(md, "labels", labels)
+	if set.Metadata.UID != "" {
 		controller := true
-		ref, err := krm.Encode([]metav1.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
-			Name: set.Name, UID: set.UID, Controller: &controller}})
+		ref, err := krm.Encode([]meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
+			Name: set.Metadata.Name, UID: set.Metadata.UID, Controller: &controller}})
 		if err != nil {
 			return nil, err
 		}
-		krm.SetField(meta, "ownerReferences", ref)
+		krm.SetField(md, "ownerReferences", ref)
 	}
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 	krm.SetField(n, "apiVersion", krm.StringNode(v1alpha1.APIVersion))
 	krm.SetField(n, "kind", krm.StringNode(v1alpha1.Kind))
-	krm.SetField(n, "metadata", meta)
+	krm.SetField(n, "metadata", md)
 	krm.SetField(n, "spec", spec)
 	return yaml.NewRNode(n), nil
 }

@@ -63,7 +63,7 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 		}
 		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
 		byDownstream[key] = append(byDownstream[key], len(rendered))
-		rendered = append(rendered, Child{Name: ChildName(set.Name, key[0], key[1]), Where: in.where, Spec: spec})
+		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Where: in.where, Spec: spec})
 	}
 	// Two entries rendering one downstream are both failures (F3): neither
 	// may win silently.

@@ -50,7 +50,7 @@ func Process(rl *krm.ResourceList) {
 		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
 		return
 	}
-	x, err := Expand(set, NewWorld(set.Namespace, rl.Items))
+	x, err := Expand(set, NewWorld(set.Metadata.Namespace, rl.Items))
 	field := "spec.upstream"
 	var steps []Step
 	if err == nil {
@@ -67,7 +67,7 @@ func Process(rl *krm.ResourceList) {
 		problems = append(problems, krm.Warningf(rl.FunctionConfig, "", "target %s was not computed: %s", f.Where, f.Message))
 	}
 	report(problems)
-	dryRun := set.Annotations[DryRunAnnotation] == "true"
+	dryRun := set.Metadata.Annotations[DryRunAnnotation] == "true"
 	rl.Results = append(rl.Results, stepResults(steps, dryRun)...)
 	if !dryRun {
 		rl.Items = Apply(rl.Items, steps)
@@ -104,7 +104,7 @@ func summary(set *v1alpha2.PackageVariantSet, x *Expansion, steps []Step, dryRun
 		count[s.Action]++
 	}
 	s := fmt.Sprintf("PackageVariantSet %q: %d PackageVariant(s): %d created, %d updated, %d unchanged, %d removed",
-		set.Name, len(x.Children), count[Create], count[Update], count[Unchanged], count[Remove])
+		set.Metadata.Name, len(x.Children), count[Create], count[Update], count[Unchanged], count[Remove])
 	if len(x.Failures) > 0 {
 		s += fmt.Sprintf("; %d target entries not computed, so no PackageVariant was removed (%d kept whose target is gone)", len(x.Failures), count[Keep])
 	}

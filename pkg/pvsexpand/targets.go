@@ -3,10 +3,9 @@ package pvsexpand
 import (
 	"fmt"
 
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -70,11 +69,7 @@ func collect(out []instance, failures []failure, insts []instance, err error, fi
 // selected lists the instances of a selector target: each matching object
 // (by label, and by name when given) times each package name (default: the
 // upstream package).
-func selected(i int, field string, w *World, g krm.GVK, ls *metav1.LabelSelector, name *string, packageNames []string, pkg string) ([]instance, error) {
-	sel, err := metav1.LabelSelectorAsSelector(ls)
-	if err != nil {
-		return nil, err
-	}
+func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector, name *string, packageNames []string, pkg string) ([]instance, error) {
 	objs, err := w.Objects(g)
 	if err != nil {
 		return nil, err
@@ -86,7 +81,7 @@ func selected(i int, field string, w *World, g krm.GVK, ls *metav1.LabelSelector
 	var out []instance
 	for _, o := range objs {
 		obj := toObject(o.YNode())
-		if (name != nil && obj.Name != *name) || !sel.Matches(labels.Set(obj.Labels)) {
+		if (name != nil && obj.Name != *name) || !sel.Matches(obj.Labels) {
 			continue
 		}
 		for _, n := range names {

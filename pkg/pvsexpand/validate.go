@@ -3,10 +3,10 @@ package pvsexpand
 import (
 	"fmt"
 
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -111,9 +111,10 @@ func (v *validator) packageNames(field string, names []string) {
 	}
 }
 
-func (v *validator) selector(field string, s *metav1.LabelSelector) {
-	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
-		v.errorf(field, "`%s` is not a valid label selector: %v", field, err)
+func (v *validator) selector(field string, s *meta.LabelSelector) {
+	for _, p := range s.Validate() {
+		f := field + "." + p.Field
+		v.errorf(f, "`%s` %s", f, p.Message)
 	}
 }
 

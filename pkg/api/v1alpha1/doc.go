@@ -2,6 +2,8 @@
 // as pvkit reads and writes it: field for field the wire format of Porch
 // v1.5.3's PackageVariant (reference-behavior.md A1), including the `tag` field
 // of newer kpt pipeline functions. pvkit may add optional fields; it never
-// changes existing ones. These are plain types with JSON tags: the mutations
-// in pkg/ and the orchestrator share them, and nothing here imports a client.
+// changes existing ones. These are plain types with JSON tags and no
+// apimachinery: the mutations in pkg/ and the orchestrator share the spec
+// types; the orchestrator's CRD types wrap them with metav1 metadata and
+// status.
 package v1alpha1

@@ -1,6 +1,6 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import "github.com/pvkit/pvkit/pkg/api/meta"
 
 const (
 	// Group and Version of the PackageVariant API.
@@ -30,14 +30,13 @@ const (
 	DeletionPolicyOrphan        DeletionPolicy = "orphan"
 )
 
-// PackageVariant clones an upstream package revision into a downstream
-// package and keeps the downstream specialised and up to date.
+// PackageVariant is a PackageVariant as the mutations read it: metadata and
+// spec (the orchestrator's API type adds status around the same spec).
 type PackageVariant struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-
-	Spec   PackageVariantSpec   `json:"spec,omitempty"`
-	Status PackageVariantStatus `json:"status,omitempty"`
+	APIVersion string             `json:"apiVersion,omitempty"`
+	Kind       string             `json:"kind,omitempty"`
+	Metadata   meta.ObjectMeta    `json:"metadata,omitempty"`
+	Spec       PackageVariantSpec `json:"spec,omitempty"`
 }
 
 // PackageVariantSpec is the desired state of a PackageVariant.
@@ -131,72 +130,4 @@ type Selector struct {
 	Namespace   string            `json:"namespace,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-// PackageVariantStatus is the observed state of a PackageVariant.
-type PackageVariantStatus struct {
-	// Conditions are Stalled and Ready.
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// DownstreamTargets are the downstream revisions the PackageVariant
-	// created or adopted.
-	DownstreamTargets []DownstreamTarget `json:"downstreamTargets,omitempty"`
-}
-
-// DownstreamTarget is one downstream revision and its last render result.
-type DownstreamTarget struct {
-	Name         string       `json:"name,omitempty"`
-	RenderStatus RenderStatus `json:"renderStatus,omitempty"`
-}
-
-// RenderStatus is Porch's render result of a revision.
-type RenderStatus struct {
-	Result ResultList `json:"result,omitempty"`
-	Err    string     `json:"error"`
-}
-
-// ResultList is a kpt function results list as Porch reports it.
-type ResultList struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	ExitCode          int               `json:"exitCode"`
-	Items             []*ResultListItem `json:"items,omitempty"`
-}
-
-// ResultListItem is one function's results.
-type ResultListItem struct {
-	Image    string       `json:"image,omitempty"`
-	ExecPath string       `json:"exec,omitempty"`
-	Stderr   string       `json:"stderr,omitempty"`
-	ExitCode int          `json:"exitCode"`
-	Results  []ResultItem `json:"results,omitempty"`
-}
-
-// ResultItem is one function result.
-type ResultItem struct {
-	Message     string              `json:"message,omitempty"`
-	Severity    string              `json:"severity,omitempty"`
-	ResourceRef *ResourceIdentifier `json:"resourceRef,omitempty"`
-	Field       *ResultField        `json:"field,omitempty"`
-	File        *ResultFile         `json:"file,omitempty"`
-	Tags        map[string]string   `json:"tags,omitempty"`
-}
-
-// ResourceIdentifier names the object a result is about.
-type ResourceIdentifier struct {
-	metav1.TypeMeta `json:",inline"`
-	Name            string `json:"name,omitempty"`
-	Namespace       string `json:"namespace,omitempty"`
-}
-
-// ResultField is the field a result is about.
-type ResultField struct {
-	Path          string `json:"path,omitempty"`
-	CurrentValue  string `json:"currentValue,omitempty"`
-	ProposedValue string `json:"proposedValue,omitempty"`
-}
-
-// ResultFile is the file a result is about.
-type ResultFile struct {
-	Path  string `json:"path,omitempty"`
-	Index int    `json:"index,omitempty"`
 }

@@ -1,8 +1,8 @@
 package v1alpha2
 
 import (
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const (
@@ -19,13 +19,13 @@ const (
 	SetLabel = "config.porch.kpt.dev/packagevariantset"
 )
 
-// PackageVariantSet generates one PackageVariant per target.
+// PackageVariantSet generates one PackageVariant per target. This is the set
+// as the mutations read it (the orchestrator's API type adds status).
 type PackageVariantSet struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-
-	Spec   PackageVariantSetSpec   `json:"spec,omitempty"`
-	Status PackageVariantSetStatus `json:"status,omitempty"`
+	APIVersion string                `json:"apiVersion,omitempty"`
+	Kind       string                `json:"kind,omitempty"`
+	Metadata   meta.ObjectMeta       `json:"metadata,omitempty"`
+	Spec       PackageVariantSetSpec `json:"spec,omitempty"`
 }
 
 // PackageVariantSetSpec is the desired state of a PackageVariantSet.
@@ -57,9 +57,10 @@ type RepositoryTarget struct {
 }
 
 // RepositorySelector is a label selector over Repository objects. Porch's
-// type is a plain LabelSelector; PackageNames is pvkit's (design doc) addition.
+// type is a plain metav1.LabelSelector (same JSON); PackageNames is pvkit's
+// (design doc) addition.
 type RepositorySelector struct {
-	metav1.LabelSelector `json:",inline"`
+	meta.LabelSelector `json:",inline"`
 	// PackageNames, when set, creates each of these packages in every
 	// selected repository instead of one package named like the upstream.
 	PackageNames []string `json:"packageNames,omitempty"`
@@ -68,10 +69,10 @@ type RepositorySelector struct {
 // ObjectSelector selects objects of one apiVersion and kind in the set's
 // namespace by label (and by name, when Name is set).
 type ObjectSelector struct {
-	metav1.LabelSelector `json:",inline"`
-	APIVersion           string  `json:"apiVersion,omitempty"`
-	Kind                 string  `json:"kind,omitempty"`
-	Name                 *string `json:"name,omitempty"`
+	meta.LabelSelector `json:",inline"`
+	APIVersion         string  `json:"apiVersion,omitempty"`
+	Kind               string  `json:"kind,omitempty"`
+	Name               *string `json:"name,omitempty"`
 	// PackageNames is as in RepositorySelector (pvkit's addition).
 	PackageNames []string `json:"packageNames,omitempty"`
 }
@@ -136,10 +137,4 @@ type PipelineTemplate struct {
 type FunctionTemplate struct {
 	pv.Function    `json:",inline"`
 	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
-}
-
-// PackageVariantSetStatus is the observed state of a PackageVariantSet.
-type PackageVariantSetStatus struct {
-	// Conditions are Stalled and Ready.
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

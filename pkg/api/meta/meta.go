@@ -1,0 +1,25 @@
+// Package meta holds the few Kubernetes object-metadata types the mutations
+// read and write, with the Kubernetes JSON field names. The functions use
+// these instead of apimachinery's metav1, which would add its runtime and
+// serializers to every binary; the orchestrator's API types embed the real
+// metav1 types around the same specs.
+package meta
+
+// ObjectMeta is the part of metadata the mutations use.
+type ObjectMeta struct {
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	UID         string            `json:"uid,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// OwnerReference is a Kubernetes owner reference.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+}
