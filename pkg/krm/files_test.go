@@ -118,6 +118,7 @@ func TestSemanticEqualFiles(t *testing.T) {
 
 func TestParseResourceListErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
+		{" \n", "the input is empty: a KRM function reads a ResourceList on stdin (run it with kpt fn eval or kpt fn render)"},
 		{"kind: List\n", `the input must be a ResourceList, found kind "List"`},
 		{"- a\n", "the input must be a ResourceList, found a list"},
 		{"kind: ResourceList\nitems: {}\n", "`items` of the input ResourceList must be a list, found a map"},

@@ -1,6 +1,7 @@
 package krm
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
@@ -25,6 +26,9 @@ type Processor func(rl *ResourceList)
 // ParseResourceList decodes a ResourceList. Items are the nodes of the input
 // document itself, so nothing is copied.
 func ParseResourceList(in []byte) (*ResourceList, error) {
+	if len(bytes.TrimSpace(in)) == 0 {
+		return nil, fmt.Errorf("the input is empty: a KRM function reads a ResourceList on stdin (run it with kpt fn eval or kpt fn render)")
+	}
 	doc, err := yaml.Parse(string(in))
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the input ResourceList: %w", err)

@@ -1,7 +1,8 @@
 // Package docs checks that each function's documentation agrees with itself
-// and with the build: metadata.yaml names the function's image, the README has
-// the four sections and mentions the image and the binary, and the Makefile
-// builds the function.
+// and with the build: metadata.yaml names the function's image as the Makefile
+// builds it, the README has the four sections and mentions the image and the
+// binary, the Makefile builds the function, and the function runner config
+// maps the function's image names to its binary.
 package docs
 
 import (
@@ -35,6 +36,15 @@ func TestFunctionDocs(t *testing.T) {
 		t.Fatal("Makefile has no FUNCTIONS := line")
 	}
 	built := strings.Fields(string(functions[1]))
+	repo := regexp.MustCompile(`(?m)^IMAGE_REPO\s*:=\s*(\S+)$`).FindSubmatch(makefile)
+	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)$`).FindSubmatch(makefile)
+	if repo == nil || version == nil {
+		t.Fatal("Makefile has no IMAGE_REPO := or VERSION ?= line")
+	}
+	runner, err := os.ReadFile(filepath.Join(r, "deploy", "function-runner", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(built) != len(mains) {
 		t.Errorf("Makefile FUNCTIONS = %v, but functions/ has %d functions", built, len(mains))
 	}
@@ -42,19 +52,24 @@ func TestFunctionDocs(t *testing.T) {
 		dir := filepath.Dir(m)
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
-			checkFunction(t, dir, name, built)
+			checkFunction(t, dir, name, built, string(repo[1]))
+			for _, img := range []string{string(repo[1]) + "/" + name + ":" + string(version[1]), string(repo[1]) + "/" + name + ":dev"} {
+				if !strings.Contains(string(runner), "function: "+name+"\n") || !strings.Contains(string(runner), "- "+img+"\n") {
+					t.Errorf("deploy/function-runner/config.yaml does not map %s to %s", img, name)
+				}
+			}
 		})
 	}
 }
 
-func checkFunction(t *testing.T, dir, name string, built []string) {
+func checkFunction(t *testing.T, dir, name string, built []string, imageRepo string) {
 	meta, err := yaml.ReadFile(filepath.Join(dir, "metadata.yaml"))
 	if err != nil {
 		t.Fatalf("metadata.yaml: %v", err)
 	}
 	image, _ := meta.GetString("image")
-	if want := "pvkit/" + name; image != want {
-		t.Errorf("metadata.yaml image = %q, want %q", image, want)
+	if want := imageRepo + "/" + name; image != want {
+		t.Errorf("metadata.yaml image = %q, want %q (the Makefile's IMAGE_REPO and the function name)", image, want)
 	}
 	if d, _ := meta.GetString("description"); d == "" {
 		t.Errorf("metadata.yaml has no description")

@@ -64,9 +64,48 @@ type kptCase struct {
 	runs [][]string
 	// fail means the last run must fail and leave the package untouched.
 	fail bool
+	// images runs every function as its image (pvkit/<fn>:dev, never
+	// pulled) instead of its binary, and expects exactly what the exec runs
+	// of case expect recorded: the same package and the same kpt output.
+	images bool
+	expect string
+}
+
+var execArg = regexp.MustCompile(`^bin/([a-z-]+)$`)
+
+// asImages turns a kpt invocation with --exec bin/<fn> into one with
+// --image pvkit/<fn>:dev, pulling nothing.
+func asImages(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "--exec" && i+1 < len(args):
+			out = append(out, "--image", "pvkit/"+execArg.FindStringSubmatch(args[i+1])[1]+":dev", "--image-pull-policy", "never")
+			i++
+		case args[i] == "render":
+			out = append(out, args[i], "--image-pull-policy", "Never")
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+var imageName = regexp.MustCompile(`pvkit/([a-z-]+):dev`)
+var execLine = regexp.MustCompile(`exec: bin/([a-z-]+)`)
+
+// fromImages maps what an image run printed or wrote back to what the exec
+// run of the same case did.
+func fromImages(s string) string {
+	s = imageName.ReplaceAllString(s, "bin/$1")
+	return strings.ReplaceAll(s, "image: bin/", "exec: bin/")
 }
 
 var durations = regexp.MustCompile(`in [0-9.]+(ms|s|µs)`)
+
+// emptyStderrLine is the empty last line kpt prints under "Stderr:" for
+// exec functions but not for containers.
+var emptyStderrLine = regexp.MustCompile(`(?m)^\s+""\n`)
 
 func runCase(t *testing.T, c kptCase) {
 	work := t.TempDir()
@@ -84,7 +123,14 @@ func runCase(t *testing.T, c kptCase) {
 	var transcript strings.Builder
 	var lastErr error
 	for _, args := range c.runs {
-		out, err := kpt(work, c.pkg, args)
+		run := args
+		if c.images {
+			run = asImages(args)
+		}
+		out, err := kpt(work, c.pkg, run)
+		if c.images {
+			out = fromImages(out)
+		}
 		fmt.Fprintf(&transcript, "$ kpt %s\n%s", strings.Join(args, " "), normalise(out, work))
 		if err != nil {
 			fmt.Fprintf(&transcript, "(exit: %v)\n", err)
@@ -92,8 +138,19 @@ func runCase(t *testing.T, c kptCase) {
 		lastErr = err
 	}
 	dir := filepath.Join(repoRoot, "test", "e2e", "testdata", c.name)
+	if c.expect != "" {
+		dir = filepath.Join(repoRoot, "test", "e2e", "testdata", c.expect)
+	}
 	after := fntest.ReadTree(t, pkgDir)
-	if os.Getenv(fntest.UpdateEnv) != "" {
+	if c.images {
+		for k, v := range after {
+			after[k] = fromImages(v)
+		}
+		for k, v := range before {
+			before[k] = fromImages(v)
+		}
+	}
+	if os.Getenv(fntest.UpdateEnv) != "" && !c.images {
 		if (lastErr != nil) != c.fail {
 			t.Fatalf("cannot record: the last run's failure is %v, want %v\n%s", lastErr, c.fail, transcript.String())
 		}
@@ -126,10 +183,20 @@ func runCase(t *testing.T, c kptCase) {
 	if diff := cmp.Diff(fntest.ReadTree(t, filepath.Join(dir, "expected")), after); diff != "" {
 		t.Errorf("package differs from %s/expected (-want +got):\n%s", c.name, diff)
 	}
-	if _, err := kpt(work, c.pkg, c.runs[len(c.runs)-1]); err != nil {
+	last := c.runs[len(c.runs)-1]
+	if c.images {
+		last = asImages(last)
+	}
+	if _, err := kpt(work, c.pkg, last); err != nil {
 		t.Fatalf("second run failed: %v", err)
 	}
-	if diff := cmp.Diff(after, fntest.ReadTree(t, pkgDir)); diff != "" {
+	again := fntest.ReadTree(t, pkgDir)
+	if c.images {
+		for k, v := range again {
+			again[k] = fromImages(v)
+		}
+	}
+	if diff := cmp.Diff(after, again); diff != "" {
 		t.Errorf("running the last command again changed the package (-first +second):\n%s", diff)
 	}
 }
@@ -153,6 +220,7 @@ func normalise(out, work string) string {
 	out = strings.ReplaceAll(out, work, "<work>")
 	out = strings.ReplaceAll(out, filepath.Join(repoRoot, "test", "e2e", "testdata", "configs"), "<configs>")
 	out = durations.ReplaceAllString(out, "in <t>")
+	out = emptyStderrLine.ReplaceAllString(out, "")
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
