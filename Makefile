@@ -15,7 +15,7 @@ BENCH_COUNT ?= 5
 FUZZ_EXECS  ?= 500000
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images test fuzz golden bench lint demo clean
+.PHONY: all build images function-runner test fuzz golden bench lint demo clean
 
 all: build
 
@@ -35,6 +35,10 @@ images: build
 	    --build-arg "DESCRIPTION=$$desc" -t $(IMAGE_REPO)/$$fn:$(VERSION) -t $(IMAGE_REPO)/$$fn:dev . 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "built $(IMAGE_REPO)/$$fn:$(VERSION) and $(IMAGE_REPO)/$$fn:dev ($$(docker image inspect -f '{{.Size}}' $(IMAGE_REPO)/$$fn:dev) bytes)"; \
 	done
+
+## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
+function-runner:
+	cd test/functionrunner/tools && CGO_ENABLED=0 go build -o ../../../bin/function-runner github.com/nephio-project/porch/func/server
 
 ## test: lint, unit, golden and end-to-end tests (kpt, images, Porch's function
 ## runner); what cannot run here is skipped with a visible SKIP line

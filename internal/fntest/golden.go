@@ -46,18 +46,18 @@ func Run(t *testing.T, dir, name string, p krm.Processor) {
 }
 
 func runCase(t *testing.T, dir, name string, p krm.Processor) {
-	input, files := buildInput(t, dir)
+	input, files := Input(t, dir)
 	out, got := runOnce(name, p, input)
 	update := os.Getenv(UpdateEnv) != ""
 	var gotFiles map[string]string
 	if got.ExitCode == 0 && files != nil {
-		gotFiles = outputFiles(t, out, files)
+		gotFiles = OutputFiles(t, out, files)
 	}
 	if update {
 		writeGolden(t, dir, got, gotFiles)
 		return
 	}
-	want := readOutcome(t, dir)
+	want := ReadOutcome(t, dir)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run outcome differs from expected-run.yaml (-want +got):\n%s", diff)
 	}
@@ -73,9 +73,9 @@ func runCase(t *testing.T, dir, name string, p krm.Processor) {
 	checkIdempotent(t, name, p, out)
 }
 
-// buildInput returns the input ResourceList bytes and, for a package case,
-// the package files.
-func buildInput(t *testing.T, dir string) ([]byte, map[string]string) {
+// Input returns a case's input ResourceList bytes and, for a package case,
+// the package files (nil for a raw resourcelist.yaml case).
+func Input(t testing.TB, dir string) ([]byte, map[string]string) {
 	if raw, err := os.ReadFile(filepath.Join(dir, "resourcelist.yaml")); err == nil {
 		return raw, nil
 	}
@@ -109,7 +109,8 @@ func runOnce(name string, p krm.Processor, input []byte) ([]byte, Outcome) {
 	return stdout.Bytes(), o
 }
 
-func outputFiles(t *testing.T, out []byte, original map[string]string) map[string]string {
+// OutputFiles writes the items of an output ResourceList back into files.
+func OutputFiles(t testing.TB, out []byte, original map[string]string) map[string]string {
 	rl, err := krm.ParseResourceList(out)
 	if err != nil {
 		t.Fatalf("output is not a ResourceList: %v", err)
@@ -164,7 +165,8 @@ func itemsText(t *testing.T, rlBytes []byte) []string {
 	return out
 }
 
-func readOutcome(t *testing.T, dir string) Outcome {
+// ReadOutcome reads a case's expected-run.yaml.
+func ReadOutcome(t testing.TB, dir string) Outcome {
 	b, err := os.ReadFile(filepath.Join(dir, "expected-run.yaml"))
 	if err != nil {
 		t.Fatalf("%v (run with %s=1 to create it)", err, UpdateEnv)
