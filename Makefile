@@ -15,7 +15,19 @@ BENCH_COUNT ?= 5
 FUZZ_EXECS  ?= 500000
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images function-runner test fuzz golden bench lint demo clean
+.PHONY: all build images function-runner generate check-generated test fuzz golden bench lint demo clean
+
+CONTROLLER_GEN_VERSION := v0.19.0
+CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
+
+$(CONTROLLER_GEN):
+	GOBIN=$(CURDIR)/.cache/bin go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(CURDIR)/.cache/bin/controller-gen $@
+
+## generate: deepcopy code and CRDs (config/crd) from the API types, with controller-gen from the module proxy
+generate: $(CONTROLLER_GEN)
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/api/... paths=./orchestrator/api/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./orchestrator/api/v1alpha1 paths=./orchestrator/api/v1alpha2 output:crd:dir=config/crd
 
 all: build
 
@@ -42,12 +54,17 @@ function-runner:
 
 ## test: lint, unit, golden and end-to-end tests (kpt, images, Porch's function
 ## runner); what cannot run here is skipped with a visible SKIP line
-test: lint
+test: lint check-generated
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
 	PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
 	go test -run '^$$' -fuzz FuzzConfigInject -fuzztime 3000x -fuzzminimizetime 3s ./pkg/configinject/
+
+## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
+check-generated: generate
+	@git diff --exit-code --stat -- config/crd ':(glob)**/zz_generated.deepcopy.go' || \
+	  { echo "generated files are stale: run make generate and commit the result"; exit 1; }
 
 ## fuzz: a longer fuzz run (FUZZ_EXECS executions, default 500000); make test runs 3000
 fuzz:

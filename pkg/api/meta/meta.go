@@ -3,6 +3,8 @@
 // these instead of apimachinery's metav1, which would add its runtime and
 // serializers to every binary; the orchestrator's API types embed the real
 // metav1 types around the same specs.
+//
+// +kubebuilder:object:generate=true
 package meta
 
 // ObjectMeta is the part of metadata the mutations use.

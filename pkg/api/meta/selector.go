@@ -9,6 +9,7 @@ import (
 // LabelSelector is a Kubernetes label selector, with the same JSON shape as
 // metav1.LabelSelector: every matchLabels pair and every expression must hold.
 // An empty selector selects everything.
+// +structType=atomic
 type LabelSelector struct {
 	MatchLabels      map[string]string          `json:"matchLabels,omitempty"`
 	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`

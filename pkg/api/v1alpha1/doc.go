@@ -6,4 +6,6 @@
 // apimachinery: the mutations in pkg/ and the orchestrator share the spec
 // types; the orchestrator's CRD types wrap them with metav1 metadata and
 // status.
+//
+// +kubebuilder:object:generate=true
 package v1alpha1

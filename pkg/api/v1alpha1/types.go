@@ -17,10 +17,12 @@ const (
 
 // AdoptionPolicy says whether a PackageVariant takes over an existing
 // downstream revision it did not create.
+// +kubebuilder:validation:Enum=adoptNone;adoptExisting
 type AdoptionPolicy string
 
 // DeletionPolicy says what happens to owned revisions when the
 // PackageVariant is deleted.
+// +kubebuilder:validation:Enum=delete;orphan
 type DeletionPolicy string
 
 const (
@@ -47,8 +49,10 @@ type PackageVariantSpec struct {
 	Downstream *Downstream `json:"downstream,omitempty"`
 
 	// AdoptionPolicy is adoptNone (default) or adoptExisting.
+	// +optional
 	AdoptionPolicy AdoptionPolicy `json:"adoptionPolicy,omitempty"`
 	// DeletionPolicy is delete (default) or orphan.
+	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// Labels are set on downstream revisions when they are created or adopted.
@@ -96,10 +100,17 @@ type PackageContext struct {
 // InjectionSelector selects an in-cluster object by name, optionally
 // restricted to a group, version and kind.
 type InjectionSelector struct {
-	Group   *string `json:"group,omitempty"`
+	// Group, when set, must equal the injection point's API group.
+	// +optional
+	Group *string `json:"group,omitempty"`
+	// Version, when set, must equal the injection point's API version.
+	// +optional
 	Version *string `json:"version,omitempty"`
-	Kind    *string `json:"kind,omitempty"`
+	// Kind, when set, must equal the injection point's kind.
+	// +optional
+	Kind *string `json:"kind,omitempty"`
 	// Name of the in-cluster object.
+	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 }
 

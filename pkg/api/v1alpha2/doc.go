@@ -2,4 +2,6 @@
 // API, field for field the wire format of Porch v1.5.3's (A1), plus two
 // optional fields the design doc describes and Porch never implemented:
 // `packageNames` under `repositorySelector` and `objectSelector`.
+//
+// +kubebuilder:object:generate=true
 package v1alpha2

@@ -1,0 +1,77 @@
+package v1alpha1
+
+import (
+	"github.com/pvkit/pvkit/orchestrator/api/render"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types and reasons of a PackageVariant.
+const (
+	// ConditionStalled is True when reconciling needs the user to act (an
+	// invalid spec, a missing upstream); it is not retried until the spec
+	// changes.
+	ConditionStalled = "Stalled"
+	// ConditionReady is True when the downstream is up to date.
+	ConditionReady = "Ready"
+
+	ReasonValidationError = "ValidationError"
+	ReasonValid           = "Valid"
+	ReasonError           = "Error"
+	ReasonNoErrors        = "NoErrors"
+)
+
+// PackageVariant clones an upstream package revision into a downstream
+// package and keeps the downstream specialised and up to date.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pv;pvs-child,categories=porch
+// +kubebuilder:printcolumn:name="Upstream",type=string,JSONPath=`.spec.upstream.package`
+// +kubebuilder:printcolumn:name="Downstream Repo",type=string,JSONPath=`.spec.downstream.repo`
+// +kubebuilder:printcolumn:name="Downstream",type=string,JSONPath=`.spec.downstream.package`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+type PackageVariant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the downstream should be.
+	Spec pv.PackageVariantSpec `json:"spec,omitempty"`
+	// Status is what the controller last observed and did.
+	Status PackageVariantStatus `json:"status,omitempty"`
+}
+
+// PackageVariantStatus is the observed state of a PackageVariant.
+type PackageVariantStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Stalled and Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// DownstreamTargets are the downstream revisions the PackageVariant
+	// created or adopted: its Drafts and Proposed revisions, or else its
+	// latest Published one, with their last render result.
+	// +optional
+	DownstreamTargets []DownstreamTarget `json:"downstreamTargets,omitempty"`
+}
+
+// DownstreamTarget is one downstream revision.
+type DownstreamTarget struct {
+	// Name of the PackageRevision.
+	Name string `json:"name,omitempty"`
+	// RenderStatus is Porch's render result after the last update.
+	// +optional
+	RenderStatus render.RenderStatus `json:"renderStatus,omitempty"`
+}
+
+// PackageVariantList is a list of PackageVariants.
+//
+// +kubebuilder:object:root=true
+type PackageVariantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PackageVariant `json:"items"`
+}

@@ -1,0 +1,70 @@
+package v1alpha2
+
+import (
+	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types and reasons of a PackageVariantSet.
+const (
+	ConditionStalled = "Stalled"
+	ConditionReady   = "Ready"
+
+	ReasonValidationError     = "ValidationError"
+	ReasonUpstreamNotFound    = "UpstreamNotFound"
+	ReasonUnexpectedError     = "UnexpectedError"
+	ReasonValid               = "Valid"
+	ReasonReconciled          = "Reconciled"
+	ReasonPartiallyReconciled = "PartiallyReconciled"
+)
+
+// PackageVariantSet generates one PackageVariant per target.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=porch
+// +kubebuilder:printcolumn:name="Upstream",type=string,JSONPath=`.spec.upstream.package`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+type PackageVariantSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the upstream and the targets.
+	Spec pvs.PackageVariantSetSpec `json:"spec,omitempty"`
+	// Status is what the controller last observed and did.
+	Status PackageVariantSetStatus `json:"status,omitempty"`
+}
+
+// PackageVariantSetStatus is the observed state of a PackageVariantSet.
+type PackageVariantSetStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Stalled and Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// TargetFailures are the target entries that could not be computed in
+	// the last reconcile; the other targets were still reconciled.
+	// +optional
+	TargetFailures []TargetFailure `json:"targetFailures,omitempty"`
+}
+
+// TargetFailure is one target entry that could not be computed.
+type TargetFailure struct {
+	// Target names the entry, e.g. `spec.targets[0].repositorySelector` (Repository "r").
+	Target string `json:"target"`
+	// Message says why.
+	Message string `json:"message"`
+}
+
+// PackageVariantSetList is a list of PackageVariantSets.
+//
+// +kubebuilder:object:root=true
+type PackageVariantSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PackageVariantSet `json:"items"`
+}
