@@ -1,0 +1,146 @@
+// Package chain runs a PackageVariant's mutations on a downstream package
+// in-process: package-context, then pipeline-prepend, then config-inject, the
+// fixed order of the design (mutation-application.md). It builds the very
+// function configs the binaries take (contract.md) and calls the functions'
+// own code in pkg/, so a fix in a function reaches the orchestrator too; a
+// test runs the chain both ways and requires identical output.
+//
+// Change detection is semantic (F9): a file whose content only moved keys or
+// formatting is no change and keeps its bytes, so an unchanged variant never
+// causes a write.
+package chain
+
+import (
+	"fmt"
+
+	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/meta"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/configinject"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/packagecontext"
+	"github.com/pvkit/pvkit/pkg/pipelineprepend"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Step is one function of the chain and the config it gets.
+type Step struct {
+	Name    string
+	Process krm.Processor
+	Config  *yaml.RNode
+}
+
+// Steps returns the chain for a PackageVariant: the PackageVariant itself is
+// the config of package-context and pipeline-prepend; config-inject gets a
+// ConfigInjection of the variant's injectors and the in-cluster candidates
+// (objects of the injection points' types in the variant's namespace).
+func Steps(v *pvapi.PackageVariant, candidates []*yaml.RNode) ([]Step, error) {
+	variant, err := krm.Encode(pv.PackageVariant{APIVersion: pv.APIVersion, Kind: pv.Kind,
+		Metadata: meta.ObjectMeta{Name: v.Name, Namespace: v.Namespace}, Spec: v.Spec})
+	if err != nil {
+		return nil, err
+	}
+	inj, err := injectionConfig(v, candidates)
+	if err != nil {
+		return nil, err
+	}
+	return []Step{
+		{Name: "package-context", Process: packagecontext.Process, Config: yaml.NewRNode(variant)},
+		{Name: "pipeline-prepend", Process: pipelineprepend.Process, Config: yaml.NewRNode(yaml.CopyYNode(variant))},
+		{Name: "config-inject", Process: configinject.Process, Config: inj},
+	}, nil
+}
+
+func injectionConfig(v *pvapi.PackageVariant, candidates []*yaml.RNode) (*yaml.RNode, error) {
+	spec, err := krm.Encode(struct {
+		Injectors []pv.InjectionSelector `json:"injectors,omitempty"`
+	}{v.Spec.Injectors})
+	if err != nil {
+		return nil, err
+	}
+	res := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+	for _, c := range candidates {
+		res.Content = append(res.Content, c.YNode())
+	}
+	if len(res.Content) > 0 {
+		krm.SetField(spec, "resources", res)
+	}
+	n, err := krm.Encode(struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   meta.ObjectMeta `json:"metadata"`
+	}{configinject.ConfigGVK.APIVersion, configinject.ConfigGVK.Kind, meta.ObjectMeta{Name: v.Name, Namespace: v.Namespace}})
+	if err != nil {
+		return nil, err
+	}
+	krm.SetField(n, "spec", spec)
+	return yaml.NewRNode(n), nil
+}
+
+// Result is the outcome of running the chain on a package.
+type Result struct {
+	// Files is the package afterwards; unchanged files keep their bytes.
+	Files map[string]string
+	// Changed reports a semantic difference from the input.
+	Changed bool
+	// Results are every function's results, in order.
+	Results fn.Results
+}
+
+// Run runs the steps on a package (file name -> content). Any error result
+// stops the chain: the package is not half-mutated, and the error names the
+// function, file, object and field.
+func Run(files map[string]string, steps []Step) (*Result, error) {
+	items, err := krm.FilesToItems(files)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{}
+	for _, s := range steps {
+		rl := &krm.ResourceList{Items: items, FunctionConfig: s.Config}
+		s.Process(rl)
+		out.Results = append(out.Results, rl.Results...)
+		if err := krm.ResultsError(rl.Results); err != nil {
+			return out, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		items = rl.Items
+	}
+	if out.Files, err = krm.ItemsToFiles(items, files); err != nil {
+		return out, err
+	}
+	out.Changed = !sameFiles(files, out.Files)
+	return out, nil
+}
+
+func sameFiles(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// InjectionTypes lists the apiVersion/kind of the package's injection points:
+// the kinds whose objects the orchestrator must read for config-inject.
+func InjectionTypes(files map[string]string) ([]krm.GVK, error) {
+	items, err := krm.FilesToItems(files)
+	if err != nil {
+		return nil, err
+	}
+	points, _ := configinject.FindPoints(items)
+	seen := map[krm.GVK]bool{}
+	var out []krm.GVK
+	for _, p := range points {
+		g := krm.GVK{APIVersion: p.APIVersion, Kind: p.Kind}
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,211 @@
+package chain
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+var (
+	repoRoot string
+	binDir   string
+)
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	tmp, err := os.MkdirTemp("", "pvkit-chain-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = tmp
+	for _, fn := range []string{"package-context", "pipeline-prepend", "config-inject"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, fn), "./functions/"+fn)
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Printf("building %s: %v\n%s", fn, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+const variant = `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata:
+  name: app-prod
+  namespace: default
+spec:
+  upstream: {repo: blueprints, package: app, revision: 3}
+  downstream: {repo: prod-cluster, package: app}
+  packageContext:
+    data: {env: prod, region: us-east1}
+    removeKeys: [canary]
+  pipeline:
+    mutators:
+    - image: gcr.io/kpt-fn/set-namespace:v0.4.1
+      name: set.ns
+      configMap: {namespace: web-prod}
+  injectors:
+  - kind: ConfigMap
+    name: us-east1-endpoints
+  - group: example.com
+    name: web-team
+`
+
+func loadVariant(t *testing.T, text string) *pvapi.PackageVariant {
+	v := &pvapi.PackageVariant{}
+	if err := sigsyaml.Unmarshal([]byte(text), v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// candidates are the in-cluster objects of examples/app-prod-injection.yaml.
+func candidates(t *testing.T) []*yaml.RNode {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "examples", "app-prod-injection.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := yaml.MustParse(string(b))
+	var out []*yaml.RNode
+	for _, n := range krm.Lookup(cfg.YNode(), "spec", "resources").Content {
+		out = append(out, yaml.NewRNode(n))
+	}
+	return out
+}
+
+// viaBinaries runs the steps through the function binaries, as kpt would.
+func viaBinaries(t *testing.T, files map[string]string, steps []Step) (map[string]string, string, error) {
+	items, err := krm.FilesToItems(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		in, err := (&krm.ResourceList{Items: items, FunctionConfig: s.Config}).Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(filepath.Join(binDir, s.Name))
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, stderr.String(), err
+		}
+		rl, err := krm.ParseResourceList(stdout.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = rl.Items
+	}
+	out, err := krm.ItemsToFiles(items, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, "", nil
+}
+
+func TestInProcessEqualsBinaries(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
+	steps, err := Steps(loadVariant(t, variant), candidates(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(files, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Changed {
+		t.Fatal("the first run must change the package")
+	}
+	want, stderr, err := viaBinaries(t, files, steps)
+	if err != nil {
+		t.Fatalf("binaries: %v\n%s", err, stderr)
+	}
+	if diff := cmp.Diff(want, got.Files); diff != "" {
+		t.Fatalf("in-process output differs from the binaries' (-binaries +in-process):\n%s", diff)
+	}
+	for _, wantIn := range []struct{ file, text string }{
+		{"package-context.yaml", "region: us-east1"},
+		{"Kptfile", "name: PackageVariant.app-prod.set.ns.0"},
+		{"Kptfile", "conditionType: config.injection.ConfigMap.endpoints"},
+		{"endpoints.yaml", "kpt.dev/injected-resource: us-east1-endpoints"},
+		{"team.yaml", "oncall: web-oncall@example.com"},
+	} {
+		if !strings.Contains(got.Files[wantIn.file], wantIn.text) {
+			t.Errorf("%s lacks %q:\n%s", wantIn.file, wantIn.text, got.Files[wantIn.file])
+		}
+	}
+	// F9: the output run again is no change, and keeps its bytes.
+	again, err := Run(got.Files, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed || !cmp.Equal(again.Files, got.Files) {
+		t.Fatalf("a second run changed the package:\n%s", cmp.Diff(got.Files, again.Files))
+	}
+}
+
+// F9: a file that differs only in key order or formatting is no change.
+func TestKeyOrderIsNoChange(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
+	steps, _ := Steps(loadVariant(t, variant), candidates(t))
+	once, err := Run(files, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reordered := map[string]string{}
+	for k, v := range once.Files {
+		reordered[k] = v
+	}
+	reordered["deployment.yaml"] = "kind: Deployment\napiVersion: apps/v1\nspec:\n  replicas: 1\n  template: {spec: {containers: [{name: web, image: 'nginx:1.27'}], }, metadata: {labels: {app: web}}}\n  selector: {matchLabels: {app: web}}\nmetadata: {name: web, labels: {app: web}}\n"
+	r, err := Run(reordered, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Changed || r.Files["deployment.yaml"] != reordered["deployment.yaml"] {
+		t.Fatalf("a reordered, untouched file counted as a change or was rewritten:\n%s", r.Files["deployment.yaml"])
+	}
+}
+
+// A failing function stops the chain with its error, in-process and through
+// the binaries alike.
+func TestErrorsAgree(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
+	bad := strings.Replace(variant, "data: {env: prod, region: us-east1}", "data: {name: renamed}", 1)
+	steps, _ := Steps(loadVariant(t, bad), nil)
+	_, err := Run(files, steps)
+	want := "package-context: error: PackageVariant \"app-prod\": `spec.packageContext.data` must not contain the reserved key \"name\" (kpt and Porch set it)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("in-process error = %v, want %q", err, want)
+	}
+	_, stderr, berr := viaBinaries(t, files, steps)
+	if berr == nil || strings.TrimSpace(stderr) != want {
+		t.Fatalf("binaries: %v, stderr %q", berr, stderr)
+	}
+}
+
+func TestInjectionTypes(t *testing.T) {
+	got, err := InjectionTypes(fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []krm.GVK{{APIVersion: "v1", Kind: "ConfigMap"}, {APIVersion: "example.com/v1", Kind: "Team"}}
+	if !cmp.Equal(got, want) {
+		t.Fatalf("InjectionTypes = %v, want %v", got, want)
+	}
+}
