@@ -1,0 +1,172 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+)
+
+// CreateDraft implements store.Store.
+func (s *Store) CreateDraft(_ context.Context, spec store.DraftSpec) (store.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.fault(OpCreate)
+	if f != nil && !f.After {
+		return store.Revision{}, f.Err
+	}
+	rev, err := s.create(spec)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if f != nil {
+		return store.Revision{}, f.Err
+	}
+	return rev, nil
+}
+
+func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
+	if !s.repos[key(spec.Namespace, spec.Repository)] {
+		return store.Revision{}, fmt.Errorf("repository %s/%s: %w", spec.Namespace, spec.Repository, store.ErrNotFound)
+	}
+	name := store.RevisionName(spec.Repository, spec.Package, spec.Workspace)
+	if _, exists := s.revs[key(spec.Namespace, name)]; exists {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s: %w", spec.Namespace, name, store.ErrAlreadyExists)
+	}
+	files, lock, err := s.taskFiles(spec)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	rev := store.Revision{
+		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
+		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),
+		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock,
+		ResourceVersion: s.nextVersion(),
+	}
+	s.add(rev, files)
+	return copyRev(rev), nil
+}
+
+func (s *Store) add(rev store.Revision, files map[string]string) {
+	s.revs[key(rev.Namespace, rev.Name)] = &entry{rev: rev, files: files}
+	s.byPkg[rev.Key()] = append(s.byPkg[rev.Key()], rev.Name)
+}
+
+// taskFiles computes a new draft's files and lock from its task.
+func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock, error) {
+	t := spec.Task
+	switch t.Type {
+	case store.Clone:
+		up, err := s.get(spec.Namespace, t.Upstream)
+		if err != nil {
+			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
+		}
+		lock := lockOf(up.rev)
+		files, err := cloned(up.files, lock, spec.Package)
+		return files, lock, err
+	case store.Edit:
+		src, err := s.get(spec.Namespace, t.Source)
+		if err != nil {
+			return nil, nil, fmt.Errorf("edit: source: %w", err)
+		}
+		if src.rev.Repository != spec.Repository || src.rev.Package != spec.Package {
+			return nil, nil, fmt.Errorf("edit: source %s is not a revision of %s/%s", t.Source, spec.Repository, spec.Package)
+		}
+		return copyFiles(src.files), src.rev.Lock, nil
+	case store.Upgrade:
+		var es [3]*entry
+		for i, n := range []string{t.OldUpstream, t.NewUpstream, t.Local} {
+			e, err := s.get(spec.Namespace, n)
+			if err != nil {
+				return nil, nil, fmt.Errorf("upgrade: %w", err)
+			}
+			es[i] = e
+		}
+		lock := lockOf(es[1].rev)
+		files, err := upgraded(es[0].files, es[1].files, es[2].files, lock)
+		return files, lock, err
+	}
+	return nil, nil, fmt.Errorf("unknown task type %q", t.Type)
+}
+
+func (s *Store) get(namespace, name string) (*entry, error) {
+	e, ok := s.revs[key(namespace, name)]
+	if !ok {
+		return nil, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
+	}
+	return e, nil
+}
+
+// lockOf is the lock a revision's clones record: `<package>/v<N>` when it
+// is published, `drafts/<package>/<workspace>` otherwise.
+func lockOf(r store.Revision) *store.Lock {
+	ref := fmt.Sprintf("drafts/%s/%s", r.Package, r.Workspace)
+	if r.Lifecycle.IsPublished() && r.Revision > 0 {
+		ref = fmt.Sprintf("%s/v%d", r.Package, r.Revision)
+	}
+	return &store.Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
+}
+
+// Publish adds a published revision of a package with the given files (for
+// seeding upstreams): workspace v<N>, revision N, the next number.
+func (s *Store) Publish(namespace, repo, pkg string, files map[string]string) store.Revision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[key(namespace, repo)] = true
+	k := store.PackageKey{Namespace: namespace, Repository: repo, Package: pkg}
+	n := s.latest(k) + 1
+	ws := fmt.Sprintf("v%d", n)
+	rev := store.Revision{Namespace: namespace, Name: store.RevisionName(repo, pkg, ws), Repository: repo, Package: pkg,
+		Workspace: ws, Revision: n, Lifecycle: store.Published, ResourceVersion: s.nextVersion()}
+	s.add(rev, copyFiles(files))
+	return copyRev(rev)
+}
+
+func (s *Store) latest(k store.PackageKey) int {
+	n := 0
+	for _, name := range s.byPkg[k] {
+		if r := s.revs[key(k.Namespace, name)].rev; r.Revision > n {
+			n = r.Revision
+		}
+	}
+	return n
+}
+
+// Approve publishes a Draft or Proposed revision with the package's next
+// revision number, as Porch's approval does.
+func (s *Store) Approve(namespace, name string) (store.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.get(namespace, name)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if e.rev.Lifecycle.IsPublished() {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s is already published", namespace, name)
+	}
+	e.rev.Revision = s.latest(e.rev.Key()) + 1
+	e.rev.Lifecycle = store.Published
+	e.rev.ResourceVersion = s.nextVersion()
+	return copyRev(e.rev), nil
+}
+
+// Files returns a revision's files (for tests).
+func (s *Store) Files(namespace, name string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.revs[key(namespace, name)]; ok {
+		return copyFiles(e.files)
+	}
+	return nil
+}
+
+// SetFiles replaces a revision's files behind the orchestrator's back (a
+// user's edit, for tests), whatever its lifecycle.
+func (s *Store) SetFiles(namespace, name string, files map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.revs[key(namespace, name)]; ok {
+		e.files = copyFiles(files)
+		e.rev.ResourceVersion = s.nextVersion()
+	}
+}

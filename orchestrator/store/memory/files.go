@@ -1,0 +1,125 @@
+package memory
+
+import (
+	"fmt"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/kustomize/kyaml/yaml/merge3"
+)
+
+const contextFile = "package-context.yaml"
+
+// cloned is a clone's files: the upstream's, with the Kptfile recording the
+// upstream and its lock and package-context.yaml regenerated for the new
+// package (Porch drops upstream package-context data on clone, nephio#408).
+func cloned(up map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
+	files := copyFiles(up)
+	files[contextFile] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: %s\n", pkg)
+	return withLock(files, lock)
+}
+
+// withLock records the upstream and its lock in the Kptfile, as Porch does.
+func withLock(files map[string]string, lock *store.Lock) (map[string]string, error) {
+	if _, ok := files[kptfile.FileName]; !ok {
+		return files, nil
+	}
+	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: files[kptfile.FileName]})
+	if err != nil {
+		return nil, err
+	}
+	git := fmt.Sprintf("{type: git, git: {repo: %s, directory: %s, ref: %s}}", lock.Repository, lock.Package, lock.Ref)
+	for _, field := range []string{"upstream", "upstreamLock"} {
+		n, err := yaml.Parse(git)
+		if err != nil {
+			return nil, err
+		}
+		krm.SetField(items[0].YNode(), field, n.YNode())
+	}
+	out, err := krm.ItemsToFiles(items, map[string]string{kptfile.FileName: files[kptfile.FileName]})
+	if err != nil {
+		return nil, err
+	}
+	files[kptfile.FileName] = out[kptfile.FileName]
+	return files, nil
+}
+
+// upgraded merges local changes with the move from the old upstream to the
+// new one, object by object (kyaml merge3), as `kpt pkg update` and Porch's
+// upgrade do: an object changed only upstream takes the change, one changed
+// only locally keeps it, one changed on both sides gets both, field by field;
+// objects added upstream are added, objects the upstream removed are removed
+// unless changed locally.
+func upgraded(oldUp, newUp, local map[string]string, lock *store.Lock) (map[string]string, error) {
+	o, err := index(oldUp)
+	if err != nil {
+		return nil, err
+	}
+	u, err := index(newUp)
+	if err != nil {
+		return nil, err
+	}
+	l, err := index(local)
+	if err != nil {
+		return nil, err
+	}
+	var items []*yaml.RNode
+	for _, id := range l.order {
+		dest, orig, upd := l.byID[id], o.byID[id], u.byID[id]
+		switch {
+		case orig == nil: // local, or added both sides: keep local
+			items = append(items, dest)
+		case upd == nil: // removed upstream
+			if !krm.SemanticEqual(dest.YNode(), orig.YNode()) {
+				items = append(items, dest)
+			}
+		default:
+			merged, err := merge3.Merge(dest, orig, upd)
+			if err != nil {
+				return nil, fmt.Errorf("upgrade: merging %s: %w", id, err)
+			}
+			items = append(items, merged)
+		}
+	}
+	for _, id := range u.order {
+		if l.byID[id] == nil && o.byID[id] == nil { // new upstream
+			items = append(items, u.byID[id])
+		}
+	}
+	files, err := krm.ItemsToFiles(items, local)
+	if err != nil {
+		return nil, err
+	}
+	for name, content := range newUp { // non-resource files new upstream
+		if _, ok := files[name]; !ok && !krm.IsResourceFile(name) {
+			files[name] = content
+		}
+	}
+	return withLock(files, lock)
+}
+
+type indexed struct {
+	order []string
+	byID  map[string]*yaml.RNode
+}
+
+// index keys a package's objects by file, kind, namespace and name.
+func index(files map[string]string) (*indexed, error) {
+	items, err := krm.FilesToItems(files)
+	if err != nil {
+		return nil, err
+	}
+	ix := &indexed{byID: map[string]*yaml.RNode{}}
+	for _, it := range items {
+		n := it.YNode()
+		_, kind := krm.TypeMeta(n)
+		id := krm.Path(it) + "|" + kind + "|" + krm.Namespace(n) + "|" + krm.Name(n)
+		if _, dup := ix.byID[id]; !dup {
+			ix.order = append(ix.order, id)
+		}
+		ix.byID[id] = it
+	}
+	return ix, nil
+}

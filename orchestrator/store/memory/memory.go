@@ -1,0 +1,294 @@
+// Package memory is an in-memory store.Store that behaves like Porch for what
+// the orchestrator uses: repositories hold package revisions; a clone copies
+// the upstream's files, records the upstream lock in the revision and the
+// Kptfile, and regenerates package-context.yaml; an edit copies a revision;
+// an upgrade merges old upstream, new upstream and local three ways (kyaml's
+// merge3); approval publishes a revision with the next number. Published
+// revisions are immutable and can only be deleted after DeletionProposed.
+//
+// For tests and benchmarks it counts every call and can inject faults: an
+// error, a conflict, or a create that succeeds and then reports a timeout.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+)
+
+type entry struct {
+	rev   store.Revision
+	files map[string]string
+}
+
+// Store is the in-memory store.
+type Store struct {
+	mu      sync.Mutex
+	repos   map[string]bool // namespace/name
+	revs    map[string]*entry
+	byPkg   map[store.PackageKey][]string // revision names
+	version int
+	calls   map[string]int
+	faults  []Fault
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{}, calls: map[string]int{}}
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Operations, as counted and as faults name them.
+const (
+	OpList            = "list"
+	OpListOwned       = "listOwned"
+	OpCreate          = "create"
+	OpGetResources    = "getResources"
+	OpUpdateResources = "updateResources"
+	OpUpdate          = "update"
+	OpDelete          = "delete"
+)
+
+// Fault makes the next Times calls of Op fail with Err; with After, the
+// operation is carried out first (a create that timed out but succeeded).
+type Fault struct {
+	Op    string
+	Err   error
+	After bool
+	Times int
+}
+
+// Inject adds a fault.
+func (s *Store) Inject(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Times == 0 {
+		f.Times = 1
+	}
+	s.faults = append(s.faults, f)
+}
+
+// fault returns the fault for op, if any (and counts the call).
+func (s *Store) fault(op string) *Fault {
+	s.calls[op]++
+	for i := range s.faults {
+		if f := &s.faults[i]; f.Op == op && f.Times > 0 {
+			f.Times--
+			c := *f
+			return &c
+		}
+	}
+	return nil
+}
+
+// Calls returns how many times each operation was called.
+func (s *Store) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.calls))
+	for k, v := range s.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Writes counts the calls that change something.
+func (s *Store) Writes() int {
+	c := s.Calls()
+	return c[OpCreate] + c[OpUpdateResources] + c[OpUpdate] + c[OpDelete]
+}
+
+// ResetCalls sets every count to zero.
+func (s *Store) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = map[string]int{}
+}
+
+// AddRepository registers a repository.
+func (s *Store) AddRepository(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[namespace+"/"+name] = true
+}
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+func (s *Store) nextVersion() string {
+	s.version++
+	return strconv.Itoa(s.version)
+}
+
+func copyFiles(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func copyRev(r store.Revision) store.Revision {
+	r.Owners = append([]store.OwnerRef(nil), r.Owners...)
+	r.Labels = copyMap(r.Labels)
+	r.Annotations = copyMap(r.Annotations)
+	if r.Lock != nil {
+		l := *r.Lock
+		r.Lock = &l
+	}
+	return r
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// ListRevisions implements store.Store.
+func (s *Store) ListRevisions(_ context.Context, k store.PackageKey) ([]store.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.fault(OpList); f != nil {
+		return nil, f.Err
+	}
+	var out []store.Revision
+	for _, name := range s.byPkg[k] {
+		out = append(out, copyRev(s.revs[key(k.Namespace, name)].rev))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ListOwned implements store.Store.
+func (s *Store) ListOwned(_ context.Context, namespace, uid string) ([]store.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.fault(OpListOwned); f != nil {
+		return nil, f.Err
+	}
+	var out []store.Revision
+	for _, e := range s.revs {
+		if e.rev.Namespace == namespace && e.rev.OwnedBy(uid) {
+			out = append(out, copyRev(e.rev))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// GetResources implements store.Store.
+func (s *Store) GetResources(_ context.Context, namespace, name string) (store.Resources, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.fault(OpGetResources); f != nil {
+		return store.Resources{}, f.Err
+	}
+	e, ok := s.revs[key(namespace, name)]
+	if !ok {
+		return store.Resources{}, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
+	}
+	return store.Resources{Files: copyFiles(e.files), ResourceVersion: e.rev.ResourceVersion}, nil
+}
+
+// UpdateResources implements store.Store.
+func (s *Store) UpdateResources(_ context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.fault(OpUpdateResources)
+	if f != nil && !f.After {
+		return store.RenderStatus{}, f.Err
+	}
+	e, ok := s.revs[key(namespace, name)]
+	switch {
+	case !ok:
+		return store.RenderStatus{}, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
+	case e.rev.Lifecycle.IsPublished():
+		return store.RenderStatus{}, fmt.Errorf("package revision %s/%s is %s and cannot be changed", namespace, name, e.rev.Lifecycle)
+	case res.ResourceVersion != "" && res.ResourceVersion != e.rev.ResourceVersion:
+		return store.RenderStatus{}, fmt.Errorf("package revision %s/%s was changed since version %s: %w", namespace, name, res.ResourceVersion, store.ErrConflict)
+	}
+	e.files = copyFiles(res.Files)
+	e.rev.ResourceVersion = s.nextVersion()
+	if f != nil {
+		return store.RenderStatus{}, f.Err
+	}
+	return store.RenderStatus{}, nil
+}
+
+// Update implements store.Store.
+func (s *Store) Update(_ context.Context, rev store.Revision) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.fault(OpUpdate)
+	if f != nil && !f.After {
+		return f.Err
+	}
+	e, ok := s.revs[key(rev.Namespace, rev.Name)]
+	if !ok {
+		return fmt.Errorf("package revision %s/%s: %w", rev.Namespace, rev.Name, store.ErrNotFound)
+	}
+	if rev.ResourceVersion != "" && rev.ResourceVersion != e.rev.ResourceVersion {
+		return fmt.Errorf("package revision %s/%s was changed since version %s: %w", rev.Namespace, rev.Name, rev.ResourceVersion, store.ErrConflict)
+	}
+	if err := transition(e.rev.Lifecycle, rev.Lifecycle); err != nil {
+		return fmt.Errorf("package revision %s/%s: %w", rev.Namespace, rev.Name, err)
+	}
+	e.rev.Lifecycle = rev.Lifecycle
+	e.rev.Owners = append([]store.OwnerRef(nil), rev.Owners...)
+	e.rev.Labels, e.rev.Annotations = copyMap(rev.Labels), copyMap(rev.Annotations)
+	e.rev.ResourceVersion = s.nextVersion()
+	if f != nil {
+		return f.Err
+	}
+	return nil
+}
+
+// transition allows the lifecycle changes Porch allows through an update
+// (publishing goes through Approve, the approval subresource).
+func transition(from, to store.Lifecycle) error {
+	if from == to {
+		return nil
+	}
+	switch {
+	case from == store.Draft && to == store.Proposed, from == store.Proposed && to == store.Draft,
+		from == store.Published && to == store.DeletionProposed, from == store.DeletionProposed && to == store.Published:
+		return nil
+	}
+	return fmt.Errorf("cannot change lifecycle from %s to %s", from, to)
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(_ context.Context, namespace, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.fault(OpDelete); f != nil && !f.After {
+		return f.Err
+	}
+	e, ok := s.revs[key(namespace, name)]
+	if !ok {
+		return fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
+	}
+	if e.rev.Lifecycle == store.Published {
+		return fmt.Errorf("package revision %s/%s is Published: propose its deletion first", namespace, name)
+	}
+	delete(s.revs, key(namespace, name))
+	k := e.rev.Key()
+	names := s.byPkg[k][:0]
+	for _, n := range s.byPkg[k] {
+		if n != name {
+			names = append(names, n)
+		}
+	}
+	s.byPkg[k] = names
+	return nil
+}

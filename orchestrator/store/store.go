@@ -1,0 +1,160 @@
+// Package store is what the orchestrator needs from Porch, behind one small
+// interface: list a package's revisions, create a draft by clone, edit or
+// upgrade, read and write a revision's files, update its metadata and
+// lifecycle, delete it. Implementations: Porch itself (porch.go, on a
+// controller-runtime client) and an in-memory store that behaves like Porch
+// (memory/), used by unit tests and benchmarks; both pass storetest.
+//
+// Listing is per package (repository + package name), never the whole
+// namespace (F7).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Lifecycle of a package revision.
+type Lifecycle string
+
+const (
+	Draft            Lifecycle = "Draft"
+	Proposed         Lifecycle = "Proposed"
+	Published        Lifecycle = "Published"
+	DeletionProposed Lifecycle = "DeletionProposed"
+)
+
+// IsPublished reports Published or DeletionProposed, as Porch does.
+func (l Lifecycle) IsPublished() bool { return l == Published || l == DeletionProposed }
+
+// OwnerRef is an owner reference; ownership is decided by UID.
+type OwnerRef struct {
+	APIVersion, Kind, Name, UID string
+	Controller                  bool
+}
+
+// Lock records the upstream a revision was cloned or upgraded from, as
+// Porch's status.upstreamLock does: the upstream repository and package and
+// the git ref (`<package>/v<N>` for a published revision, else
+// `<package>/<workspace>`, or `drafts/...`).
+type Lock struct {
+	Repository, Package, Ref string
+}
+
+// Revision returns the revision number in the ref (`.../v3` gives 3), or -1.
+func (l *Lock) Revision() int {
+	if l == nil {
+		return -1
+	}
+	last := l.Ref[strings.LastIndexByte(l.Ref, '/')+1:]
+	n, err := strconv.Atoi(strings.TrimPrefix(last, "v"))
+	if err != nil || !strings.HasPrefix(last, "v") {
+		return -1
+	}
+	return n
+}
+
+// Revision is a package revision.
+type Revision struct {
+	Namespace, Name                string
+	Repository, Package, Workspace string
+	Revision                       int // 0 until published
+	Lifecycle                      Lifecycle
+	Owners                         []OwnerRef
+	Labels, Annotations            map[string]string
+	Lock                           *Lock
+	ResourceVersion                string
+}
+
+// OwnedBy reports whether uid owns the revision.
+func (r *Revision) OwnedBy(uid string) bool {
+	for _, o := range r.Owners {
+		if o.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// Key identifies a package in a namespace.
+func (r *Revision) Key() PackageKey {
+	return PackageKey{Namespace: r.Namespace, Repository: r.Repository, Package: r.Package}
+}
+
+// PackageKey identifies a package: namespace, repository, package name.
+type PackageKey struct {
+	Namespace, Repository, Package string
+}
+
+func (k PackageKey) String() string { return k.Namespace + "/" + k.Repository + "/" + k.Package }
+
+// TaskType is how a draft is made.
+type TaskType string
+
+const (
+	Clone   TaskType = "clone"
+	Edit    TaskType = "edit"
+	Upgrade TaskType = "upgrade"
+)
+
+// Task makes a draft: clone Upstream; edit Source; upgrade Local from
+// OldUpstream to NewUpstream (a three-way merge keeping local changes).
+type Task struct {
+	Type                            TaskType
+	Upstream                        string
+	Source                          string
+	OldUpstream, NewUpstream, Local string
+}
+
+// DraftSpec asks for a new draft.
+type DraftSpec struct {
+	Namespace, Repository, Package, Workspace string
+	Owners                                    []OwnerRef
+	Labels, Annotations                       map[string]string
+	Task                                      Task
+}
+
+// Resources are a revision's files.
+type Resources struct {
+	Files           map[string]string
+	ResourceVersion string
+}
+
+// RenderStatus is Porch's render outcome after an update.
+type RenderStatus struct {
+	Error string
+}
+
+// Store is Porch, as the orchestrator uses it.
+type Store interface {
+	// ListRevisions lists the revisions of one package.
+	ListRevisions(ctx context.Context, key PackageKey) ([]Revision, error)
+	// ListOwned lists the revisions in a namespace owned by uid.
+	ListOwned(ctx context.Context, namespace, uid string) ([]Revision, error)
+	// CreateDraft creates a draft; an existing workspace is ErrAlreadyExists.
+	CreateDraft(ctx context.Context, spec DraftSpec) (Revision, error)
+	// GetResources reads a revision's files.
+	GetResources(ctx context.Context, namespace, name string) (Resources, error)
+	// UpdateResources writes a draft's files (optimistic on ResourceVersion)
+	// and returns Porch's render outcome.
+	UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error)
+	// Update writes a revision's owners, labels, annotations and lifecycle.
+	Update(ctx context.Context, rev Revision) error
+	// Delete deletes a revision.
+	Delete(ctx context.Context, namespace, name string) error
+}
+
+// Errors the stores return (wrapped).
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrAlreadyExists = errors.New("already exists")
+	ErrConflict      = errors.New("conflict")
+)
+
+// RevisionName is Porch's name of a revision: `<repo>.<package>.<workspace>`.
+func RevisionName(repo, pkg, workspace string) string {
+	return fmt.Sprintf("%s.%s.%s", repo, strings.ReplaceAll(pkg, "/", "."), workspace)
+}
