@@ -57,6 +57,23 @@ func (l *Lock) Revision() int {
 	return n
 }
 
+// LockFor is the lock a clone or upgrade from r records: ref
+// `<package>/v<N>` when r is published, `drafts/<package>/<workspace>`
+// otherwise (Porch's git refs).
+func LockFor(r Revision) *Lock {
+	ref := fmt.Sprintf("drafts/%s/%s", r.Package, r.Workspace)
+	if r.Lifecycle.IsPublished() && r.Revision > 0 {
+		ref = fmt.Sprintf("%s/v%d", r.Package, r.Revision)
+	}
+	return &Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
+}
+
+// Matches reports whether the lock points at upstream revision r.
+func (l *Lock) Matches(r Revision) bool {
+	want := LockFor(r)
+	return l != nil && l.Repository == want.Repository && l.Package == want.Package && l.Ref == want.Ref
+}
+
 // Revision is a package revision.
 type Revision struct {
 	Namespace, Name                string

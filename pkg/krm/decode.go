@@ -318,12 +318,22 @@ func encodeViaJSON(v any) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	n, err := ParseJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return n.YNode(), nil
+}
+
+// ParseJSON parses JSON (an object read from the cluster) into a block-style
+// YAML node, so that it writes like the rest of a package.
+func ParseJSON(b []byte) (*yaml.RNode, error) {
 	n, err := yaml.Parse(string(b))
 	if err != nil {
 		return nil, err
 	}
 	blockStyle(n.YNode())
-	return n.YNode(), nil
+	return n, nil
 }
 
 func blockStyle(n *yaml.Node) {

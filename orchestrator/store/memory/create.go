@@ -61,7 +61,7 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 		if err != nil {
 			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
 		}
-		lock := lockOf(up.rev)
+		lock := store.LockFor(up.rev)
 		files, err := cloned(up.files, lock, spec.Package)
 		return files, lock, err
 	case store.Edit:
@@ -82,7 +82,7 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 			}
 			es[i] = e
 		}
-		lock := lockOf(es[1].rev)
+		lock := store.LockFor(es[1].rev)
 		files, err := upgraded(es[0].files, es[1].files, es[2].files, lock)
 		return files, lock, err
 	}
@@ -95,16 +95,6 @@ func (s *Store) get(namespace, name string) (*entry, error) {
 		return nil, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
 	}
 	return e, nil
-}
-
-// lockOf is the lock a revision's clones record: `<package>/v<N>` when it
-// is published, `drafts/<package>/<workspace>` otherwise.
-func lockOf(r store.Revision) *store.Lock {
-	ref := fmt.Sprintf("drafts/%s/%s", r.Package, r.Workspace)
-	if r.Lifecycle.IsPublished() && r.Revision > 0 {
-		ref = fmt.Sprintf("%s/v%d", r.Package, r.Revision)
-	}
-	return &store.Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
 }
 
 // Publish adds a published revision of a package with the given files (for

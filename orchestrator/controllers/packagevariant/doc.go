@@ -1,0 +1,37 @@
+// Package packagevariant is the PackageVariant reconciler: it keeps a
+// downstream package a specialised, up-to-date variant of an upstream package
+// revision, through a store.Store (Porch, or the in-memory store).
+//
+// Reconcile is the Flux skeleton: get the variant (gone: done); patch its
+// status on the way out, only when it changed; the deletion branch; the
+// finalizer; then small ordered steps, each documenting the conditions it
+// sets:
+//
+//  1. validate: the spec, and the function configs built from it (the
+//     functions' own checks). Invalid: Stalled=True ValidationError, not
+//     retried (a spec change triggers the next reconcile).
+//  2. upstream (F2): spec.upstream.workspaceName names a revision of any
+//     lifecycle; spec.upstream.revision a published one; with neither, the
+//     latest published revision, followed as newer ones are published. Not
+//     found: Stalled=True UpstreamNotFound; the upstream-revision watch
+//     reconciles again when it appears.
+//  3. downstream: prune owned revisions of another downstream, adopt
+//     (adoptExisting), then clone (no revision), upgrade (the published
+//     downstream's lock is not the upstream), edit (the mutations differ from
+//     the published downstream) or mutate the owned drafts in place. A draft
+//     cloned from another upstream is an error with a clear message; drafts
+//     are never upgraded in place (A3). Draft creation is idempotent (F5): a
+//     create that timed out but succeeded is found as an owned draft by the
+//     next reconcile, never created twice.
+//  4. status: Ready=True NoErrors and the downstream targets; store errors
+//     are Ready=False Error and retried (F6).
+//
+// The mutations are orchestrator/chain's: the functions' own code, run
+// in-process, with semantic change detection (F9), so an unchanged variant
+// writes nothing, not even its status.
+//
+// Deletion (F4): every owned revision is deleted (Drafts), proposed for
+// deletion (Published) or orphaned (deletionPolicy orphan); the finalizer is
+// removed only when all of them were handled, else the errors are returned
+// and retried.
+package packagevariant

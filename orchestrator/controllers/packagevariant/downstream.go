@@ -1,0 +1,235 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+)
+
+// workspacePrefix starts the workspace names of the drafts pvkit creates.
+const workspacePrefix = "packagevariant-"
+
+// target is a downstream revision the variant reports, with the render
+// outcome of the last update (nil when not updated this time).
+type target struct {
+	name   string
+	render *store.RenderStatus
+}
+
+// reconcileDownstream makes the downstream what the variant wants and
+// returns its targets: the owned drafts, or else the latest published one.
+func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) ([]target, error) {
+	mine, err := r.ownedDownstream(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	var drafts []store.Revision
+	var published *store.Revision
+	for i := range mine {
+		if rev := &mine[i]; !rev.Lifecycle.IsPublished() {
+			drafts = append(drafts, *rev)
+		} else if published == nil || rev.Revision > published.Revision {
+			published = rev
+		}
+	}
+	if len(drafts) == 0 && published == nil {
+		draft, err := r.createDraft(ctx, v, store.Task{Type: store.Clone, Upstream: up.Name})
+		if err != nil {
+			return nil, err
+		}
+		drafts = append(drafts, draft)
+	} else if len(drafts) == 0 {
+		return r.reconcilePublished(ctx, v, up, *published)
+	}
+	var targets []target
+	for _, d := range drafts {
+		if d.Lock != nil && !d.Lock.Matches(*up) {
+			return nil, &userError{ReasonStaleDraft, fmt.Errorf(
+				"draft %s was made from upstream %s %s, but the PackageVariant wants %s; pvkit does not upgrade drafts in place: approve or delete the draft",
+				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)}
+		}
+		t, err := r.mutate(ctx, v, d)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// reconcilePublished handles a downstream whose newest owned revision is
+// published: un-propose its deletion, upgrade it when its upstream moved,
+// edit it when the mutations changed.
+func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, pub store.Revision) ([]target, error) {
+	if pub.Lifecycle == store.DeletionProposed { // the target is wanted again
+		pub.Lifecycle = store.Published
+		if err := r.Store.Update(ctx, pub); err != nil {
+			return nil, err
+		}
+	}
+	if pub.Lock != nil && !pub.Lock.Matches(*up) {
+		old, err := r.lockedUpstream(ctx, v.Namespace, pub.Lock)
+		if err != nil {
+			return nil, err
+		}
+		draft, err := r.createDraft(ctx, v, store.Task{Type: store.Upgrade, OldUpstream: old, NewUpstream: up.Name, Local: pub.Name})
+		if err != nil {
+			return nil, err
+		}
+		t, err := r.mutate(ctx, v, draft)
+		return []target{t}, err
+	}
+	res, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.runChain(ctx, v, res.Files)
+	if err != nil {
+		return nil, err
+	}
+	if !out.Changed {
+		return []target{{name: pub.Name}}, nil
+	}
+	draft, err := r.createDraft(ctx, v, store.Task{Type: store.Edit, Source: pub.Name})
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.mutate(ctx, v, draft)
+	return []target{t}, err
+}
+
+// lockedUpstream finds the published upstream revision a lock points at.
+func (r *Reconciler) lockedUpstream(ctx context.Context, namespace string, lock *store.Lock) (string, error) {
+	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: namespace, Repository: lock.Repository, Package: lock.Package})
+	if err != nil {
+		return "", err
+	}
+	for _, rev := range revs {
+		if lock.Matches(rev) {
+			return rev.Name, nil
+		}
+	}
+	return "", &userError{pvapi.ReasonError, fmt.Errorf("cannot upgrade: the downstream's upstream %s %s (repository %q) no longer exists", lock.Package, lock.Ref, lock.Repository)}
+}
+
+// ownedDownstream lists the variant's revisions of its downstream package:
+// revisions it owns elsewhere (an old downstream) are pruned; with
+// adoptExisting, the package's unowned revisions are adopted first.
+func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
+	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	if err != nil {
+		return nil, err
+	}
+	key := downstreamKey(v)
+	var mine []store.Revision
+	var errs []error
+	for _, rev := range owned {
+		if rev.Key() == key {
+			mine = append(mine, rev)
+		} else if err := r.deleteOrOrphan(ctx, v, rev); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if v.Spec.AdoptionPolicy != pv.AdoptionPolicyAdoptExisting {
+		return mine, nil
+	}
+	all, err := r.Store.ListRevisions(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	for _, rev := range all {
+		if rev.OwnedBy(string(v.UID)) {
+			continue
+		}
+		rev.Owners = append(rev.Owners, ownerRef(v))
+		rev.Labels = overlay(rev.Labels, v.Spec.Labels)
+		rev.Annotations = overlay(rev.Annotations, v.Spec.Annotations)
+		if err := r.Store.Update(ctx, rev); err != nil {
+			return nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
+		}
+		mine = append(mine, rev)
+	}
+	return mine, nil
+}
+
+func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
+	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
+}
+
+func overlay(base, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(add))
+	for k, val := range base {
+		out[k] = val
+	}
+	for k, val := range add {
+		out[k] = val
+	}
+	return out
+}
+
+// createDraft creates a draft of the downstream owned by the variant, with
+// its labels and annotations, in workspace packagevariant-<N+1> (N the
+// highest such number in the package). Idempotent (F5): a create that
+// failed after succeeding leaves an owned draft the next reconcile finds;
+// a workspace that exists already is retried.
+func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, task store.Task) (store.Revision, error) {
+	key := downstreamKey(v)
+	revs, err := r.Store.ListRevisions(ctx, key)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
+		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
+		Labels: v.Spec.Labels, Annotations: v.Spec.Annotations, Task: task}
+	draft, err := r.Store.CreateDraft(ctx, spec)
+	if err != nil {
+		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
+	}
+	return draft, nil
+}
+
+func nextWorkspace(revs []store.Revision) string {
+	n := 0
+	for _, rev := range revs {
+		if s, ok := strings.CutPrefix(rev.Workspace, workspacePrefix); ok {
+			if i, err := strconv.Atoi(s); err == nil && i > n {
+				n = i
+			}
+		}
+	}
+	return workspacePrefix + strconv.Itoa(n+1)
+}
+
+// mergeTargets keeps the render status of targets not updated this time.
+func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.DownstreamTarget {
+	old := map[string]pvapi.DownstreamTarget{}
+	for _, t := range prev {
+		old[t.Name] = t
+	}
+	out := make([]pvapi.DownstreamTarget, 0, len(targets))
+	for _, t := range targets {
+		dt, ok := old[t.name]
+		if !ok {
+			dt = pvapi.DownstreamTarget{Name: t.name}
+		}
+		if t.render != nil {
+			dt.RenderStatus.Err = t.render.Error
+		}
+		out = append(out, dt)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

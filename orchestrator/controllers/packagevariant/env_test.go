@@ -1,0 +1,206 @@
+package packagevariant
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+const ns = "default"
+
+var teamGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Team"}
+
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }
+
+// env is a reconciler on the in-memory store and a fake cluster.
+type env struct {
+	t      *testing.T
+	store  *memory.Store
+	client client.Client
+	r      *Reconciler
+	mu     sync.Mutex
+	writes int // writes to the cluster
+}
+
+// blueprint is examples/app: package context, a pipeline, and two
+// injection points (a ConfigMap, a Team).
+func blueprint(t *testing.T) map[string]string {
+	_, file, _, _ := runtime.Caller(0)
+	return fntest.ReadTree(t, filepath.Join(filepath.Dir(file), "..", "..", "..", "examples", "app"))
+}
+
+func newEnv(t *testing.T, objs ...client.Object) *env {
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := pvapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	mapper.Add(teamGVK, apimeta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), apimeta.RESTScopeNamespace)
+	mapper.Add(pvapi.GroupVersion.WithKind("PackageVariant"), apimeta.RESTScopeNamespace)
+	e := &env{t: t, store: memory.New()}
+	counted := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
+	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
+		WithStatusSubresource(&pvapi.PackageVariant{}).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			counted()
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			counted()
+			return c.Update(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			counted()
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	}).Build()
+	e.store.AddRepository(ns, "deploy")
+	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: fixedClock{}}
+	return e
+}
+
+// variant creates a PackageVariant from YAML (uid set).
+func (e *env) variant(text string) *pvapi.PackageVariant {
+	v := &pvapi.PackageVariant{}
+	if err := sigsyaml.Unmarshal([]byte(text), v); err != nil {
+		e.t.Fatal(err)
+	}
+	v.Namespace, v.UID, v.Generation = ns, types.UID("uid-"+v.Name), 1
+	if err := e.client.Create(context.Background(), v); err != nil {
+		e.t.Fatal(err)
+	}
+	return v
+}
+
+// reconcile reconciles a variant once.
+func (e *env) reconcile(name string) error {
+	_, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	return err
+}
+
+func (e *env) mustReconcile(name string) {
+	e.t.Helper()
+	if err := e.reconcile(name); err != nil {
+		e.t.Fatalf("reconcile %s: %v", name, err)
+	}
+}
+
+func (e *env) get(name string) *pvapi.PackageVariant {
+	e.t.Helper()
+	v := &pvapi.PackageVariant{}
+	if err := e.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, v); err != nil {
+		e.t.Fatal(err)
+	}
+	return v
+}
+
+// edit changes a variant's spec (and bumps its generation, as the apiserver does).
+func (e *env) edit(name string, change func(*pvapi.PackageVariant)) {
+	e.t.Helper()
+	v := e.get(name)
+	change(v)
+	v.Generation++
+	if err := e.client.Update(context.Background(), v); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) condition(name, typ string) metav1.Condition {
+	e.t.Helper()
+	c := apimeta.FindStatusCondition(e.get(name).Status.Conditions, typ)
+	if c == nil {
+		e.t.Fatalf("%s has no %s condition: %+v", name, typ, e.get(name).Status.Conditions)
+	}
+	return *c
+}
+
+// downstream lists the revisions of deploy/<pkg>.
+func (e *env) downstream(pkg string) []store.Revision {
+	e.t.Helper()
+	revs, err := e.store.ListRevisions(context.Background(), store.PackageKey{Namespace: ns, Repository: "deploy", Package: pkg})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return revs
+}
+
+func (e *env) files(rev store.Revision) map[string]string { return e.store.Files(ns, rev.Name) }
+
+func (e *env) totalWrites() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.writes + e.store.Writes()
+}
+
+// endpoints is the in-cluster regional endpoints ConfigMap.
+func endpoints(name, db string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"db": db}}
+}
+
+func team(name, lead string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"lead": lead}}}
+	u.SetGroupVersionKind(teamGVK)
+	u.SetName(name)
+	u.SetNamespace(ns)
+	return u
+}
+
+func contains(t *testing.T, files map[string]string, file, text string) {
+	t.Helper()
+	if !strings.Contains(files[file], text) {
+		t.Errorf("%s lacks %q:\n%s", file, text, files[file])
+	}
+}
+
+const appVariant = `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata:
+  name: app-prod
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: app-prod}
+  labels: {env: prod}
+  packageContext:
+    data: {env: prod}
+  pipeline:
+    mutators:
+    - image: gcr.io/kpt-fn/set-namespace:v0.4.1
+      name: set-ns
+      configMap: {namespace: prod}
+  injectors:
+  - name: us-east1-endpoints
+  - kind: Team
+    name: web
+`
+
+func clientKey(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}

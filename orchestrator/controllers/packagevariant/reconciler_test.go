@@ -1,0 +1,364 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+func TestClone(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Lifecycle != store.Draft || revs[0].Workspace != "packagevariant-1" || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" {
+		t.Fatalf("downstream = %+v", revs)
+	}
+	f := e.files(revs[0])
+	contains(t, f, "package-context.yaml", "env: prod")
+	contains(t, f, "Kptfile", "name: PackageVariant.app-prod.set-ns.0")
+	contains(t, f, "endpoints.yaml", "db: db.us-east1:5432")
+	contains(t, f, "team.yaml", "lead: alice")
+	contains(t, f, "Kptfile", "message: injected resource \"web\" from cluster")
+	v := e.get("app-prod")
+	if !controllerutil.ContainsFinalizer(v, pv.Finalizer) || v.Status.ObservedGeneration != 1 {
+		t.Fatalf("finalizer/observedGeneration: %+v", v)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue || c.Reason != pvapi.ReasonNoErrors {
+		t.Fatalf("Ready = %+v", c)
+	}
+	if ts := v.Status.DownstreamTargets; len(ts) != 1 || ts[0].Name != revs[0].Name {
+		t.Fatalf("targets = %+v", ts)
+	}
+}
+
+// Reconciling an unchanged variant performs zero writes, in Porch and in
+// the cluster.
+func TestSteadyStateWritesNothing(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	before := e.totalWrites()
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	if w := e.totalWrites() - before; w != 0 {
+		t.Fatalf("two reconciles of an unchanged variant made %d writes (store calls %v)", w, e.store.Calls())
+	}
+	// And once published, the same.
+	e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+	e.mustReconcile("app-prod")
+	before = e.totalWrites()
+	e.mustReconcile("app-prod")
+	if w := e.totalWrites() - before; w != 0 {
+		t.Fatalf("a reconcile of an unchanged published variant made %d writes", w)
+	}
+}
+
+func TestRemutateDraft(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.PackageContext.Data["region"] = "us-east1" })
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 {
+		t.Fatalf("the draft must be updated in place: %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "package-context.yaml", "region: us-east1")
+}
+
+func TestEditDraftForPublished(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	pub, err := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.PackageContext.Data["tier"] = "gold" })
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 2 || revs[1].Workspace != "packagevariant-2" || revs[1].Lifecycle != store.Draft {
+		t.Fatalf("want an edit draft: %+v", revs)
+	}
+	contains(t, e.files(revs[1]), "package-context.yaml", "tier: gold")
+	if strings.Contains(e.files(pub)["package-context.yaml"], "tier") {
+		t.Fatal("the published revision changed")
+	}
+	if ts := e.get("app-prod").Status.DownstreamTargets; len(ts) != 1 || ts[0].Name != revs[1].Name {
+		t.Fatalf("targets must be the draft: %+v", ts)
+	}
+}
+
+func TestUpgrade(t *testing.T) {
+	for _, pinned := range []bool{true, false} {
+		name := map[bool]string{true: "revision changed", false: "newer revision published"}[pinned]
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			bp := blueprint(t)
+			e.store.Publish(ns, "blueprints", "app", bp)
+			text := appVariant
+			if pinned {
+				text = strings.Replace(text, "package: app}", "package: app, revision: 1}", 1)
+			}
+			e.variant(text)
+			e.mustReconcile("app-prod")
+			e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+			e.mustReconcile("app-prod")
+			if n := len(e.downstream("app-prod")); n != 1 {
+				t.Fatalf("nothing moved yet, but there are %d revisions", n)
+			}
+			bp2 := map[string]string{}
+			for k, v := range bp {
+				bp2[k] = v
+			}
+			bp2["deployment.yaml"] = strings.Replace(bp["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+			e.store.Publish(ns, "blueprints", "app", bp2)
+			if pinned {
+				e.mustReconcile("app-prod") // still pinned to 1
+				if n := len(e.downstream("app-prod")); n != 1 {
+					t.Fatalf("a pinned variant must not follow a new publication: %d revisions", n)
+				}
+				e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Upstream.Revision = 2 })
+			}
+			e.mustReconcile("app-prod")
+			revs := e.downstream("app-prod")
+			if len(revs) != 2 || revs[1].Lock == nil || revs[1].Lock.Ref != "app/v2" {
+				t.Fatalf("want an upgrade draft locked to app/v2: %+v", revs)
+			}
+			f := e.files(revs[1])
+			contains(t, f, "deployment.yaml", "nginx:1.28")
+			contains(t, f, "package-context.yaml", "env: prod") // mutations re-applied
+		})
+	}
+}
+
+func TestUpstreamMissingThenAppearing(t *testing.T) {
+	e := newEnv(t)
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue || c.Reason != ReasonUpstreamNotFound ||
+		c.Message != `upstream package revision not found: package "app" in repository "blueprints", any published revision` {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	if n := len(e.downstream("app-prod")); n != 0 {
+		t.Fatalf("%d revisions without an upstream", n)
+	}
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.mustReconcile("app-prod")
+	if n := len(e.downstream("app-prod")); n != 1 {
+		t.Fatalf("want a clone once the upstream appears, got %d", n)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionFalse {
+		t.Fatalf("Stalled = %+v", c)
+	}
+}
+
+func TestAdoption(t *testing.T) {
+	for _, policy := range []string{"adoptExisting", "adoptNone"} {
+		t.Run(policy, func(t *testing.T) {
+			e := newEnv(t)
+			up := e.store.Publish(ns, "blueprints", "app", blueprint(t))
+			existing, err := e.store.CreateDraft(context.Background(), store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app-prod",
+				Workspace: "by-hand", Labels: map[string]string{"keep": "me"}, Task: store.Task{Type: store.Clone, Upstream: up.Name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.variant(strings.Replace(appVariant, "labels: {env: prod}", "labels: {env: prod}\n  adoptionPolicy: "+policy, 1))
+			e.mustReconcile("app-prod")
+			revs := e.downstream("app-prod")
+			if policy == "adoptExisting" {
+				if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Labels["keep"] != "me" {
+					t.Fatalf("want the draft adopted: %+v", revs)
+				}
+				contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
+				return
+			}
+			if len(revs) != 2 || revs[0].Name != existing.Name || revs[0].OwnedBy("uid-app-prod") || revs[1].Workspace != "packagevariant-1" {
+				t.Fatalf("adoptNone must leave the draft alone and clone: %+v", revs)
+			}
+		})
+	}
+}
+
+func TestDeleteAndOrphan(t *testing.T) {
+	for _, policy := range []string{"delete", "orphan"} {
+		t.Run(policy, func(t *testing.T) {
+			e := newEnv(t)
+			e.store.Publish(ns, "blueprints", "app", blueprint(t))
+			e.variant(strings.Replace(appVariant, "labels: {env: prod}", "labels: {env: prod}\n  deletionPolicy: "+policy, 1))
+			e.mustReconcile("app-prod")
+			pub, _ := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+			e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.PackageContext.Data["tier"] = "gold" })
+			e.mustReconcile("app-prod") // a published revision and an edit draft
+			if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
+				t.Fatal(err)
+			}
+			e.mustReconcile("app-prod")
+			revs := e.downstream("app-prod")
+			if policy == "delete" {
+				if len(revs) != 1 || revs[0].Name != pub.Name || revs[0].Lifecycle != store.DeletionProposed || revs[0].OwnedBy("uid-app-prod") {
+					t.Fatalf("want the draft deleted and the published revision proposed for deletion: %+v", revs)
+				}
+			} else if len(revs) != 2 || revs[0].OwnedBy("uid-app-prod") || revs[1].OwnedBy("uid-app-prod") || revs[0].Lifecycle != store.Published {
+				t.Fatalf("want both revisions kept and disowned: %+v", revs)
+			}
+			v := &pvapi.PackageVariant{}
+			if err := e.client.Get(context.Background(), clientKey("app-prod"), v); err == nil {
+				t.Fatalf("the variant must be gone once its finalizer is removed: %+v", v.Finalizers)
+			}
+		})
+	}
+}
+
+// F4: a failing delete keeps the finalizer; the retry finishes the job.
+func TestFailingDeleteKeepsFinalizer(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
+		t.Fatal(err)
+	}
+	e.store.Inject(memory.Fault{Op: memory.OpDelete, Err: errors.New("porch is down")})
+	err := e.reconcile("app-prod")
+	if err == nil || !strings.Contains(err.Error(), "porch is down") {
+		t.Fatalf("reconcile error = %v", err)
+	}
+	if v := e.get("app-prod"); !controllerutil.ContainsFinalizer(v, pv.Finalizer) {
+		t.Fatal("the finalizer was removed although the draft was not deleted")
+	}
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Reason != ReasonDeleting || !strings.Contains(c.Message, "porch is down") {
+		t.Fatalf("Ready = %+v", c)
+	}
+	e.mustReconcile("app-prod")
+	if n := len(e.downstream("app-prod")); n != 0 {
+		t.Fatalf("%d revisions left", n)
+	}
+}
+
+// F5: a create that timed out after succeeding gives exactly one draft.
+func TestCreateTimeoutGivesOneDraft(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("context deadline exceeded"), After: true})
+	if err := e.reconcile("app-prod"); err == nil {
+		t.Fatal("the timed-out create must be reported")
+	}
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "deadline") {
+		t.Fatalf("Ready = %+v", c)
+	}
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 {
+		t.Fatalf("want exactly one draft, got %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
+}
+
+// F1 through the orchestrator: dotted names keep exactly one entry.
+func TestDottedNames(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(strings.NewReplacer("name: app-prod\n", "name: my.pv\n", "name: set-ns", "name: set.ns").Replace(appVariant))
+	for i := 0; i < 3; i++ {
+		e.mustReconcile("my.pv")
+	}
+	k := e.files(e.downstream("app-prod")[0])["Kptfile"]
+	if n := strings.Count(k, "PackageVariant.my.pv.set.ns.0"); n != 1 {
+		t.Fatalf("want one entry, got %d:\n%s", n, k)
+	}
+}
+
+// An injected object changing gives an updated draft.
+func TestInjectedObjectChanges(t *testing.T) {
+	cm := endpoints("us-east1-endpoints", "db-1:5432")
+	e := newEnv(t, cm, team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	cm.Data["db"] = "db-2:5432"
+	if err := e.client.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 {
+		t.Fatalf("%+v", revs)
+	}
+	contains(t, e.files(revs[0]), "endpoints.yaml", "db: db-2:5432")
+}
+
+func TestValidation(t *testing.T) {
+	e := newEnv(t)
+	e.variant(`apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata:
+  name: bad
+spec:
+  upstream: {package: app}
+  packageContext:
+    data: {name: x}
+  pipeline:
+    mutators:
+    - name: no-image
+`)
+	e.mustReconcile("bad")
+	c := e.condition("bad", pvapi.ConditionStalled)
+	want := "`spec.upstream.repo` must not be empty; `spec.downstream` must be set; " +
+		"`spec.packageContext.data` must not contain the reserved key \"name\" (kpt and Porch set it); " +
+		"`spec.pipeline.mutators[0]` must specify one of `image` or `exec`"
+	if c.Status != metav1.ConditionTrue || c.Reason != pvapi.ReasonValidationError || c.Message != want {
+		t.Fatalf("Stalled = %+v\nwant message %s", c, want)
+	}
+	if r := e.condition("bad", pvapi.ConditionReady); r.Status != metav1.ConditionFalse || r.Message != "invalid packagevariant object" {
+		t.Fatalf("Ready = %+v", r)
+	}
+}
+
+// A3: a draft made from another upstream is reported, not upgraded in place.
+func TestStaleDraft(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	if err := e.reconcile("app-prod"); err != nil {
+		t.Fatalf("a stale draft is reported, not retried: %v", err)
+	}
+	c := e.condition("app-prod", pvapi.ConditionReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != ReasonStaleDraft || !strings.Contains(c.Message, "wants app/v2") {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+// Owned revisions of a previous downstream are pruned.
+func TestDownstreamChangePrunes(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Downstream.Package = "app-prod-2" })
+	e.mustReconcile("app-prod")
+	if n := len(e.downstream("app-prod")); n != 0 {
+		t.Fatalf("the old downstream's draft must be deleted, %d left", n)
+	}
+	if n := len(e.downstream("app-prod-2")); n != 1 {
+		t.Fatalf("want a clone of the new downstream, got %d", n)
+	}
+}
