@@ -1,0 +1,17 @@
+// Package packagevariantset is the PackageVariantSet reconciler. It computes
+// a set's children with pvs-expand's library (the function's own code) from
+// the Repositories and selected objects in the set's namespace and the
+// upstream package's revisions, then creates, updates in place and deletes
+// PackageVariants to match.
+//
+// Where it differs from Porch v1.5.3 (reference-behavior.md Part A):
+//   - partial success: a target entry that cannot be computed is reported in
+//     status.targetFailures (Ready=False PartiallyReconciled) and blocks no
+//     other child;
+//   - F8: a selector whose kind cannot be listed is a failure, never "zero
+//     targets": no child is deleted unless every target was computed;
+//   - F6: transient errors are retried; an invalid set is Stalled and waits
+//     for a spec change;
+//   - children are updated only when their spec differs, so a steady set
+//     writes nothing.
+package packagevariantset
