@@ -68,10 +68,12 @@ func LockFor(r Revision) *Lock {
 	return &Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
 }
 
-// Matches reports whether the lock points at upstream revision r.
+// Matches reports whether the lock points at upstream revision r. A lock
+// without a repository (Porch records the git URL, not the Repository) is
+// compared by package and ref.
 func (l *Lock) Matches(r Revision) bool {
 	want := LockFor(r)
-	return l != nil && l.Repository == want.Repository && l.Package == want.Package && l.Ref == want.Ref
+	return l != nil && (l.Repository == "" || l.Repository == want.Repository) && l.Package == want.Package && l.Ref == want.Ref
 }
 
 // Revision is a package revision.

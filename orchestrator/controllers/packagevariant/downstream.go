@@ -75,7 +75,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		}
 	}
 	if pub.Lock != nil && !pub.Lock.Matches(*up) {
-		old, err := r.lockedUpstream(ctx, v.Namespace, pub.Lock)
+		old, err := r.lockedUpstream(ctx, v, pub.Lock)
 		if err != nil {
 			return nil, err
 		}
@@ -105,9 +105,14 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	return []target{t}, err
 }
 
-// lockedUpstream finds the published upstream revision a lock points at.
-func (r *Reconciler) lockedUpstream(ctx context.Context, namespace string, lock *store.Lock) (string, error) {
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: namespace, Repository: lock.Repository, Package: lock.Package})
+// lockedUpstream finds the published upstream revision a lock points at (a
+// lock without a repository is taken to be in the variant's upstream one).
+func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant, lock *store.Lock) (string, error) {
+	repo := lock.Repository
+	if repo == "" {
+		repo = v.Spec.Upstream.Repo
+	}
+	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: repo, Package: lock.Package})
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Index names the Porch store needs on the PackageRevision cache.
+const (
+	// IndexPackage keys revisions by "<repository>/<package>".
+	IndexPackage = "pvkit.dev/package"
+	// IndexOwner keys revisions by each owner UID.
+	IndexOwner = "pvkit.dev/owner"
+)
+
+// Indexer registers cache indexes (controller-runtime's FieldIndexer).
+type Indexer interface {
+	IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error
+}
+
+// SetupIndexes registers the PackageRevision indexes, so that listing a
+// package's or an owner's revisions is served from the watch cache, never by
+// a namespace-wide LIST (F7).
+func SetupIndexes(ctx context.Context, ix Indexer) error {
+	if err := ix.IndexField(ctx, &porchapi.PackageRevision{}, IndexPackage, func(o client.Object) []string {
+		pr := o.(*porchapi.PackageRevision)
+		return []string{pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}
+	}); err != nil {
+		return err
+	}
+	return ix.IndexField(ctx, &porchapi.PackageRevision{}, IndexOwner, func(o client.Object) []string {
+		var uids []string
+		for _, ref := range o.GetOwnerReferences() {
+			uids = append(uids, string(ref.UID))
+		}
+		return uids
+	})
+}
+
+// Porch is the store on a Porch server: a controller-runtime client whose
+// cache has the indexes of SetupIndexes (reads) and writes to the API.
+type Porch struct {
+	Client client.Client
+}
+
+var _ Store = (*Porch)(nil)
+
+// ListRevisions implements Store.
+func (p *Porch) ListRevisions(ctx context.Context, k PackageKey) ([]Revision, error) {
+	var l porchapi.PackageRevisionList
+	if err := p.Client.List(ctx, &l, client.InNamespace(k.Namespace), client.MatchingFields{IndexPackage: k.Repository + "/" + k.Package}); err != nil {
+		return nil, err
+	}
+	return fromList(l.Items), nil
+}
+
+// ListOwned implements Store.
+func (p *Porch) ListOwned(ctx context.Context, namespace, uid string) ([]Revision, error) {
+	var l porchapi.PackageRevisionList
+	if err := p.Client.List(ctx, &l, client.InNamespace(namespace), client.MatchingFields{IndexOwner: uid}); err != nil {
+		return nil, err
+	}
+	return fromList(l.Items), nil
+}
+
+func fromList(items []porchapi.PackageRevision) []Revision {
+	out := make([]Revision, 0, len(items))
+	for i := range items {
+		out = append(out, fromPorch(&items[i]))
+	}
+	return out
+}
+
+// fromPorch converts a PackageRevision. Porch's lock names the upstream's
+// git repository by URL, not by Repository object, so Lock.Repository is
+// empty and locks are compared by package and ref.
+func fromPorch(pr *porchapi.PackageRevision) Revision {
+	r := Revision{Namespace: pr.Namespace, Name: pr.Name, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
+		Workspace: pr.Spec.WorkspaceName, Revision: pr.Spec.Revision, Lifecycle: Lifecycle(pr.Spec.Lifecycle),
+		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion}
+	if r.Lifecycle == "" {
+		r.Lifecycle = Draft
+	}
+	for _, o := range pr.OwnerReferences {
+		r.Owners = append(r.Owners, OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
+	}
+	if l := pr.Status.UpstreamLock; l != nil && l.Git != nil {
+		r.Lock = &Lock{Package: l.Git.Directory, Ref: l.Git.Ref}
+	}
+	return r
+}
+
+func ownerRefs(owners []OwnerRef) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, o := range owners {
+		c := o.Controller
+		out = append(out, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
+	}
+	return out
+}
+
+// CreateDraft implements Store.
+func (p *Porch) CreateDraft(ctx context.Context, s DraftSpec) (Revision, error) {
+	task := porchapi.Task{Type: porchapi.TaskType(s.Task.Type)}
+	switch s.Task.Type {
+	case Clone:
+		task.Clone = &porchapi.PackageCloneTaskSpec{Upstream: porchapi.UpstreamPackage{UpstreamRef: &porchapi.PackageRevisionRef{Name: s.Task.Upstream}}}
+	case Edit:
+		task.Edit = &porchapi.PackageEditTaskSpec{Source: &porchapi.PackageRevisionRef{Name: s.Task.Source}}
+	case Upgrade:
+		task.Upgrade = &porchapi.PackageUpgradeTaskSpec{OldUpstream: porchapi.PackageRevisionRef{Name: s.Task.OldUpstream},
+			NewUpstream: porchapi.PackageRevisionRef{Name: s.Task.NewUpstream}, LocalPackageRevisionRef: porchapi.PackageRevisionRef{Name: s.Task.Local},
+			Strategy: porchapi.ResourceMerge}
+	default:
+		return Revision{}, fmt.Errorf("unknown task type %q", s.Task.Type)
+	}
+	pr := &porchapi.PackageRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, OwnerReferences: ownerRefs(s.Owners), Labels: s.Labels, Annotations: s.Annotations},
+		Spec: porchapi.PackageRevisionSpec{PackageName: s.Package, RepositoryName: s.Repository, WorkspaceName: s.Workspace,
+			Lifecycle: porchapi.PackageRevisionLifecycleDraft, Tasks: []porchapi.Task{task}},
+	}
+	if err := p.Client.Create(ctx, pr); err != nil {
+		return Revision{}, wrap(err)
+	}
+	return fromPorch(pr), nil
+}
+
+// GetResources implements Store.
+func (p *Porch) GetResources(ctx context.Context, namespace, name string) (Resources, error) {
+	var prr porchapi.PackageRevisionResources
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &prr); err != nil {
+		return Resources{}, wrap(err)
+	}
+	if prr.Spec.Resources == nil {
+		return Resources{}, fmt.Errorf("package revision %s/%s has no resources", namespace, name)
+	}
+	return Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion}, nil
+}
+
+// UpdateResources implements Store.
+func (p *Porch) UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error) {
+	var prr porchapi.PackageRevisionResources
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &prr); err != nil {
+		return RenderStatus{}, wrap(err)
+	}
+	if res.ResourceVersion != "" && prr.ResourceVersion != res.ResourceVersion {
+		return RenderStatus{}, fmt.Errorf("package revision %s/%s changed since version %s: %w", namespace, name, res.ResourceVersion, ErrConflict)
+	}
+	prr.Spec.Resources = res.Files
+	if err := p.Client.Update(ctx, &prr); err != nil {
+		return RenderStatus{}, wrap(err)
+	}
+	return RenderStatus{Error: prr.Status.RenderStatus.Err}, nil
+}
+
+// Update implements Store.
+func (p *Porch) Update(ctx context.Context, rev Revision) error {
+	var pr porchapi.PackageRevision
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Name}, &pr); err != nil {
+		return wrap(err)
+	}
+	if rev.ResourceVersion != "" && pr.ResourceVersion != rev.ResourceVersion {
+		return fmt.Errorf("package revision %s/%s changed since version %s: %w", rev.Namespace, rev.Name, rev.ResourceVersion, ErrConflict)
+	}
+	pr.OwnerReferences = ownerRefs(rev.Owners)
+	pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
+	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
+	return wrap(p.Client.Update(ctx, &pr))
+}
+
+// Delete implements Store.
+func (p *Porch) Delete(ctx context.Context, namespace, name string) error {
+	pr := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	return wrap(p.Client.Delete(ctx, pr))
+}
+
+// wrap maps API errors to the store's.
+func wrap(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return errors.Join(ErrNotFound, err)
+	case apierrors.IsAlreadyExists(err):
+		return errors.Join(ErrAlreadyExists, err)
+	case apierrors.IsConflict(err):
+		return errors.Join(ErrConflict, err)
+	}
+	return err
+}
