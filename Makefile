@@ -31,8 +31,11 @@ generate: $(CONTROLLER_GEN)
 
 all: build
 
-## build: static Linux binaries in bin/ (contract.md)
-build: $(BINARIES)
+## build: static Linux binaries in bin/ (contract.md): the functions and pvctl
+build: $(BINARIES) bin/pvctl
+
+bin/pvctl: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
 
 bin/%: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*

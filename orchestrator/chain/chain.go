@@ -88,15 +88,36 @@ type Result struct {
 	Results fn.Results
 }
 
-// Run runs the steps on a package (file name -> content). Any error result
-// stops the chain: the package is not half-mutated, and the error names the
-// function, file, object and field.
-func Run(files map[string]string, steps []Step) (*Result, error) {
+// Package is a downstream package parsed once, for InjectionTypes and Run.
+type Package struct {
+	files map[string]string
+	items []*yaml.RNode
+}
+
+// Load parses a package (file name -> content); a file that does not parse
+// is an error naming it.
+func Load(files map[string]string) (*Package, error) {
 	items, err := krm.FilesToItems(files)
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{}
+	return &Package{files: files, items: items}, nil
+}
+
+// Run runs the steps on a package (file name -> content).
+func Run(files map[string]string, steps []Step) (*Result, error) {
+	p, err := Load(files)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(steps)
+}
+
+// Run runs the steps. Any error result stops the chain: the package is not
+// half-mutated, and the error names the function, file, object and field.
+// A Package runs once.
+func (p *Package) Run(steps []Step) (*Result, error) {
+	items, out := p.items, &Result{}
 	for _, s := range steps {
 		rl := &krm.ResourceList{Items: items, FunctionConfig: s.Config}
 		s.Process(rl)
@@ -106,10 +127,11 @@ func Run(files map[string]string, steps []Step) (*Result, error) {
 		}
 		items = rl.Items
 	}
-	if out.Files, err = krm.ItemsToFiles(items, files); err != nil {
+	var err error
+	if out.Files, err = krm.ItemsToFiles(items, p.files); err != nil {
 		return out, err
 	}
-	out.Changed = !sameFiles(files, out.Files)
+	out.Changed = !sameFiles(p.files, out.Files)
 	return out, nil
 }
 
@@ -127,20 +149,16 @@ func sameFiles(a, b map[string]string) bool {
 
 // InjectionTypes lists the apiVersion/kind of the package's injection points:
 // the kinds whose objects the orchestrator must read for config-inject.
-func InjectionTypes(files map[string]string) ([]krm.GVK, error) {
-	items, err := krm.FilesToItems(files)
-	if err != nil {
-		return nil, err
-	}
-	points, _ := configinject.FindPoints(items)
+func (p *Package) InjectionTypes() []krm.GVK {
+	points, _ := configinject.FindPoints(p.items)
 	seen := map[krm.GVK]bool{}
 	var out []krm.GVK
-	for _, p := range points {
-		g := krm.GVK{APIVersion: p.APIVersion, Kind: p.Kind}
+	for _, pt := range points {
+		g := krm.GVK{APIVersion: pt.APIVersion, Kind: pt.Kind}
 		if !seen[g] {
 			seen[g] = true
 			out = append(out, g)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -200,10 +200,11 @@ func TestErrorsAgree(t *testing.T) {
 }
 
 func TestInjectionTypes(t *testing.T) {
-	got, err := InjectionTypes(fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app")))
+	p, err := Load(fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := p.InjectionTypes()
 	want := []krm.GVK{{APIVersion: "v1", Kind: "ConfigMap"}, {APIVersion: "example.com/v1", Kind: "Team"}}
 	if !cmp.Equal(got, want) {
 		t.Fatalf("InjectionTypes = %v, want %v", got, want)

@@ -21,9 +21,11 @@ import (
 // the same work on the same input.
 var versusPorch = []struct{ porch, pvkit string }{
 	{"BenchmarkPorchPVSReconciler", "BenchmarkPVSExpandLibrary"},
+	{"BenchmarkPorchPVResync", "BenchmarkPVResync"},
+	{"BenchmarkPorchPVResync", "BenchmarkPVResyncCold"},
 }
 
-var line = regexp.MustCompile(`^(Benchmark[^\s/]+)/([^\s]+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+[\d.]+ MB/s)?(?:\s+(\d+) B/op\s+(\d+) allocs/op)?`)
+var line = regexp.MustCompile(`^(Benchmark[^\s/]+)/([^\s]+?)(-\d+)?\s+\d+\s+(.*)$`)
 
 type key struct{ pkg, name, size string }
 
@@ -31,6 +33,19 @@ type sample struct {
 	ns     []float64
 	bytes  float64
 	allocs float64
+	extra  map[string]float64 // custom metrics, e.g. calls/variant
+}
+
+// metrics parses "123 ns/op 4 B/op 3.000 calls/variant ..." pairs.
+func metrics(text string) map[string]float64 {
+	f := strings.Fields(text)
+	out := map[string]float64{}
+	for i := 0; i+1 < len(f); i += 2 {
+		if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+			out[f[i+1]] = v
+		}
+	}
+	return out
 }
 
 func main() {
@@ -58,17 +73,25 @@ func run(in io.Reader, out io.Writer) error {
 			}
 			continue
 		}
+		met := metrics(m[4])
+		ns, ok := met["ns/op"]
+		if !ok {
+			continue
+		}
 		k := key{pkg, m[1], m[2]}
 		s := samples[k]
 		if s == nil {
-			s = &sample{}
+			s = &sample{extra: map[string]float64{}}
 			samples[k] = s
 			order = append(order, k)
 		}
-		ns, _ := strconv.ParseFloat(m[4], 64)
 		s.ns = append(s.ns, ns)
-		s.bytes, _ = strconv.ParseFloat(m[5], 64)
-		s.allocs, _ = strconv.ParseFloat(m[6], 64)
+		s.bytes, s.allocs = met["B/op"], met["allocs/op"]
+		for unit, v := range met {
+			if strings.HasSuffix(unit, "/variant") {
+				s.extra[unit] = v
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
@@ -103,16 +126,25 @@ func sideBySide(out io.Writer, samples map[key]*sample, order []key) error {
 				continue
 			}
 			if !header {
-				fmt.Fprintln(out, "\n| Porch v1.5.3 | pvkit | input | Porch time/op | pvkit time/op | pvkit speed-up | Porch MB alloc/op | pvkit MB alloc/op |")
-				fmt.Fprintln(out, "|---|---|---|---:|---:|---:|---:|---:|")
+				fmt.Fprintln(out, "\n| Porch v1.5.3 | pvkit | input | Porch time/op | pvkit time/op | pvkit speed-up | Porch MB alloc/op | pvkit MB alloc/op | API calls/variant (Porch, pvkit) | writes/variant (Porch, pvkit) |")
+				fmt.Fprintln(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 				header = true
 			}
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.1fx | %.1f | %.1f |\n", strings.TrimPrefix(v.porch, "Benchmark"),
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %.1fx | %.1f | %.1f | %s | %s |\n", strings.TrimPrefix(v.porch, "Benchmark"),
 				strings.TrimPrefix(v.pvkit, "Benchmark"), k.size, duration(median(p.ns)), duration(median(q.ns)),
-				median(p.ns)/median(q.ns), p.bytes/1e6, q.bytes/1e6)
+				median(p.ns)/median(q.ns), p.bytes/1e6, q.bytes/1e6, pair(p, q, "calls/variant"), pair(p, q, "writes/variant"))
 		}
 	}
 	return nil
+}
+
+func pair(p, q *sample, unit string) string {
+	a, okA := p.extra[unit]
+	b, okB := q.extra[unit]
+	if !okA || !okB {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f, %.1f", a, b)
 }
 
 func median(v []float64) float64 {

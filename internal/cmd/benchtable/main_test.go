@@ -27,8 +27,17 @@ PASS
 	if err := run(strings.NewReader(in2), &side); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(side.String(), "| PorchPVSReconciler | PVSExpandLibrary | big | 30.00 s | 500.00 ms | 60.0x | 21000.0 | 185.0 |") {
+	if !strings.Contains(side.String(), "| PorchPVSReconciler | PVSExpandLibrary | big | 30.00 s | 500.00 ms | 60.0x | 21000.0 | 185.0 | - | - |") {
 		t.Fatalf("no side-by-side row:\n%s", side.String())
+	}
+	var resync strings.Builder
+	in3 := "pkg: p\nBenchmarkPorchPVResync/1000v-2   3   4000000000 ns/op   4.000 calls/variant   1.000 writes/variant   3000000000 B/op   9 allocs/op\n" +
+		"BenchmarkPVResync/1000v-2   3   200000000 ns/op   3.000 calls/variant   0 writes/variant   30000000 B/op   9 allocs/op\n"
+	if err := run(strings.NewReader(in3), &resync); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resync.String(), "| PorchPVResync | PVResync | 1000v | 4.00 s | 200.00 ms | 20.0x | 3000.0 | 30.0 | 4.0, 3.0 | 1.0, 0.0 |") {
+		t.Fatalf("no resync row:\n%s", resync.String())
 	}
 	if err := run(strings.NewReader("--- FAIL: BenchmarkX\n"), &out); err == nil || !strings.Contains(err.Error(), "a benchmark failed") {
 		t.Fatalf("error = %v", err)

@@ -44,22 +44,33 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		if err != nil {
 			return nil, err
 		}
-		drafts = append(drafts, draft)
+		t, _, _, err := r.mutate(ctx, v, draft)
+		return []target{t}, err
 	} else if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
-	var targets []target
 	for _, d := range drafts {
 		if d.Lock != nil && !d.Lock.Matches(*up) {
 			return nil, &userError{ReasonStaleDraft, fmt.Errorf(
 				"draft %s was made from upstream %s %s, but the PackageVariant wants %s; pvkit does not upgrade drafts in place: approve or delete the draft",
 				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)}
 		}
-		t, err := r.mutate(ctx, v, d)
+	}
+	if t, ok := r.unchanged(ctx, v, up, drafts); ok {
+		return t, nil
+	}
+	var targets []target
+	var ins []*inputs
+	wrote := false
+	for _, d := range drafts {
+		t, w, in, err := r.mutate(ctx, v, d)
 		if err != nil {
 			return nil, err
 		}
-		targets = append(targets, t)
+		targets, ins, wrote = append(targets, t), append(ins, in), wrote || w
+	}
+	if !wrote {
+		r.remember(v, up, drafts, ins, targets)
 	}
 	return targets, nil
 }
@@ -83,25 +94,30 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		if err != nil {
 			return nil, err
 		}
-		t, err := r.mutate(ctx, v, draft)
+		t, _, _, err := r.mutate(ctx, v, draft)
 		return []target{t}, err
+	}
+	if t, ok := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
+		return t, nil
 	}
 	res, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.runChain(ctx, v, res.Files)
+	out, in, err := r.runChain(ctx, v, res.Files)
 	if err != nil {
 		return nil, err
 	}
 	if !out.Changed {
-		return []target{{name: pub.Name}}, nil
+		targets := []target{{name: pub.Name}}
+		r.remember(v, up, []store.Revision{pub}, []*inputs{in}, targets)
+		return targets, nil
 	}
 	draft, err := r.createDraft(ctx, v, store.Task{Type: store.Edit, Source: pub.Name})
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.mutate(ctx, v, draft)
+	t, _, _, err := r.mutate(ctx, v, draft)
 	return []target{t}, err
 }
 

@@ -68,20 +68,22 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	e := &env{t: t, store: memory.New()}
 	counted := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
 	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
-		WithStatusSubresource(&pvapi.PackageVariant{}).WithInterceptorFuncs(interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-			counted()
-			return c.Patch(ctx, o, p, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-			counted()
-			return c.Update(ctx, o, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			counted()
-			return c.SubResource(sub).Patch(ctx, o, p, opts...)
-		},
-	}).Build()
+		WithStatusSubresource(&pvapi.PackageVariant{}).
+		WithIndex(&pvapi.PackageVariant{}, indexUpstream, upstreamKeys).WithIndex(&pvapi.PackageVariant{}, indexInjector, injectorNames).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+				counted()
+				return c.Patch(ctx, o, p, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+				counted()
+				return c.Update(ctx, o, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				counted()
+				return c.SubResource(sub).Patch(ctx, o, p, opts...)
+			},
+		}).Build()
 	e.store.AddRepository(ns, "deploy")
 	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: fixedClock{}}
 	return e

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/chain"
@@ -17,49 +19,78 @@ import (
 )
 
 // mutate runs the chain on a draft and writes the result when it changed.
-func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (target, error) {
+// It returns the target, whether it wrote, and the inputs it ran on.
+func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (target, bool, *inputs, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
-		return target{}, err
+		return target{}, false, nil, err
 	}
-	out, err := r.runChain(ctx, v, res.Files)
+	out, in, err := r.runChain(ctx, v, res.Files)
 	if err != nil {
-		return target{}, err
+		return target{}, false, nil, err
 	}
 	if !out.Changed {
-		return target{name: d.Name}, nil
+		return target{name: d.Name}, false, in, nil
 	}
 	render, err := r.Store.UpdateResources(ctx, v.Namespace, d.Name, store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion})
 	if err != nil {
-		return target{}, fmt.Errorf("updating %s: %w", d.Name, err)
+		return target{}, false, nil, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	return target{name: d.Name, render: &render}, nil
+	return target{name: d.Name, render: &render}, true, in, nil
 }
 
-// runChain runs the variant's mutations on files, with the in-cluster
-// objects of the package's injection points' types as candidates.
-func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, files map[string]string) (*chain.Result, error) {
-	types, err := chain.InjectionTypes(files)
+// inputs are what a chain run depended on besides the variant and the
+// package: the injected kinds and a fingerprint of their objects.
+type inputs struct {
+	types      []krm.GVK
+	candidates string
+}
+
+// runChain runs the variant's mutations on files (parsed once), with the
+// in-cluster objects of the package's injection points' types as candidates.
+func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, files map[string]string) (*chain.Result, *inputs, error) {
+	pkg, err := chain.Load(files)
 	if err != nil {
-		return nil, &userError{ReasonMutationFailed, err}
+		return nil, nil, &userError{ReasonMutationFailed, err}
 	}
-	var candidates []*yaml.RNode
-	for _, t := range types {
-		objs, err := r.listObjects(ctx, v.Namespace, t.APIVersion, t.Kind)
-		if err != nil {
-			return nil, err
-		}
-		candidates = append(candidates, objs...)
+	in := &inputs{types: pkg.InjectionTypes()}
+	candidates, fp, err := r.candidates(ctx, v.Namespace, in.types)
+	if err != nil {
+		return nil, nil, err
 	}
+	in.candidates = fp
 	steps, err := chain.Steps(v, candidates)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := chain.Run(files, steps)
+	out, err := pkg.Run(steps)
 	if err != nil {
-		return nil, &userError{ReasonMutationFailed, err}
+		return nil, nil, &userError{ReasonMutationFailed, err}
 	}
-	return out, nil
+	return out, in, nil
+}
+
+// candidates lists the objects of the given kinds (watching each kind) and
+// fingerprints them by name and resource version.
+func (r *Reconciler) candidates(ctx context.Context, namespace string, types []krm.GVK) ([]*yaml.RNode, string, error) {
+	var out []*yaml.RNode
+	var ids []string
+	for _, t := range types {
+		if err := r.watchKind(t.APIVersion, t.Kind); err != nil {
+			return nil, "", err
+		}
+		objs, err := r.listObjects(ctx, namespace, t.APIVersion, t.Kind)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, o := range objs {
+			rv, _ := krm.ScalarAt(o.YNode(), "metadata", "resourceVersion")
+			ids = append(ids, t.String()+"/"+krm.Name(o.YNode())+"@"+rv)
+		}
+		out = append(out, objs...)
+	}
+	sort.Strings(ids)
+	return out, strings.Join(ids, ","), nil
 }
 
 // listObjects lists the objects of a kind in a namespace as YAML nodes. A

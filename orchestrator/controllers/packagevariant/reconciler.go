@@ -40,6 +40,9 @@ type Reconciler struct {
 	Store store.Store
 	// Clock stamps condition transitions (default: the real clock).
 	Clock Clock
+
+	watch *watcher // set by SetupWithManager
+	memo  memo
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -55,6 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}()
 	if !v.DeletionTimestamp.IsZero() {
+		r.forget(v.UID)
 		return ctrl.Result{}, r.reconcileDelete(ctx, v)
 	}
 	if err := r.ensureFinalizer(ctx, v); err != nil {

@@ -41,6 +41,8 @@ type Reconciler struct {
 	Client client.Client
 	Store  store.Store
 	Clock  Clock
+
+	watch *kindWatcher // set by SetupWithManager
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -174,6 +176,10 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 	for _, t := range set.Spec.Targets {
 		if s := t.ObjectSelector; s != nil {
 			g := krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}
+			if err := r.watchKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind)); err != nil {
+				unavailable[g] = err.Error()
+				continue
+			}
 			objs, err := r.list(ctx, set.Namespace, g)
 			if err != nil {
 				unavailable[g] = err.Error()

@@ -50,6 +50,7 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 func (s *Store) add(rev store.Revision, files map[string]string) {
 	s.revs[key(rev.Namespace, rev.Name)] = &entry{rev: rev, files: files}
 	s.byPkg[rev.Key()] = append(s.byPkg[rev.Key()], rev.Name)
+	s.index(rev)
 }
 
 // taskFiles computes a new draft's files and lock from its task.

@@ -31,6 +31,7 @@ type Store struct {
 	repos   map[string]bool // namespace/name
 	revs    map[string]*entry
 	byPkg   map[store.PackageKey][]string // revision names
+	byOwner map[string]map[string]bool    // namespace/owner UID -> revision names
 	version int
 	calls   map[string]int
 	faults  []Fault
@@ -38,7 +39,8 @@ type Store struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{}, calls: map[string]int{}}
+	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{},
+		byOwner: map[string]map[string]bool{}, calls: map[string]int{}}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -177,13 +179,28 @@ func (s *Store) ListOwned(_ context.Context, namespace, uid string) ([]store.Rev
 		return nil, f.Err
 	}
 	var out []store.Revision
-	for _, e := range s.revs {
-		if e.rev.Namespace == namespace && e.rev.OwnedBy(uid) {
-			out = append(out, copyRev(e.rev))
-		}
+	for name := range s.byOwner[key(namespace, uid)] {
+		out = append(out, copyRev(s.revs[key(namespace, name)].rev))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// index records the revision under each of its owners; unindex forgets it.
+func (s *Store) index(r store.Revision) {
+	for _, o := range r.Owners {
+		k := key(r.Namespace, o.UID)
+		if s.byOwner[k] == nil {
+			s.byOwner[k] = map[string]bool{}
+		}
+		s.byOwner[k][r.Name] = true
+	}
+}
+
+func (s *Store) unindex(r store.Revision) {
+	for _, o := range r.Owners {
+		delete(s.byOwner[key(r.Namespace, o.UID)], r.Name)
+	}
 }
 
 // GetResources implements store.Store.
@@ -244,7 +261,9 @@ func (s *Store) Update(_ context.Context, rev store.Revision) error {
 		return fmt.Errorf("package revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
 	e.rev.Lifecycle = rev.Lifecycle
+	s.unindex(e.rev)
 	e.rev.Owners = append([]store.OwnerRef(nil), rev.Owners...)
+	s.index(e.rev)
 	e.rev.Labels, e.rev.Annotations = copyMap(rev.Labels), copyMap(rev.Annotations)
 	e.rev.ResourceVersion = s.nextVersion()
 	if f != nil {
@@ -282,6 +301,7 @@ func (s *Store) Delete(_ context.Context, namespace, name string) error {
 		return fmt.Errorf("package revision %s/%s is Published: propose its deletion first", namespace, name)
 	}
 	delete(s.revs, key(namespace, name))
+	s.unindex(e.rev)
 	k := e.rev.Key()
 	names := s.byPkg[k][:0]
 	for _, n := range s.byPkg[k] {

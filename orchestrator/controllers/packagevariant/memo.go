@@ -1,0 +1,82 @@
+package packagevariant
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The mutations are a pure function of the variant's spec (its generation),
+// the upstream revision, the downstream revisions' files (their resource
+// versions) and the injected objects (theirs). When a run over exactly these
+// inputs changed nothing, a later reconcile with the same fingerprint skips
+// reading and mutating the package: a steady resync costs a few cached
+// lookups per variant. Any change of any input changes the fingerprint, and
+// the work is done again. The memo lives in the reconciler's memory: after a
+// restart the first resync does the full work once.
+type memo struct {
+	mu sync.Mutex
+	m  map[types.UID]memoEntry
+}
+
+type memoEntry struct {
+	fingerprint string
+	types       []krm.GVK
+	targets     []target
+}
+
+func fingerprint(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, candidates string) string {
+	ids := make([]string, len(revs))
+	for i, r := range revs {
+		ids[i] = r.Name + "@" + r.ResourceVersion
+	}
+	sort.Strings(ids)
+	return fmt.Sprintf("%d|%s@%s|%s|%s", v.Generation, up.Name, up.ResourceVersion, strings.Join(ids, ","), candidates)
+}
+
+// unchanged returns the remembered targets when the inputs are the ones of
+// a run that changed nothing.
+func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision) ([]target, bool) {
+	r.memo.mu.Lock()
+	e, ok := r.memo.m[v.UID]
+	r.memo.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	_, fp, err := r.candidates(ctx, v.Namespace, e.types)
+	if err != nil || fingerprint(v, up, revs, fp) != e.fingerprint {
+		return nil, false
+	}
+	out := make([]target, len(e.targets))
+	for i, t := range e.targets {
+		out[i] = target{name: t.name}
+	}
+	return out, true
+}
+
+// remember records a run that changed nothing.
+func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, ins []*inputs, targets []target) {
+	if len(ins) != 1 || ins[0] == nil {
+		return // several drafts: no memo (rare; adoption)
+	}
+	r.memo.mu.Lock()
+	defer r.memo.mu.Unlock()
+	if r.memo.m == nil {
+		r.memo.m = map[types.UID]memoEntry{}
+	}
+	r.memo.m[v.UID] = memoEntry{fingerprint: fingerprint(v, up, revs, ins[0].candidates), types: ins[0].types, targets: targets}
+}
+
+// forget drops a variant's memo (deleted).
+func (r *Reconciler) forget(uid types.UID) {
+	r.memo.mu.Lock()
+	defer r.memo.mu.Unlock()
+	delete(r.memo.m, uid)
+}

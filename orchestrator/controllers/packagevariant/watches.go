@@ -1,0 +1,142 @@
+package packagevariant
+
+import (
+	"context"
+	"sync"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Indexes on PackageVariants, so that each event maps to the variants it
+// concerns (F7), never to every variant in the namespace.
+const (
+	// indexUpstream keys variants by "<repo>/<package>" of their upstream.
+	indexUpstream = "pvkit.dev/upstream"
+	// indexInjector keys variants by the names their injectors select.
+	indexInjector = "pvkit.dev/injector"
+)
+
+// watcher adds watches on injected kinds as the reconciler meets them.
+type watcher struct {
+	mu      sync.Mutex
+	ctrl    controller.Controller
+	watched map[schema.GroupVersionKind]bool
+	mgr     ctrl.Manager
+	mapper  handler.MapFunc
+}
+
+// SetupWithManager registers the reconciler: it watches PackageVariants,
+// the PackageRevisions of their upstream and downstream packages (mapped
+// through owner references and the upstream index), and, once a package
+// shows injection points of a kind, the objects of that kind (mapped through
+// the injector index): an injected object that changes gives an updated
+// draft.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	ix := mgr.GetFieldIndexer()
+	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexUpstream, upstreamKeys); err != nil {
+		return err
+	}
+	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexInjector, injectorNames); err != nil {
+		return err
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
+		For(&pvapi.PackageVariant{}).
+		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.watch = &watcher{ctrl: c, mgr: mgr, watched: map[schema.GroupVersionKind]bool{}, mapper: r.mapInjected}
+	return nil
+}
+
+func upstreamKeys(o client.Object) []string {
+	if u := o.(*pvapi.PackageVariant).Spec.Upstream; u != nil {
+		return []string{u.Repo + "/" + u.Package}
+	}
+	return nil
+}
+
+func injectorNames(o client.Object) []string {
+	var names []string
+	for _, inj := range o.(*pvapi.PackageVariant).Spec.Injectors {
+		names = append(names, inj.Name)
+	}
+	return names
+}
+
+// mapRevision maps a PackageRevision to its owning variants and to the
+// variants whose upstream is its package.
+func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconcile.Request {
+	pr, ok := o.(*porchapi.PackageRevision)
+	if !ok {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var out []reconcile.Request
+	add := func(name string) {
+		k := types.NamespacedName{Namespace: pr.Namespace, Name: name}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, reconcile.Request{NamespacedName: k})
+		}
+	}
+	for _, ref := range pr.OwnerReferences {
+		if ref.Kind == pv.Kind {
+			add(ref.Name)
+		}
+	}
+	var l pvapi.PackageVariantList
+	if err := r.Client.List(ctx, &l, client.InNamespace(pr.Namespace),
+		client.MatchingFields{indexUpstream: pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}); err == nil {
+		for _, v := range l.Items {
+			add(v.Name)
+		}
+	}
+	return out
+}
+
+// mapInjected maps an in-cluster object to the variants that inject it.
+func (r *Reconciler) mapInjected(ctx context.Context, o client.Object) []reconcile.Request {
+	var l pvapi.PackageVariantList
+	if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexInjector: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(l.Items))
+	for _, v := range l.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: v.Namespace, Name: v.Name}})
+	}
+	return out
+}
+
+// watchKind starts watching a kind of injected objects, once.
+func (r *Reconciler) watchKind(apiVersion, kind string) error {
+	w := r.watch
+	if w == nil {
+		return nil // not running in a manager (tests)
+	}
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched[gvk] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := w.ctrl.Watch(source.Kind[client.Object](w.mgr.GetCache(), u, handler.EnqueueRequestsFromMapFunc(w.mapper))); err != nil {
+		return err
+	}
+	w.watched[gvk] = true
+	return nil
+}

@@ -1,0 +1,142 @@
+package packagevariantset
+
+import (
+	"context"
+	"sync"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Indexes on PackageVariantSets, so each event maps to the sets it concerns (F7).
+const (
+	indexUpstream = "pvkit.dev/upstream"      // "<repo>/<package>"
+	indexRepo     = "pvkit.dev/repository"    // listed repository names, or "*" for a repository selector
+	indexKind     = "pvkit.dev/selected-kind" // "<apiVersion>/<kind>" of object selectors
+)
+
+func upstreamKeys(o client.Object) []string {
+	if u := o.(*pvsapi.PackageVariantSet).Spec.Upstream; u != nil {
+		return []string{u.Repo + "/" + u.Package}
+	}
+	return nil
+}
+
+func repoKeys(o client.Object) []string {
+	var keys []string
+	for _, t := range o.(*pvsapi.PackageVariantSet).Spec.Targets {
+		if t.RepositorySelector != nil || t.Template != nil {
+			keys = append(keys, "*") // selected, or looked up by a template
+		}
+		for _, r := range t.Repositories {
+			keys = append(keys, r.Name)
+		}
+	}
+	return keys
+}
+
+func kindKeys(o client.Object) []string {
+	var keys []string
+	for _, t := range o.(*pvsapi.PackageVariantSet).Spec.Targets {
+		if s := t.ObjectSelector; s != nil {
+			keys = append(keys, s.APIVersion+"/"+s.Kind)
+		}
+	}
+	return keys
+}
+
+// SetupWithManager registers the reconciler: PackageVariantSets, the
+// PackageVariants they own, Repositories, the upstream package's revisions
+// and, once a set selects them, objects of each selected kind.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	ix := mgr.GetFieldIndexer()
+	for field, fn := range map[string]client.IndexerFunc{indexUpstream: upstreamKeys, indexRepo: repoKeys, indexKind: kindKeys} {
+		if err := ix.IndexField(ctx, &pvsapi.PackageVariantSet{}, field, fn); err != nil {
+			return err
+		}
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariantset").
+		For(&pvsapi.PackageVariantSet{}).
+		Owns(&pvapi.PackageVariant{}).
+		Watches(&porchconfig.Repository{}, handler.EnqueueRequestsFromMapFunc(r.mapRepository)).
+		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.watch = &kindWatcher{ctrl: c, mgr: mgr, watched: map[schema.GroupVersionKind]bool{}}
+	return nil
+}
+
+func (r *Reconciler) sets(ctx context.Context, namespace, field string, values ...string) []reconcile.Request {
+	seen := map[string]bool{}
+	var out []reconcile.Request
+	for _, v := range values {
+		var l pvsapi.PackageVariantSetList
+		if err := r.Client.List(ctx, &l, client.InNamespace(namespace), client.MatchingFields{field: v}); err != nil {
+			continue
+		}
+		for _, s := range l.Items {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: s.Name}})
+			}
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) mapRepository(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.sets(ctx, o.GetNamespace(), indexRepo, o.GetName(), "*")
+}
+
+func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconcile.Request {
+	pr, ok := o.(*porchapi.PackageRevision)
+	if !ok {
+		return nil
+	}
+	return r.sets(ctx, pr.Namespace, indexUpstream, pr.Spec.RepositoryName+"/"+pr.Spec.PackageName)
+}
+
+func (r *Reconciler) mapSelected(ctx context.Context, o client.Object) []reconcile.Request {
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return r.sets(ctx, o.GetNamespace(), indexKind, gvk.GroupVersion().String()+"/"+gvk.Kind)
+}
+
+// kindWatcher adds watches on selected kinds as sets select them.
+type kindWatcher struct {
+	mu      sync.Mutex
+	ctrl    controller.Controller
+	mgr     ctrl.Manager
+	watched map[schema.GroupVersionKind]bool
+}
+
+func (r *Reconciler) watchKind(gvk schema.GroupVersionKind) error {
+	w := r.watch
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched[gvk] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := w.ctrl.Watch(source.Kind[client.Object](w.mgr.GetCache(), u, handler.EnqueueRequestsFromMapFunc(r.mapSelected))); err != nil {
+		return err
+	}
+	w.watched[gvk] = true
+	return nil
+}

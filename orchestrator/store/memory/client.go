@@ -1,0 +1,187 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var prResource = schema.GroupResource{Group: "porch.kpt.dev", Resource: "packagerevisions"}
+
+// Client is a controller-runtime client.Client view of the store, as
+// Porch's API serves it: PackageRevisions and PackageRevisionResources come
+// from the store, every other object from Base. It lets Porch's own
+// reconcilers run on the same state as pvkit's, in benchmarks. Calls counts
+// every API call made through it.
+type Client struct {
+	client.Client // Base: everything that is not Porch's
+	store         *Store
+	calls         map[string]int
+}
+
+// Client returns the view over base.
+func (s *Store) Client(base client.Client) *Client {
+	return &Client{Client: base, store: s, calls: map[string]int{}}
+}
+
+// Calls returns the API calls made through the view, by verb.
+func (c *Client) Calls() map[string]int { return c.calls }
+
+func (c *Client) count(verb string) { c.calls[verb]++ }
+
+// All lists every revision of a namespace (what Porch's reconcilers LIST).
+func (s *Store) All(namespace string) []store.Revision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Revision
+	for _, e := range s.revs {
+		if e.rev.Namespace == namespace {
+			out = append(out, copyRev(e.rev))
+		}
+	}
+	return out
+}
+
+func toPorch(r store.Revision) porchapi.PackageRevision {
+	pr := porchapi.PackageRevision{
+		TypeMeta:   metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevision"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: r.Labels, Annotations: r.Annotations, ResourceVersion: r.ResourceVersion},
+		Spec: porchapi.PackageRevisionSpec{PackageName: r.Package, RepositoryName: r.Repository, WorkspaceName: r.Workspace,
+			Revision: r.Revision, Lifecycle: porchapi.PackageRevisionLifecycle(r.Lifecycle)},
+	}
+	for _, o := range r.Owners {
+		c := o.Controller
+		pr.OwnerReferences = append(pr.OwnerReferences, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
+	}
+	if r.Lock != nil {
+		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Directory: r.Lock.Package, Ref: r.Lock.Ref}}
+	}
+	return pr
+}
+
+func apiError(err error, name string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return apierrors.NewNotFound(prResource, name)
+	case errors.Is(err, store.ErrAlreadyExists):
+		return apierrors.NewAlreadyExists(prResource, name)
+	case errors.Is(err, store.ErrConflict):
+		return apierrors.NewConflict(prResource, name, err)
+	}
+	return err
+}
+
+// Get implements client.Client.
+func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.count("get")
+	switch o := obj.(type) {
+	case *porchapi.PackageRevision:
+		for _, r := range c.store.All(key.Namespace) {
+			if r.Name == key.Name {
+				*o = toPorch(r)
+				return nil
+			}
+		}
+		return apierrors.NewNotFound(prResource, key.Name)
+	case *porchapi.PackageRevisionResources:
+		res, err := c.store.GetResources(ctx, key.Namespace, key.Name)
+		if err != nil {
+			return apiError(err, key.Name)
+		}
+		*o = porchapi.PackageRevisionResources{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: res.ResourceVersion},
+			Spec: porchapi.PackageRevisionResourcesSpec{Resources: res.Files}}
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// List implements client.Client (Porch revisions: the whole namespace).
+func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.count("list")
+	if l, ok := list.(*porchapi.PackageRevisionList); ok {
+		lo := &client.ListOptions{}
+		lo.ApplyOptions(opts)
+		l.Items = nil
+		for _, r := range c.store.All(lo.Namespace) {
+			l.Items = append(l.Items, toPorch(r))
+		}
+		return nil
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+// Create implements client.Client (a PackageRevision's first task makes it).
+func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.count("create")
+	pr, ok := obj.(*porchapi.PackageRevision)
+	if !ok {
+		return c.Client.Create(ctx, obj, opts...)
+	}
+	spec := store.DraftSpec{Namespace: pr.Namespace, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
+		Workspace: pr.Spec.WorkspaceName, Labels: pr.Labels, Annotations: pr.Annotations}
+	for _, o := range pr.OwnerReferences {
+		spec.Owners = append(spec.Owners, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
+	}
+	if len(pr.Spec.Tasks) != 1 {
+		return fmt.Errorf("a new PackageRevision needs exactly one task")
+	}
+	switch t := pr.Spec.Tasks[0]; t.Type {
+	case porchapi.TaskTypeClone:
+		spec.Task = store.Task{Type: store.Clone, Upstream: t.Clone.Upstream.UpstreamRef.Name}
+	case porchapi.TaskTypeEdit:
+		spec.Task = store.Task{Type: store.Edit, Source: t.Edit.Source.Name}
+	case porchapi.TaskTypeUpgrade:
+		spec.Task = store.Task{Type: store.Upgrade, OldUpstream: t.Upgrade.OldUpstream.Name, NewUpstream: t.Upgrade.NewUpstream.Name, Local: t.Upgrade.LocalPackageRevisionRef.Name}
+	default:
+		return fmt.Errorf("unsupported task %q", t.Type)
+	}
+	rev, err := c.store.CreateDraft(ctx, spec)
+	if err != nil {
+		return apiError(err, pr.Name)
+	}
+	*pr = toPorch(rev)
+	return nil
+}
+
+// Update implements client.Client.
+func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.count("update")
+	switch o := obj.(type) {
+	case *porchapi.PackageRevision:
+		rev := store.Revision{Namespace: o.Namespace, Name: o.Name, Lifecycle: store.Lifecycle(o.Spec.Lifecycle), Labels: o.Labels, Annotations: o.Annotations}
+		for _, ref := range o.OwnerReferences {
+			rev.Owners = append(rev.Owners, store.OwnerRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID), Controller: ref.Controller != nil && *ref.Controller})
+		}
+		return apiError(c.store.Update(ctx, rev), o.Name)
+	case *porchapi.PackageRevisionResources:
+		_, err := c.store.UpdateResources(ctx, o.Namespace, o.Name, store.Resources{Files: o.Spec.Resources})
+		return apiError(err, o.Name)
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+// Delete implements client.Client.
+func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	c.count("delete")
+	if pr, ok := obj.(*porchapi.PackageRevision); ok {
+		return apiError(c.store.Delete(ctx, pr.Namespace, pr.Name), pr.Name)
+	}
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// Status counts status writes, which go to Base.
+func (c *Client) Status() client.SubResourceWriter {
+	c.count("status")
+	return c.Client.Status()
+}
+
+// Store returns the store the view serves.
+func (c *Client) Store() *Store { return c.store }
