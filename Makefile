@@ -28,6 +28,7 @@ $(CONTROLLER_GEN):
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/api/... paths=./orchestrator/api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./orchestrator/api/v1alpha1 paths=./orchestrator/api/v1alpha2 output:crd:dir=config/crd
+	$(CONTROLLER_GEN) rbac:roleName=pvkit-controller paths=./orchestrator/controllers/... output:rbac:dir=config/rbac
 
 all: build
 
@@ -66,7 +67,7 @@ test: lint check-generated
 
 ## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
 check-generated: generate
-	@git diff --exit-code --stat -- config/crd ':(glob)**/zz_generated.deepcopy.go' || \
+	@git diff --exit-code --stat -- config/crd config/rbac ':(glob)**/zz_generated.deepcopy.go' || \
 	  { echo "generated files are stale: run make generate and commit the result"; exit 1; }
 
 ## fuzz: a longer fuzz run (FUZZ_EXECS executions, default 500000); make test runs 3000

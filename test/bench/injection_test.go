@@ -20,11 +20,11 @@ func BenchmarkConfigInject(b *testing.B) {
 	b.Run(InjectionName, func(b *testing.B) {
 		b.SetBytes(int64(len(in)))
 		var stderr bytes.Buffer
-		for i := 0; i < b.N; i++ {
+		interleaved(b, in, func() {
 			if code := fnmain.Run("config-inject", configinject.Process, bytes.NewReader(in), io.Discard, &stderr); code != 0 {
 				b.Fatalf("exit %d: %s", code, stderr.String())
 			}
-		}
+		})
 	})
 }
 

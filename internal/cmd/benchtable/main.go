@@ -1,7 +1,9 @@
 // Command benchtable reads `go test -bench -benchmem` output on stdin and
 // prints a Markdown table: one row per benchmark and size, with the median
 // time over -count runs, allocations, and the ratio to the floor benchmark of
-// the same package and size (a benchmark named BenchmarkFloor/<size>). It
+// the same package and size: the "x-floor" metric a benchmark measured
+// interleaved with the floor when it has one, else the ratio to a benchmark
+// named BenchmarkFloor/<size> run separately. It
 // then prints Porch v1.5.3's reconcilers side by side with pvkit's code on
 // the same input (see versusPorch).
 package main
@@ -34,6 +36,7 @@ type sample struct {
 	bytes  float64
 	allocs float64
 	extra  map[string]float64 // custom metrics, e.g. calls/variant
+	xfloor []float64          // ratios to the floor measured interleaved
 }
 
 // metrics parses "123 ns/op 4 B/op 3.000 calls/variant ..." pairs.
@@ -91,6 +94,9 @@ func run(in io.Reader, out io.Writer) error {
 			if strings.HasSuffix(unit, "/variant") {
 				s.extra[unit] = v
 			}
+			if unit == "x-floor" {
+				s.xfloor = append(s.xfloor, v)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -104,8 +110,10 @@ func run(in io.Reader, out io.Writer) error {
 	for _, k := range order {
 		s := samples[k]
 		ratio := "-"
-		if f, ok := samples[key{k.pkg, "BenchmarkFloor", k.size}]; ok && k.name != "BenchmarkFloor" {
-			ratio = fmt.Sprintf("%.2fx", median(s.ns)/median(f.ns))
+		if len(s.xfloor) > 0 { // measured interleaved with the floor: preferred
+			ratio = fmt.Sprintf("%.2fx", median(s.xfloor))
+		} else if f, ok := samples[key{k.pkg, "BenchmarkFloor", k.size}]; ok && k.name != "BenchmarkFloor" {
+			ratio = fmt.Sprintf("%.2fx (separate runs)", median(s.ns)/median(f.ns))
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %d | %.1f | %.0f | %s |\n", strings.TrimPrefix(k.name, "Benchmark"), k.size,
 			duration(median(s.ns)), len(s.ns), s.bytes/1e6, s.allocs, ratio)

@@ -17,9 +17,16 @@ PASS
 	if err := run(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "| Floor | 1000 | 200.00 ms | 3 | 147.7 | 335015 | - |\n| PackageContext | 1000 | 300.00 ms | 1 | 150.0 | 336000 | 1.50x |\n"
+	want := "| Floor | 1000 | 200.00 ms | 3 | 147.7 | 335015 | - |\n| PackageContext | 1000 | 300.00 ms | 1 | 150.0 | 336000 | 1.50x (separate runs) |\n"
 	if !strings.HasSuffix(out.String(), want) {
 		t.Fatalf("got\n%s\nwant suffix\n%s", out.String(), want)
+	}
+	var inter strings.Builder
+	if err := run(strings.NewReader("pkg: p\nBenchmarkX/7-2  3  100 ns/op  1.10 x-floor  5 B/op  1 allocs/op\nBenchmarkX/7-2  3  100 ns/op  1.30 x-floor  5 B/op  1 allocs/op\nBenchmarkX/7-2  3  100 ns/op  1.20 x-floor  5 B/op  1 allocs/op\n"), &inter); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inter.String(), "| X | 7 | 100 ns | 3 | 0.0 | 1 | 1.20x |") {
+		t.Fatalf("interleaved ratio not used:\n%s", inter.String())
 	}
 	var side strings.Builder
 	in2 := "pkg: p\nBenchmarkPorchPVSReconciler/big-2   1   30000000000 ns/op   21000000000 B/op   1 allocs/op\n" +

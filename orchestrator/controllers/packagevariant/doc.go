@@ -35,3 +35,11 @@
 // removed only when all of them were handled, else the errors are returned
 // and retried.
 package packagevariant
+
+// The permissions the reconciler needs (config/rbac, make generate).
+//+kubebuilder:rbac:groups=config.porch.kpt.dev,resources=packagevariants,verbs=get;list;watch;update;patch
+//+kubebuilder:rbac:groups=config.porch.kpt.dev,resources=packagevariants/status,verbs=get;update;patch
+//+kubebuilder:rbac:groups=config.porch.kpt.dev,resources=packagevariants/finalizers,verbs=update
+//+kubebuilder:rbac:groups=porch.kpt.dev,resources=packagerevisions,verbs=get;list;watch;create;update;patch;delete
+//+kubebuilder:rbac:groups=porch.kpt.dev,resources=packagerevisionresources,verbs=get;update;patch
+//+kubebuilder:rbac:groups=*,resources=*,verbs=list;watch

@@ -362,3 +362,21 @@ func TestDownstreamChangePrunes(t *testing.T) {
 		t.Fatalf("want a clone of the new downstream, got %d", n)
 	}
 }
+
+// A published downstream proposed for deletion that the variant wants again
+// goes back to Published (kptdev/kpt#3759).
+func TestUnproposeDeletion(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	pub, _ := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+	pub.Lifecycle, pub.ResourceVersion = store.DeletionProposed, ""
+	if err := e.store.Update(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	if revs := e.downstream("app-prod"); len(revs) != 1 || revs[0].Lifecycle != store.Published {
+		t.Fatalf("want the revision un-proposed: %+v", revs)
+	}
+}
