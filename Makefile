@@ -9,7 +9,7 @@ BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 VERSION    ?= v0.1.0
 IMAGE_REPO := pvkit
 BENCH_COUNT ?= 5
-# make bench takes about 10 minutes (Porch's PackageVariantSet reconciler alone is 33 s a run).
+# make bench takes about 15 minutes (Porch's PackageVariantSet reconciler alone is 30 s a run).
 # Fuzzing runs by execution count, not time: a duration -fuzztime trips Go 1.26's
 # coordinator race at the deadline (golang/go#75804, fixed in Go 1.27).
 FUZZ_EXECS  ?= 500000
