@@ -3,14 +3,13 @@ package packagevariant
 import (
 	"context"
 	"errors"
-	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,13 +24,6 @@ const (
 	ReasonDeleting         = "Deleting"
 )
 
-// Clock is time, injected so that tests need no real time.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Reconciler reconciles PackageVariants.
 type Reconciler struct {
 	// Client reads and patches PackageVariants and lists injected objects.
@@ -39,7 +31,7 @@ type Reconciler struct {
 	// Store is Porch.
 	Store store.Store
 	// Clock stamps condition transitions (default: the real clock).
-	Clock Clock
+	Clock conditions.Clock
 
 	watch *watcher // set by SetupWithManager
 	memo  memo
@@ -117,20 +109,7 @@ func (r *Reconciler) fail(v *pvapi.PackageVariant, err error) error {
 }
 
 func (r *Reconciler) setCondition(v *pvapi.PackageVariant, typ string, status metav1.ConditionStatus, reason, msg string) {
-	c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: v.Generation}
-	if cur := meta.FindStatusCondition(v.Status.Conditions, typ); cur == nil || cur.Status != status {
-		c.LastTransitionTime = metav1.NewTime(r.clock().Now())
-	} else {
-		c.LastTransitionTime = cur.LastTransitionTime
-	}
-	meta.SetStatusCondition(&v.Status.Conditions, c)
-}
-
-func (r *Reconciler) clock() Clock {
-	if r.Clock == nil {
-		return realClock{}
-	}
-	return r.Clock
+	conditions.Set(&v.Status.Conditions, v.Generation, r.Clock, typ, status, reason, msg)
 }
 
 // patchStatus writes the status when it changed (an unchanged variant costs

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -19,7 +19,6 @@ import (
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,18 +28,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Clock is time, injected so that tests need no real time.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Reconciler reconciles PackageVariantSets.
 type Reconciler struct {
 	Client client.Client
 	Store  store.Store
-	Clock  Clock
+	Clock  conditions.Clock
 
 	watch *kindWatcher // set by SetupWithManager
 }
@@ -123,15 +115,7 @@ func (r *Reconciler) fail(set *pvsapi.PackageVariantSet, err error) error {
 }
 
 func (r *Reconciler) setCondition(set *pvsapi.PackageVariantSet, typ string, status metav1.ConditionStatus, reason, msg string) {
-	now := time.Now()
-	if r.Clock != nil {
-		now = r.Clock.Now()
-	}
-	c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: set.Generation, LastTransitionTime: metav1.NewTime(now)}
-	if cur := apimeta.FindStatusCondition(set.Status.Conditions, typ); cur != nil && cur.Status == status {
-		c.LastTransitionTime = cur.LastTransitionTime
-	}
-	apimeta.SetStatusCondition(&set.Status.Conditions, c)
+	conditions.Set(&set.Status.Conditions, set.Generation, r.Clock, typ, status, reason, msg)
 }
 
 // envelope is the set as pvs-expand reads it.

@@ -1,0 +1,35 @@
+// Package conditions is the condition bookkeeping both reconcilers share:
+// an injectable clock, and setting a condition so that its transition time
+// changes only when its status does.
+package conditions
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Clock is time, injected so that tests need no real time.
+type Clock interface{ Now() time.Time }
+
+// Real is the real clock.
+type Real struct{}
+
+// Now implements Clock.
+func (Real) Now() time.Time { return time.Now() }
+
+// Set sets a condition for an object of the given generation. The transition
+// time is the clock's now when the status changes, else kept; a nil clock is
+// the real one.
+func Set(conds *[]metav1.Condition, generation int64, clock Clock, typ string, status metav1.ConditionStatus, reason, msg string) {
+	if clock == nil {
+		clock = Real{}
+	}
+	c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(clock.Now())}
+	if cur := meta.FindStatusCondition(*conds, typ); cur != nil && cur.Status == status {
+		c.LastTransitionTime = cur.LastTransitionTime
+	}
+	meta.SetStatusCondition(conds, c)
+}
