@@ -6,6 +6,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,7 +34,7 @@ type Reconciler struct {
 	// Clock stamps condition transitions (default: the real clock).
 	Clock conditions.Clock
 
-	watch *watcher // set by SetupWithManager
+	watch *dynwatch.Watcher // set by SetupWithManager
 	memo  memo
 }
 

@@ -2,20 +2,17 @@ package packagevariant
 
 import (
 	"context"
-	"sync"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Indexes on PackageVariants, so that each event maps to the variants it
@@ -26,15 +23,6 @@ const (
 	// indexInjector keys variants by the names their injectors select.
 	indexInjector = "pvkit.dev/injector"
 )
-
-// watcher adds watches on injected kinds as the reconciler meets them.
-type watcher struct {
-	mu      sync.Mutex
-	ctrl    controller.Controller
-	watched map[schema.GroupVersionKind]bool
-	mgr     ctrl.Manager
-	mapper  handler.MapFunc
-}
 
 // SetupWithManager registers the reconciler: it watches PackageVariants,
 // the PackageRevisions of their upstream and downstream packages (mapped
@@ -57,7 +45,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	r.watch = &watcher{ctrl: c, mgr: mgr, watched: map[schema.GroupVersionKind]bool{}, mapper: r.mapInjected}
+	r.watch = dynwatch.New(c, mgr.GetCache(), r.mapInjected)
 	return nil
 }
 
@@ -122,21 +110,5 @@ func (r *Reconciler) mapInjected(ctx context.Context, o client.Object) []reconci
 
 // watchKind starts watching a kind of injected objects, once.
 func (r *Reconciler) watchKind(apiVersion, kind string) error {
-	w := r.watch
-	if w == nil {
-		return nil // not running in a manager (tests)
-	}
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.watched[gvk] {
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := w.ctrl.Watch(source.Kind[client.Object](w.mgr.GetCache(), u, handler.EnqueueRequestsFromMapFunc(w.mapper))); err != nil {
-		return err
-	}
-	w.watched[gvk] = true
-	return nil
+	return r.watch.Ensure(schema.FromAPIVersionAndKind(apiVersion, kind))
 }

@@ -11,6 +11,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -34,7 +35,7 @@ type Reconciler struct {
 	Store  store.Store
 	Clock  conditions.Clock
 
-	watch *kindWatcher // set by SetupWithManager
+	watch *dynwatch.Watcher // set by SetupWithManager
 }
 
 // Reconcile implements reconcile.Reconciler.

@@ -2,21 +2,18 @@ package packagevariantset
 
 import (
 	"context"
-	"sync"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Indexes on PackageVariantSets, so each event maps to the sets it concerns (F7).
@@ -75,7 +72,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	r.watch = &kindWatcher{ctrl: c, mgr: mgr, watched: map[schema.GroupVersionKind]bool{}}
+	r.watch = dynwatch.New(c, mgr.GetCache(), r.mapSelected)
 	return nil
 }
 
@@ -114,29 +111,4 @@ func (r *Reconciler) mapSelected(ctx context.Context, o client.Object) []reconci
 	return r.sets(ctx, o.GetNamespace(), indexKind, gvk.GroupVersion().String()+"/"+gvk.Kind)
 }
 
-// kindWatcher adds watches on selected kinds as sets select them.
-type kindWatcher struct {
-	mu      sync.Mutex
-	ctrl    controller.Controller
-	mgr     ctrl.Manager
-	watched map[schema.GroupVersionKind]bool
-}
-
-func (r *Reconciler) watchKind(gvk schema.GroupVersionKind) error {
-	w := r.watch
-	if w == nil {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.watched[gvk] {
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := w.ctrl.Watch(source.Kind[client.Object](w.mgr.GetCache(), u, handler.EnqueueRequestsFromMapFunc(r.mapSelected))); err != nil {
-		return err
-	}
-	w.watched[gvk] = true
-	return nil
-}
+func (r *Reconciler) watchKind(gvk schema.GroupVersionKind) error { return r.watch.Ensure(gvk) }
