@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -24,20 +23,15 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	repoRoot = fntest.RepoRoot()
 	tmp, err := os.MkdirTemp("", "pvkit-chain-")
 	if err != nil {
 		panic(err)
 	}
 	binDir = tmp
-	for _, fn := range []string{"package-context", "pipeline-prepend", "config-inject"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, fn), "./functions/"+fn)
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Printf("building %s: %v\n%s", fn, err, out)
-			os.Exit(1)
-		}
+	if err := fntest.BuildFunctions(binDir, "package-context", "pipeline-prepend", "config-inject"); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(tmp)

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 )
 
 // functions are the binaries the cases use.
-var functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
+var functions = fntest.Functions
 
 var (
 	repoRoot string // the module root
@@ -25,8 +24,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	repoRoot = fntest.RepoRoot()
 	var err error
 	if kptPath, err = exec.LookPath("kpt"); err != nil {
 		fmt.Println("SKIP e2e: kpt is not on PATH; install kpt v1 to run the end-to-end tests")
@@ -37,14 +35,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = filepath.Join(tmp, "bin")
-	for _, fn := range functions {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, fn), "./functions/"+fn)
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Printf("building %s: %v\n%s", fn, err, out)
-			os.Exit(1)
-		}
+	if err := fntest.BuildFunctions(binDir, functions...); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(tmp)

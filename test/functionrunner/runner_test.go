@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-var functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
+var functions = fntest.Functions
 
 var (
 	repoRoot string
@@ -30,8 +29,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	repoRoot = fntest.RepoRoot()
 	tmp, err := os.MkdirTemp("", "pvkit-function-runner-")
 	if err != nil {
 		panic(err)
@@ -50,13 +48,11 @@ func TestMain(m *testing.M) {
 // returns a function that stops it.
 func start(tmp string) (func(), error) {
 	fnDir := filepath.Join(tmp, "functions")
-	for _, fn := range functions {
-		if err := goBuild(repoRoot, filepath.Join(fnDir, fn), "./functions/"+fn); err != nil {
-			return nil, err
-		}
+	if err := fntest.BuildFunctions(fnDir, functions...); err != nil {
+		return nil, err
 	}
 	runner := filepath.Join(tmp, "function-runner")
-	if err := goBuild(filepath.Join(repoRoot, "test", "functionrunner", "tools"), runner, "github.com/nephio-project/porch/func/server"); err != nil {
+	if err := fntest.GoBuild(filepath.Join(repoRoot, "test", "functionrunner", "tools"), runner, "github.com/nephio-project/porch/func/server"); err != nil {
 		return nil, fmt.Errorf("building Porch v1.5.3's function runner: %w", err)
 	}
 	port, err := freePort()
@@ -90,16 +86,6 @@ func start(tmp string) (func(), error) {
 			return stop, fmt.Errorf("the function runner did not answer in 30s: %v\n%s", err, b)
 		}
 	}
-}
-
-func goBuild(dir, out, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return nil
 }
 
 func freePort() (int, error) {

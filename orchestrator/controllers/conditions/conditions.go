@@ -19,6 +19,12 @@ type Real struct{}
 // Now implements Clock.
 func (Real) Now() time.Time { return time.Now() }
 
+// Fixed is a clock stopped at one instant, for tests and golden status.
+type Fixed time.Time
+
+// Now implements Clock.
+func (f Fixed) Now() time.Time { return time.Time(f) }
+
 // Set sets a condition for an object of the given generation. The transition
 // time is the clock's now when the status changes, else kept; a nil clock is
 // the real one.

@@ -3,7 +3,6 @@ package packagevariant
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	corev1 "k8s.io/api/core/v1"
@@ -32,9 +32,7 @@ const ns = "default"
 
 var teamGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Team"}
 
-type fixedClock struct{}
-
-func (fixedClock) Now() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }
+var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 // env is a reconciler on the in-memory store and a fake cluster.
 type env struct {
@@ -49,8 +47,7 @@ type env struct {
 // blueprint is examples/app: package context, a pipeline, and two
 // injection points (a ConfigMap, a Team).
 func blueprint(t *testing.T) map[string]string {
-	_, file, _, _ := runtime.Caller(0)
-	return fntest.ReadTree(t, filepath.Join(filepath.Dir(file), "..", "..", "..", "examples", "app"))
+	return fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 }
 
 func newEnv(t *testing.T, objs ...client.Object) *env {
@@ -85,7 +82,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			},
 		}).Build()
 	e.store.AddRepository(ns, "deploy")
-	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: fixedClock{}}
+	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: conditions.Fixed(testNow)}
 	return e
 }
 

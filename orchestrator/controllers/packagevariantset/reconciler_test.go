@@ -11,6 +11,7 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -30,9 +31,7 @@ const ns = "default"
 
 var teamGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Team"}
 
-type fixedClock struct{}
-
-func (fixedClock) Now() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }
+var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 type env struct {
 	t        *testing.T
@@ -98,7 +97,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	}).Build()
 	st := memory.New()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
-	e.r = &Reconciler{Client: e.client, Store: st, Clock: fixedClock{}}
+	e.r = &Reconciler{Client: e.client, Store: st, Clock: conditions.Fixed(testNow)}
 	return e
 }
 
