@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 // CreateDraft implements store.Store.
@@ -41,8 +42,13 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
 		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),
 		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock,
-		ResourceVersion: s.nextVersion(),
 	}
+	if s.persist != nil {
+		if err := s.persist.Create(copyRev(rev), files); err != nil {
+			return store.Revision{}, err
+		}
+	}
+	rev.ResourceVersion = s.nextVersion()
 	s.add(rev, files)
 	return copyRev(rev), nil
 }
@@ -63,7 +69,7 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
 		}
 		lock := store.LockFor(up.rev)
-		files, err := cloned(up.files, lock, spec.Package)
+		files, err := tasks.Clone(up.files, lock, spec.Package)
 		return files, lock, err
 	case store.Edit:
 		src, err := s.get(spec.Namespace, t.Source)
@@ -84,7 +90,7 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 			es[i] = e
 		}
 		lock := store.LockFor(es[1].rev)
-		files, err := upgraded(es[0].files, es[1].files, es[2].files, lock)
+		files, err := tasks.Upgrade(es[0].files, es[1].files, es[2].files, lock)
 		return files, lock, err
 	}
 	return nil, nil, fmt.Errorf("unknown task type %q", t.Type)
@@ -99,18 +105,37 @@ func (s *Store) get(namespace, name string) (*entry, error) {
 }
 
 // Publish adds a published revision of a package with the given files (for
-// seeding upstreams): workspace v<N>, revision N, the next number.
+// seeding upstreams): workspace v<N>, revision N, the next number. It
+// panics if the persister fails; a persistent store uses PublishFiles.
 func (s *Store) Publish(namespace, repo, pkg string, files map[string]string) store.Revision {
+	rev, err := s.PublishFiles(namespace, repo, pkg, files)
+	if err != nil {
+		panic(err)
+	}
+	return rev
+}
+
+// PublishFiles is Publish, reporting the persister's error.
+func (s *Store) PublishFiles(namespace, repo, pkg string, files map[string]string) (store.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[key(namespace, repo)] = true
 	k := store.PackageKey{Namespace: namespace, Repository: repo, Package: pkg}
 	n := s.latest(k) + 1
 	ws := fmt.Sprintf("v%d", n)
 	rev := store.Revision{Namespace: namespace, Name: store.RevisionName(repo, pkg, ws), Repository: repo, Package: pkg,
-		Workspace: ws, Revision: n, Lifecycle: store.Published, ResourceVersion: s.nextVersion()}
+		Workspace: ws, Revision: n, Lifecycle: store.Published}
+	if _, exists := s.revs[key(namespace, rev.Name)]; exists {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s: %w", namespace, rev.Name, store.ErrAlreadyExists)
+	}
+	if s.persist != nil {
+		if err := s.persist.Publish(store.Revision{}, copyRev(rev), files); err != nil {
+			return store.Revision{}, err
+		}
+	}
+	s.repos[key(namespace, repo)] = true
+	rev.ResourceVersion = s.nextVersion()
 	s.add(rev, copyFiles(files))
-	return copyRev(rev)
+	return copyRev(rev), nil
 }
 
 func (s *Store) latest(k store.PackageKey) int {
@@ -135,8 +160,15 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	if e.rev.Lifecycle.IsPublished() {
 		return store.Revision{}, fmt.Errorf("package revision %s/%s is already published", namespace, name)
 	}
-	e.rev.Revision = s.latest(e.rev.Key()) + 1
-	e.rev.Lifecycle = store.Published
+	next := copyRev(e.rev)
+	next.Revision = s.latest(e.rev.Key()) + 1
+	next.Lifecycle = store.Published
+	if s.persist != nil {
+		if err := s.persist.Publish(copyRev(e.rev), copyRev(next), e.files); err != nil {
+			return store.Revision{}, err
+		}
+	}
+	e.rev.Revision, e.rev.Lifecycle = next.Revision, next.Lifecycle
 	e.rev.ResourceVersion = s.nextVersion()
 	return copyRev(e.rev), nil
 }

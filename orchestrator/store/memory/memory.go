@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 type entry struct {
@@ -35,12 +36,49 @@ type Store struct {
 	version int
 	calls   map[string]int
 	faults  []Fault
+	persist Persister
+}
+
+// Persister keeps a store's changes somewhere durable (the local git store
+// does, in git). Each method is called with the store locked, after the
+// store's own checks pass and before the change is applied in memory: an
+// error aborts the change, so memory never holds what was not persisted.
+type Persister interface {
+	// Create persists a new draft.
+	Create(rev store.Revision, files map[string]string) error
+	// WriteFiles persists a draft's (or proposed revision's) new files.
+	WriteFiles(rev store.Revision, files map[string]string) error
+	// Update persists new metadata or a lifecycle change from old to rev.
+	Update(old, rev store.Revision) error
+	// Delete removes a revision.
+	Delete(rev store.Revision) error
+	// Publish persists a revision becoming Published: an approval (old is
+	// the Draft or Proposed revision) or a seeded publish (old is zero).
+	Publish(old, rev store.Revision, files map[string]string) error
 }
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{},
 		byOwner: map[string]map[string]bool{}, calls: map[string]int{}}
+}
+
+// NewPersistent returns an empty store that persists every change through p
+// (fill it with Restore first).
+func NewPersistent(p Persister) *Store {
+	s := New()
+	s.persist = p
+	return s
+}
+
+// Restore adds a revision as it was persisted, without persisting it again
+// (loading a durable store); its repository is added too.
+func (s *Store) Restore(rev store.Revision, files map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[key(rev.Namespace, rev.Repository)] = true
+	rev.ResourceVersion = s.nextVersion()
+	s.add(copyRev(rev), copyFiles(files))
 }
 
 var _ store.Store = (*Store)(nil)
@@ -126,13 +164,7 @@ func (s *Store) nextVersion() string {
 	return strconv.Itoa(s.version)
 }
 
-func copyFiles(in map[string]string) map[string]string {
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
-}
+var copyFiles = tasks.CopyFiles
 
 func copyRev(r store.Revision) store.Revision {
 	r.Owners = append([]store.OwnerRef(nil), r.Owners...)
@@ -234,6 +266,11 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 	case res.ResourceVersion != "" && res.ResourceVersion != e.rev.ResourceVersion:
 		return store.RenderStatus{}, fmt.Errorf("package revision %s/%s was changed since version %s: %w", namespace, name, res.ResourceVersion, store.ErrConflict)
 	}
+	if s.persist != nil {
+		if err := s.persist.WriteFiles(copyRev(e.rev), res.Files); err != nil {
+			return store.RenderStatus{}, err
+		}
+	}
 	e.files = copyFiles(res.Files)
 	e.rev.ResourceVersion = s.nextVersion()
 	if f != nil {
@@ -259,6 +296,13 @@ func (s *Store) Update(_ context.Context, rev store.Revision) error {
 	}
 	if err := transition(e.rev.Lifecycle, rev.Lifecycle); err != nil {
 		return fmt.Errorf("package revision %s/%s: %w", rev.Namespace, rev.Name, err)
+	}
+	if s.persist != nil {
+		next := copyRev(e.rev)
+		next.Lifecycle, next.Owners, next.Labels, next.Annotations = rev.Lifecycle, rev.Owners, rev.Labels, rev.Annotations
+		if err := s.persist.Update(copyRev(e.rev), copyRev(next)); err != nil {
+			return err
+		}
 	}
 	e.rev.Lifecycle = rev.Lifecycle
 	s.unindex(e.rev)
@@ -299,6 +343,11 @@ func (s *Store) Delete(_ context.Context, namespace, name string) error {
 	}
 	if e.rev.Lifecycle == store.Published {
 		return fmt.Errorf("package revision %s/%s is Published: propose its deletion first", namespace, name)
+	}
+	if s.persist != nil {
+		if err := s.persist.Delete(copyRev(e.rev)); err != nil {
+			return err
+		}
 	}
 	delete(s.revs, key(namespace, name))
 	s.unindex(e.rev)

@@ -1,4 +1,8 @@
-package memory
+// Package tasks computes a new draft's files as Porch's tasks do: a clone
+// copies the upstream and records it in the Kptfile; an upgrade merges old
+// upstream, new upstream and local three ways. Every store that keeps files
+// itself (memory, local git) uses it, so the semantics exist once.
+package tasks
 
 import (
 	"fmt"
@@ -12,17 +16,17 @@ import (
 
 const contextFile = "package-context.yaml"
 
-// cloned is a clone's files: the upstream's, with the Kptfile recording the
+// Clone is a clone's files: the upstream's, with the Kptfile recording the
 // upstream and its lock and package-context.yaml regenerated for the new
 // package (Porch drops upstream package-context data on clone, nephio#408).
-func cloned(up map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
-	files := copyFiles(up)
+func Clone(up map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
+	files := CopyFiles(up)
 	files[contextFile] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: %s\n", pkg)
-	return withLock(files, lock)
+	return WithLock(files, lock)
 }
 
-// withLock records the upstream and its lock in the Kptfile, as Porch does.
-func withLock(files map[string]string, lock *store.Lock) (map[string]string, error) {
+// WithLock records the upstream and its lock in the Kptfile, as Porch does.
+func WithLock(files map[string]string, lock *store.Lock) (map[string]string, error) {
 	if _, ok := files[kptfile.FileName]; !ok {
 		return files, nil
 	}
@@ -46,13 +50,13 @@ func withLock(files map[string]string, lock *store.Lock) (map[string]string, err
 	return files, nil
 }
 
-// upgraded merges local changes with the move from the old upstream to the
+// Upgrade merges local changes with the move from the old upstream to the
 // new one, object by object (kyaml merge3), as `kpt pkg update` and Porch's
 // upgrade do: an object changed only upstream takes the change, one changed
 // only locally keeps it, one changed on both sides gets both, field by field;
 // objects added upstream are added, objects the upstream removed are removed
 // unless changed locally.
-func upgraded(oldUp, newUp, local map[string]string, lock *store.Lock) (map[string]string, error) {
+func Upgrade(oldUp, newUp, local map[string]string, lock *store.Lock) (map[string]string, error) {
 	o, err := index(oldUp)
 	if err != nil {
 		return nil, err
@@ -97,7 +101,7 @@ func upgraded(oldUp, newUp, local map[string]string, lock *store.Lock) (map[stri
 			files[name] = content
 		}
 	}
-	return withLock(files, lock)
+	return WithLock(files, lock)
 }
 
 type indexed struct {
@@ -122,4 +126,13 @@ func index(files map[string]string) (*indexed, error) {
 		ix.byID[id] = it
 	}
 	return ix, nil
+}
+
+// CopyFiles copies a package's files.
+func CopyFiles(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
 }
