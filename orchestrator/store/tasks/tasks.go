@@ -136,3 +136,27 @@ func CopyFiles(in map[string]string) map[string]string {
 	}
 	return out
 }
+
+// LockOf reads the lock WithLock recorded in a package's Kptfile; a package
+// without a Kptfile or without `upstreamLock.git` has none.
+func LockOf(files map[string]string) (*store.Lock, error) {
+	text, ok := files[kptfile.FileName]
+	if !ok {
+		return nil, nil
+	}
+	kf, err := yaml.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", kptfile.FileName, err)
+	}
+	g, err := kf.Pipe(yaml.Lookup("upstreamLock", "git"))
+	if err != nil || g == nil {
+		return nil, err
+	}
+	field := func(name string) string {
+		if f := g.Field(name); f != nil && f.Value != nil {
+			return yaml.GetValue(f.Value)
+		}
+		return ""
+	}
+	return &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref")}, nil
+}

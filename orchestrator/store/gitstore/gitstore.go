@@ -1,0 +1,428 @@
+// Package gitstore is a store.Store on local git repositories laid out the
+// way Porch lays out a git repository (layout.go), so that `pvctl run`
+// reconciles PackageVariants on a laptop with no cluster, and what it writes
+// is what Porch would write: drafts on drafts/ branches, published revisions
+// as tags on the repository's branch.
+//
+// The semantics are the in-memory store's (memory.Store: locks, three-way
+// upgrades, lifecycle rules, conflicts); this package loads its state from
+// git when it opens and persists every change to git before memory takes
+// it. What Porch keeps in the cluster rather than in git (a revision's
+// owners, labels and annotations) is kept in pvkit-metadata.json in the git
+// directory. Repositories are bare (a remote, as Porch sees it); one process
+// writes at a time.
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
+)
+
+// DefaultBranch is the branch of published packages unless a Repository
+// says otherwise (Porch's default too).
+const DefaultBranch = "main"
+
+// Repository is a local git repository the store serves as a Porch
+// Repository.
+type Repository struct {
+	Name   string // the Repository name
+	GitDir string // a bare repository
+	Branch string // published packages; DefaultBranch if empty
+}
+
+// Store is a store.Store on local git repositories of one namespace.
+type Store struct {
+	*memory.Store
+	git *backend
+}
+
+// backend persists the memory store's changes to git (memory.Persister).
+type backend struct {
+	namespace string
+	repos     map[string]*repo
+	now       func() time.Time
+}
+
+type repo struct {
+	Repository
+	meta *metadata
+	// refs are the branches and tags as the store last read or wrote
+	// them; a ref found elsewhere when writing means another writer.
+	refs map[string]string
+}
+
+// Open opens the repositories as a store for namespace, loading every
+// package revision they hold.
+func Open(namespace string, repos []Repository) (*Store, error) {
+	b := &backend{namespace: namespace, repos: map[string]*repo{}, now: time.Now}
+	s := &Store{Store: memory.NewPersistent(b), git: b}
+	for _, r := range repos {
+		if err := s.Add(r); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Add opens one more repository.
+func (s *Store) Add(r Repository) error {
+	if r.Branch == "" {
+		r.Branch = DefaultBranch
+	}
+	if _, dup := s.git.repos[r.Name]; dup {
+		return fmt.Errorf("repository %q: named twice", r.Name)
+	}
+	if err := checkBare(r.GitDir); err != nil {
+		return fmt.Errorf("repository %q: %w", r.Name, err)
+	}
+	meta, err := readMetadata(r.GitDir)
+	if err != nil {
+		return fmt.Errorf("repository %q: %w", r.Name, err)
+	}
+	rp := &repo{Repository: r, meta: meta}
+	revs, files, err := s.git.load(rp)
+	if err != nil {
+		return fmt.Errorf("repository %q: %w", r.Name, err)
+	}
+	s.git.repos[r.Name] = rp
+	s.AddRepository(s.git.namespace, r.Name)
+	for i := range revs {
+		s.Restore(revs[i], files[i])
+	}
+	return nil
+}
+
+// Namespace is the namespace the store serves.
+func (s *Store) Namespace() string { return s.git.namespace }
+
+// SetClock sets the time commits are stamped with (time.Now by default).
+func (s *Store) SetClock(now func() time.Time) { s.git.now = now }
+
+// Repositories lists the store's repositories by name.
+func (s *Store) Repositories() []Repository {
+	out := make([]Repository, 0, len(s.git.repos))
+	for _, r := range s.git.repos {
+		out = append(out, r.Repository)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Init creates an empty bare repository whose HEAD is branch.
+func Init(gitDir, branch string) error {
+	if branch == "" {
+		branch = DefaultBranch
+	}
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		return err
+	}
+	_, err := git(gitDir, nil, "init", "--bare", "--quiet", "--initial-branch="+branch, gitDir)
+	return err
+}
+
+// IsBare reports whether dir looks like a bare git repository.
+func IsBare(dir string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func checkBare(dir string) error {
+	if IsBare(dir) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return fmt.Errorf("%s is a working tree; pvctl needs a bare repository (git init --bare, or git clone --bare), as Porch's remote is", dir)
+	}
+	return fmt.Errorf("%s is not a git repository", dir)
+}
+
+// Discover lists the bare repositories directly under root, each named
+// after its directory without a ".git" suffix. A working tree there is an
+// error (pvctl would move its branch under it); other entries are ignored.
+func Discover(root string) ([]Repository, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Repository
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if err := checkBare(dir); err != nil {
+			if strings.Contains(err.Error(), "working tree") {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, Repository{Name: strings.TrimSuffix(e.Name(), ".git"), GitDir: dir})
+	}
+	return out, nil
+}
+
+// load reads a repository's package revisions, sorted by name.
+func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, error) {
+	all, err := refs(r.GitDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.refs = all
+	names := make([]string, 0, len(all))
+	for ref := range all {
+		names = append(names, ref)
+	}
+	sort.Strings(names)
+	deletion := map[string]bool{} // "<pkg>/v<N>" with a deletionProposed branch
+	for _, ref := range names {
+		if p, ok := parseRef(ref); ok && p.lifecycle == store.DeletionProposed {
+			deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] = true
+		}
+	}
+	cat, err := newCatFile(r.GitDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cat.close()
+	var revs []store.Revision
+	var files []map[string]string
+	seen := map[string]string{} // revision name -> ref
+	for _, ref := range names {
+		p, ok := parseRef(ref)
+		if !ok || p.lifecycle == store.DeletionProposed {
+			continue
+		}
+		commit := all[ref]
+		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
+			Lifecycle: p.lifecycle, Revision: p.revision}
+		if p.lifecycle == store.Published {
+			_, body, err := cat.read(commit)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", ref, err)
+			}
+			rev.Workspace = fmt.Sprintf("v%d", p.revision)
+			if a := annotationOf(body); a.Package == p.pkg && a.Workspace != "" {
+				rev.Workspace = a.Workspace
+			}
+			if deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] {
+				rev.Lifecycle = store.DeletionProposed
+			}
+		}
+		rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
+		if other, dup := seen[rev.Name]; dup {
+			return nil, nil, fmt.Errorf("%s and %s are both package revision %s", other, ref, rev.Name)
+		}
+		seen[rev.Name] = ref
+		f, err := cat.files(commit, p.pkg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if rev.Lock, err = tasks.LockOf(f); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if m, ok := r.meta.Revisions[rev.Name]; ok {
+			rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
+		}
+		revs = append(revs, rev)
+		files = append(files, f)
+	}
+	return revs, files, nil
+}
+
+// repoOf is the repository of a revision.
+func (s *backend) repoOf(rev store.Revision) (*repo, error) {
+	r, ok := s.repos[rev.Repository]
+	if !ok || rev.Namespace != s.namespace {
+		return nil, fmt.Errorf("repository %s/%s is not a local git repository of this store: %w", rev.Namespace, rev.Repository, store.ErrNotFound)
+	}
+	if err := validPackage(rev.Package); err != nil {
+		return nil, fmt.Errorf("package revision %s: %w", rev.Name, err)
+	}
+	return r, nil
+}
+
+// current reads the repository's refs and checks that the given ones are
+// where the store left them.
+func (r *repo) current(check ...string) (map[string]string, error) {
+	all, err := refs(r.GitDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range check {
+		if all[ref] != r.refs[ref] {
+			return nil, fmt.Errorf("%s moved outside this store (now %q, was %q): run again to read it: %w",
+				strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/"), all[ref], r.refs[ref], store.ErrConflict)
+		}
+	}
+	return all, nil
+}
+
+// update applies ref changes in one transaction; old values are the ones
+// the store knows, so a ref moved elsewhere fails it. Each op is
+// {ref, new commit} (create or update) or {ref, ""} (delete).
+func (r *repo) update(ops ...[2]string) error {
+	var lines []string
+	for _, op := range ops {
+		ref, sha := op[0], op[1]
+		old, had := r.refs[ref]
+		switch {
+		case sha == "" && had:
+			lines = append(lines, "delete "+ref+" "+old)
+		case sha != "" && had:
+			lines = append(lines, "update "+ref+" "+sha+" "+old)
+		case sha != "":
+			lines = append(lines, "create "+ref+" "+sha)
+		}
+	}
+	if err := updateRefs(r.GitDir, lines); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if op[1] == "" {
+			delete(r.refs, op[0])
+		} else {
+			r.refs[op[0]] = op[1]
+		}
+	}
+	return nil
+}
+
+// commit writes files as rev's package on top of ref's commit (or base's,
+// when ref does not exist yet) and moves ref to it.
+func (s *backend) commit(r *repo, ref, base string, rev store.Revision, files map[string]string, summary string) (string, error) {
+	for name := range files {
+		if err := validFile(name); err != nil {
+			return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
+		}
+	}
+	if _, err := r.current(ref, base); err != nil {
+		return "", err
+	}
+	parent, ok := r.refs[ref]
+	if !ok {
+		parent = r.refs[base]
+	}
+	sha, err := commitDir(r.GitDir, ref, parent, rev.Package, files, message(summary, rev), s.now())
+	if err != nil {
+		return "", err
+	}
+	r.refs[ref] = sha
+	return sha, nil
+}
+
+// Create implements memory.Persister: a draft branch from the repository's
+// branch.
+func (s *backend) Create(rev store.Revision, files map[string]string) error {
+	r, err := s.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	ref := refFor(rev)
+	if _, exists := r.refs[ref]; exists {
+		return fmt.Errorf("package revision %s: branch %s exists: %w", rev.Name, strings.TrimPrefix(ref, "refs/heads/"), store.ErrAlreadyExists)
+	}
+	if err := r.meta.set(r.GitDir, rev); err != nil {
+		return err
+	}
+	_, err = s.commit(r, ref, branchRef(r.Branch), rev, files, "pvctl: create draft "+rev.Name)
+	return err
+}
+
+// WriteFiles implements memory.Persister: a commit on the revision's branch.
+func (s *backend) WriteFiles(rev store.Revision, files map[string]string) error {
+	r, err := s.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	_, err = s.commit(r, refFor(rev), "", rev, files, "pvctl: update "+rev.Name)
+	return err
+}
+
+// Update implements memory.Persister: metadata, and a lifecycle move as a
+// branch rename (Draft <-> Proposed) or a deletion marker (Published <->
+// DeletionProposed).
+func (s *backend) Update(old, rev store.Revision) error {
+	r, err := s.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	if err := r.meta.set(r.GitDir, rev); err != nil {
+		return err
+	}
+	if old.Lifecycle == rev.Lifecycle {
+		return nil
+	}
+	switch {
+	case old.Lifecycle.IsPublished() && rev.Lifecycle.IsPublished():
+		if _, err = r.current(refFor(old), deletionRef(rev)); err != nil {
+			break
+		}
+		if rev.Lifecycle == store.DeletionProposed {
+			err = r.update([2]string{deletionRef(rev), r.refs[refFor(old)]})
+		} else {
+			err = r.update([2]string{deletionRef(rev), ""})
+		}
+	default:
+		from := refFor(old)
+		if _, err = r.current(from, refFor(rev)); err == nil {
+			err = r.update([2]string{refFor(rev), r.refs[from]}, [2]string{from, ""})
+		}
+	}
+	if err != nil {
+		_ = r.meta.set(r.GitDir, old)
+		return err
+	}
+	return nil
+}
+
+// Delete implements memory.Persister: the revision's branch, or for a
+// published revision its tag and deletion marker.
+func (s *backend) Delete(rev store.Revision) error {
+	r, err := s.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	ops := [][2]string{{refFor(rev), ""}}
+	if rev.Lifecycle == store.DeletionProposed {
+		ops = append(ops, [2]string{deletionRef(rev), ""})
+	}
+	if err := r.update(ops...); err != nil {
+		return err
+	}
+	return r.meta.remove(r.GitDir, rev.Name)
+}
+
+// Publish implements memory.Persister: the package's files committed on the
+// repository's branch, tagged <package>/v<N>; the draft or proposed branch
+// goes.
+func (s *backend) Publish(old, rev store.Revision, files map[string]string) error {
+	r, err := s.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	if err := r.meta.set(r.GitDir, rev); err != nil {
+		return err
+	}
+	branch := branchRef(r.Branch)
+	sha, err := s.commit(r, branch, "", rev, files, fmt.Sprintf("pvctl: publish %s as revision %d", rev.Name, rev.Revision))
+	if err != nil {
+		return err
+	}
+	ops := [][2]string{{refFor(rev), sha}}
+	if old.Lifecycle != "" {
+		ops = append(ops, [2]string{refFor(old), ""})
+	}
+	return r.update(ops...)
+}

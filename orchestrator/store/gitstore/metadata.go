@@ -1,0 +1,110 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+)
+
+// MetadataFile holds, in a repository's git directory, what Porch keeps in
+// the cluster rather than in git: each revision's owners, labels and
+// annotations, by revision name.
+const MetadataFile = "pvkit-metadata.json"
+
+type metadata struct {
+	Revisions map[string]revMeta `json:"revisions"`
+}
+
+type revMeta struct {
+	Owners      []ownerJSON       `json:"owners,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+type ownerJSON struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	Controller bool   `json:"controller,omitempty"`
+}
+
+func (m revMeta) owners() []store.OwnerRef {
+	var out []store.OwnerRef
+	for _, o := range m.Owners {
+		out = append(out, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller})
+	}
+	return out
+}
+
+func readMetadata(gitDir string) (*metadata, error) {
+	m := &metadata{Revisions: map[string]revMeta{}}
+	path := filepath.Join(gitDir, MetadataFile)
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Revisions == nil {
+		m.Revisions = map[string]revMeta{}
+	}
+	return m, nil
+}
+
+// set records rev's metadata (none is no entry) and writes the file.
+func (m *metadata) set(gitDir string, rev store.Revision) error {
+	e := revMeta{Labels: rev.Labels, Annotations: rev.Annotations}
+	for _, o := range rev.Owners {
+		e.Owners = append(e.Owners, ownerJSON{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller})
+	}
+	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 {
+		return m.remove(gitDir, rev.Name)
+	}
+	prev, had := m.Revisions[rev.Name]
+	m.Revisions[rev.Name] = e
+	if err := m.write(gitDir); err != nil {
+		if had {
+			m.Revisions[rev.Name] = prev
+		} else {
+			delete(m.Revisions, rev.Name)
+		}
+		return err
+	}
+	return nil
+}
+
+// remove forgets a revision's metadata.
+func (m *metadata) remove(gitDir, name string) error {
+	prev, had := m.Revisions[name]
+	if !had {
+		return nil
+	}
+	delete(m.Revisions, name)
+	if err := m.write(gitDir); err != nil {
+		m.Revisions[name] = prev
+		return err
+	}
+	return nil
+}
+
+// write replaces the file atomically; keys are sorted (encoding/json).
+func (m *metadata) write(gitDir string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(gitDir, MetadataFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
