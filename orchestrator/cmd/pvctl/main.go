@@ -1,6 +1,8 @@
 // Command pvctl is pvkit's orchestrator.
 //
 //	pvctl controller [flags]   reconcile PackageVariants and PackageVariantSets against Porch
+//	pvctl run -f FILE...       the same reconcile on local git repositories, once
+//	pvctl get | publish | approve
 //	pvctl version
 //
 // The controller runs both reconcilers in one controller-runtime manager,
@@ -18,14 +20,11 @@ import (
 	"os"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
-	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
-	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -40,9 +39,10 @@ var Version = "v0.1.0-dev"
 const usage = `pvctl is pvkit's orchestrator.
 
 Usage:
-  pvctl controller [flags]   reconcile PackageVariants and PackageVariantSets against Porch
-  pvctl version              print the version
-`
+  pvctl controller [flags]             reconcile PackageVariants and PackageVariantSets against Porch
+` + cli.Usage + `  pvctl version                        print the version
+
+` + cli.UsageFlags
 
 func main() {
 	if len(os.Args) < 2 {
@@ -55,6 +55,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, "pvctl controller:", err)
 			os.Exit(1)
 		}
+	case "run", "get", "publish", "approve":
+		os.Exit(cli.Command(context.Background(), os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(Version)
 	case "-h", "--help", "help":
@@ -66,15 +68,7 @@ func main() {
 }
 
 // Scheme holds every type the controller reads or writes.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pvapi.AddToScheme, pvsapi.AddToScheme, porchapi.AddToScheme, porchconfig.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+func Scheme() (*runtime.Scheme, error) { return cli.Scheme() }
 
 func controller(args []string) error {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)

@@ -40,6 +40,7 @@ func WithLock(files map[string]string, lock *store.Lock) (map[string]string, err
 		if err != nil {
 			return nil, err
 		}
+		blockStyle(n.YNode())
 		krm.SetField(items[0].YNode(), field, n.YNode())
 	}
 	out, err := krm.ItemsToFiles(items, map[string]string{kptfile.FileName: files[kptfile.FileName]})
@@ -159,4 +160,13 @@ func LockOf(files map[string]string) (*store.Lock, error) {
 		return ""
 	}
 	return &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref")}, nil
+}
+
+// blockStyle writes n and everything below it in block style, as kpt and
+// Porch write the Kptfile.
+func blockStyle(n *yaml.Node) {
+	n.Style &^= yaml.FlowStyle
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
 }

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"sync"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// Scheme holds every type pvctl reads or writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pvapi.AddToScheme, pvsapi.AddToScheme, porchapi.AddToScheme, porchconfig.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// UID is the UID pvctl run gives an object: the same for the same kind,
+// namespace and name on every run, so that a variant owns its downstream
+// revisions across runs (ownership is by UID) and a child a set removes and
+// adds again adopts what it had.
+func UID(kind, namespace, name string) types.UID {
+	h := sha256.Sum256([]byte(kind + "/" + namespace + "/" + name))
+	x := fmt.Sprintf("%x", h[:16])
+	return types.UID(x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32])
+}
+
+// cluster is the embedded API server of pvctl run: controller-runtime's
+// in-memory client (the object semantics the reconcilers' unit tests rely
+// on: resource versions, finalizers and deletion timestamps, the status
+// subresource), plus what an API server adds that it lacks: UIDs on create
+// and a generation that moves when the spec changes. Every kind is
+// namespaced. It counts its writes.
+type cluster struct {
+	client.Client
+	mu     sync.Mutex
+	writes int
+}
+
+func newCluster(scheme *runtime.Scheme, objs ...client.Object) *cluster {
+	c := &cluster{}
+	count := func() {
+		c.mu.Lock()
+		c.writes++
+		c.mu.Unlock()
+	}
+	c.Client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(namespacedMapper{scheme}).WithObjects(objs...).
+		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+				count()
+				if o.GetUID() == "" {
+					o.SetUID(UID(kindOf(scheme, o), o.GetNamespace(), o.GetName()))
+				}
+				o.SetGeneration(1)
+				return cl.Create(ctx, o, opts...)
+			},
+			Update: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+				count()
+				if err := bumpGeneration(ctx, cl, o, nil); err != nil {
+					return err
+				}
+				return cl.Update(ctx, o, opts...)
+			},
+			Patch: func(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+				count()
+				before, err := specOf(ctx, cl, o)
+				if err != nil {
+					return err
+				}
+				if err := cl.Patch(ctx, o, p, opts...); err != nil {
+					return err
+				}
+				return bumpGeneration(ctx, cl, o, before)
+			},
+			Delete: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+				count()
+				return cl.Delete(ctx, o, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				count()
+				return cl.SubResource(sub).Patch(ctx, o, p, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+				count()
+				return cl.SubResource(sub).Update(ctx, o, opts...)
+			},
+		}).Build()
+	return c
+}
+
+// Writes counts the writes so far.
+func (c *cluster) Writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes
+}
+
+func kindOf(scheme *runtime.Scheme, o client.Object) string {
+	if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	if gvks, _, err := scheme.ObjectKinds(o); err == nil && len(gvks) > 0 {
+		return gvks[0].Kind
+	}
+	return ""
+}
+
+// spec returns the spec of a PackageVariant or PackageVariantSet (nil for
+// other kinds: their generation is left alone).
+func spec(o client.Object) any {
+	switch t := o.(type) {
+	case *pvapi.PackageVariant:
+		return t.Spec
+	case *pvsapi.PackageVariantSet:
+		return t.Spec
+	}
+	return nil
+}
+
+// specOf reads the stored spec of o.
+func specOf(ctx context.Context, cl client.Reader, o client.Object) (any, error) {
+	if spec(o) == nil {
+		return nil, nil
+	}
+	cur := o.DeepCopyObject().(client.Object)
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return spec(cur), nil
+}
+
+// bumpGeneration moves o's generation on when its spec differs from the
+// stored one (before, when the write already happened: a patch).
+func bumpGeneration(ctx context.Context, cl client.WithWatch, o client.Object, before any) error {
+	if spec(o) == nil {
+		return nil
+	}
+	patched := before != nil
+	if !patched {
+		cur := o.DeepCopyObject().(client.Object)
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		before = spec(cur)
+		o.SetGeneration(cur.GetGeneration())
+	}
+	if equality.Semantic.DeepEqual(before, spec(o)) {
+		return nil
+	}
+	o.SetGeneration(o.GetGeneration() + 1)
+	if patched {
+		return cl.Update(ctx, o)
+	}
+	return nil
+}
+
+// namespacedMapper maps every kind, known or not, as namespaced: the
+// embedded cluster lists whatever kinds a package's injection points or a
+// set's selectors name, including kinds no file supplied (an empty list).
+type namespacedMapper struct{ scheme *runtime.Scheme }
+
+func (m namespacedMapper) KindFor(r schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+	return schema.GroupVersionKind{}, fmt.Errorf("pvctl run maps kinds, not resources (%s)", r)
+}
+
+func (m namespacedMapper) KindsFor(r schema.GroupVersionResource) ([]schema.GroupVersionKind, error) {
+	_, err := m.KindFor(r)
+	return nil, err
+}
+
+func (m namespacedMapper) ResourceFor(r schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	return r, nil
+}
+
+func (m namespacedMapper) ResourcesFor(r schema.GroupVersionResource) ([]schema.GroupVersionResource, error) {
+	return []schema.GroupVersionResource{r}, nil
+}
+
+func (m namespacedMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*apimeta.RESTMapping, error) {
+	if len(versions) == 0 || versions[0] == "" {
+		vs := m.scheme.VersionsForGroupKind(gk)
+		if len(vs) == 0 {
+			return nil, &apimeta.NoKindMatchError{GroupKind: gk}
+		}
+		versions = []string{vs[0].Version}
+	}
+	gvk := gk.WithVersion(versions[0])
+	plural, _ := apimeta.UnsafeGuessKindToResource(gvk)
+	return &apimeta.RESTMapping{Resource: plural, GroupVersionKind: gvk, Scope: apimeta.RESTScopeNamespace}, nil
+}
+
+func (m namespacedMapper) RESTMappings(gk schema.GroupKind, versions ...string) ([]*apimeta.RESTMapping, error) {
+	r, err := m.RESTMapping(gk, versions...)
+	if err != nil {
+		return nil, err
+	}
+	return []*apimeta.RESTMapping{r}, nil
+}
+
+func (m namespacedMapper) ResourceSingularizer(resource string) (string, error) {
+	return strings.TrimSuffix(resource, "s"), nil
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+)
+
+// journal is a store that records every change it passes on, as lines for
+// the report: what pvctl run did to the repositories.
+type journal struct {
+	store.Store
+	mu      sync.Mutex
+	changes []string
+}
+
+func (j *journal) note(format string, a ...any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.changes = append(j.changes, fmt.Sprintf(format, a...))
+}
+
+// Changes returns the changes so far.
+func (j *journal) Changes() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.changes...)
+}
+
+func (j *journal) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	rev, err := j.Store.CreateDraft(ctx, spec)
+	if err == nil {
+		what := map[store.TaskType]string{store.Clone: "clone of " + spec.Task.Upstream, store.Edit: "edit of " + spec.Task.Source,
+			store.Upgrade: "upgrade of " + spec.Task.Local + " to " + spec.Task.NewUpstream}[spec.Task.Type]
+		j.note("created draft %s (%s)", rev.Name, what)
+	}
+	return rev, err
+}
+
+func (j *journal) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
+	rs, err := j.Store.UpdateResources(ctx, namespace, name, res)
+	if err == nil {
+		j.note("updated the resources of %s", name)
+	}
+	return rs, err
+}
+
+func (j *journal) Update(ctx context.Context, rev store.Revision) error {
+	err := j.Store.Update(ctx, rev)
+	if err == nil {
+		j.note("updated %s (%s)", rev.Name, rev.Lifecycle)
+	}
+	return err
+}
+
+func (j *journal) Delete(ctx context.Context, namespace, name string) error {
+	err := j.Store.Delete(ctx, namespace, name)
+	if err == nil {
+		j.note("deleted %s", name)
+	}
+	return err
+}

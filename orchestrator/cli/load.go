@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// input is what the files given to pvctl run hold.
+type input struct {
+	variants     []*pvapi.PackageVariant
+	sets         []*pvsapi.PackageVariantSet
+	repositories []*porchconfig.Repository
+	others       []client.Object   // injection and selection candidates
+	files        map[string]string // "<Kind>/<name>" -> file, for messages
+}
+
+// inputError is a problem with the input: pvctl run writes nothing.
+type inputError struct{ msgs []string }
+
+func (e *inputError) Error() string { return strings.Join(e.msgs, "\n") }
+
+// readInput reads YAML files, and the *.yaml / *.yml files below
+// directories, in name order. Objects without a namespace get namespace;
+// PackageVariants, PackageVariantSets and Repositories must be in it.
+func readInput(paths []string, namespace string) (*input, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &inputError{[]string{err.Error()}}
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, &inputError{[]string{err.Error()}}
+		}
+	}
+	sort.Strings(files)
+	in := &input{files: map[string]string{}}
+	var msgs []string
+	for _, f := range files {
+		msgs = append(msgs, in.readFile(f, namespace)...)
+	}
+	if len(msgs) > 0 {
+		return nil, &inputError{msgs}
+	}
+	return in, nil
+}
+
+func (in *input) readFile(file, namespace string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(b)), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return []string{fmt.Sprintf("%s: cannot parse: %s", file, strings.TrimSuffix(msg, ": node contents:"))}
+	}
+	var msgs []string
+	for i, n := range nodes {
+		if m := in.add(n, file, i, namespace); m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs
+}
+
+// add reads one object; it returns a message naming file, object and
+// field when the object is not acceptable.
+func (in *input) add(n *yaml.RNode, file string, index int, namespace string) string {
+	apiVersion, kind := krm.TypeMeta(n.YNode())
+	name := krm.Name(n.YNode())
+	where := fmt.Sprintf("%s: %s %q", file, kind, name)
+	switch {
+	case kind == "" || apiVersion == "":
+		return fmt.Sprintf("%s: object %d: `apiVersion` and `kind` are required", file, index)
+	case name == "":
+		return fmt.Sprintf("%s: %s %d in the file: `metadata.name` is required", file, kind, index)
+	}
+	key := kind + "/" + name
+	if prev, dup := in.files[key]; dup {
+		return fmt.Sprintf("%s: defined again (first in %s)", where, prev)
+	}
+	in.files[key] = file
+	ns := krm.Namespace(n.YNode())
+	if ns == "" {
+		ns = namespace
+		if err := n.SetNamespace(ns); err != nil {
+			return fmt.Sprintf("%s: %v", where, err)
+		}
+	}
+	var typed client.Object
+	switch apiVersion + " " + kind {
+	case pvapi.GroupVersion.String() + " PackageVariant":
+		v := &pvapi.PackageVariant{}
+		typed, in.variants = v, append(in.variants, v)
+	case pvsapi.GroupVersion.String() + " PackageVariantSet":
+		v := &pvsapi.PackageVariantSet{}
+		typed, in.sets = v, append(in.sets, v)
+	case porchconfig.GroupVersion.String() + " Repository":
+		v := &porchconfig.Repository{}
+		typed, in.repositories = v, append(in.repositories, v)
+	default:
+		u := &unstructured.Unstructured{}
+		b, err := n.MarshalJSON()
+		if err == nil {
+			err = u.UnmarshalJSON(b)
+		}
+		if err != nil {
+			return fmt.Sprintf("%s: %v", where, err)
+		}
+		in.others = append(in.others, u)
+		return ""
+	}
+	if ns != namespace {
+		return fmt.Sprintf("%s: `metadata.namespace` is %q; pvctl run serves one namespace, %q (--namespace)", where, ns, namespace)
+	}
+	// Unknown fields are errors, as kubectl's strict validation makes them.
+	var problems []string
+	for _, p := range krm.Decode(n, typed) {
+		problems = append(problems, p.Message)
+	}
+	if len(problems) > 0 {
+		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
+	}
+	return ""
+}

@@ -1,0 +1,339 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// RunOptions configure a run.
+type RunOptions struct {
+	// Repos is the directory of bare repositories (pvctl publish creates
+	// them; so does a Repository object in the files).
+	Repos string
+	// Files are YAML files or directories: PackageVariants,
+	// PackageVariantSets, Repositories, and the objects injected or
+	// selected (ConfigMaps, custom resources).
+	Files []string
+	// Namespace is the namespace of the embedded cluster.
+	Namespace string
+	// State is the state file (default: Repos/StateFile).
+	State string
+	// Clock stamps condition transitions (the real clock by default).
+	Clock conditions.Clock
+	// MaxPasses bounds the reconcile passes (default 10).
+	MaxPasses int
+}
+
+// Report is what a run did and where each object stands.
+type Report struct {
+	// Changes are the repository changes, in order.
+	Changes []string
+	// Objects are the sets, then the variants, each sorted by name.
+	Objects []ObjectStatus
+	// Passes is how many reconcile passes it took to settle.
+	Passes int
+	// Variants and Sets are the objects as the state file keeps them.
+	Variants []pvapi.PackageVariant
+	Sets     []pvsapi.PackageVariantSet
+}
+
+// ObjectStatus is one object's Ready condition and downstream revisions.
+type ObjectStatus struct {
+	Kind, Name   string
+	Ready        metav1.ConditionStatus
+	Reason       string
+	Message      string
+	Downstream   []string
+	Deleting     bool
+	ReconcileErr string
+}
+
+// AllReady reports whether every object is Ready.
+func (r *Report) AllReady() bool {
+	for _, o := range r.Objects {
+		if o.Ready != metav1.ConditionTrue {
+			return false
+		}
+	}
+	return true
+}
+
+const defaultMaxPasses = 10
+
+// Run reconciles the files' PackageVariants and PackageVariantSets against
+// the local repositories, with the controllers' own reconcilers, until
+// nothing changes, and saves the embedded cluster. Input errors (an
+// *inputError) come before anything is written.
+func Run(ctx context.Context, o RunOptions) (*Report, error) {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.State == "" {
+		o.State = filepath.Join(o.Repos, StateFile)
+	}
+	if o.MaxPasses == 0 {
+		o.MaxPasses = defaultMaxPasses
+	}
+	in, err := readInput(o.Files, o.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readState(o.State)
+	if err != nil {
+		return nil, err
+	}
+	repos, missing, err := repositories(o.Repos, o.Namespace, in)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := gitstore.Open(o.Namespace, repos)
+	if err != nil {
+		return nil, err
+	}
+	var created []string
+	for _, r := range missing {
+		if err := gitstore.Init(r.GitDir, r.Branch); err != nil {
+			return nil, err
+		}
+		if err := gs.Add(r); err != nil {
+			return nil, err
+		}
+		created = append(created, r.Name)
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	objs, deleted := clusterObjects(in, st)
+	c := newCluster(scheme, objs...)
+	for _, d := range deleted {
+		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil {
+			return nil, err
+		}
+	}
+	j := &journal{Store: gs}
+	for _, r := range created {
+		j.note("created repository %s", r)
+	}
+	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock}
+	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
+
+	rep := &Report{}
+	errs := map[string]error{}
+	for settled := false; !settled; {
+		if rep.Passes == o.MaxPasses {
+			return nil, fmt.Errorf("the variants did not settle after %d reconcile passes; changes so far:\n  %s", rep.Passes, strings.Join(j.Changes(), "\n  "))
+		}
+		rep.Passes++
+		before := c.Writes() + len(j.Changes())
+		errs = map[string]error{}
+		var sets pvsapi.PackageVariantSetList
+		if err := c.List(ctx, &sets, client.InNamespace(o.Namespace)); err != nil {
+			return nil, err
+		}
+		for _, s := range sets.Items {
+			if _, err := pvs.Reconcile(ctx, request(s.Namespace, s.Name)); err != nil {
+				errs["PackageVariantSet/"+s.Name] = err
+			}
+		}
+		var variants pvapi.PackageVariantList
+		if err := c.List(ctx, &variants, client.InNamespace(o.Namespace)); err != nil {
+			return nil, err
+		}
+		for _, v := range variants.Items {
+			if _, err := pv.Reconcile(ctx, request(v.Namespace, v.Name)); err != nil {
+				errs["PackageVariant/"+v.Name] = err
+			}
+		}
+		settled = c.Writes()+len(j.Changes()) == before
+	}
+	rep.Changes = j.Changes()
+	if err := rep.collect(ctx, c, o.Namespace, errs); err != nil {
+		return nil, err
+	}
+	if err := (&state{Variants: rep.Variants, Sets: rep.Sets}).write(o.State); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func request(namespace, name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}
+
+// repositories reads the repositories directory: every bare repository in
+// it, and, missing, one for each Repository object that names one not
+// there yet (to create empty). Repositories no object describes get one,
+// without labels.
+func repositories(dir, namespace string, in *input) (found, missing []gitstore.Repository, err error) {
+	var msgs []string
+	for _, r := range in.repositories {
+		where := fmt.Sprintf("%s: Repository %q", in.files["Repository/"+r.Name], r.Name)
+		switch {
+		case r.Spec.Type != "" && r.Spec.Type != porchconfig.RepositoryTypeGit:
+			msgs = append(msgs, fmt.Sprintf("%s: `spec.type` is %q; pvctl run serves git repositories", where, r.Spec.Type))
+		case r.Spec.Git != nil && r.Spec.Git.Directory != "" && r.Spec.Git.Directory != "/":
+			msgs = append(msgs, fmt.Sprintf("%s: `spec.git.directory` is %q; pvctl run keeps packages at the repository root", where, r.Spec.Git.Directory))
+		}
+	}
+	if len(msgs) > 0 {
+		return nil, nil, &inputError{msgs}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	found, err = gitstore.Discover(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]int{}
+	for i, r := range found {
+		byName[r.Name] = i
+	}
+	for _, r := range in.repositories {
+		branch := ""
+		if r.Spec.Git != nil {
+			branch = r.Spec.Git.Branch
+		}
+		if i, ok := byName[r.Name]; ok {
+			found[i].Branch = branch
+			continue
+		}
+		missing = append(missing, gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, r.Name+".git"), Branch: branch})
+	}
+	// A repository no Repository object describes is one with no labels.
+	for _, r := range found {
+		if _, declared := in.files["Repository/"+r.Name]; declared {
+			continue
+		}
+		abs, _ := filepath.Abs(r.GitDir)
+		in.repositories = append(in.repositories, &porchconfig.Repository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: porchconfig.GroupVersion.String(), Kind: "Repository"},
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: namespace},
+			Spec:       porchconfig.RepositorySpec{Type: porchconfig.RepositoryTypeGit, Git: &porchconfig.GitRepository{Repo: "file://" + abs}},
+		})
+	}
+	return found, missing, nil
+}
+
+// clusterObjects builds the embedded cluster: the files' objects, carrying
+// over from the state each variant's and set's UID, generation (moved on
+// when the spec changed), finalizers and status; the state's children of
+// sets still given; and, to delete, the state's variants the files no
+// longer give (with the children of sets no longer given).
+func clusterObjects(in *input, st *state) (objs, deleted []client.Object) {
+	oldV := map[string]*pvapi.PackageVariant{}
+	for i := range st.Variants {
+		oldV[st.Variants[i].Name] = &st.Variants[i]
+	}
+	oldS := map[string]*pvsapi.PackageVariantSet{}
+	for i := range st.Sets {
+		oldS[st.Sets[i].Name] = &st.Sets[i]
+	}
+	given := map[string]bool{}
+	sets := map[types.UID]bool{}
+	for _, s := range in.sets {
+		s.UID, s.Generation = UID("PackageVariantSet", s.Namespace, s.Name), 1
+		if old, ok := oldS[s.Name]; ok {
+			s.UID, s.Generation, s.Status = old.UID, old.Generation, old.Status
+			if !equality.Semantic.DeepEqual(old.Spec, s.Spec) {
+				s.Generation++
+			}
+		}
+		sets[s.UID] = true
+		objs = append(objs, s)
+	}
+	for _, v := range in.variants {
+		given[v.Name] = true
+		v.UID, v.Generation = UID("PackageVariant", v.Namespace, v.Name), 1
+		if old, ok := oldV[v.Name]; ok {
+			v.UID, v.Generation, v.Finalizers, v.Status, v.DeletionTimestamp = old.UID, old.Generation, old.Finalizers, old.Status, old.DeletionTimestamp
+			if !equality.Semantic.DeepEqual(old.Spec, v.Spec) {
+				v.Generation++
+			}
+		}
+		objs = append(objs, v)
+	}
+	for i := range st.Variants {
+		v := &st.Variants[i]
+		if given[v.Name] {
+			continue
+		}
+		objs = append(objs, v)
+		if owner := metav1.GetControllerOf(v); owner == nil || !sets[owner.UID] {
+			deleted = append(deleted, v)
+		}
+	}
+	for _, r := range in.repositories {
+		objs = append(objs, r)
+	}
+	objs = append(objs, in.others...)
+	return objs, deleted
+}
+
+// collect reads every set and variant back for the report and the state.
+func (rep *Report) collect(ctx context.Context, c client.Client, namespace string, errs map[string]error) error {
+	var sets pvsapi.PackageVariantSetList
+	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	var variants pvapi.PackageVariantList
+	if err := c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	sort.Slice(sets.Items, func(i, j int) bool { return sets.Items[i].Name < sets.Items[j].Name })
+	sort.Slice(variants.Items, func(i, j int) bool { return variants.Items[i].Name < variants.Items[j].Name })
+	status := func(kind, name string, conds []metav1.Condition) ObjectStatus {
+		s := ObjectStatus{Kind: kind, Name: name, Ready: metav1.ConditionUnknown}
+		if c := apimeta.FindStatusCondition(conds, "Ready"); c != nil {
+			s.Ready, s.Reason, s.Message = c.Status, c.Reason, c.Message
+		}
+		if err := errs[kind+"/"+name]; err != nil {
+			s.ReconcileErr = err.Error()
+			if s.Ready == metav1.ConditionTrue {
+				s.Ready = metav1.ConditionFalse
+			}
+		}
+		return s
+	}
+	for _, s := range sets.Items {
+		rep.Objects = append(rep.Objects, status("PackageVariantSet", s.Name, s.Status.Conditions))
+		rep.Sets = append(rep.Sets, s)
+	}
+	for _, v := range variants.Items {
+		s := status("PackageVariant", v.Name, v.Status.Conditions)
+		for _, t := range v.Status.DownstreamTargets {
+			s.Downstream = append(s.Downstream, t.Name)
+		}
+		s.Deleting = !v.DeletionTimestamp.IsZero()
+		rep.Objects = append(rep.Objects, s)
+		rep.Variants = append(rep.Variants, v)
+	}
+	return nil
+}
+
+// IsInputError reports whether err is a problem with the input files
+// (nothing was written).
+func IsInputError(err error) bool {
+	var ie *inputError
+	return errors.As(err, &ie)
+}

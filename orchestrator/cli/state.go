@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// StateFile is where pvctl run keeps its embedded cluster between runs,
+// in the repositories directory: the PackageVariants (the ones the files
+// give and the ones sets generated) and PackageVariantSets as the cluster
+// holds them, with UIDs, generations, finalizers and status. A variant in
+// it that the files no longer give is deleted on the next run, and its
+// deletion policy applies, as when it is deleted from a cluster.
+const StateFile = "pvctl-state.yaml"
+
+type state struct {
+	Variants []pvapi.PackageVariant     `json:"packageVariants,omitempty"`
+	Sets     []pvsapi.PackageVariantSet `json:"packageVariantSets,omitempty"`
+}
+
+func readState(path string) (*state, error) {
+	s := &state{}
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := sigsyaml.UnmarshalStrict(b, s); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
+	}
+	return s, nil
+}
+
+// write saves the state atomically, objects sorted by name.
+func (s *state) write(path string) error {
+	sort.Slice(s.Variants, func(i, j int) bool { return s.Variants[i].Name < s.Variants[j].Name })
+	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
+	for i := range s.Variants {
+		s.Variants[i].ResourceVersion = ""
+		s.Variants[i].APIVersion, s.Variants[i].Kind = pvapi.GroupVersion.String(), "PackageVariant"
+	}
+	for i := range s.Sets {
+		s.Sets[i].ResourceVersion = ""
+		s.Sets[i].APIVersion, s.Sets[i].Kind = pvsapi.GroupVersion.String(), "PackageVariantSet"
+	}
+	b, err := sigsyaml.Marshal(s)
+	if err != nil {
+		return err
+	}
+	b = append([]byte("# pvctl run's embedded cluster: written by pvctl, read on the next run.\n"), bytes.TrimSpace(b)...)
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
