@@ -1,0 +1,369 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// ws is a laptop workspace: a repositories directory and input files.
+type ws struct {
+	t     *testing.T
+	repos string
+	in    string
+}
+
+func newWS(t *testing.T) *ws {
+	t.Helper()
+	dir := t.TempDir()
+	w := &ws{t: t, repos: filepath.Join(dir, "repos"), in: filepath.Join(dir, "in")}
+	fntest.WriteTree(t, w.in, fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "local")))
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	return w
+}
+
+// cmd runs a command and returns its exit code, stdout and stderr.
+func (w *ws) cmd(name string, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Command(context.Background(), name, append([]string{"--repos", w.repos}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func (w *ws) mustCmd(want int, name string, args ...string) string {
+	w.t.Helper()
+	code, out, errs := w.cmd(name, args...)
+	if code != want {
+		w.t.Fatalf("pvctl %s %v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, args, code, want, out, errs)
+	}
+	return out
+}
+
+func (w *ws) run(want int) string {
+	w.t.Helper()
+	return w.mustCmd(want, "run", "-f", w.in)
+}
+
+// store opens the repositories as they are on disk.
+func (w *ws) store() *gitstore.Store {
+	w.t.Helper()
+	repos, err := gitstore.Discover(w.repos)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	s, err := gitstore.Open("default", repos)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+// revisions lists "<name> <lifecycle> <lock ref>" of every revision.
+func (w *ws) revisions() []string {
+	var out []string
+	for _, r := range w.store().All("default") {
+		ref := "-"
+		if r.Lock != nil {
+			ref = r.Lock.Ref
+		}
+		out = append(out, r.Name+" "+string(r.Lifecycle)+" "+ref)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (w *ws) files(name string) map[string]string {
+	w.t.Helper()
+	res, err := w.store().GetResources(context.Background(), "default", name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return res.Files
+}
+
+// snapshot is every file under the repositories directory, by path: what
+// "nothing written" and "zero writes" compare.
+func (w *ws) snapshot() map[string]string {
+	w.t.Helper()
+	if _, err := os.Stat(w.repos); os.IsNotExist(err) {
+		return nil
+	}
+	return fntest.ReadTree(w.t, w.repos)
+}
+
+func (w *ws) write(name, content string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.in, name), []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *ws) remove(name string) {
+	w.t.Helper()
+	if err := os.Remove(filepath.Join(w.in, name)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func contains(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+}
+
+// The fleet example: a set fans the blueprint out to the two production
+// repositories, a hand-written variant adds staging; each draft is cloned,
+// specialised and injected; a second run changes nothing on disk.
+func TestRunFleet(t *testing.T) {
+	w := newWS(t)
+	out := w.run(ExitOK)
+	contains(t, out,
+		"Changes (9):\n  created repository edge-useast1\n  created repository edge-uswest1\n  created repository core-euwest1\n"+
+			"  created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v1)\n"+
+			"  updated the resources of edge-useast1.app.packagevariant-1\n",
+		"PackageVariantSet  app ", "PackageVariant     app-edge-useast1-app  True   NoErrors    edge-useast1.app.packagevariant-1")
+	want := []string{
+		"blueprints.app.v1 Published -",
+		"core-euwest1.app.packagevariant-1 Draft app/v1",
+		"edge-useast1.app.packagevariant-1 Draft app/v1",
+		"edge-uswest1.app.packagevariant-1 Draft app/v1",
+	}
+	if got := w.revisions(); !cmp.Equal(got, want) {
+		t.Fatalf("revisions:\n%s", cmp.Diff(want, got))
+	}
+	east := w.files("edge-useast1.app.packagevariant-1")
+	contains(t, east["package-context.yaml"], "region: us-east1", "tier: edge")
+	contains(t, east["endpoints.yaml"], "db: db.us-east1.internal:5432", "kpt.dev/injected-resource: us-east1-endpoints")
+	contains(t, east["Kptfile"], "name: PackageVariant.app-edge-useast1-app.set-ns.0", "namespace: app-edge", "ref: app/v1")
+	contains(t, w.files("core-euwest1.app.packagevariant-1")["package-context.yaml"], "env: staging", "region: eu-west1")
+
+	before := w.snapshot()
+	out = w.run(ExitOK)
+	contains(t, out, "No changes: every downstream package is up to date.")
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("a second run wrote to the repositories:\n%s", d)
+	}
+}
+
+// Approving a draft and publishing a new blueprint revision: the next run
+// upgrades the published downstream in a new draft; the drafts that were
+// never approved are reported stale (exit 1), not rewritten.
+func TestUpgradeAfterPublish(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1: package app revision 1 in edge-useast1")
+	v2 := filepath.Join(t.TempDir(), "app")
+	files := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
+	fntest.WriteTree(t, v2, files)
+	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2), "published blueprints.app.v2: package app revision 2 in blueprints")
+	out := w.run(ExitNotReady)
+	contains(t, out, "Changes (1):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)",
+		"app-edge-uswest1-app  False  StaleDraft")
+	up := w.files("edge-useast1.app.packagevariant-2")
+	contains(t, up["Kptfile"], "ref: app/v2", "name: PackageVariant.app-edge-useast1-app.set-ns.0")
+	contains(t, up["deployment.yaml"], "image: nginx:1.28")
+	contains(t, up["package-context.yaml"], "region: us-east1")
+}
+
+// A variant the files no longer give is deleted, and its deletion policy
+// applies: the default deletes its draft; orphan keeps it.
+func TestVariantRemoved(t *testing.T) {
+	w := newWS(t)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "spec:\n", "spec:\n  deletionPolicy: orphan\n", 1))
+	w.write("app-dev.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-dev\nspec:\n  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: app-dev}\n")
+	w.run(ExitOK)
+	w.remove("app-staging.yaml")
+	w.remove("app-dev.yaml")
+	out := w.run(ExitOK)
+	// app-dev's draft goes; app-staging's stays, without its owner.
+	contains(t, out, "Changes (2):\n  deleted core-euwest1.app-dev.packagevariant-1\n  updated core-euwest1.app.packagevariant-1 (Draft)\n")
+	got := w.revisions()
+	contains(t, strings.Join(got, "\n"), "core-euwest1.app.packagevariant-1 Draft app/v1")
+	if strings.Contains(strings.Join(got, "\n"), "app-dev") {
+		t.Fatalf("app-dev's draft stays: %v", got)
+	}
+	for _, r := range w.store().All("default") {
+		if r.Name == "core-euwest1.app.packagevariant-1" && len(r.Owners) != 0 {
+			t.Fatalf("an orphaned draft keeps its owner: %+v", r.Owners)
+		}
+	}
+	if st := readFile(t, filepath.Join(w.repos, StateFile)); strings.Contains(st, "app-staging") || strings.Contains(st, "app-dev") {
+		t.Fatalf("deleted variants stay in the state:\n%s", st)
+	}
+}
+
+// A repository that loses the label the set selects loses its child, and
+// the child's draft goes with it.
+func TestSetTargetRemoved(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.write("repositories.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "repositories.yaml")), "    env: prod\n    region: us-west1", "    env: retired\n    region: us-west1", 1))
+	out := w.run(ExitOK)
+	contains(t, out, "Changes (1):\n  deleted edge-uswest1.app.packagevariant-1\n")
+	if strings.Contains(out, "app-edge-uswest1-app") {
+		t.Fatalf("the removed child is still listed:\n%s", out)
+	}
+}
+
+// Editing a variant's spec moves its generation on and updates its draft in
+// place.
+func TestVariantEdited(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
+	out := w.run(ExitOK)
+	contains(t, out, "Changes (1):\n  updated the resources of core-euwest1.app.packagevariant-1\n")
+	contains(t, w.files("core-euwest1.app.packagevariant-1")["package-context.yaml"], "tier: canary")
+	var st state
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(w.repos, StateFile))), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range st.Variants {
+		if v.Name == "app-staging" && (v.Generation != 2 || v.Status.ObservedGeneration != 2) {
+			t.Fatalf("app-staging: generation %d, observed %d; want 2, 2", v.Generation, v.Status.ObservedGeneration)
+		}
+	}
+}
+
+// An injected object that changes in the files updates the drafts that
+// inject it.
+func TestInjectedObjectChanged(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.write("cluster-objects.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "cluster-objects.yaml")), "db.us-east1.internal", "db2.us-east1.internal", 1))
+	out := w.run(ExitOK)
+	contains(t, out, "Changes (1):\n  updated the resources of edge-useast1.app.packagevariant-1\n")
+	contains(t, w.files("edge-useast1.app.packagevariant-1")["endpoints.yaml"], "db: db2.us-east1.internal:5432")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Bad input: a message naming file, object and field; exit 2; nothing
+// written.
+func TestInputErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, file, content, want string
+	}{
+		{"unparsable", "bad.yaml", "a: [\n", "bad.yaml: cannot parse: "},
+		{"no kind", "bad.yaml", "apiVersion: v1\nmetadata:\n  name: x\n", "bad.yaml: object 0: `apiVersion` and `kind` are required"},
+		{"no name", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\n", "bad.yaml: ConfigMap 0 in the file: `metadata.name` is required"},
+		{"duplicate", "zz.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: us-east1-endpoints\n", `zz.yaml: ConfigMap "us-east1-endpoints": defined again (first in `},
+		{"namespace", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\n  namespace: other\n",
+			"bad.yaml: PackageVariant \"x\": `metadata.namespace` is \"other\"; pvctl run serves one namespace, \"default\" (--namespace)"},
+		{"unknown field", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  upstrem: {}\n",
+			"bad.yaml: PackageVariant \"x\": `spec.upstrem` is not a field of PackageVariant; it is ignored"},
+		{"wrong type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  injectors: {}\n",
+			"bad.yaml: PackageVariant \"x\": `spec.injectors` must be a list, found a map"},
+		{"repository directory", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: git\n  git:\n    repo: x\n    directory: pkgs\n",
+			"bad.yaml: Repository \"r\": `spec.git.directory` is \"pkgs\"; pvctl run keeps packages at the repository root"},
+		{"repository type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: oci\n",
+			"bad.yaml: Repository \"r\": `spec.type` is \"oci\"; pvctl run serves git repositories"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWS(t)
+			w.write(c.file, c.content)
+			before := w.snapshot()
+			code, out, errs := w.cmd("run", "-f", w.in)
+			if code != ExitUsage || out != "" || !strings.HasPrefix(errs, "pvctl run: ") || !strings.Contains(errs, filepath.Join(w.in, c.want)) {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 and %q", code, out, errs, c.want)
+			}
+			if d := cmp.Diff(before, w.snapshot()); d != "" {
+				t.Fatalf("bad input wrote to the repositories:\n%s", d)
+			}
+		})
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	w := newWS(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "-o", "json"}, ExitUsage, `pvctl run: -o must be table or yaml, not "json"`},
+		{[]string{"run", "extra"}, ExitUsage, `pvctl run: unexpected arguments ["extra"] (files go after -f)`},
+		{[]string{"run", "-f", "/does/not/exist"}, ExitUsage, "pvctl run: stat /does/not/exist: no such file or directory"},
+		{[]string{"publish", "--repo", "r"}, ExitUsage, "pvctl publish: publish needs --repo, --package and one directory"},
+		{[]string{"publish", "--repo", "r", "--package", "../x", w.in}, ExitNotReady, `pvctl publish: package revision r....x.v1: package "../x" is not a valid package path`},
+		{[]string{"approve"}, ExitUsage, "pvctl approve: approve needs the names of the package revisions"},
+		{[]string{"approve", "nope"}, ExitNotReady, "pvctl approve: package revision nope: not found (pvctl get lists them)"},
+		{[]string{"approve", "blueprints.app.v1"}, ExitNotReady, "pvctl approve: package revision default/blueprints.app.v1 is already published"},
+		{[]string{"frobnicate"}, ExitUsage, `pvctl: unknown command "frobnicate"`},
+	} {
+		code, _, errs := w.cmd(c.args[0], c.args[1:]...)
+		if code != c.code || !strings.HasPrefix(errs, c.want) {
+			t.Errorf("pvctl %v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Command(context.Background(), "get", []string{"--repos", filepath.Join(t.TempDir(), "none")}, &out, &errb); code != ExitNotReady ||
+		!strings.Contains(errb.String(), "no repositories directory") {
+		t.Errorf("get on a missing directory: exit %d, %q", code, errb.String())
+	}
+	// A corrupt state file is an input problem, reported before any write.
+	if err := os.WriteFile(filepath.Join(w.repos, StateFile), []byte("packageVariants: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code != ExitNotReady || !strings.Contains(errs, StateFile+": ") || !strings.Contains(errs, "delete it to start from no variants") {
+		t.Errorf("corrupt state: exit %d, %q", code, errs)
+	}
+}
+
+func TestGet(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	out := w.mustCmd(ExitOK, "get")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") {
+		t.Fatalf("get:\n%s", out)
+	}
+	contains(t, out, "blueprints.app.v1", "edge-useast1.app.packagevariant-1", "blueprints:app/v1", "PackageVariant/app-staging")
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if f[0] == "blueprints.app.v1" && (f[4] != "true" || f[5] != string(store.Published)) {
+			t.Errorf("blueprints.app.v1 must be the latest published revision: %q", l)
+		}
+	}
+}
+
+func TestUIDIsStable(t *testing.T) {
+	a, b := UID("PackageVariant", "default", "x"), UID("PackageVariant", "default", "y")
+	if a != UID("PackageVariant", "default", "x") || a == b || len(a) != 36 {
+		t.Fatalf("UID: %s %s", a, b)
+	}
+}
+
+// -o yaml prints the sets and variants with their status.
+func TestOutputYAML(t *testing.T) {
+	w := newWS(t)
+	out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", "yaml")
+	var st state
+	if err := sigsyaml.UnmarshalStrict([]byte(out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(st.Sets) != 1 || len(st.Variants) != 3 || st.Variants[0].Status.DownstreamTargets[0].Name == "" {
+		t.Fatalf("-o yaml:\n%s", out)
+	}
+}
