@@ -88,7 +88,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-## demo: run the functions on examples/ (through kpt when installed) and show the result
+## demo: run the functions on examples/ (through kpt when installed), then pvctl run on local git repositories
 demo: build
 	@hack/demo.sh
 

@@ -58,3 +58,29 @@ if command -v kpt >/dev/null 2>&1; then
   (cd "$work" && kpt fn render examples/render/app --allow-exec)
   (cd "$work" && diff -ru before examples/render/app | sed "s/^/   /") || true
 fi
+
+# 7. The orchestrator, on a laptop: pvctl run reconciles PackageVariants and
+# PackageVariantSets with the controllers' own code against local bare git
+# repositories laid out as Porch lays them out.
+repos="$work/repositories"
+pvctl() { echo "   \$ pvctl $*"; "$PWD/bin/pvctl" "$@" --repos "$repos" 2>&1 | sed "s/^/   /"; return "${PIPESTATUS[0]}"; }
+echo
+echo "== 7. pvctl run: the fleet of examples/local on local git repositories (no cluster)"
+pvctl publish --repo blueprints --package app examples/app
+pvctl run -f examples/local
+echo
+echo "== 8. pvctl get: the drafts, owned by their variants, locked to blueprints app/v1"
+pvctl get
+echo
+echo "== 9. the same run again writes nothing"
+pvctl run -f examples/local | sed -n '1,2p'
+echo
+echo "== 10. approve one draft, publish blueprint v2, run: the published variant is upgraded in a new draft"
+pvctl approve edge-useast1.app.packagevariant-1
+mkdir -p "$work/app-v2" && cp -r examples/app/. "$work/app-v2/"
+sed -i 's/nginx:1.27/nginx:1.28/' "$work/app-v2/deployment.yaml"
+pvctl publish --repo blueprints --package app "$work/app-v2"
+pvctl run -f examples/local || echo "   (exit $?: the drafts made from v1 were never approved; pvctl reports them stale, as the controller does)"
+echo
+echo "   git -C repositories/edge-useast1.git diff app/v1 drafts/app/packagevariant-2:"
+git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "s/^/   /"

@@ -48,6 +48,7 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 	repos := flags.String("repos", "repositories", "the directory of bare repositories")
 	namespace := flags.String("namespace", "default", "the namespace the embedded cluster serves")
 	var run func() error
+	var positional []string // the arguments that are not flags
 	switch name {
 	case "run":
 		var files stringList
@@ -76,28 +77,36 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 		repo := flags.String("repo", "", "the repository (created if missing)")
 		pkg := flags.String("package", "", "the package name (a path, like team/app)")
 		run = func() error {
-			if flags.NArg() != 1 || *repo == "" || *pkg == "" {
+			if len(positional) != 1 || *repo == "" || *pkg == "" {
 				return usageErr("publish needs --repo, --package and one directory")
 			}
-			return publish(*repos, *namespace, *repo, *pkg, flags.Arg(0), stdout)
+			return publish(*repos, *namespace, *repo, *pkg, positional[0], stdout)
 		}
 	case "approve":
 		run = func() error {
-			if flags.NArg() == 0 {
+			if len(positional) == 0 {
 				return usageErr("approve needs the names of the package revisions")
 			}
-			return approve(ctx, *repos, *namespace, flags.Args(), stdout)
+			return approve(ctx, *repos, *namespace, positional, stdout)
 		}
 	default:
 		fmt.Fprintf(stderr, "pvctl: unknown command %q\n", name)
 		return ExitUsage
 	}
-	if err := flags.Parse(args); err != nil {
-		return ExitUsage
+	// Flags may come after arguments too (pvctl approve NAME --repos DIR).
+	for rest := args; ; {
+		if err := flags.Parse(rest); err != nil {
+			return ExitUsage
+		}
+		if flags.NArg() == 0 {
+			break
+		}
+		positional = append(positional, flags.Arg(0))
+		rest = flags.Args()[1:]
 	}
 	if name == "run" || name == "get" {
-		if flags.NArg() > 0 {
-			fmt.Fprintf(stderr, "pvctl %s: unexpected arguments %q (files go after -f)\n", name, flags.Args())
+		if len(positional) > 0 {
+			fmt.Fprintf(stderr, "pvctl %s: unexpected arguments %q (files go after -f)\n", name, positional)
 			return ExitUsage
 		}
 	}

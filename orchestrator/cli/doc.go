@@ -1,0 +1,33 @@
+// Package cli is pvctl's local commands: `pvctl run` reconciles
+// PackageVariants and PackageVariantSets with the controllers' own
+// reconcilers against local git repositories, once, and exits; `get`,
+// `publish` and `approve` are the porchctl-like verbs a laptop workflow
+// needs around it.
+//
+// Decisions:
+//   - The repositories are bare git repositories in one directory (--repos),
+//     laid out as Porch lays out a repository (store/gitstore): drafts/
+//     branches, <package>/v<N> tags on main, kpt: commit annotations. Any git
+//     client can read them; `git clone --bare` of a Porch repository is one.
+//   - The cluster is embedded: controller-runtime's in-memory client, plus
+//     what an API server adds (UIDs, generations). It is kept between runs in
+//     REPOS/pvctl-state.yaml, so that a variant removed from the files is
+//     deleted as in a cluster, its deletionPolicy applied, and a set's
+//     children are the set's to remove.
+//   - UIDs are derived from kind, namespace and name: a variant owns the
+//     same revisions on every run, even with the state file deleted.
+//   - The files are the desired state, like `kubectl apply --prune`:
+//     PackageVariants, PackageVariantSets, Repositories (labels for
+//     selectors; a missing repository is created empty), and any other object
+//     is an injection or selection candidate. A repository no Repository
+//     object describes is served with no labels.
+//   - A run repeats reconcile passes (sets, then variants) until a pass
+//     changes nothing, so one run settles a set's children too.
+//   - Input is checked before anything is written, strictly: an unknown
+//     field is an error (kubectl's strict validation), and every message
+//     names file, object and field. Exit codes: 0 every set and variant
+//     Ready; 1 some are not (or a command failed); 2 usage or input errors,
+//     nothing written.
+//   - One pvctl writes to a repositories directory at a time; a ref moved by
+//     another writer since the run read it is a conflict, not overwritten.
+package cli
