@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -155,9 +157,36 @@ func (p *Porch) UpdateResources(ctx context.Context, namespace, name string, res
 	}
 	prr.Spec.Resources = res.Files
 	if err := p.Client.Update(ctx, &prr); err != nil {
+		if isRenderFailure(err) {
+			// Porch v1.5.3 fails the update and drops the render results from
+			// its answer: the error text is all there is to report.
+			return RenderStatus{Err: err.Error()}, errors.Join(ErrRenderFailed, err)
+		}
 		return RenderStatus{}, wrap(err)
 	}
-	return RenderStatus{Error: prr.Status.RenderStatus.Err}, nil
+	return renderStatusOf(prr.Status.RenderStatus)
+}
+
+// renderFailureText is how Porch's error for a failed render begins its
+// explanation (pkg/task's renderError, v1.5.3).
+const renderFailureText = "Error occurred rendering package in kpt function pipeline"
+
+func isRenderFailure(err error) bool {
+	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), renderFailureText)
+}
+
+// renderStatusOf carries Porch's render status over whole: the types have
+// the same JSON, so every function's results and the exit code survive.
+func renderStatusOf(in porchapi.RenderStatus) (RenderStatus, error) {
+	var out RenderStatus
+	b, err := json.Marshal(in)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return RenderStatus{}, fmt.Errorf("reading Porch's render status: %w", err)
+	}
+	return out, nil
 }
 
 // Update implements Store.

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,5 +107,55 @@ func TestPorchStore(t *testing.T) {
 	}
 	if err := p.Delete(ctx, "ns", draft.Name); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// Porch's render status comes back whole on success; a failed render is
+// Porch's InternalError, reported as ErrRenderFailed with its text.
+func TestPorchStoreRenderStatus(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := porchapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	prr := &porchapi.PackageRevisionResources{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "deploy.app.ws"},
+		Spec: porchapi.PackageRevisionResourcesSpec{Resources: map[string]string{"Kptfile": "a"}}}
+	const porchRenderError = "\nError occurred rendering package in kpt function pipeline.\nPackage has NOT been pushed to remote.\nPlease fix package locally (modify until 'kpt fn render' succeeds) and retry.\nDetails: fn.render: pipeline.mutators[0] failed with exit code 1"
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(prr).WithInterceptorFuncs(interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			r := o.(*porchapi.PackageRevisionResources)
+			if r.Spec.Resources["Kptfile"] == "bad" {
+				return apierrors.NewInternalError(errors.New(porchRenderError))
+			}
+			if err := c.Update(ctx, o, opts...); err != nil {
+				return err
+			}
+			r.Status.RenderStatus = porchapi.RenderStatus{Result: porchapi.ResultList{ExitCode: 0, Items: []*porchapi.Result{
+				{Image: "gcr.io/kpt-fn/set-namespace:v0.4.1", Results: []porchapi.ResultItem{{Message: "namespace updated", Severity: "info",
+					Field: &porchapi.Field{Path: "metadata.namespace"}}}}}}}
+			return nil
+		},
+	}).Build()
+	p := &Porch{Client: c}
+	ctx := context.Background()
+	rs, err := p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "good"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Result.Items) != 1 || rs.Result.Items[0].Image != "gcr.io/kpt-fn/set-namespace:v0.4.1" ||
+		rs.Result.Items[0].Results[0].Message != "namespace updated" || rs.Result.Items[0].Results[0].Field.Path != "metadata.namespace" {
+		t.Fatalf("render status = %+v", rs)
+	}
+	rs, err = p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "bad"}})
+	if !errors.Is(err, ErrRenderFailed) || !strings.Contains(rs.Err, "pipeline.mutators[0] failed with exit code 1") {
+		t.Fatalf("a failed render: status %+v, error %v", rs, err)
+	}
+	// Any other internal error is not a render failure.
+	c2 := fake.NewClientBuilder().WithScheme(scheme).WithObjects(prr.DeepCopy()).WithInterceptorFuncs(interceptor.Funcs{
+		Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error {
+			return apierrors.NewInternalError(errors.New("etcd is down"))
+		},
+	}).Build()
+	if _, err := (&Porch{Client: c2}).UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{}}); err == nil || errors.Is(err, ErrRenderFailed) {
+		t.Fatalf("an internal error that is not a render: %v", err)
 	}
 }

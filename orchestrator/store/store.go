@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pvkit/pvkit/orchestrator/api/render"
 )
 
 // Lifecycle of a package revision.
@@ -142,10 +144,10 @@ type Resources struct {
 	ResourceVersion string
 }
 
-// RenderStatus is Porch's render outcome after an update.
-type RenderStatus struct {
-	Error string
-}
+// RenderStatus is Porch's render outcome after an update: each function's
+// results, the exit code and the error, as Porch's PackageRevisionResources
+// status has them (same JSON), carried whole into the variant's status.
+type RenderStatus = render.RenderStatus
 
 // Store is Porch, as the orchestrator uses it.
 type Store interface {
@@ -171,6 +173,11 @@ var (
 	ErrNotFound      = errors.New("not found")
 	ErrAlreadyExists = errors.New("already exists")
 	ErrConflict      = errors.New("conflict")
+	// ErrRenderFailed: the package's Kptfile pipeline failed to render after
+	// an update, so the files were not written (Porch: "Package has NOT been
+	// pushed to remote"). UpdateResources then returns what it knows of the
+	// render together with the error.
+	ErrRenderFailed = errors.New("render failed")
 )
 
 // RevisionName is Porch's name of a revision: `<repo>.<package>.<workspace>`.

@@ -51,7 +51,7 @@ func (r *resolver) compute(t typeKey) choice {
 	}
 	named := r.byName[t]
 	if len(named) == 0 {
-		return choice{reason: fmt.Sprintf("no in-cluster resources of type %s in namespace %q", t, r.cfg.Namespace)}
+		return choice{reason: fmt.Sprintf("no in-cluster resources of type %s", t)} // the reference's text (A4)
 	}
 	group, version := krm.Group(t.apiVersion), krm.Version(t.apiVersion)
 	for _, inj := range r.cfg.Injectors {

@@ -11,13 +11,15 @@ import (
 // Child is one PackageVariant a set should have.
 type Child struct {
 	Name  string
+	Field string // the target entry's field path
 	Where string // the target entry it comes from, for messages
 	Spec  *pv.PackageVariantSpec
 }
 
 // Failure is a target entry that could not be computed.
 type Failure struct {
-	Where   string
+	Field   string // the target's field path, e.g. spec.targets[1].repositorySelector
+	Where   string // the entry in words: the field and the repository or object and package
 	Message string
 }
 
@@ -50,7 +52,7 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	insts, failures := unroll(set, w)
 	x := &Expansion{}
 	for _, f := range failures {
-		x.Failures = append(x.Failures, Failure{Where: f.where, Message: f.err.Error()})
+		x.Failures = append(x.Failures, Failure{Field: f.field, Where: f.where, Message: f.err.Error()})
 	}
 	var rendered []Child
 	byDownstream := map[[2]string][]int{} // downstream -> indexes in rendered
@@ -58,12 +60,12 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 		field := fmt.Sprintf("spec.targets[%d].template", in.target)
 		spec, err := r.render(in, set.Spec.Targets[in.target].Template, field)
 		if err != nil {
-			x.Failures = append(x.Failures, Failure{Where: in.where, Message: err.Error()})
+			x.Failures = append(x.Failures, Failure{Field: in.field, Where: in.where, Message: err.Error()})
 			continue
 		}
 		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
 		byDownstream[key] = append(byDownstream[key], len(rendered))
-		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Where: in.where, Spec: spec})
+		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec})
 	}
 	// Two entries rendering one downstream are both failures (F3): neither
 	// may win silently.
@@ -79,7 +81,7 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 				others = append(others, rendered[j].Where)
 			}
 		}
-		x.Failures = append(x.Failures, Failure{Where: c.Where, Message: fmt.Sprintf(
+		x.Failures = append(x.Failures, Failure{Field: c.Field, Where: c.Where, Message: fmt.Sprintf(
 			"renders the same downstream (repository %q, package %q) as %s; each downstream may come from one target entry only",
 			c.Spec.Downstream.Repo, c.Spec.Downstream.Package, strings.Join(others, " and "))})
 	}

@@ -14,7 +14,10 @@ func TestChildName(t *testing.T) {
 		{"s", "r", "a/b", "s-r-a-b-" + hash("s-r-a/b")},
 		{"s", "r", "a-b", "s-r-a-b"},
 		{"S", "Repo", "Pkg_1", "s-repo-pkg-1-" + hash("S-Repo-Pkg_1")},
-		// A cut that would end in "." or "-" is trimmed before the hash.
+		// A cut ending in "-" stays as it is, as in Porch (A4): "--" before the hash.
+		{"long-set-name", "cluster-repository-01", "package-name-that-is-quite-a-bit-long",
+			"long-set-name-cluster-repository-01-package-name-that-" + "-" + hash("long-set-name-cluster-repository-01-package-name-that-is-quite-a-bit-long")},
+		// A cut ending in "." is trimmed before the hash: Porch's name would be invalid.
 		{"x", "r", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbb",
 			"x-r-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-" + hash("x-r-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbb")},
 	}

@@ -35,9 +35,16 @@ func ConfigFromObject(fc *yaml.RNode) (*v1alpha2.PackageVariantSet, []krm.Proble
 }
 
 // Process is the pvs-expand KRM function, a generator: it adds, updates and
-// removes PackageVariant items. Results: a warning per target entry that
-// could not be computed (the others still are), an info result per child
-// created, updated, removed or kept (every child in a dry run), and the summary.
+// removes PackageVariant items. Results: an info result per child created,
+// updated, removed (every child in a dry run), and the summary.
+//
+// A target entry that cannot be computed (a CEL error, a selected object with
+// no Repository, two entries rendering one downstream, a kind that cannot be
+// listed) is an error naming the entry and its field: the function exits
+// non-zero and writes nothing, as the contract asks of every function.
+// Partial success (the other children written, nothing removed) is the
+// controller's, which calls Expand and Plan itself. A dry run still lists
+// every planned step next to the errors.
 func Process(rl *krm.ResourceList) {
 	set, problems := ConfigFromObject(rl.FunctionConfig)
 	report := func(ps []krm.Problem) {
@@ -64,10 +71,18 @@ func Process(rl *krm.ResourceList) {
 		return
 	}
 	for _, f := range x.Failures {
-		problems = append(problems, krm.Warningf(rl.FunctionConfig, "", "target %s was not computed: %s", f.Where, f.Message))
+		problems = append(problems, krm.Errorf(rl.FunctionConfig, f.Field, "target %s could not be computed: %s", f.Where, f.Message))
 	}
 	report(problems)
 	dryRun := set.Metadata.Annotations[DryRunAnnotation] == "true"
+	if len(x.Failures) > 0 {
+		if dryRun {
+			rl.Results = append(rl.Results, stepResults(steps, true)...)
+		}
+		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)+
+			fmt.Sprintf(" (target entries not computed: %d; no PackageVariant was written)", len(x.Failures))))
+		return
+	}
 	rl.Results = append(rl.Results, stepResults(steps, dryRun)...)
 	if !dryRun {
 		rl.Items = Apply(rl.Items, steps)
@@ -105,9 +120,6 @@ func summary(set *v1alpha2.PackageVariantSet, x *Expansion, steps []Step, dryRun
 	}
 	s := fmt.Sprintf("PackageVariantSet %q: %d PackageVariant(s): %d created, %d updated, %d unchanged, %d removed",
 		set.Metadata.Name, len(x.Children), count[Create], count[Update], count[Unchanged], count[Remove])
-	if len(x.Failures) > 0 {
-		s += fmt.Sprintf("; %d target entries not computed, so no PackageVariant was removed (%d kept whose target is gone)", len(x.Failures), count[Keep])
-	}
 	if dryRun {
 		s += " (dry run: nothing was changed)"
 	}

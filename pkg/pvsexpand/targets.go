@@ -13,6 +13,7 @@ import (
 // selected object and package name.
 type instance struct {
 	target         int    // index in spec.targets
+	field          string // the entry's field path
 	where          string // names the entry in messages
 	repoDefault    string // default downstream repository
 	packageDefault string // default downstream package
@@ -22,6 +23,7 @@ type instance struct {
 
 // failure is a target (or one of its entries) that could not be computed.
 type failure struct {
+	field string
 	where string
 	err   error
 }
@@ -42,7 +44,8 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
 					names = []string{pkg}
 				}
 				for _, name := range names {
-					out = append(out, instance{target: i, where: fmt.Sprintf("`%s.repositories[%d]` (repository %q, package %q)", field, j, r.Name, name),
+					f := fmt.Sprintf("%s.repositories[%d]", field, j)
+					out = append(out, instance{target: i, field: f, where: fmt.Sprintf("`%s` (repository %q, package %q)", f, r.Name, name),
 						repoDefault: r.Name, packageDefault: name, targetVar: &RepoTarget{Repo: r.Name, Package: name}, scope: listScope})
 				}
 			}
@@ -61,7 +64,7 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
 
 func collect(out []instance, failures []failure, insts []instance, err error, field string) ([]instance, []failure) {
 	if err != nil {
-		return out, append(failures, failure{where: "`" + field + "`", err: err})
+		return out, append(failures, failure{field: field, where: "`" + field + "`", err: err})
 	}
 	return append(out, insts...), failures
 }
@@ -85,7 +88,7 @@ func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector,
 			continue
 		}
 		for _, n := range names {
-			out = append(out, instance{target: i, where: fmt.Sprintf("`%s` (%s %q, package %q)", field, g.Kind, obj.Name, n),
+			out = append(out, instance{target: i, field: field, where: fmt.Sprintf("`%s` (%s %q, package %q)", field, g.Kind, obj.Name, n),
 				repoDefault: obj.Name, packageDefault: n, targetVar: obj, scope: objectScope})
 		}
 	}

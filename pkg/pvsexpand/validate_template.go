@@ -56,7 +56,9 @@ func (v *validator) mapExprs(field string, exprs []v1alpha2.MapExpr, s scope) {
 	for i, m := range exprs {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		v.oneOf(f, "key", "keyExpr", m.Key != nil, m.KeyExpr != nil, true)
-		v.oneOf(f, "value", "valueExpr", m.Value != nil, m.ValueExpr != nil, true)
+		// Neither value nor valueExpr sets the empty string, as in Porch (A4):
+		// Porch's own serialiser drops an empty `value`.
+		v.oneOf(f, "value", "valueExpr", m.Value != nil, m.ValueExpr != nil, false)
 		v.expr(f+".keyExpr", s, m.KeyExpr)
 		v.expr(f+".valueExpr", s, m.ValueExpr)
 	}

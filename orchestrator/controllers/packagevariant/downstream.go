@@ -247,10 +247,25 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt = pvapi.DownstreamTarget{Name: t.name}
 		}
 		if t.render != nil {
-			dt.RenderStatus.Err = t.render.Error
+			dt.RenderStatus = *t.render.DeepCopy()
 		}
 		out = append(out, dt)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// recordRender sets one target's render status and keeps every other entry
+// (a failed reconcile reports the render that failed and nothing else).
+func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTarget {
+	out := append([]pvapi.DownstreamTarget(nil), prev...)
+	for i := range out {
+		if out[i].Name == t.name {
+			out[i].RenderStatus = *t.render.DeepCopy()
+			return out
+		}
+	}
+	out = append(out, pvapi.DownstreamTarget{Name: t.name, RenderStatus: *t.render.DeepCopy()})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

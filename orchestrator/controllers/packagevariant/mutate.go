@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -33,6 +34,10 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 		return target{name: d.Name}, false, in, nil
 	}
 	render, err := r.Store.UpdateResources(ctx, v.Namespace, d.Name, store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion})
+	if errors.Is(err, store.ErrRenderFailed) {
+		t := target{name: d.Name, render: &render}
+		return t, false, nil, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
+	}
 	if err != nil {
 		return target{}, false, nil, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
@@ -119,3 +124,16 @@ func (r *Reconciler) listObjects(ctx context.Context, namespace, apiVersion, kin
 	}
 	return out, nil
 }
+
+// renderFailure is an update Porch refused because the package's pipeline
+// failed to render. The render status goes into the variant's
+// status.downstreamTargets; the error is retried like any Porch failure (a
+// function runner outage heals; a broken pipeline needs a package change,
+// which the revision watch brings).
+type renderFailure struct {
+	target target
+	err    error
+}
+
+func (e *renderFailure) Error() string { return e.err.Error() }
+func (e *renderFailure) Unwrap() error { return e.err }

@@ -23,6 +23,10 @@ const (
 	ReasonStaleDraft       = "StaleDraft"
 	ReasonMutationFailed   = "MutationFailed"
 	ReasonDeleting         = "Deleting"
+	// ReasonRenderFailed: Porch refused a draft update because the package's
+	// Kptfile pipeline failed to render; status.downstreamTargets has the
+	// render status. Retried with backoff.
+	ReasonRenderFailed = "RenderFailed"
 )
 
 // Reconciler reconciles PackageVariants.
@@ -80,6 +84,10 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	r.setCondition(v, pvapi.ConditionStalled, metav1.ConditionFalse, pvapi.ReasonValid, "all validation checks passed")
 	targets, err := r.reconcileDownstream(ctx, v, up)
 	if err != nil {
+		var rf *renderFailure
+		if errors.As(err, &rf) {
+			v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
+		}
 		return r.fail(v, err)
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
@@ -105,7 +113,11 @@ func (r *Reconciler) fail(v *pvapi.PackageVariant, err error) error {
 		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, ue.reason, err.Error())
 		return nil
 	}
-	r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, pvapi.ReasonError, err.Error())
+	reason := pvapi.ReasonError
+	if errors.As(err, new(*renderFailure)) {
+		reason = ReasonRenderFailed
+	}
+	r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, reason, err.Error())
 	return err
 }
 

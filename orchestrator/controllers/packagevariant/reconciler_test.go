@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
@@ -378,5 +379,61 @@ func TestUnproposeDeletion(t *testing.T) {
 	e.mustReconcile("app-prod")
 	if revs := e.downstream("app-prod"); len(revs) != 1 || revs[0].Lifecycle != store.Published {
 		t.Fatalf("want the revision un-proposed: %+v", revs)
+	}
+}
+
+// renderStatus is what Porch's function runner reports for the pipeline of
+// examples/app: set-namespace's result, and its exit code.
+func renderStatus(exitCode int, severity, msg, errText string) store.RenderStatus {
+	return store.RenderStatus{Err: errText, Result: render.ResultList{
+		TypeMeta: metav1.TypeMeta{APIVersion: "kpt.dev/v1", Kind: "FunctionResultList"},
+		ExitCode: exitCode,
+		Items: []*render.ResultListItem{{Image: "gcr.io/kpt-fn/set-namespace:v0.4.1", ExitCode: exitCode,
+			Results: []render.ResultItem{{Message: msg, Severity: severity}}}},
+	}}
+}
+
+// Porch's render result reaches status.downstreamTargets whole: each
+// function's image, results and exit code, on success and on failure.
+func TestRenderStatusInDownstreamTargets(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		if strings.Contains(files["package-context.yaml"], "region") {
+			return files, renderStatus(1, "error", `namespace "prod,eu" is not a valid namespace`, "fn.render: pipeline.mutators[0] failed with exit code 1")
+		}
+		return files, renderStatus(0, "info", "namespace [prod] updated 3 resources", "")
+	})
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	draft := e.downstream("app-prod")[0]
+	ts := e.get("app-prod").Status.DownstreamTargets
+	if len(ts) != 1 || ts[0].Name != draft.Name || ts[0].RenderStatus.Err != "" || ts[0].RenderStatus.Result.ExitCode != 0 ||
+		len(ts[0].RenderStatus.Result.Items) != 1 || ts[0].RenderStatus.Result.Items[0].Results[0].Message != "namespace [prod] updated 3 resources" {
+		t.Fatalf("a successful render is not carried into status: %+v", ts)
+	}
+
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.PackageContext.Data["region"] = "eu" })
+	err := e.reconcile("app-prod")
+	if !errors.Is(err, store.ErrRenderFailed) {
+		t.Fatalf("a failed render must be returned (and so retried), got %v", err)
+	}
+	c := e.condition("app-prod", pvapi.ConditionReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != ReasonRenderFailed ||
+		c.Message != "updating "+draft.Name+": package revision default/"+draft.Name+" was not updated: fn.render: pipeline.mutators[0] failed with exit code 1: render failed" {
+		t.Fatalf("Ready = %+v", c)
+	}
+	ts = e.get("app-prod").Status.DownstreamTargets
+	if len(ts) != 1 {
+		t.Fatalf("targets = %+v", ts)
+	}
+	rs := ts[0].RenderStatus
+	if rs.Err != "fn.render: pipeline.mutators[0] failed with exit code 1" || rs.Result.ExitCode != 1 || len(rs.Result.Items) != 1 ||
+		rs.Result.Items[0].Image != "gcr.io/kpt-fn/set-namespace:v0.4.1" || rs.Result.Items[0].ExitCode != 1 ||
+		rs.Result.Items[0].Results[0].Severity != "error" || rs.Result.Items[0].Results[0].Message != `namespace "prod,eu" is not a valid namespace` {
+		t.Fatalf("the failed render is not in status: %+v", rs)
+	}
+	if strings.Contains(e.files(e.downstream("app-prod")[0])["package-context.yaml"], "region") {
+		t.Fatal("Porch writes nothing when the render fails")
 	}
 }

@@ -90,7 +90,7 @@ func TestLock(t *testing.T) {
 func TestMergeTargets(t *testing.T) {
 	prev := []pvapi.DownstreamTarget{{Name: "b"}, {Name: "a"}}
 	prev[1].RenderStatus.Err = "old render error"
-	got := mergeTargets(prev, []target{{name: "a"}, {name: "c", render: &store.RenderStatus{Error: "bad"}}})
+	got := mergeTargets(prev, []target{{name: "a"}, {name: "c", render: &store.RenderStatus{Err: "bad"}}})
 	if len(got) != 2 || got[0].Name != "a" || got[0].RenderStatus.Err != "old render error" || got[1].Name != "c" || got[1].RenderStatus.Err != "bad" {
 		t.Fatalf("got %+v", got)
 	}

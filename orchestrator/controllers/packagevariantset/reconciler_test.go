@@ -286,3 +286,46 @@ func TestInvalidSetAndMissingUpstream(t *testing.T) {
 		t.Fatalf("Stalled = %+v", c)
 	}
 }
+
+// The inputs that make the pvs-expand function exit 1 (a missing map key, a
+// selected object with no Repository, two entries rendering one downstream)
+// leave the controller partially successful: every other child is written,
+// each failure is in status.targetFailures with its target.
+func TestTargetFailuresArePartialSuccess(t *testing.T) {
+	e := newEnv(t, append(world(), repo("cluster-04", map[string]string{"env": "prod"}), team("ledger", "cluster-09"))...)
+	e.set(strings.Replace(fanout, "    - name: cluster-01\n", "    - name: cluster-01\n    - name: cluster-01\n", 1))
+	e.reconcile()
+	kids := e.children()
+	for _, name := range []string{"app-cluster-02-app", "app-cluster-03-app", "app-cluster-01-app-payments"} {
+		if _, ok := kids[name]; !ok {
+			t.Errorf("child %s was not written although its target was computed: %v", name, kids)
+		}
+	}
+	if len(kids) != 3 {
+		t.Errorf("children = %v, want only the three computed", kids)
+	}
+	set := e.getSet()
+	want := map[string]string{
+		"`spec.targets[0].repositories[0]` (repository \"cluster-01\", package \"app\")":    "renders the same downstream (repository \"cluster-01\", package \"app\") as `spec.targets[0].repositories[1]` (repository \"cluster-01\", package \"app\"); each downstream may come from one target entry only",
+		"`spec.targets[0].repositories[1]` (repository \"cluster-01\", package \"app\")":    "renders the same downstream (repository \"cluster-01\", package \"app\") as `spec.targets[0].repositories[0]` (repository \"cluster-01\", package \"app\"); each downstream may come from one target entry only",
+		"`spec.targets[1].repositorySelector` (Repository \"cluster-04\", package \"app\")": "`spec.targets[1].template.labelExprs[0].valueExpr`: no such key: region",
+		"`spec.targets[2].objectSelector` (Team \"ledger\", package \"app\")":               "downstream repository \"cluster-09\" not found among the Repository objects in namespace \"default\"",
+	}
+	got := map[string]string{}
+	for _, f := range set.Status.TargetFailures {
+		got[f.Target] = f.Message
+	}
+	if len(got) != len(want) {
+		t.Fatalf("targetFailures = %+v", set.Status.TargetFailures)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("targetFailures[%s] = %q, want %q", k, got[k], v)
+		}
+	}
+	c := apimeta.FindStatusCondition(set.Status.Conditions, "Ready")
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != pvsapi.ReasonPartiallyReconciled ||
+		c.Message != "4 target entries could not be computed (see status.targetFailures); the others are reconciled and no PackageVariant was removed" {
+		t.Fatalf("Ready = %+v", c)
+	}
+}

@@ -37,6 +37,22 @@ type Store struct {
 	calls   map[string]int
 	faults  []Fault
 	persist Persister
+	render  Renderer
+}
+
+// Renderer is what Porch does on every resource update: render the package's
+// Kptfile pipeline (through its function runner). It returns the rendered
+// files and the render status; a status with an error is a failed render,
+// after which Porch writes nothing and the update fails with
+// store.ErrRenderFailed. A store without one renders nothing (an empty
+// status), as a package with no pipeline does.
+type Renderer func(files map[string]string) (map[string]string, store.RenderStatus)
+
+// SetRenderer makes the store render on every UpdateResources, as Porch does.
+func (s *Store) SetRenderer(r Renderer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.render = r
 }
 
 // Persister keeps a store's changes somewhere durable (the local git store
@@ -266,17 +282,23 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 	case res.ResourceVersion != "" && res.ResourceVersion != e.rev.ResourceVersion:
 		return store.RenderStatus{}, fmt.Errorf("package revision %s/%s was changed since version %s: %w", namespace, name, res.ResourceVersion, store.ErrConflict)
 	}
+	files, status := copyFiles(res.Files), store.RenderStatus{}
+	if s.render != nil {
+		if files, status = s.render(files); status.Err != "" {
+			return status, fmt.Errorf("package revision %s/%s was not updated: %s: %w", namespace, name, status.Err, store.ErrRenderFailed)
+		}
+	}
 	if s.persist != nil {
-		if err := s.persist.WriteFiles(copyRev(e.rev), res.Files); err != nil {
+		if err := s.persist.WriteFiles(copyRev(e.rev), files); err != nil {
 			return store.RenderStatus{}, err
 		}
 	}
-	e.files = copyFiles(res.Files)
+	e.files = copyFiles(files)
 	e.rev.ResourceVersion = s.nextVersion()
 	if f != nil {
 		return store.RenderStatus{}, f.Err
 	}
-	return store.RenderStatus{}, nil
+	return status, nil
 }
 
 // Update implements store.Store.
