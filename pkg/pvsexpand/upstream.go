@@ -4,54 +4,27 @@ import (
 	"fmt"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// findUpstream picks the upstream revision among the inputs (F3): a
-// workspaceName names a revision of any lifecycle; a revision number names a
-// published revision, never a Draft; with neither, the latest published
-// revision is used (floating, as a PackageVariant without them follows it).
-// Whatever is given must all match.
+// findUpstream picks the upstream revision among the inputs by
+// pkg/upstream's rule, the one the PackageVariant controller uses (F3).
 func findUpstream(w *World, u *pv.Upstream) (*yaml.RNode, error) {
-	floating := u.WorkspaceName == "" && u.Revision == 0
-	var match *revision
+	var nodes []*yaml.RNode
+	var cands []upstream.Candidate
 	revs, _ := w.Objects(PackageRevisionGVK)
 	for _, r := range revs {
 		rev := readRevision(r)
-		if !upstreamMatches(rev, u) {
+		if rev.repository != u.Repo || rev.packageName != u.Package {
 			continue
 		}
-		if match == nil || (floating && rev.number > match.number) {
-			match = &rev
-		}
+		nodes = append(nodes, r)
+		cands = append(cands, upstream.Candidate{Workspace: rev.workspace, Revision: rev.number, Lifecycle: rev.lifecycle})
 	}
-	if match == nil {
-		return nil, fmt.Errorf("upstream package revision not found: no PackageRevision of package %q in repository %q %s among the inputs in namespace %q",
-			u.Package, u.Repo, wanted(u), w.Namespace)
+	if i := upstream.Select(*u, cands); i >= 0 {
+		return nodes[i], nil
 	}
-	return match.node, nil
-}
-
-func upstreamMatches(rev revision, u *pv.Upstream) bool {
-	switch {
-	case rev.repository != u.Repo || rev.packageName != u.Package:
-		return false
-	case u.WorkspaceName != "":
-		return rev.workspace == u.WorkspaceName && (u.Revision == 0 || rev.number == u.Revision)
-	case u.Revision > 0:
-		return rev.number == u.Revision && rev.published()
-	}
-	return rev.published() && rev.number >= 1
-}
-
-func wanted(u *pv.Upstream) string {
-	switch {
-	case u.WorkspaceName != "" && u.Revision > 0:
-		return fmt.Sprintf("with workspace %q and revision %d", u.WorkspaceName, u.Revision)
-	case u.WorkspaceName != "":
-		return fmt.Sprintf("with workspace %q", u.WorkspaceName)
-	case u.Revision > 0:
-		return fmt.Sprintf("published with revision %d", u.Revision)
-	}
-	return "that is published"
+	return nil, fmt.Errorf("upstream package revision not found: no PackageRevision of %s among the inputs in namespace %q",
+		upstream.Describe(*u), w.Namespace)
 }

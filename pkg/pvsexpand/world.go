@@ -93,14 +93,13 @@ func stringMap(m *yaml.Node, skip func(string) bool) map[string]string {
 
 // revision is what the set needs of a PackageRevision.
 type revision struct {
-	node                                          *yaml.RNode
 	repository, packageName, workspace, lifecycle string
 	number                                        int
 }
 
 func readRevision(r *yaml.RNode) revision {
 	n := r.YNode()
-	rev := revision{node: r}
+	var rev revision
 	rev.repository, _ = krm.ScalarAt(n, "spec", "repository")
 	rev.packageName, _ = krm.ScalarAt(n, "spec", "packageName")
 	rev.workspace, _ = krm.ScalarAt(n, "spec", "workspaceName")
@@ -108,8 +107,4 @@ func readRevision(r *yaml.RNode) revision {
 	s, _ := krm.ScalarAt(n, "spec", "revision")
 	rev.number, _ = strconv.Atoi(s)
 	return rev
-}
-
-func (r revision) published() bool {
-	return r.lifecycle == "Published" || r.lifecycle == "DeletionProposed"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,7 +77,7 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		return r.fail(v, err)
 	}
 	if up == nil {
-		msg := "upstream package revision not found: " + describeUpstream(v.Spec.Upstream)
+		msg := "upstream package revision not found: " + upstream.Describe(*v.Spec.Upstream)
 		r.setCondition(v, pvapi.ConditionStalled, metav1.ConditionTrue, ReasonUpstreamNotFound, msg)
 		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, ReasonUpstreamNotFound, msg)
 		return nil

@@ -152,7 +152,7 @@ func TestUpstreamMissingThenAppearing(t *testing.T) {
 	e.variant(appVariant)
 	e.mustReconcile("app-prod")
 	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue || c.Reason != ReasonUpstreamNotFound ||
-		c.Message != `upstream package revision not found: package "app" in repository "blueprints", any published revision` {
+		c.Message != `upstream package revision not found: package "app" in repository "blueprints", latest published revision` {
 		t.Fatalf("Stalled = %+v", c)
 	}
 	if n := len(e.downstream("app-prod")); n != 0 {

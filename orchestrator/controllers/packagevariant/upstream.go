@@ -5,35 +5,23 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/upstream"
 )
 
-// findUpstream picks the upstream revision (F2); nil when there is none yet.
-// With workspaceName: that workspace, any lifecycle. With revision: that
-// published revision, never a Draft. With neither: the latest published
-// revision (so a newer publication is followed).
+// findUpstream picks the upstream revision by pkg/upstream's rule (F2); nil
+// when there is none yet.
 func (r *Reconciler) findUpstream(ctx context.Context, v *pvapi.PackageVariant) (*store.Revision, error) {
 	u := v.Spec.Upstream
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: u.Repo, Package: u.Package})
 	if err != nil {
 		return nil, err
 	}
-	var best *store.Revision
-	for i := range revs {
-		rev := &revs[i]
-		switch {
-		case u.WorkspaceName != "":
-			if rev.Workspace == u.WorkspaceName {
-				return rev, nil
-			}
-		case u.Revision > 0:
-			if rev.Revision == u.Revision && rev.Lifecycle.IsPublished() {
-				return rev, nil
-			}
-		default:
-			if rev.Lifecycle.IsPublished() && rev.Revision > 0 && (best == nil || rev.Revision > best.Revision) {
-				best = rev
-			}
-		}
+	cands := make([]upstream.Candidate, len(revs))
+	for i, rev := range revs {
+		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: string(rev.Lifecycle)}
 	}
-	return best, nil
+	if i := upstream.Select(*u, cands); i >= 0 {
+		return &revs[i], nil
+	}
+	return nil, nil
 }

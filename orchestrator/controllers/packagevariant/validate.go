@@ -74,17 +74,3 @@ func validate(v *pvapi.PackageVariant) string {
 	}
 	return strings.Join(msgs, "; ")
 }
-
-// describeUpstream names the upstream a variant asks for.
-func describeUpstream(u *pv.Upstream) string {
-	s := fmt.Sprintf("package %q in repository %q", u.Package, u.Repo)
-	switch {
-	case u.WorkspaceName != "":
-		s += fmt.Sprintf(" with workspace %q", u.WorkspaceName)
-	case u.Revision > 0:
-		s += fmt.Sprintf(", published revision %d", u.Revision)
-	default:
-		s += ", any published revision"
-	}
-	return s
-}

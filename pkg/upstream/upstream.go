@@ -1,0 +1,76 @@
+// Package upstream is the one rule that picks a PackageVariant's upstream
+// revision (F2, F3), used by the PackageVariant reconciler and by pvs-expand
+// alike. It is pure: callers hand it the revisions of the upstream package.
+//
+// The rule, by what spec.upstream names:
+//
+//   - workspaceName: the revision in that workspace, whatever its lifecycle
+//     (a Draft only when named so). With revision too, that revision must
+//     also carry the number: every field given must match, so a typo never
+//     silently picks something else (Porch v1.5.3 ignores revision).
+//   - revision alone: the Published (or DeletionProposed) revision with that
+//     number; never a Draft or Proposed one (Porch's `revision: 0` matched
+//     any Draft).
+//   - neither: the latest published revision, followed as newer ones are
+//     published (a floating "latest"; Porch hard-codes the branch "main").
+//
+// A negative revision is never a match.
+package upstream
+
+import (
+	"fmt"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+)
+
+// Candidate is what the rule reads of one revision of the upstream package.
+type Candidate struct {
+	Workspace string
+	Revision  int    // 0 until published
+	Lifecycle string // Draft, Proposed, Published or DeletionProposed
+}
+
+// Published reports Published or DeletionProposed, as Porch does.
+func (c Candidate) Published() bool {
+	return c.Lifecycle == "Published" || c.Lifecycle == "DeletionProposed"
+}
+
+// Select returns the index in revs of the revision u names, or -1 when none
+// does (yet). revs are the revisions of u's repository and package.
+func Select(u pv.Upstream, revs []Candidate) int {
+	best := -1
+	for i, c := range revs {
+		switch {
+		case u.Revision < 0:
+			return -1
+		case u.WorkspaceName != "":
+			if c.Workspace == u.WorkspaceName && (u.Revision == 0 || c.Revision == u.Revision) {
+				return i
+			}
+		case u.Revision > 0:
+			if c.Revision == u.Revision && c.Published() {
+				return i
+			}
+		default:
+			if c.Published() && c.Revision > 0 && (best < 0 || c.Revision > revs[best].Revision) {
+				best = i
+			}
+		}
+	}
+	return best
+}
+
+// Describe names what u asks for, for messages: `package "app" in
+// repository "blueprints", published revision 2`.
+func Describe(u pv.Upstream) string {
+	s := fmt.Sprintf("package %q in repository %q", u.Package, u.Repo)
+	switch {
+	case u.WorkspaceName != "" && u.Revision != 0:
+		return s + fmt.Sprintf(" with workspace %q and revision %d", u.WorkspaceName, u.Revision)
+	case u.WorkspaceName != "":
+		return s + fmt.Sprintf(" with workspace %q", u.WorkspaceName)
+	case u.Revision != 0:
+		return s + fmt.Sprintf(", published revision %d", u.Revision)
+	}
+	return s + ", latest published revision"
+}
