@@ -12,7 +12,7 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -38,7 +39,7 @@ type RunOptions struct {
 	// State is the state file (default: Repos/StateFile).
 	State string
 	// Clock stamps condition transitions (the real clock by default).
-	Clock conditions.Clock
+	Clock kit.Clock
 	// MaxPasses bounds the reconcile passes (default 10).
 	MaxPasses int
 }
@@ -151,7 +152,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 			return nil, err
 		}
 		for _, s := range sets.Items {
-			if _, err := pvs.Reconcile(ctx, request(s.Namespace, s.Name)); err != nil {
+			if _, err := pvs.Reconcile(ctx, request(s.Namespace, s.Name)); retried(err) {
 				errs["PackageVariantSet/"+s.Name] = err
 			}
 		}
@@ -160,7 +161,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 			return nil, err
 		}
 		for _, v := range variants.Items {
-			if _, err := pv.Reconcile(ctx, request(v.Namespace, v.Name)); err != nil {
+			if _, err := pv.Reconcile(ctx, request(v.Namespace, v.Name)); retried(err) {
 				errs["PackageVariant/"+v.Name] = err
 			}
 		}
@@ -175,6 +176,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// retried reports an error the controller would retry; a stalling
+// (terminal) one is already in the object's conditions.
+func retried(err error) bool { return err != nil && !errors.Is(err, reconcile.TerminalError(nil)) }
 
 func request(namespace, name string) ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}

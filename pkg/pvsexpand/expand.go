@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,10 @@ type Failure struct {
 	Field   string // the target's field path, e.g. spec.targets[1].repositorySelector
 	Where   string // the entry in words: the field and the repository or object and package
 	Message string
+	// Unavailable: the selected kind could not be listed, a failure that may
+	// heal by itself (the controller retries it); every other failure needs
+	// a change of the set or of the cluster.
+	Unavailable bool
 }
 
 // Expansion is the outcome of expanding a set against a world.
@@ -36,9 +41,14 @@ type Expansion struct {
 // children whose target disappeared be removed (F8).
 func (x *Expansion) Complete() bool { return len(x.Failures) == 0 }
 
+// ErrUpstreamNotFound: no revision of the upstream package matches
+// spec.upstream, so no target can be computed.
+var ErrUpstreamNotFound = errors.New("upstream package revision not found")
+
 // Expand computes the children of a valid set (see Validate) against w. An
-// error means nothing can be computed (the upstream is missing); a failing
-// target entry is a Failure and the others are still computed.
+// error means nothing can be computed (ErrUpstreamNotFound, wrapped, when the
+// upstream is missing); a failing target entry is a Failure and the others
+// are still computed.
 func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	eng, err := celEngine()
 	if err != nil {
@@ -52,7 +62,7 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	insts, failures := unroll(set, w)
 	x := &Expansion{}
 	for _, f := range failures {
-		x.Failures = append(x.Failures, Failure{Field: f.field, Where: f.where, Message: f.err.Error()})
+		x.Failures = append(x.Failures, Failure{Field: f.field, Where: f.where, Message: f.err.Error(), Unavailable: true})
 	}
 	var rendered []Child
 	byDownstream := map[[2]string][]int{} // downstream -> indexes in rendered

@@ -25,6 +25,6 @@ func findUpstream(w *World, u *pv.Upstream) (*yaml.RNode, error) {
 	if i := upstream.Select(*u, cands); i >= 0 {
 		return nodes[i], nil
 	}
-	return nil, fmt.Errorf("upstream package revision not found: no PackageRevision of %s among the inputs in namespace %q",
-		upstream.Describe(*u), w.Namespace)
+	return nil, fmt.Errorf("%w: no PackageRevision of %s among the inputs in namespace %q",
+		ErrUpstreamNotFound, upstream.Describe(*u), w.Namespace)
 }

@@ -6,19 +6,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types and reasons of a PackageVariant.
+// Condition types of a PackageVariant (reasons: reasons.go).
 const (
 	// ConditionStalled is True when reconciling needs the user to act (an
-	// invalid spec, a missing upstream); it is not retried until the spec
-	// changes.
+	// invalid spec, a missing upstream, a stale draft, a package that cannot
+	// be mutated); it is not retried until something changes.
 	ConditionStalled = "Stalled"
 	// ConditionReady is True when the downstream is up to date.
 	ConditionReady = "Ready"
-
-	ReasonValidationError = "ValidationError"
-	ReasonValid           = "Valid"
-	ReasonError           = "Error"
-	ReasonNoErrors        = "NoErrors"
+	// ConditionReconciling is True while a transient failure is retried.
+	ConditionReconciling = "Reconciling"
 )
 
 // PackageVariant clones an upstream package revision into a downstream

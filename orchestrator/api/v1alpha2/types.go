@@ -1,21 +1,24 @@
 package v1alpha2
 
 import (
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types and reasons of a PackageVariantSet.
+// Condition types and reasons of a PackageVariantSet: the same as a
+// PackageVariant's, documented once in orchestrator/api/v1alpha1/reasons.go.
 const (
-	ConditionStalled = "Stalled"
-	ConditionReady   = "Ready"
+	ConditionStalled     = pvapi.ConditionStalled
+	ConditionReady       = pvapi.ConditionReady
+	ConditionReconciling = pvapi.ConditionReconciling
 
-	ReasonValidationError     = "ValidationError"
-	ReasonUpstreamNotFound    = "UpstreamNotFound"
-	ReasonUnexpectedError     = "UnexpectedError"
-	ReasonValid               = "Valid"
-	ReasonReconciled          = "Reconciled"
-	ReasonPartiallyReconciled = "PartiallyReconciled"
+	ReasonValidationError     = pvapi.ReasonValidationError
+	ReasonUpstreamNotFound    = pvapi.ReasonUpstreamNotFound
+	ReasonUnexpectedError     = pvapi.ReasonUnexpectedError
+	ReasonValid               = pvapi.ReasonValid
+	ReasonReconciled          = pvapi.ReasonReconciled
+	ReasonPartiallyReconciled = pvapi.ReasonPartiallyReconciled
 )
 
 // PackageVariantSet generates one PackageVariant per target.

@@ -6,9 +6,10 @@ import (
 	"fmt"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -31,8 +32,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, v *pvapi.PackageVarian
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, ReasonDeleting, "deleting owned package revisions: "+err.Error())
-		return err
+		return kit.Retry(pvapi.ReasonDeleting, fmt.Errorf("deleting owned package revisions: %w", err))
 	}
 	orig := v.DeepCopy()
 	controllerutil.RemoveFinalizer(v, pv.Finalizer)
@@ -49,15 +49,22 @@ func (r *Reconciler) deleteOrOrphan(ctx context.Context, v *pvapi.PackageVariant
 	}
 	switch rev.Lifecycle {
 	case store.Draft, store.Proposed:
-		if err := r.Store.Delete(ctx, v.Namespace, rev.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := r.Store.Delete(ctx, v.Namespace, rev.Name); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
 			return fmt.Errorf("deleting %s: %w", rev.Name, err)
 		}
+		ctrl.LoggerFrom(ctx).Info("deleted revision", "revision", rev.Name, "lifecycle", rev.Lifecycle)
+		r.events().Normal(v, EventRevisionDeleted, "deleted %s (%s)", rev.Name, rev.Lifecycle)
 		return nil
 	case store.Published:
 		rev.Lifecycle = store.DeletionProposed
 		if err := r.Store.Update(ctx, rev); err != nil {
 			return fmt.Errorf("proposing the deletion of %s: %w", rev.Name, err)
 		}
+		ctrl.LoggerFrom(ctx).Info("proposed revision for deletion", "revision", rev.Name)
+		r.events().Normal(v, EventProposedForDeletion, "proposed %s for deletion; approving the deletion removes it", rev.Name)
 		rev.ResourceVersion = ""
 	}
 	if !v.DeletionTimestamp.IsZero() {
@@ -77,5 +84,7 @@ func (r *Reconciler) disown(ctx context.Context, v *pvapi.PackageVariant, rev st
 	if err := r.Store.Update(ctx, rev); err != nil {
 		return fmt.Errorf("orphaning %s: %w", rev.Name, err)
 	}
+	ctrl.LoggerFrom(ctx).Info("released revision", "revision", rev.Name)
+	r.events().Normal(v, EventRevisionOrphaned, "released %s (no longer owned)", rev.Name)
 	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // workspacePrefix starts the workspace names of the drafts pvkit creates.
@@ -51,9 +53,9 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	}
 	for _, d := range drafts {
 		if d.Lock != nil && !d.Lock.Matches(*up) {
-			return nil, &userError{ReasonStaleDraft, fmt.Errorf(
+			return nil, kit.Stall(pvapi.ReasonStaleDraft, fmt.Errorf(
 				"draft %s was made from upstream %s %s, but the PackageVariant wants %s; pvkit does not upgrade drafts in place: approve or delete the draft",
-				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)}
+				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref))
 		}
 	}
 	if t, ok := r.unchanged(ctx, v, up, drafts); ok {
@@ -66,6 +68,10 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		t, w, in, err := r.mutate(ctx, v, d)
 		if err != nil {
 			return nil, err
+		}
+		if w {
+			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
+			r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
 		}
 		targets, ins, wrote = append(targets, t), append(ins, in), wrote || w
 	}
@@ -82,8 +88,10 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	if pub.Lifecycle == store.DeletionProposed { // the target is wanted again
 		pub.Lifecycle = store.Published
 		if err := r.Store.Update(ctx, pub); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("withdrawing the proposed deletion of %s: %w", pub.Name, err)
 		}
+		ctrl.LoggerFrom(ctx).Info("withdrew the proposed deletion", "revision", pub.Name)
+		r.events().Normal(v, EventDeletionWithdrawn, "withdrew the proposed deletion of %s: it is wanted again", pub.Name)
 	}
 	if pub.Lock != nil && !pub.Lock.Matches(*up) {
 		old, err := r.lockedUpstream(ctx, v, pub.Lock)
@@ -137,7 +145,7 @@ func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant
 			return rev.Name, nil
 		}
 	}
-	return "", &userError{pvapi.ReasonError, fmt.Errorf("cannot upgrade: the downstream's upstream %s %s (repository %q) no longer exists", lock.Package, lock.Ref, lock.Repository)}
+	return "", kit.Stallf(pvapi.ReasonLockedUpstreamNotFound, "cannot upgrade: the downstream's upstream %s %s (repository %q) no longer exists", lock.Package, lock.Ref, lock.Repository)
 }
 
 // ownedDownstream lists the variant's revisions of its downstream package:
@@ -178,6 +186,8 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 		if err := r.Store.Update(ctx, rev); err != nil {
 			return nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
 		}
+		ctrl.LoggerFrom(ctx).Info("adopted revision", "revision", rev.Name)
+		r.events().Normal(v, EventRevisionAdopted, "adopted %s", rev.Name)
 		mine = append(mine, rev)
 	}
 	return mine, nil
@@ -218,6 +228,15 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 	draft, err := r.Store.CreateDraft(ctx, spec)
 	if err != nil {
 		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
+	switch task.Type {
+	case store.Upgrade:
+		r.events().Normal(v, EventDraftUpgraded, "created upgrade draft %s of %s from %s to %s", draft.Name, task.Local, task.OldUpstream, task.NewUpstream)
+	case store.Edit:
+		r.events().Normal(v, EventDraftEdited, "created edit draft %s of %s", draft.Name, task.Source)
+	default:
+		r.events().Normal(v, EventDraftCreated, "created draft %s (clone of %s)", draft.Name, task.Upstream)
 	}
 	return draft, nil
 }

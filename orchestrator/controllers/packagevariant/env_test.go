@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	corev1 "k8s.io/api/core/v1"
@@ -21,10 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -40,6 +43,7 @@ type env struct {
 	store  *memory.Store
 	client client.Client
 	r      *Reconciler
+	rec    *record.FakeRecorder
 	mu     sync.Mutex
 	writes int // writes to the cluster
 }
@@ -82,8 +86,30 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			},
 		}).Build()
 	e.store.AddRepository(ns, "deploy")
-	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: conditions.Fixed(testNow)}
+	e.rec = record.NewFakeRecorder(1000)
+	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: kit.Fixed(testNow), Recorder: e.rec}
 	return e
+}
+
+// events drains the Events recorded since the last call ("Type Reason message").
+func (e *env) events() []string {
+	var out []string
+	for {
+		select {
+		case ev := <-e.rec.Events:
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+// stalls reconciles a variant that must stall: a terminal error, not retried.
+func (e *env) stalls(name string) {
+	e.t.Helper()
+	if err := e.reconcile(name); !errors.Is(err, reconcile.TerminalError(nil)) {
+		e.t.Fatalf("reconcile %s: want a terminal (stalling) error, got %v", name, err)
+	}
 }
 
 // variant creates a PackageVariant from YAML (uid set).

@@ -2,7 +2,6 @@ package packagevariant
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,12 +9,9 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -56,7 +52,7 @@ type inputs struct {
 func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, files map[string]string) (*chain.Result, *inputs, error) {
 	pkg, err := chain.Load(files)
 	if err != nil {
-		return nil, nil, &userError{ReasonMutationFailed, err}
+		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
 	in := &inputs{types: pkg.InjectionTypes()}
 	candidates, fp, err := r.candidates(ctx, v.Namespace, in.types)
@@ -70,7 +66,7 @@ func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, file
 	}
 	out, err := pkg.Run(steps)
 	if err != nil {
-		return nil, nil, &userError{ReasonMutationFailed, err}
+		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
 	return out, in, nil
 }
@@ -100,29 +96,13 @@ func (r *Reconciler) candidates(ctx context.Context, namespace string, types []k
 
 // listObjects lists the objects of a kind in a namespace as YAML nodes. A
 // kind the cluster does not serve has no objects (config-inject then records
-// that no object of the type exists).
+// that no object of the type exists, Porch's text).
 func (r *Reconciler) listObjects(ctx context.Context, namespace, apiVersion, kind string) ([]*yaml.RNode, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
-	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("listing %s %s in %q: %w", apiVersion, kind, namespace, err)
+	objs, err := kit.ListNodes(ctx, r.Client, namespace, krm.GVK{APIVersion: apiVersion, Kind: kind})
+	if errors.Is(err, kit.ErrNotServed) {
+		return nil, nil
 	}
-	out := make([]*yaml.RNode, 0, len(list.Items))
-	for _, o := range list.Items {
-		b, err := json.Marshal(o.Object)
-		if err != nil {
-			return nil, err
-		}
-		n, err := krm.ParseJSON(b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return objs, err
 }
 
 // renderFailure is an update Porch refused because the package's pipeline

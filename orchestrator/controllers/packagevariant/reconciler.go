@@ -3,31 +3,32 @@ package packagevariant
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
-	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/upstream"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// Reasons pvkit adds to Porch's.
+// Event reasons (Normal unless said): one per write to Porch, so that
+// `kubectl describe packagevariant` tells what pvkit did. A stalling error is
+// a Warning event with its condition reason. A steady resync records none.
 const (
-	ReasonUpstreamNotFound = "UpstreamNotFound"
-	ReasonStaleDraft       = "StaleDraft"
-	ReasonMutationFailed   = "MutationFailed"
-	ReasonDeleting         = "Deleting"
-	// ReasonRenderFailed: Porch refused a draft update because the package's
-	// Kptfile pipeline failed to render; status.downstreamTargets has the
-	// render status. Retried with backoff.
-	ReasonRenderFailed = "RenderFailed"
+	EventDraftCreated        = "DraftCreated"        // a clone of the upstream
+	EventDraftUpgraded       = "DraftUpgraded"       // an upgrade draft of the published downstream
+	EventDraftEdited         = "DraftEdited"         // an edit draft of the published downstream
+	EventDraftUpdated        = "DraftUpdated"        // an owned draft's files rewritten in place
+	EventRevisionAdopted     = "RevisionAdopted"     // adoptExisting took an unowned revision
+	EventProposedForDeletion = "ProposedForDeletion" // a Published revision proposed for deletion
+	EventRevisionDeleted     = "RevisionDeleted"     // a Draft or Proposed revision deleted
+	EventRevisionOrphaned    = "RevisionOrphaned"    // deletionPolicy orphan released a revision
+	EventDeletionWithdrawn   = "DeletionWithdrawn"   // a DeletionProposed revision wanted again
 )
 
 // Reconciler reconciles PackageVariants.
@@ -37,109 +38,86 @@ type Reconciler struct {
 	// Store is Porch.
 	Store store.Store
 	// Clock stamps condition transitions (default: the real clock).
-	Clock conditions.Clock
+	Clock kit.Clock
+	// Recorder records Events on the variants (nil: none).
+	Recorder record.EventRecorder
 
-	watch *dynwatch.Watcher // set by SetupWithManager
+	watch *kit.Watcher // set by SetupWithManager
 	memo  memo
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+// Reconcile implements reconcile.Reconciler: get the variant, run the steps
+// (deletion, finalizer, then reconcileVariant), summarize their outcome into
+// the conditions (kit.Summarize), record a stall as an Event, and patch the
+// status when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, req.NamespacedName, v); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := v.DeepCopy()
-	defer func() {
-		if err := r.patchStatus(ctx, orig, v); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
-	}()
-	if !v.DeletionTimestamp.IsZero() {
+	var err error
+	deleting := !v.DeletionTimestamp.IsZero()
+	if deleting {
 		r.forget(v.UID)
-		return ctrl.Result{}, r.reconcileDelete(ctx, v)
+		err = r.reconcileDelete(ctx, v)
+	} else if err = r.ensureFinalizer(ctx, v); err == nil {
+		err = r.reconcileVariant(ctx, v)
 	}
-	if err := r.ensureFinalizer(ctx, v); err != nil {
-		return ctrl.Result{}, err
+	var res kit.Result
+	if !deleting || err != nil {
+		res = r.summary(v).Summarize(err)
 	}
-	return ctrl.Result{}, r.reconcileVariant(ctx, v)
+	if res.StallChanged {
+		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", err.Error())
+		r.events().Warning(v, res.Stalled.Reason, "%s", err.Error())
+	}
+	if !deleting {
+		v.Status.ObservedGeneration = v.Generation
+	}
+	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
+	return ctrl.Result{}, errors.Join(res.Err, patchErr)
 }
 
-// reconcileVariant runs the steps. Sets Stalled and Ready.
+func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {
+	return kit.Summary{Conditions: &v.Status.Conditions, Generation: v.Generation, Clock: r.Clock,
+		ReadyReason: pvapi.ReasonNoErrors, ReadyMessage: "successfully ensured downstream package variant",
+		ErrorReason: pvapi.ReasonError}
+}
+
+func (r *Reconciler) events() kit.Events { return kit.Events{Recorder: r.Recorder} }
+
+// reconcileVariant runs the steps and returns their outcome (kit's error
+// model); it sets status.downstreamTargets.
+//
+//   - an invalid spec stalls (ValidationError);
+//   - no upstream revision matches spec.upstream: stalls (UpstreamNotFound);
+//   - the downstream step: stalls on a stale draft, a package that cannot be
+//     mutated, a locked upstream that is gone; a refused render is retried
+//     with its render status in the targets; a Porch failure is retried.
 func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVariant) error {
 	if msg := validate(v); msg != "" {
-		r.setCondition(v, pvapi.ConditionStalled, metav1.ConditionTrue, pvapi.ReasonValidationError, msg)
-		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, pvapi.ReasonError, "invalid packagevariant object")
-		return nil
+		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: errors.New(msg),
+			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
 	}
 	up, err := r.findUpstream(ctx, v)
 	if err != nil {
-		return r.fail(v, err)
+		return err
 	}
 	if up == nil {
-		msg := "upstream package revision not found: " + upstream.Describe(*v.Spec.Upstream)
-		r.setCondition(v, pvapi.ConditionStalled, metav1.ConditionTrue, ReasonUpstreamNotFound, msg)
-		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, ReasonUpstreamNotFound, msg)
-		return nil
+		return kit.Stallf(pvapi.ReasonUpstreamNotFound, "upstream package revision not found: %s", upstream.Describe(*v.Spec.Upstream))
 	}
-	r.setCondition(v, pvapi.ConditionStalled, metav1.ConditionFalse, pvapi.ReasonValid, "all validation checks passed")
 	targets, err := r.reconcileDownstream(ctx, v, up)
+	var rf *renderFailure
+	if errors.As(err, &rf) {
+		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
+		return kit.Retry(pvapi.ReasonRenderFailed, err)
+	}
 	if err != nil {
-		var rf *renderFailure
-		if errors.As(err, &rf) {
-			v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
-		}
-		return r.fail(v, err)
+		return err
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
-	r.setCondition(v, pvapi.ConditionReady, metav1.ConditionTrue, pvapi.ReasonNoErrors, "successfully ensured downstream package variant")
 	return nil
-}
-
-// userError is a failure only a change of the variant, the package or the
-// cluster can fix: reported, not retried (the watches bring the next
-// reconcile).
-type userError struct {
-	reason string
-	err    error
-}
-
-func (e *userError) Error() string { return e.err.Error() }
-
-// fail reports err as Ready=False; it returns err to retry it, unless it is
-// a userError.
-func (r *Reconciler) fail(v *pvapi.PackageVariant, err error) error {
-	var ue *userError
-	if errors.As(err, &ue) {
-		r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, ue.reason, err.Error())
-		return nil
-	}
-	reason := pvapi.ReasonError
-	if errors.As(err, new(*renderFailure)) {
-		reason = ReasonRenderFailed
-	}
-	r.setCondition(v, pvapi.ConditionReady, metav1.ConditionFalse, reason, err.Error())
-	return err
-}
-
-func (r *Reconciler) setCondition(v *pvapi.PackageVariant, typ string, status metav1.ConditionStatus, reason, msg string) {
-	conditions.Set(&v.Status.Conditions, v.Generation, r.Clock, typ, status, reason, msg)
-}
-
-// patchStatus writes the status when it changed (an unchanged variant costs
-// no write).
-func (r *Reconciler) patchStatus(ctx context.Context, orig, v *pvapi.PackageVariant) error {
-	if v.DeletionTimestamp.IsZero() {
-		v.Status.ObservedGeneration = v.Generation
-	}
-	if equality.Semantic.DeepEqual(orig.Status, v.Status) {
-		return nil
-	}
-	err := r.Client.Status().Patch(ctx, v, client.MergeFrom(orig))
-	if apierrors.IsNotFound(err) {
-		return nil // deleted once its finalizer went
-	}
-	return err
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVariant) error {
@@ -148,7 +126,10 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVarian
 	}
 	orig := v.DeepCopy()
 	controllerutil.AddFinalizer(v, pv.Finalizer)
-	return r.Client.Patch(ctx, v, client.MergeFrom(orig))
+	if err := r.Client.Patch(ctx, v, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("adding the finalizer: %w", err)
+	}
+	return nil
 }
 
 // ownerRef is the variant as the owner of its revisions.

@@ -50,19 +50,29 @@ func TestSteadyStateWritesNothing(t *testing.T) {
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	e.mustReconcile("app-prod")
+	if ev := e.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DraftCreated created draft deploy.app-prod.packagevariant-1 (clone of ") {
+		t.Fatalf("the clone's Events: %q", ev)
+	}
 	before := e.totalWrites()
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	if w := e.totalWrites() - before; w != 0 {
 		t.Fatalf("two reconciles of an unchanged variant made %d writes (store calls %v)", w, e.store.Calls())
 	}
+	if ev := e.events(); len(ev) != 0 {
+		t.Fatalf("a steady resync recorded Events: %q", ev)
+	}
 	// And once published, the same.
 	e.store.Approve(ns, e.downstream("app-prod")[0].Name)
 	e.mustReconcile("app-prod")
+	e.events()
 	before = e.totalWrites()
 	e.mustReconcile("app-prod")
 	if w := e.totalWrites() - before; w != 0 {
 		t.Fatalf("a reconcile of an unchanged published variant made %d writes", w)
+	}
+	if ev := e.events(); len(ev) != 0 {
+		t.Fatalf("a steady resync of a published variant recorded Events: %q", ev)
 	}
 }
 
@@ -150,8 +160,8 @@ func TestUpgrade(t *testing.T) {
 func TestUpstreamMissingThenAppearing(t *testing.T) {
 	e := newEnv(t)
 	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue || c.Reason != ReasonUpstreamNotFound ||
+	e.stalls("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue || c.Reason != pvapi.ReasonUpstreamNotFound ||
 		c.Message != `upstream package revision not found: package "app" in repository "blueprints", latest published revision` {
 		t.Fatalf("Stalled = %+v", c)
 	}
@@ -242,7 +252,7 @@ func TestFailingDeleteKeepsFinalizer(t *testing.T) {
 	if v := e.get("app-prod"); !controllerutil.ContainsFinalizer(v, pv.Finalizer) {
 		t.Fatal("the finalizer was removed although the draft was not deleted")
 	}
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Reason != ReasonDeleting || !strings.Contains(c.Message, "porch is down") {
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Reason != pvapi.ReasonDeleting || !strings.Contains(c.Message, "porch is down") {
 		t.Fatalf("Ready = %+v", c)
 	}
 	e.mustReconcile("app-prod")
@@ -319,7 +329,7 @@ spec:
     mutators:
     - name: no-image
 `)
-	e.mustReconcile("bad")
+	e.stalls("bad")
 	c := e.condition("bad", pvapi.ConditionStalled)
 	want := "`spec.upstream.repo` must not be empty; `spec.downstream` must be set; " +
 		"`spec.packageContext.data` must not contain the reserved key \"name\" (kpt and Porch set it); " +
@@ -339,11 +349,9 @@ func TestStaleDraft(t *testing.T) {
 	e.variant(appVariant)
 	e.mustReconcile("app-prod")
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	if err := e.reconcile("app-prod"); err != nil {
-		t.Fatalf("a stale draft is reported, not retried: %v", err)
-	}
+	e.stalls("app-prod")
 	c := e.condition("app-prod", pvapi.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonStaleDraft || !strings.Contains(c.Message, "wants app/v2") {
+	if c.Status != metav1.ConditionFalse || c.Reason != pvapi.ReasonStaleDraft || !strings.Contains(c.Message, "wants app/v2") {
 		t.Fatalf("Ready = %+v", c)
 	}
 }
@@ -419,7 +427,7 @@ func TestRenderStatusInDownstreamTargets(t *testing.T) {
 		t.Fatalf("a failed render must be returned (and so retried), got %v", err)
 	}
 	c := e.condition("app-prod", pvapi.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonRenderFailed ||
+	if c.Status != metav1.ConditionFalse || c.Reason != pvapi.ReasonRenderFailed ||
 		c.Message != "updating "+draft.Name+": package revision default/"+draft.Name+" was not updated: fn.render: pipeline.mutators[0] failed with exit code 1: render failed" {
 		t.Fatalf("Ready = %+v", c)
 	}

@@ -5,7 +5,7 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +45,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	r.watch = dynwatch.New(c, mgr.GetCache(), r.mapInjected)
+	r.watch = kit.NewWatcher(c, mgr.GetCache(), r.mapInjected)
 	return nil
 }
 
@@ -87,10 +87,11 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 	}
 	var l pvapi.PackageVariantList
 	if err := r.Client.List(ctx, &l, client.InNamespace(pr.Namespace),
-		client.MatchingFields{indexUpstream: pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}); err == nil {
-		for _, v := range l.Items {
-			add(v.Name)
-		}
+		client.MatchingFields{indexUpstream: pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "mapping a PackageRevision to the variants of its package", "packageRevision", pr.Name)
+	}
+	for _, v := range l.Items {
+		add(v.Name)
 	}
 	return out
 }
@@ -99,6 +100,7 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 func (r *Reconciler) mapInjected(ctx context.Context, o client.Object) []reconcile.Request {
 	var l pvapi.PackageVariantList
 	if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexInjector: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "mapping an injected object to its variants", "object", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(l.Items))

@@ -10,36 +10,45 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
-	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// Event reasons: one per child written, so that `kubectl describe
+// packagevariantset` tells what pvkit did. A stalling error is a Warning
+// event with its condition reason. A steady resync records none.
+const (
+	EventChildCreated = "ChildCreated"
+	EventChildUpdated = "ChildUpdated"
+	EventChildRemoved = "ChildRemoved"
+)
+
 // Reconciler reconciles PackageVariantSets.
 type Reconciler struct {
 	Client client.Client
 	Store  store.Store
-	Clock  conditions.Clock
+	Clock  kit.Clock
+	// Recorder records Events on the sets (nil: none).
+	Recorder record.EventRecorder
 
-	watch *dynwatch.Watcher // set by SetupWithManager
+	watch *kit.Watcher // set by SetupWithManager
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+// Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,
+// summarize its outcome into the conditions (kit.Summarize), record a stall
+// as an Event, and patch the status when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	set := &pvsapi.PackageVariantSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -48,18 +57,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, nil // children go with it (owner references)
 	}
 	orig := set.DeepCopy()
-	defer func() {
-		set.Status.ObservedGeneration = set.Generation
-		if !equality.Semantic.DeepEqual(orig.Status, set.Status) {
-			if err := r.Client.Status().Patch(ctx, set, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
-				retErr = errors.Join(retErr, err)
-			}
-		}
-	}()
-	return ctrl.Result{}, r.reconcileSet(ctx, set)
+	err := r.reconcileSet(ctx, set)
+	res := kit.Summary{Conditions: &set.Status.Conditions, Generation: set.Generation, Clock: r.Clock,
+		ReadyReason: pvsapi.ReasonReconciled, ReadyMessage: "package variants successfully reconciled",
+		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(err)
+	if res.StallChanged {
+		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", err.Error())
+		kit.Events{Recorder: r.Recorder}.Warning(set, res.Stalled.Reason, "%s", err.Error())
+	}
+	set.Status.ObservedGeneration = set.Generation
+	patchErr := kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status)
+	return ctrl.Result{}, errors.Join(res.Err, patchErr)
 }
 
-// reconcileSet validates, expands and applies. Sets Stalled and Ready.
+// reconcileSet validates, expands and applies, and returns the outcome in
+// kit's error model: an invalid set or a missing upstream stalls; target
+// entries that could not be computed are a Partial outcome (the others are
+// reconciled, nothing is removed; retried only when a kind could not be
+// listed); a failing LIST or write is transient. It sets
+// status.targetFailures.
 func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet) error {
 	env := envelope(set)
 	node, err := krm.Encode(env)
@@ -71,52 +87,41 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 		for i, p := range problems {
 			msgs[i] = p.Message
 		}
-		r.setCondition(set, pvsapi.ConditionStalled, metav1.ConditionTrue, pvsapi.ReasonValidationError, strings.Join(msgs, "; "))
-		r.setCondition(set, pvsapi.ConditionReady, metav1.ConditionFalse, pvsapi.ReasonValidationError, "invalid packagevariantset object")
-		return nil
+		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: errors.New(strings.Join(msgs, "; ")),
+			ReadyReason: pvsapi.ReasonValidationError, ReadyMessage: "invalid packagevariant object"}
 	}
 	world, err := r.world(ctx, set)
 	if err != nil {
-		return r.fail(set, err)
+		return err
 	}
 	x, err := pvsexpand.Expand(env, world)
-	if err != nil { // the upstream is missing: the revision watch brings the next reconcile
-		r.setCondition(set, pvsapi.ConditionStalled, metav1.ConditionTrue, pvsapi.ReasonUpstreamNotFound, err.Error())
-		r.setCondition(set, pvsapi.ConditionReady, metav1.ConditionFalse, pvsapi.ReasonUpstreamNotFound, err.Error())
-		return nil
+	if errors.Is(err, pvsexpand.ErrUpstreamNotFound) { // the revision watch brings the next reconcile
+		return kit.Stall(pvsapi.ReasonUpstreamNotFound, err)
+	} else if err != nil {
+		return err
 	}
-	r.setCondition(set, pvsapi.ConditionStalled, metav1.ConditionFalse, pvsapi.ReasonValid, "all validation checks passed")
 	existing, err := r.children(ctx, set)
 	if err != nil {
-		return r.fail(set, err)
+		return err
 	}
 	steps, err := pvsexpand.Plan(env, x, existing)
 	if err != nil {
-		return r.fail(set, err)
+		return err
 	}
 	if err := r.apply(ctx, set, steps); err != nil {
-		return r.fail(set, err)
+		return err
 	}
 	set.Status.TargetFailures = nil
+	retry := false
 	for _, f := range x.Failures {
 		set.Status.TargetFailures = append(set.Status.TargetFailures, pvsapi.TargetFailure{Target: f.Where, Message: f.Message})
+		retry = retry || f.Unavailable
 	}
 	if len(x.Failures) > 0 {
-		r.setCondition(set, pvsapi.ConditionReady, metav1.ConditionFalse, pvsapi.ReasonPartiallyReconciled,
-			fmt.Sprintf("%d target entries could not be computed (see status.targetFailures); the others are reconciled and no PackageVariant was removed", len(x.Failures)))
-		return nil
+		return &kit.Partial{Reason: pvsapi.ReasonPartiallyReconciled, Retry: retry, Err: fmt.Errorf(
+			"%d target entries could not be computed (see status.targetFailures); the others are reconciled and no PackageVariant was removed", len(x.Failures))}
 	}
-	r.setCondition(set, pvsapi.ConditionReady, metav1.ConditionTrue, pvsapi.ReasonReconciled, "package variants successfully reconciled")
 	return nil
-}
-
-func (r *Reconciler) fail(set *pvsapi.PackageVariantSet, err error) error {
-	r.setCondition(set, pvsapi.ConditionReady, metav1.ConditionFalse, pvsapi.ReasonUnexpectedError, err.Error())
-	return err
-}
-
-func (r *Reconciler) setCondition(set *pvsapi.PackageVariantSet, typ string, status metav1.ConditionStatus, reason, msg string) {
-	conditions.Set(&set.Status.Conditions, set.Generation, r.Clock, typ, status, reason, msg)
 }
 
 // envelope is the set as pvs-expand reads it.
@@ -179,20 +184,7 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 }
 
 func (r *Reconciler) list(ctx context.Context, namespace string, g krm.GVK) ([]*yaml.RNode, error) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind+"List"))
-	if err := r.Client.List(ctx, l, client.InNamespace(namespace)); err != nil {
-		return nil, err
-	}
-	out := make([]*yaml.RNode, 0, len(l.Items))
-	for i := range l.Items {
-		n, err := toNode(l.Items[i].Object)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return kit.ListNodes(ctx, r.Client, namespace, g)
 }
 
 // revisionObject is a revision as pvs-expand reads PackageRevisions.
@@ -205,13 +197,7 @@ func revisionObject(rev store.Revision) map[string]any {
 	}
 }
 
-func toNode(v any) (*yaml.RNode, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return krm.ParseJSON(b)
-}
+func toNode(v any) (*yaml.RNode, error) { return kit.ToNode(v) }
 
 // children lists the set's PackageVariants as nodes for the plan.
 func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*yaml.RNode, error) {
@@ -250,7 +236,9 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s PackageVariant %q: %w", s.Action, s.Name, err))
+			continue
 		}
+		r.recordStep(ctx, set, s)
 	}
 	return errors.Join(errs...)
 }
@@ -284,4 +272,20 @@ func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.S
 	orig := child.DeepCopy()
 	child.Spec = spec
 	return r.Client.Patch(ctx, child, client.MergeFrom(orig))
+}
+
+// recordStep logs and records an Event for a child written.
+func (r *Reconciler) recordStep(ctx context.Context, set *pvsapi.PackageVariantSet, s pvsexpand.Step) {
+	ev := kit.Events{Recorder: r.Recorder}
+	switch s.Action {
+	case pvsexpand.Create:
+		ev.Normal(set, EventChildCreated, "created PackageVariant %s for target %s", s.Name, s.Where)
+	case pvsexpand.Update:
+		ev.Normal(set, EventChildUpdated, "updated PackageVariant %s for target %s", s.Name, s.Where)
+	case pvsexpand.Remove:
+		ev.Normal(set, EventChildRemoved, "removed PackageVariant %s: its target is gone", s.Name)
+	default:
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name)
 }

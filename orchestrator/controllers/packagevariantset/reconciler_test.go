@@ -11,7 +11,7 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/controllers/conditions"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -20,10 +20,12 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -37,6 +39,8 @@ type env struct {
 	t        *testing.T
 	client   client.Client
 	r        *Reconciler
+	rec      *record.FakeRecorder
+	failRepo error
 	mu       sync.Mutex
 	writes   int
 	failTeam error
@@ -92,12 +96,16 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			if u, ok := l.(*unstructured.UnstructuredList); ok && u.GroupVersionKind().Kind == "TeamList" && e.failTeam != nil {
 				return e.failTeam
 			}
+			if _, ok := l.(*porchconfig.RepositoryList); ok && e.failRepo != nil {
+				return e.failRepo
+			}
 			return c.List(ctx, l, opts...)
 		},
 	}).Build()
 	st := memory.New()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
-	e.r = &Reconciler{Client: e.client, Store: st, Clock: conditions.Fixed(testNow)}
+	e.rec = record.NewFakeRecorder(1000)
+	e.r = &Reconciler{Client: e.client, Store: st, Clock: kit.Fixed(testNow), Recorder: e.rec}
 	return e
 }
 
@@ -112,10 +120,31 @@ func (e *env) set(text string) {
 	}
 }
 
+// reconcile reconciles the set once; it must succeed or stall (a partial
+// outcome that is not retried succeeds too).
 func (e *env) reconcile() {
 	e.t.Helper()
-	if _, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}}); err != nil {
+	if err := e.try(); err != nil && !errors.Is(err, reconcile.TerminalError(nil)) {
 		e.t.Fatal(err)
+	}
+}
+
+func (e *env) try() error {
+	_, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
+	return err
+}
+
+// events drains the Events recorded since the last call, as "Type Reason".
+func (e *env) events() []string {
+	var out []string
+	for {
+		select {
+		case ev := <-e.rec.Events:
+			f := strings.SplitN(ev, " ", 3)
+			out = append(out, f[0]+" "+f[1])
+		default:
+			return out
+		}
 	}
 }
 
@@ -247,7 +276,9 @@ func TestSelectorListFailingDeletesNothing(t *testing.T) {
 	e.reconcile()
 	e.failTeam = errors.New("teams.example.com is forbidden")
 	e.editSet(func(s *pvsapi.PackageVariantSet) { s.Spec.Targets[0].Repositories[0].Name = "cluster-04" })
-	e.reconcile()
+	if err := e.try(); err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("a kind that cannot be listed may heal: want a retried error, got %v", err)
+	}
 	kids := e.children()
 	if _, ok := kids["app-cluster-01-app-payments"]; !ok {
 		t.Fatalf("the Team child was deleted although Teams could not be listed: %v", kids)

@@ -7,7 +7,7 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/controllers/dynwatch"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,7 +72,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	r.watch = dynwatch.New(c, mgr.GetCache(), r.mapSelected)
+	r.watch = kit.NewWatcher(c, mgr.GetCache(), r.mapSelected)
 	return nil
 }
 

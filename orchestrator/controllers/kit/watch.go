@@ -1,7 +1,8 @@
-// Package dynwatch adds watches on kinds a reconciler only learns about
-// while reconciling (the kinds of a package's injection points, the kinds a
-// set selects), each once, mapping events through a function.
-package dynwatch
+package kit
+
+// Watcher adds watches on kinds a reconciler only learns about while
+// reconciling (the kinds of a package's injection points, the kinds a set
+// selects), each once, mapping events through a function.
 
 import (
 	"sync"
@@ -24,8 +25,8 @@ type Watcher struct {
 	watched map[schema.GroupVersionKind]bool
 }
 
-// New returns a Watcher that enqueues what mapFn returns for each event.
-func New(c controller.Controller, ca cache.Cache, mapFn handler.MapFunc) *Watcher {
+// NewWatcher returns a Watcher that enqueues what mapFn returns for each event.
+func NewWatcher(c controller.Controller, ca cache.Cache, mapFn handler.MapFunc) *Watcher {
 	return &Watcher{ctrl: c, cache: ca, mapFn: mapFn, watched: map[schema.GroupVersionKind]bool{}}
 }
 

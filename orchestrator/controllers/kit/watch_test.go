@@ -1,4 +1,4 @@
-package dynwatch
+package kit
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func (f *fakeCtrl) Watch(source.Source) error {
 
 func TestEnsureWatchesEachKindOnce(t *testing.T) {
 	c := &fakeCtrl{}
-	w := New(c, nil, nil)
+	w := NewWatcher(c, nil, nil)
 	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	sec := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 	for _, gvk := range []schema.GroupVersionKind{cm, cm, sec, cm, sec} {
@@ -38,7 +38,7 @@ func TestEnsureWatchesEachKindOnce(t *testing.T) {
 
 func TestEnsureRetriesAfterAFailedWatch(t *testing.T) {
 	c := &fakeCtrl{err: errors.New("cache not started")}
-	w := New(c, nil, nil)
+	w := NewWatcher(c, nil, nil)
 	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	if err := w.Ensure(cm); err == nil || err.Error() != "cache not started" {
 		t.Fatalf("Ensure error = %v, want the controller's error", err)

@@ -1,7 +1,7 @@
-// Package conditions is the condition bookkeeping both reconcilers share:
-// an injectable clock, and setting a condition so that its transition time
-// changes only when its status does.
-package conditions
+package kit
+
+// Condition bookkeeping: an injectable clock, and setting a condition so that
+// its transition time changes only when its status does.
 
 import (
 	"time"

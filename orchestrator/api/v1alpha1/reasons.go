@@ -1,0 +1,67 @@
+package v1alpha1
+
+// Every condition reason the two controllers set, for PackageVariants and
+// PackageVariantSets alike, with what it means and what to do. Ready and
+// Stalled are Porch's condition types; Reconciling is added (True while a
+// transient failure is retried). A stalling reason sets Stalled=True and is
+// not retried: the watches bring the next reconcile when the spec, the
+// package or the cluster changes. A transient one sets Ready=False and
+// Reconciling=True and is retried with backoff. orchestrator/README.md has
+// the same list as a table.
+const (
+	// ReasonNoErrors: Ready=True of a PackageVariant (Porch's): the downstream
+	// is up to date.
+	ReasonNoErrors = "NoErrors"
+	// ReasonReconciled: Ready=True of a PackageVariantSet: every target has its
+	// PackageVariant.
+	ReasonReconciled = "Reconciled"
+	// ReasonValid: Stalled=False (Porch's): nothing waits for the user.
+	ReasonValid = "Valid"
+
+	// ReasonValidationError (stalling): the spec is invalid; the message lists
+	// every problem with its field. Fix the spec. A PackageVariant's Ready is
+	// then False `Error` "invalid packagevariant object", as in Porch.
+	ReasonValidationError = "ValidationError"
+	// ReasonUpstreamNotFound (stalling): no revision of the upstream package
+	// matches spec.upstream. Publish it, or fix repo, package, revision or
+	// workspaceName; a new upstream revision reconciles again by itself.
+	ReasonUpstreamNotFound = "UpstreamNotFound"
+	// ReasonStaleDraft (stalling): an owned draft was cloned from another
+	// upstream revision than the one wanted; pvkit never upgrades drafts in
+	// place (A3). Approve the draft (then pvkit upgrades the published
+	// revision) or delete it (pvkit clones afresh).
+	ReasonStaleDraft = "StaleDraft"
+	// ReasonMutationFailed (stalling): the package cannot be mutated as the
+	// variant asks (a file that does not parse, an invalid injection point, a
+	// bad package-context.yaml); the message names file and field. Fix the
+	// upstream package or the variant.
+	ReasonMutationFailed = "MutationFailed"
+	// ReasonLockedUpstreamNotFound (stalling): the published downstream was
+	// made from an upstream revision that no longer exists, so there is
+	// nothing to upgrade from. Restore that revision, or delete the
+	// downstream so pvkit clones afresh.
+	ReasonLockedUpstreamNotFound = "LockedUpstreamNotFound"
+
+	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
+	// the message is their error. Retried; check Porch if it persists.
+	ReasonError = "Error"
+	// ReasonUnexpectedError (transient): the PackageVariantSet counterpart of
+	// ReasonError.
+	ReasonUnexpectedError = "UnexpectedError"
+	// ReasonRenderFailed (transient): Porch refused a draft update because the
+	// package's Kptfile pipeline failed to render; status.downstreamTargets
+	// has Porch's render status. Retried (the function runner may have been
+	// down); fix the pipeline if the render itself fails.
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonDeleting (transient): the PackageVariant is being deleted and some
+	// owned revisions could not be deleted, proposed for deletion or orphaned
+	// yet; the finalizer stays until they are (F4). Retried.
+	ReasonDeleting = "Deleting"
+
+	// ReasonPartiallyReconciled: Ready=False of a PackageVariantSet some of
+	// whose target entries could not be computed (status.targetFailures says
+	// which and why); every other child is reconciled and no child was
+	// removed (F8). Retried only when a failure may heal by itself (a kind
+	// that could not be listed); otherwise fix the entries named.
+	ReasonPartiallyReconciled = "PartiallyReconciled"
+)

@@ -1,0 +1,81 @@
+package kit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Stalling is a failure only a change by the user can fix (the spec, the
+// package, the cluster): Reconcile reports it in Stalled=True and returns it
+// as a terminal error, which controller-runtime logs and does not retry; the
+// watches bring the next reconcile when something changes.
+type Stalling struct {
+	Reason string
+	Err    error
+	// ReadyReason and ReadyMessage, when set, are the Ready condition's
+	// instead of Reason and the error (Porch's `Error` / `invalid
+	// packagevariant object` for a validation error).
+	ReadyReason, ReadyMessage string
+}
+
+func (e *Stalling) Error() string { return e.Err.Error() }
+func (e *Stalling) Unwrap() error { return e.Err }
+
+// Stallf returns a Stalling error with a formatted message.
+func Stallf(reason, format string, a ...any) *Stalling {
+	return &Stalling{Reason: reason, Err: fmt.Errorf(format, a...)}
+}
+
+// Stall wraps err as Stalling with reason.
+func Stall(reason string, err error) *Stalling { return &Stalling{Reason: reason, Err: err} }
+
+// Transient is a failure that may heal by itself (Porch or the apiserver
+// unavailable, a conflict, a render refused while the function runner is
+// down): Ready=False with its reason, Reconciling=True, retried with
+// backoff. An error of no kit type is Transient with the summary's default
+// reason.
+type Transient struct {
+	Reason string
+	Err    error
+}
+
+func (e *Transient) Error() string { return e.Err.Error() }
+func (e *Transient) Unwrap() error { return e.Err }
+
+// Retry wraps err as Transient with reason.
+func Retry(reason string, err error) *Transient { return &Transient{Reason: reason, Err: err} }
+
+// Partial is an outcome where some of the work was done and some could not
+// be (a set whose target entries partly failed): Ready=False with its reason,
+// not Stalled. It is retried only when Retry is set (some failure may heal).
+type Partial struct {
+	Reason string
+	Err    error
+	Retry  bool
+}
+
+func (e *Partial) Error() string { return e.Err.Error() }
+func (e *Partial) Unwrap() error { return e.Err }
+
+// Outcome classifies err: its reason (def for an error of no kit type), and
+// which of the kinds it is.
+type Outcome struct {
+	Reason  string
+	Stall   *Stalling
+	Partial *Partial
+}
+
+func classify(err error, def string) Outcome {
+	var s *Stalling
+	var p *Partial
+	var t *Transient
+	switch {
+	case errors.As(err, &s):
+		return Outcome{Reason: s.Reason, Stall: s}
+	case errors.As(err, &p):
+		return Outcome{Reason: p.Reason, Partial: p}
+	case errors.As(err, &t):
+		return Outcome{Reason: t.Reason}
+	}
+	return Outcome{Reason: def}
+}

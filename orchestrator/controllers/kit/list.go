@@ -1,0 +1,51 @@
+package kit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pvkit/pvkit/pkg/krm"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ErrNotServed: the cluster serves no such kind (no CRD, or not yet).
+var ErrNotServed = errors.New("the cluster does not serve this kind")
+
+// ListNodes lists the objects of a kind in a namespace as YAML nodes, as the
+// functions read them. A kind the cluster does not serve is ErrNotServed
+// (wrapped, naming the kind): the PackageVariant reconciler reads it as "no
+// objects of that type", the set reconciler as a failed target (F8).
+func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK) ([]*yaml.RNode, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind+"List"))
+	if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("listing %s in %q: %w", g, namespace, ErrNotServed)
+		}
+		return nil, fmt.Errorf("listing %s in %q: %w", g, namespace, err)
+	}
+	out := make([]*yaml.RNode, 0, len(l.Items))
+	for i := range l.Items {
+		n, err := ToNode(l.Items[i].Object)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ToNode converts an object (anything JSON-encodable) to a YAML node.
+func ToNode(v any) (*yaml.RNode, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return krm.ParseJSON(b)
+}

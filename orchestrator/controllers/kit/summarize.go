@@ -1,0 +1,88 @@
+package kit
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Condition types both kinds carry.
+const (
+	// ConditionReady is True when the object's downstream is what it asks for.
+	ConditionReady = "Ready"
+	// ConditionStalled is True when reconciling waits for the user to act.
+	ConditionStalled = "Stalled"
+	// ConditionReconciling is True while a transient failure is retried.
+	ConditionReconciling = "Reconciling"
+)
+
+// Reasons Summarize sets itself.
+const (
+	// ReasonValid is Stalled=False: nothing waits for the user (Porch's).
+	ReasonValid = "Valid"
+	// ReasonProgressingWithRetry is Reconciling=True after a transient failure.
+	ReasonProgressingWithRetry = "ProgressingWithRetry"
+)
+
+// validMessage is Porch's Stalled=False message.
+const validMessage = "all validation checks passed"
+
+// Summary sets an object's conditions from the outcome of its steps.
+type Summary struct {
+	Conditions *[]metav1.Condition
+	Generation int64
+	Clock      Clock
+	// ReadyReason and ReadyMessage are Ready=True's on success.
+	ReadyReason, ReadyMessage string
+	// ErrorReason is Ready=False's reason for an error of no kit type.
+	ErrorReason string
+}
+
+// Result is what Summarize decided.
+type Result struct {
+	// Err is what Reconcile returns: nil, a terminal error (stalling: logged,
+	// not retried) or the error itself (retried with backoff).
+	Err error
+	// Stalled is the Stalling error when the outcome stalled.
+	Stalled *Stalling
+	// StallChanged reports a Stalled condition that is new or says something
+	// new: the moment to record an Event (a steady stall records none).
+	StallChanged bool
+}
+
+// Summarize sets Ready, Stalled and Reconciling from err (nil: success).
+func (s Summary) Summarize(err error) Result {
+	if err == nil {
+		s.set(ConditionStalled, metav1.ConditionFalse, ReasonValid, validMessage)
+		s.set(ConditionReady, metav1.ConditionTrue, s.ReadyReason, s.ReadyMessage)
+		meta.RemoveStatusCondition(s.Conditions, ConditionReconciling)
+		return Result{}
+	}
+	o := classify(err, s.ErrorReason)
+	switch {
+	case o.Stall != nil:
+		prev := meta.FindStatusCondition(*s.Conditions, ConditionStalled)
+		changed := prev == nil || prev.Status != metav1.ConditionTrue || prev.Reason != o.Reason || prev.Message != err.Error()
+		s.set(ConditionStalled, metav1.ConditionTrue, o.Reason, err.Error())
+		reason, msg := o.Reason, err.Error()
+		if o.Stall.ReadyReason != "" {
+			reason, msg = o.Stall.ReadyReason, o.Stall.ReadyMessage
+		}
+		s.set(ConditionReady, metav1.ConditionFalse, reason, msg)
+		meta.RemoveStatusCondition(s.Conditions, ConditionReconciling)
+		return Result{Err: reconcile.TerminalError(err), Stalled: o.Stall, StallChanged: changed}
+	case o.Partial != nil && !o.Partial.Retry:
+		s.set(ConditionStalled, metav1.ConditionFalse, ReasonValid, validMessage)
+		s.set(ConditionReady, metav1.ConditionFalse, o.Reason, err.Error())
+		meta.RemoveStatusCondition(s.Conditions, ConditionReconciling)
+		return Result{}
+	}
+	s.set(ConditionStalled, metav1.ConditionFalse, ReasonValid, validMessage)
+	s.set(ConditionReady, metav1.ConditionFalse, o.Reason, err.Error())
+	s.set(ConditionReconciling, metav1.ConditionTrue, ReasonProgressingWithRetry, err.Error())
+	return Result{Err: err}
+}
+
+func (s Summary) set(typ string, status metav1.ConditionStatus, reason, msg string) {
+	Set(s.Conditions, s.Generation, s.Clock, typ, status, reason, msg)
+}

@@ -1,0 +1,154 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// badPoint is a blueprint whose injection point has an invalid annotation
+// value: the mutation cannot run.
+func badPoint(t *testing.T) map[string]string {
+	f := blueprint(t)
+	f["endpoints.yaml"] = strings.Replace(f["endpoints.yaml"], "kpt.dev/config-injection: required", "kpt.dev/config-injection: maybe", 1)
+	if !strings.Contains(f["endpoints.yaml"], "maybe") {
+		t.Fatal("examples/app/endpoints.yaml has no required injection point")
+	}
+	return f
+}
+
+// TestOutcomes: for each reason, the conditions it sets, whether it is
+// retried (a plain error) or not (a terminal one), and the Events recorded.
+func TestOutcomes(t *testing.T) {
+	type want struct {
+		stalled, ready, readyReason, readyMsg string // condition status, reason, message prefix
+		reconciling                           bool
+		retried, terminal                     bool
+		events                                []string // "Type Reason" of each Event, in order
+	}
+	tests := []struct {
+		name  string
+		setup func(e *env) // leaves app-prod to be reconciled once more
+		want  want
+	}{
+		{"success", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+		}, want{stalled: "False", ready: "True", readyReason: pvapi.ReasonNoErrors, readyMsg: "successfully ensured downstream package variant",
+			events: []string{"Normal DraftCreated"}}},
+		{"validation error", func(e *env) {
+			e.variant(strings.Replace(appVariant, "upstream: {repo: blueprints, package: app}", "upstream: {package: app}", 1))
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonError, readyMsg: "invalid packagevariant object",
+			terminal: true, events: []string{"Warning ValidationError"}}},
+		{"upstream not found", func(e *env) { e.variant(appVariant) },
+			want{stalled: "True", ready: "False", readyReason: pvapi.ReasonUpstreamNotFound, readyMsg: "upstream package revision not found",
+				terminal: true, events: []string{"Warning UpstreamNotFound"}}},
+		{"stale draft", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+			e.mustReconcile("app-prod")
+			e.events()
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonStaleDraft, readyMsg: "draft deploy.app-prod.packagevariant-1 was made from upstream app app/v1",
+			terminal: true, events: []string{"Warning StaleDraft"}}},
+		{"mutation failed", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", badPoint(e.t))
+			e.variant(appVariant)
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: "config-inject:",
+			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
+		{"locked upstream gone", func(e *env) {
+			up := e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+			e.mustReconcile("app-prod")
+			if _, err := e.store.Approve(ns, e.downstream("app-prod")[0].Name); err != nil {
+				e.t.Fatal(err)
+			}
+			e.mustReconcile("app-prod")
+			e.events()
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t)) // v2, then v1 goes
+			up.Lifecycle, up.ResourceVersion = store.DeletionProposed, ""
+			if err := e.store.Update(context.Background(), up); err != nil {
+				e.t.Fatal(err)
+			}
+			if err := e.store.Delete(context.Background(), ns, up.Name); err != nil {
+				e.t.Fatal(err)
+			}
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonLockedUpstreamNotFound, readyMsg: "cannot upgrade: the downstream's upstream app app/v1",
+			terminal: true, events: []string{"Warning LockedUpstreamNotFound"}}},
+		{"porch error", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+			e.store.Inject(memory.Fault{Op: memory.OpList, Err: errors.New("the server is currently unable to handle the request")})
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonError, readyMsg: "the server is currently unable",
+			reconciling: true, retried: true}},
+		{"render failed", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.store.SetRenderer(func(f map[string]string) (map[string]string, store.RenderStatus) {
+				return f, renderStatus(1, "error", "bad", "pipeline.mutators[0] failed")
+			})
+			e.variant(appVariant)
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRenderFailed, readyMsg: "updating deploy.app-prod.packagevariant-1",
+			reconciling: true, retried: true, events: []string{"Normal DraftCreated"}}},
+		{"deleting", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+			e.mustReconcile("app-prod")
+			e.events()
+			e.store.Inject(memory.Fault{Op: memory.OpDelete, Err: errors.New("porch is down")})
+			if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
+				e.t.Fatal(err)
+			}
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonDeleting, readyMsg: "deleting owned package revisions: deleting deploy.app-prod.packagevariant-1: porch is down",
+			reconciling: true, retried: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+			tt.setup(e)
+			err := e.reconcile("app-prod")
+			terminal := errors.Is(err, reconcile.TerminalError(nil))
+			if terminal != tt.want.terminal || (err != nil && !terminal) != tt.want.retried {
+				t.Fatalf("reconcile returned %v: want terminal=%v retried=%v", err, tt.want.terminal, tt.want.retried)
+			}
+			conds := e.get("app-prod").Status.Conditions
+			check := func(typ, status, reason, msg string) {
+				c := apimeta.FindStatusCondition(conds, typ)
+				if c == nil || string(c.Status) != status || (reason != "" && c.Reason != reason) || !strings.HasPrefix(c.Message, msg) {
+					t.Errorf("%s = %+v, want %s %s %q...", typ, c, status, reason, msg)
+				}
+			}
+			check(pvapi.ConditionStalled, tt.want.stalled, "", "")
+			check(pvapi.ConditionReady, tt.want.ready, tt.want.readyReason, tt.want.readyMsg)
+			if tt.want.stalled == "True" {
+				check(pvapi.ConditionStalled, "True", "", strings.TrimPrefix(tt.want.readyMsg, "invalid packagevariant object"))
+			}
+			if rc := apimeta.FindStatusCondition(conds, kit.ConditionReconciling); (rc != nil && rc.Status == metav1.ConditionTrue) != tt.want.reconciling {
+				t.Errorf("Reconciling = %+v, want True: %v", rc, tt.want.reconciling)
+			}
+			var got []string
+			for _, ev := range e.events() {
+				f := strings.SplitN(ev, " ", 3)
+				got = append(got, f[0]+" "+f[1])
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want.events, ",") {
+				t.Errorf("events = %q, want %q", got, tt.want.events)
+			}
+			// A stall is recorded once: reconciling it again unchanged records nothing.
+			if tt.want.terminal {
+				e.stalls("app-prod")
+				if ev := e.events(); len(ev) != 0 {
+					t.Errorf("a steady stall recorded more Events: %q", ev)
+				}
+			}
+		})
+	}
+}
