@@ -7,8 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
-	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,22 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-// Scheme holds every type pvctl reads or writes.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pvapi.AddToScheme, pvsapi.AddToScheme, porchapi.AddToScheme, porchconfig.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+// Scheme holds every type pvctl reads or writes (the orchestrator's).
+func Scheme() (*runtime.Scheme, error) { return api.Scheme() }
 
 // UID is the UID pvctl run gives an object: the same for the same kind,
 // namespace and name on every run, so that a variant owns its downstream

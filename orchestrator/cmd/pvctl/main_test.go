@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -9,40 +8,7 @@ import (
 	"testing"
 
 	"github.com/pvkit/pvkit/internal/fntest"
-
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/rest"
-	"net/http"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
-
-// The controller's wiring (scheme, store indexes, both reconcilers and their
-// watches) is built without a cluster: only Start talks to the API server.
-func TestSetup(t *testing.T) {
-	scheme, err := Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		MapperProvider: func(*rest.Config, *http.Client) (apimeta.RESTMapper, error) {
-			m := apimeta.NewDefaultRESTMapper(nil)
-			for gvk := range scheme.AllKnownTypes() {
-				m.Add(gvk, apimeta.RESTScopeNamespace)
-			}
-			return m, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setup(context.Background(), mgr); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // The binary dispatches the local commands and passes their exit codes on.
 func TestBinaryLocalCommands(t *testing.T) {
@@ -53,7 +19,10 @@ func TestBinaryLocalCommands(t *testing.T) {
 	}
 	repos := filepath.Join(dir, "repos")
 	pvctl := func(args ...string) (int, string) {
-		cmd := exec.Command(bin, append(args, "--repos", repos)...)
+		if args[0] != "controller" {
+			args = append(args, "--repos", repos)
+		}
+		cmd := exec.Command(bin, args...)
 		cmd.Dir = fntest.RepoRoot()
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
@@ -73,6 +42,9 @@ func TestBinaryLocalCommands(t *testing.T) {
 		{[]string{"run", "-f", "examples/local"}, 0, "No changes"},
 		{[]string{"get"}, 0, "edge-uswest1.app.packagevariant-1"},
 		{[]string{"run", "-f", "examples/local", "-o", "bad"}, 2, "-o must be table or yaml"},
+		{[]string{"controller", "--help"}, 0, "--kubeconfig"},
+		{[]string{"controller", "--kubeconfig", filepath.Join(dir, "nope"), "--metrics-bind-address", "0"}, 1, "pvctl controller: loading the kubeconfig:"},
+		{[]string{"controller", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 	} {
 		code, out := pvctl(c.args...)
 		if code != c.code || !strings.Contains(out, c.want) {

@@ -1,0 +1,186 @@
+// Package controller is `pvctl controller`: both reconcilers in one
+// controller-runtime manager, with metrics, health and readiness probes,
+// optional leader election, Events and structured logs. It talks to Porch
+// through the cluster's API (Porch is an aggregated API): PackageRevisions
+// are watched and indexed per package and per owner (no namespace-wide LIST
+// per reconcile), PackageRevisionResources are read and written directly,
+// never cached.
+//
+// It links neither pvctl's local commands nor their embedded cluster
+// (orchestrator/cli); a test holds it to that.
+package controller
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/api"
+	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// EventSource is the component name on the Events the controller records.
+const EventSource = "pvkit-controller"
+
+const usage = `Reconcile PackageVariants and PackageVariantSets against Porch, until stopped.
+
+Usage:
+  pvctl controller [flags]
+
+Examples:
+  # In a cluster (the ServiceAccount's credentials):
+  pvctl controller --leader-elect
+  # From a laptop, against the current context of ~/.kube/config:
+  pvctl controller --metrics-bind-address 0 --health-probe-bind-address 0
+  # Another kubeconfig and context, as kubectl takes them:
+  pvctl controller --kubeconfig ~/.kube/porch --context porch-dev
+
+Flags:
+`
+
+// Options are the controller's flags.
+type Options struct {
+	Kubeconfig, Context        string
+	MetricsAddr, ProbeAddr     string
+	LeaderElect                bool
+	LeaderID, LeaderElectionNS string
+	zap                        zap.Options
+}
+
+// flags declares the controller's flags on fs.
+func flags(fs *flag.FlagSet, o *Options) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials)")
+	fs.StringVar(&o.Context, "context", "", "the kubeconfig context to use (default: its current context)")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to (0 disables them)")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
+	fs.StringVar(&o.LeaderID, "leader-election-id", "pvkit-controller.pvkit.dev", "the leader election lease name")
+	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "the namespace of the leader election lease (default: the controller's own)")
+	o.zap.BindFlags(fs)
+}
+
+// Main runs `pvctl controller ARGS` and returns the exit code: 0 after a
+// clean stop or for --help, 2 for a usage error, 1 for any other failure.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o Options
+	fs := flag.NewFlagSet("pvctl controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags(fs, &o)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "pvctl controller: unexpected argument %q (see pvctl controller --help)\n", fs.Arg(0))
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	if err := Run(ctx, o); err != nil {
+		fmt.Fprintln(stderr, "pvctl controller:", err)
+		return 1
+	}
+	return 0
+}
+
+// RESTConfig is the cluster the flags name, as kubectl finds it: the
+// kubeconfig file (--kubeconfig, else $KUBECONFIG, else ~/.kube/config) and
+// its context (--context, else the current one); with neither flag nor file,
+// the in-cluster credentials.
+func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
+	if kubeconfig == "" && context == "" {
+		return ctrl.GetConfig()
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Run runs the controller until ctx is done.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return err
+	}
+	mgr, err := NewManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	if err := Setup(ctx, mgr); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// NewManager builds the manager: the orchestrator's scheme, metrics,
+// probes, leader election, no webhooks, and a cache that leaves
+// PackageRevisionResources out and takes injected and selected kinds as
+// unstructured objects.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme, err := api.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderID,
+		LeaderElectionNamespace: o.LeaderElectionNS,
+		// No webhooks: keep Porch's port 9443 free.
+		WebhookServer: webhook.NewServer(webhook.Options{Port: 0}),
+		Client: client.Options{Cache: &client.CacheOptions{
+			DisableFor:   []client.Object{&porchapi.PackageRevisionResources{}},
+			Unstructured: true, // injected and selected objects, watched as they are met
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Setup registers the store's indexes and both reconcilers, with an Event
+// recorder each.
+func Setup(ctx context.Context, mgr ctrl.Manager) error {
+	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	porch := &store.Porch{Client: mgr.GetClient()}
+	rec := mgr.GetEventRecorderFor(EventSource)
+	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec}).SetupWithManager(ctx, mgr)
+}

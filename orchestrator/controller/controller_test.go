@@ -1,0 +1,129 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/api"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// The controller's wiring (scheme, store indexes, both reconcilers, their
+// watches and recorders) is built without a cluster: only Start talks to the
+// API server.
+func TestSetup(t *testing.T) {
+	scheme, err := api.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		MapperProvider: func(*rest.Config, *http.Client) (apimeta.RESTMapper, error) {
+			m := apimeta.NewDefaultRESTMapper(nil)
+			for gvk := range scheme.AllKnownTypes() {
+				m.Add(gvk, apimeta.RESTScopeNamespace)
+			}
+			return m, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Setup(context.Background(), mgr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: dev
+  cluster: {server: "https://127.0.0.1:6443"}
+- name: prod
+  cluster: {server: "https://127.0.0.1:7443"}
+contexts:
+- name: dev
+  context: {cluster: dev, user: me}
+- name: prod
+  context: {cluster: prod, user: me}
+current-context: dev
+users:
+- name: me
+  user: {token: t}
+`
+
+// --kubeconfig and --context pick the cluster as kubectl does.
+func TestRESTConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ context, host, err string }{
+		{"", "https://127.0.0.1:6443", ""},
+		{"prod", "https://127.0.0.1:7443", ""},
+		{"staging", "", `loading the kubeconfig: context "staging" does not exist`},
+	} {
+		cfg, err := RESTConfig(path, tt.context)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("--context %q: error %v, want %q", tt.context, err, tt.err)
+		case tt.err == "" && (err != nil || cfg.Host != tt.host):
+			t.Errorf("--context %q: host %v (%v), want %s", tt.context, cfg, err, tt.host)
+		}
+	}
+	if _, err := RESTConfig(filepath.Join(t.TempDir(), "missing"), ""); err == nil || !strings.Contains(err.Error(), "loading the kubeconfig:") {
+		t.Errorf("a missing --kubeconfig: %v", err)
+	}
+}
+
+// --help prints the usage with examples on stdout and exits 0; a usage error
+// exits 2.
+func TestMainExitCodes(t *testing.T) {
+	for _, tt := range []struct {
+		args       []string
+		code       int
+		out, errOut string
+	}{
+		{[]string{"--help"}, 0, "Examples:", ""},
+		{[]string{"-h"}, 0, "--context", ""},
+		{[]string{"--nope"}, 2, "", "flag provided but not defined: -nope"},
+		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), tt.args, &out, &errOut)
+		if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.errOut) {
+			t.Errorf("pvctl controller %v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.args, code, out.String(), errOut.String(), tt.code, tt.out, tt.errOut)
+		}
+	}
+}
+
+// The controller links neither pvctl's local commands nor their embedded
+// in-memory cluster.
+func TestNoLocalCommandsLinked(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./orchestrator/controller")
+	cmd.Dir = fntest.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"github.com/pvkit/pvkit/orchestrator/cli", "sigs.k8s.io/controller-runtime/pkg/client/fake",
+		"github.com/pvkit/pvkit/orchestrator/store/gitstore", "github.com/pvkit/pvkit/orchestrator/store/memory"} {
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == pkg {
+				t.Errorf("orchestrator/controller depends on %s", pkg)
+			}
+		}
+	}
+}
