@@ -92,8 +92,8 @@ func TestRESTConfig(t *testing.T) {
 // exits 2.
 func TestMainExitCodes(t *testing.T) {
 	for _, tt := range []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"--help"}, 0, "Examples:", ""},
