@@ -2,8 +2,12 @@
 // interface: list a package's revisions, create a draft by clone, edit or
 // upgrade, read and write a revision's files, update its metadata and
 // lifecycle, delete it. Implementations: Porch itself (porch.go, on a
-// controller-runtime client) and an in-memory store that behaves like Porch
-// (memory/), used by unit tests and benchmarks; both pass storetest.
+// controller-runtime client), the in-memory engine that behaves like Porch
+// (memory.Store), the local git store built on that engine (gitstore/), and
+// the engine's test fake (memory.Fake: call counts, faults). All four pass
+// the shared suite (storetest): the Porch store on memory.Client, a client
+// that serves PackageRevisions and PackageRevisionResources as Porch's API
+// does (field-selected lists, Porch's errors, Porch's render failure).
 //
 // Listing is per package (repository + package name), never the whole
 // namespace (F7).

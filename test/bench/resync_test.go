@@ -51,8 +51,8 @@ spec:
 `, i, i, i, i)
 }
 
-func newStore() *memory.Store {
-	s := memory.New()
+func newStore() *memory.Fake {
+	s := memory.NewFake()
 	s.AddRepository("fleet", "deploy")
 	s.Publish("fleet", "blueprints", "app", storetest.Blueprint)
 	return s
@@ -67,7 +67,7 @@ func requests(n int) []ctrl.Request {
 }
 
 // resyncPvkit is pvkit's reconciler on the in-memory store, converged.
-func resyncPvkit(tb testing.TB, n int) (*packagevariant.Reconciler, *memory.Store, *countingClient) {
+func resyncPvkit(tb testing.TB, n int) (*packagevariant.Reconciler, *memory.Fake, *countingClient) {
 	scheme := k8sruntime.NewScheme()
 	if err := pvapi.AddToScheme(scheme); err != nil {
 		tb.Fatal(err)

@@ -40,7 +40,7 @@ var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 // env is a reconciler on the in-memory store and a fake cluster.
 type env struct {
 	t      *testing.T
-	store  *memory.Store
+	store  *memory.Fake
 	client client.Client
 	r      *Reconciler
 	rec    *record.FakeRecorder
@@ -66,7 +66,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	mapper.Add(teamGVK, apimeta.RESTScopeNamespace)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), apimeta.RESTScopeNamespace)
 	mapper.Add(pvapi.GroupVersion.WithKind("PackageVariant"), apimeta.RESTScopeNamespace)
-	e := &env{t: t, store: memory.New()}
+	e := &env{t: t, store: memory.NewFake()}
 	counted := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
 	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
 		WithStatusSubresource(&pvapi.PackageVariant{}).

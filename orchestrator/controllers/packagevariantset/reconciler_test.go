@@ -102,7 +102,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			return c.List(ctx, l, opts...)
 		},
 	}).Build()
-	st := memory.New()
+	st := memory.NewFake()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
 	e.rec = record.NewFakeRecorder(1000)
 	e.r = &Reconciler{Client: e.client, Store: st, Clock: kit.Fixed(testNow), Recorder: e.rec}

@@ -14,6 +14,7 @@
 package gitstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,10 +39,62 @@ type Repository struct {
 	Branch string // published packages; DefaultBranch if empty
 }
 
-// Store is a store.Store on local git repositories of one namespace.
+// Store is a store.Store on local git repositories of one namespace: the
+// in-memory engine's semantics (held as a field), every change persisted to
+// git before the engine applies it.
 type Store struct {
-	*memory.Store
-	git *backend
+	engine *memory.Store
+	git    *backend
+}
+
+var _ store.Store = (*Store)(nil)
+
+// ListRevisions implements store.Store.
+func (s *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
+	return s.engine.ListRevisions(ctx, k)
+}
+
+// ListOwned implements store.Store.
+func (s *Store) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
+	return s.engine.ListOwned(ctx, namespace, uid)
+}
+
+// CreateDraft implements store.Store.
+func (s *Store) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	return s.engine.CreateDraft(ctx, spec)
+}
+
+// GetResources implements store.Store.
+func (s *Store) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	return s.engine.GetResources(ctx, namespace, name)
+}
+
+// UpdateResources implements store.Store.
+func (s *Store) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
+	return s.engine.UpdateResources(ctx, namespace, name, res)
+}
+
+// Update implements store.Store.
+func (s *Store) Update(ctx context.Context, rev store.Revision) error {
+	return s.engine.Update(ctx, rev)
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, namespace, name string) error {
+	return s.engine.Delete(ctx, namespace, name)
+}
+
+// All lists every revision of the namespace.
+func (s *Store) All(namespace string) []store.Revision { return s.engine.All(namespace) }
+
+// PublishFiles publishes a package's files as its next revision (pvctl publish).
+func (s *Store) PublishFiles(namespace, repo, pkg string, files map[string]string) (store.Revision, error) {
+	return s.engine.PublishFiles(namespace, repo, pkg, files)
+}
+
+// Approve publishes a Draft or Proposed revision with the next number.
+func (s *Store) Approve(namespace, name string) (store.Revision, error) {
+	return s.engine.Approve(namespace, name)
 }
 
 // backend persists the memory store's changes to git (memory.Persister).
@@ -63,7 +116,7 @@ type repo struct {
 // package revision they hold.
 func Open(namespace string, repos []Repository) (*Store, error) {
 	b := &backend{namespace: namespace, repos: map[string]*repo{}, now: time.Now}
-	s := &Store{Store: memory.NewPersistent(b), git: b}
+	s := &Store{engine: memory.NewPersistent(b), git: b}
 	for _, r := range repos {
 		if err := s.Add(r); err != nil {
 			return nil, err
@@ -93,9 +146,9 @@ func (s *Store) Add(r Repository) error {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
 	s.git.repos[r.Name] = rp
-	s.AddRepository(s.git.namespace, r.Name)
+	s.engine.AddRepository(s.git.namespace, r.Name)
 	for i := range revs {
-		s.Restore(revs[i], files[i])
+		s.engine.Restore(revs[i], files[i])
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -23,13 +24,13 @@ var prResource = schema.GroupResource{Group: "porch.kpt.dev", Resource: "package
 // every API call made through it.
 type Client struct {
 	client.Client // Base: everything that is not Porch's
-	store         *Store
+	store         *Fake
 	calls         map[string]int
 }
 
 // Client returns the view over base.
-func (s *Store) Client(base client.Client) *Client {
-	return &Client{Client: base, store: s, calls: map[string]int{}}
+func (f *Fake) Client(base client.Client) *Client {
+	return &Client{Client: base, store: f, calls: map[string]int{}}
 }
 
 // Calls returns the API calls made through the view, by verb.
@@ -111,11 +112,28 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		lo.ApplyOptions(opts)
 		l.Items = nil
 		for _, r := range c.store.All(lo.Namespace) {
-			l.Items = append(l.Items, toPorch(r))
+			if matches(r, lo) {
+				l.Items = append(l.Items, toPorch(r))
+			}
 		}
 		return nil
 	}
 	return c.Client.List(ctx, list, opts...)
+}
+
+// matches applies the field selectors of store.SetupIndexes' indexes, as a
+// controller-runtime cache with those indexes does.
+func matches(r store.Revision, lo *client.ListOptions) bool {
+	if lo.FieldSelector == nil {
+		return true
+	}
+	if v, ok := lo.FieldSelector.RequiresExactMatch(store.IndexPackage); ok && v != r.Repository+"/"+r.Package {
+		return false
+	}
+	if v, ok := lo.FieldSelector.RequiresExactMatch(store.IndexOwner); ok && !r.OwnedBy(v) {
+		return false
+	}
+	return true
 }
 
 // Create implements client.Client (a PackageRevision's first task makes it).
@@ -162,8 +180,19 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 		}
 		return apiError(c.store.Update(ctx, rev), o.Name)
 	case *porchapi.PackageRevisionResources:
-		_, err := c.store.UpdateResources(ctx, o.Namespace, o.Name, store.Resources{Files: o.Spec.Resources})
-		return apiError(err, o.Name)
+		rs, err := c.store.UpdateResources(ctx, o.Namespace, o.Name, store.Resources{Files: o.Spec.Resources, ResourceVersion: o.ResourceVersion})
+		if errors.Is(err, store.ErrRenderFailed) { // Porch's answer: an internal error, no results
+			return apierrors.NewInternalError(fmt.Errorf("\nError occurred rendering package in kpt function pipeline.\nPackage has NOT been pushed to remote.\nDetails: %s", rs.Err))
+		}
+		if err != nil {
+			return apiError(err, o.Name)
+		}
+		res, err := c.store.GetResources(ctx, o.Namespace, o.Name)
+		if err != nil {
+			return apiError(err, o.Name)
+		}
+		o.ResourceVersion = res.ResourceVersion
+		return renderStatusInto(rs, &o.Status.RenderStatus)
 	}
 	return c.Client.Update(ctx, obj, opts...)
 }
@@ -184,4 +213,13 @@ func (c *Client) Status() client.SubResourceWriter {
 }
 
 // Store returns the store the view serves.
-func (c *Client) Store() *Store { return c.store }
+func (c *Client) Store() *Fake { return c.store }
+
+// renderStatusInto converts the store's render status to Porch's (same JSON).
+func renderStatusInto(in store.RenderStatus, out *porchapi.RenderStatus) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}

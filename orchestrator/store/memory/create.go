@@ -12,18 +12,7 @@ import (
 func (s *Store) CreateDraft(_ context.Context, spec store.DraftSpec) (store.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.fault(OpCreate)
-	if f != nil && !f.After {
-		return store.Revision{}, f.Err
-	}
-	rev, err := s.create(spec)
-	if err != nil {
-		return store.Revision{}, err
-	}
-	if f != nil {
-		return store.Revision{}, f.Err
-	}
-	return rev, nil
+	return s.create(spec)
 }
 
 func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
@@ -181,15 +170,4 @@ func (s *Store) Files(namespace, name string) map[string]string {
 		return copyFiles(e.files)
 	}
 	return nil
-}
-
-// SetFiles replaces a revision's files behind the orchestrator's back (a
-// user's edit, for tests), whatever its lifecycle.
-func (s *Store) SetFiles(namespace, name string, files map[string]string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.revs[key(namespace, name)]; ok {
-		e.files = copyFiles(files)
-		e.rev.ResourceVersion = s.nextVersion()
-	}
 }

@@ -6,8 +6,10 @@
 // merge3); approval publishes a revision with the next number. Published
 // revisions are immutable and can only be deleted after DeletionProposed.
 //
-// For tests and benchmarks it counts every call and can inject faults: an
-// error, a conflict, or a create that succeeds and then reports a timeout.
+// Store is the engine: Porch's semantics and nothing else. The git store
+// builds on it (persisting each change first); tests and benchmarks use Fake
+// (fake.go), which counts every call, injects faults and serves a
+// client.Client view.
 package memory
 
 import (
@@ -34,8 +36,6 @@ type Store struct {
 	byPkg   map[store.PackageKey][]string // revision names
 	byOwner map[string]map[string]bool    // namespace/owner UID -> revision names
 	version int
-	calls   map[string]int
-	faults  []Fault
 	persist Persister
 	render  Renderer
 }
@@ -76,7 +76,7 @@ type Persister interface {
 // New returns an empty store.
 func New() *Store {
 	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{},
-		byOwner: map[string]map[string]bool{}, calls: map[string]int{}}
+		byOwner: map[string]map[string]bool{}}
 }
 
 // NewPersistent returns an empty store that persists every change through p
@@ -98,73 +98,6 @@ func (s *Store) Restore(rev store.Revision, files map[string]string) {
 }
 
 var _ store.Store = (*Store)(nil)
-
-// Operations, as counted and as faults name them.
-const (
-	OpList            = "list"
-	OpListOwned       = "listOwned"
-	OpCreate          = "create"
-	OpGetResources    = "getResources"
-	OpUpdateResources = "updateResources"
-	OpUpdate          = "update"
-	OpDelete          = "delete"
-)
-
-// Fault makes the next Times calls of Op fail with Err; with After, the
-// operation is carried out first (a create that timed out but succeeded).
-type Fault struct {
-	Op    string
-	Err   error
-	After bool
-	Times int
-}
-
-// Inject adds a fault.
-func (s *Store) Inject(f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f.Times == 0 {
-		f.Times = 1
-	}
-	s.faults = append(s.faults, f)
-}
-
-// fault returns the fault for op, if any (and counts the call).
-func (s *Store) fault(op string) *Fault {
-	s.calls[op]++
-	for i := range s.faults {
-		if f := &s.faults[i]; f.Op == op && f.Times > 0 {
-			f.Times--
-			c := *f
-			return &c
-		}
-	}
-	return nil
-}
-
-// Calls returns how many times each operation was called.
-func (s *Store) Calls() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]int, len(s.calls))
-	for k, v := range s.calls {
-		out[k] = v
-	}
-	return out
-}
-
-// Writes counts the calls that change something.
-func (s *Store) Writes() int {
-	c := s.Calls()
-	return c[OpCreate] + c[OpUpdateResources] + c[OpUpdate] + c[OpDelete]
-}
-
-// ResetCalls sets every count to zero.
-func (s *Store) ResetCalls() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = map[string]int{}
-}
 
 // AddRepository registers a repository.
 func (s *Store) AddRepository(namespace, name string) {
@@ -208,9 +141,6 @@ func copyMap(m map[string]string) map[string]string {
 func (s *Store) ListRevisions(_ context.Context, k store.PackageKey) ([]store.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f := s.fault(OpList); f != nil {
-		return nil, f.Err
-	}
 	var out []store.Revision
 	for _, name := range s.byPkg[k] {
 		out = append(out, copyRev(s.revs[key(k.Namespace, name)].rev))
@@ -223,9 +153,6 @@ func (s *Store) ListRevisions(_ context.Context, k store.PackageKey) ([]store.Re
 func (s *Store) ListOwned(_ context.Context, namespace, uid string) ([]store.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f := s.fault(OpListOwned); f != nil {
-		return nil, f.Err
-	}
 	var out []store.Revision
 	for name := range s.byOwner[key(namespace, uid)] {
 		out = append(out, copyRev(s.revs[key(namespace, name)].rev))
@@ -255,9 +182,6 @@ func (s *Store) unindex(r store.Revision) {
 func (s *Store) GetResources(_ context.Context, namespace, name string) (store.Resources, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f := s.fault(OpGetResources); f != nil {
-		return store.Resources{}, f.Err
-	}
 	e, ok := s.revs[key(namespace, name)]
 	if !ok {
 		return store.Resources{}, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
@@ -269,10 +193,6 @@ func (s *Store) GetResources(_ context.Context, namespace, name string) (store.R
 func (s *Store) UpdateResources(_ context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.fault(OpUpdateResources)
-	if f != nil && !f.After {
-		return store.RenderStatus{}, f.Err
-	}
 	e, ok := s.revs[key(namespace, name)]
 	switch {
 	case !ok:
@@ -295,9 +215,6 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 	}
 	e.files = copyFiles(files)
 	e.rev.ResourceVersion = s.nextVersion()
-	if f != nil {
-		return store.RenderStatus{}, f.Err
-	}
 	return status, nil
 }
 
@@ -305,10 +222,6 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 func (s *Store) Update(_ context.Context, rev store.Revision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.fault(OpUpdate)
-	if f != nil && !f.After {
-		return f.Err
-	}
 	e, ok := s.revs[key(rev.Namespace, rev.Name)]
 	if !ok {
 		return fmt.Errorf("package revision %s/%s: %w", rev.Namespace, rev.Name, store.ErrNotFound)
@@ -332,9 +245,6 @@ func (s *Store) Update(_ context.Context, rev store.Revision) error {
 	s.index(e.rev)
 	e.rev.Labels, e.rev.Annotations = copyMap(rev.Labels), copyMap(rev.Annotations)
 	e.rev.ResourceVersion = s.nextVersion()
-	if f != nil {
-		return f.Err
-	}
 	return nil
 }
 
@@ -356,9 +266,6 @@ func transition(from, to store.Lifecycle) error {
 func (s *Store) Delete(_ context.Context, namespace, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f := s.fault(OpDelete); f != nil && !f.After {
-		return f.Err
-	}
 	e, ok := s.revs[key(namespace, name)]
 	if !ok {
 		return fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
