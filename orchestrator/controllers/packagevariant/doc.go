@@ -2,29 +2,36 @@
 // downstream package a specialised, up-to-date variant of an upstream package
 // revision, through a store.Store (Porch, or the in-memory store).
 //
-// Reconcile is the Flux skeleton: get the variant (gone: done); patch its
-// status on the way out, only when it changed; the deletion branch; the
-// finalizer; then small ordered steps, each documenting the conditions it
-// sets:
+// Reconcile is the Flux skeleton: get the variant (gone: done); the deletion
+// branch; the finalizer; then small ordered steps that return errors in kit's
+// model and set no condition themselves; one kit.Summarize turns the outcome
+// into Ready, Stalled and Reconciling; the status is patched only when it
+// changed. Every reason is documented in orchestrator/api/v1alpha1/reasons.go.
 //
 //  1. validate: the spec, and the function configs built from it (the
-//     functions' own checks). Invalid: Stalled=True ValidationError, not
-//     retried (a spec change triggers the next reconcile).
-//  2. upstream (F2): spec.upstream.workspaceName names a revision of any
-//     lifecycle; spec.upstream.revision a published one; with neither, the
-//     latest published revision, followed as newer ones are published. Not
-//     found: Stalled=True UpstreamNotFound; the upstream-revision watch
-//     reconciles again when it appears.
+//     functions' own checks). Invalid: stalls (ValidationError; Ready is
+//     Porch's `Error` "invalid packagevariant object").
+//  2. upstream (F2), by pkg/upstream's rule (the one pvs-expand uses):
+//     workspaceName names a revision of any lifecycle; revision a published
+//     one; with both, both must match; with neither, the latest published
+//     revision, followed as newer ones are published. Not found: stalls
+//     (UpstreamNotFound); the upstream-revision watch reconciles again.
 //  3. downstream: prune owned revisions of another downstream, adopt
 //     (adoptExisting), then clone (no revision), upgrade (the published
 //     downstream's lock is not the upstream), edit (the mutations differ from
 //     the published downstream) or mutate the owned drafts in place. A draft
-//     cloned from another upstream is an error with a clear message; drafts
-//     are never upgraded in place (A3). Draft creation is idempotent (F5): a
-//     create that timed out but succeeded is found as an owned draft by the
-//     next reconcile, never created twice.
-//  4. status: Ready=True NoErrors and the downstream targets; store errors
+//     cloned from another upstream stalls (StaleDraft): drafts are never
+//     upgraded in place (A3). A package that cannot be mutated stalls
+//     (MutationFailed); a published downstream whose upstream is gone stalls
+//     (LockedUpstreamNotFound). A render Porch refuses is retried
+//     (RenderFailed) with its render status in the targets. Draft creation
+//     is idempotent (F5): a create that timed out but succeeded is found as
+//     an owned draft by the next reconcile, never created twice.
+//  4. status: Ready=True NoErrors and the downstream targets; Porch errors
 //     are Ready=False Error and retried (F6).
+//
+// Every write to Porch is logged and recorded as an Event on the variant; a
+// stall is a Warning Event when it first appears or changes.
 //
 // The mutations are orchestrator/chain's: the functions' own code, run
 // in-process, with semantic change detection (F9), so an unchanged variant

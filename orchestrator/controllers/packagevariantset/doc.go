@@ -10,8 +10,11 @@
 //     other child;
 //   - F8: a selector whose kind cannot be listed is a failure, never "zero
 //     targets": no child is deleted unless every target was computed;
-//   - F6: transient errors are retried; an invalid set is Stalled and waits
-//     for a spec change;
+//   - F6: transient errors are retried; an invalid set or a missing upstream
+//     stalls and waits for a change (kit's error model; every reason is in
+//     orchestrator/api/v1alpha1/reasons.go);
+//   - every child written is an Event on the set (ChildCreated, ChildUpdated,
+//     ChildRemoved), and each new stall a Warning;
 //   - children are updated only when their spec differs, so a steady set
 //     writes nothing.
 package packagevariantset
