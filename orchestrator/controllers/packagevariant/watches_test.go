@@ -2,12 +2,16 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -44,4 +48,30 @@ func TestWatchMappers(t *testing.T) {
 	if got := names(e.r.mapInjected(context.Background(), endpoints("nobody-uses-me", "db"))); got != "" {
 		t.Fatalf("an unrelated object maps to %q", got)
 	}
+}
+
+// A map function whose LIST fails logs the error (and still maps through
+// owner references) instead of swallowing it.
+func TestWatchMappersLogListErrors(t *testing.T) {
+	var logged []string
+	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{}))
+	r := &Reconciler{Client: failingList{}}
+	owned := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deploy.x.y",
+		OwnerReferences: []metav1.OwnerReference{{Kind: "PackageVariant", Name: "other"}}}}
+	if got := names(r.mapRevision(ctx, owned)); got != "other" {
+		t.Fatalf("an owned revision maps to %q", got)
+	}
+	if got := r.mapInjected(ctx, endpoints("x", "db")); len(got) != 0 {
+		t.Fatalf("mapped to %v", got)
+	}
+	if len(logged) != 2 || !strings.Contains(logged[0], "the cache is not synced") || !strings.Contains(logged[1], "mapping an injected object to its variants") {
+		t.Fatalf("logged %q", logged)
+	}
+}
+
+// failingList is a client whose LIST fails.
+type failingList struct{ client.Client }
+
+func (failingList) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("the cache is not synced")
 }

@@ -82,6 +82,7 @@ func (r *Reconciler) sets(ctx context.Context, namespace, field string, values .
 	for _, v := range values {
 		var l pvsapi.PackageVariantSetList
 		if err := r.Client.List(ctx, &l, client.InNamespace(namespace), client.MatchingFields{field: v}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "mapping an event to the sets it concerns", "index", field, "value", v)
 			continue
 		}
 		for _, s := range l.Items {
