@@ -3,13 +3,13 @@ package pvsexpand
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/ext"
 )
 
@@ -127,6 +127,9 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	if ok {
 		return p, nil
 	}
+	if len(expr) > maxExpressionLength {
+		return nil, fmt.Errorf("is too long: %d characters, the limit is %d", len(expr), maxExpressionLength)
+	}
 	env := e.envs[s]
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
@@ -135,10 +138,16 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.StringType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("must evaluate to a string, found %s", t)
 	}
-	if est, err := env.EstimateCost(ast, sizes{}); err == nil && est.Min > costLimit {
-		return nil, fmt.Errorf("is too expensive: it costs at least %d, the limit is %d", est.Min, costLimit)
+	est, err := env.EstimateCost(ast, sizes{})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("is too expensive: its cost cannot be estimated: %v", err)
+	case est.Max == math.MaxUint64:
+		return nil, fmt.Errorf("is too expensive: its cost has no bound on inputs within the documented sizes")
+	case est.Max > costLimit:
+		return nil, fmt.Errorf("is too expensive: it may cost up to %d on inputs within the documented sizes, the limit is %d", est.Max, costLimit)
 	}
-	p, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptEvery))
+	p, err = env.Program(ast, cel.CostLimit(costLimit), cel.CostTracking(actualCost{}), cel.InterruptCheckFrequency(interruptEvery))
 	if err != nil {
 		return nil, err
 	}
@@ -179,15 +188,4 @@ func eval(ctx context.Context, p cel.Program, vars map[string]any) (string, erro
 		return "", fmt.Errorf("must evaluate to a string, found %s", out.Type().TypeName())
 	}
 	return s, nil
-}
-
-// sizes gives the cost estimator no size hints: inputs of unknown size cost
-// their minimum, so only expressions that are expensive on every input (such
-// as comprehensions over large literal lists) are rejected at compile time;
-// the runtime limit catches the rest.
-type sizes struct{}
-
-func (sizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
-func (sizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	return nil
 }

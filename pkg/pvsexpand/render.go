@@ -26,6 +26,14 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 	if tpl == nil {
 		return spec, nil
 	}
+	if o, ok := in.targetVar.(*Object); ok {
+		if err := o.withinBounds(); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.upObject.withinBounds(); err != nil {
+		return nil, err
+	}
 	vars := map[string]any{"repoDefault": in.repoDefault, "packageDefault": in.packageDefault, "upstream": r.upObject, "target": in.targetVar}
 	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
 	defer cancel()
@@ -40,7 +48,11 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 	if repo == nil {
 		return nil, fmt.Errorf("downstream repository %q not found among the Repository objects in namespace %q", spec.Downstream.Repo, r.world.Namespace)
 	}
-	vars["repository"] = toObject(repo.YNode())
+	repoObj := toObject(repo.YNode())
+	if err := repoObj.withinBounds(); err != nil {
+		return nil, err
+	}
+	vars["repository"] = repoObj
 	s := in.scope
 	if d := tpl.Downstream; d != nil {
 		spec.Downstream.Package = ev.value(field+".downstream.package", d.Package, d.PackageExpr, s, spec.Downstream.Package)
@@ -69,6 +81,12 @@ type evaluator struct {
 
 func (e *evaluator) eval(field string, s scope, expr string) string {
 	if e.err != nil {
+		return ""
+	}
+	// The deadline is checked before every expression, not only inside
+	// comprehensions (where CEL checks it every interruptEvery steps).
+	if err := e.ctx.Err(); err != nil {
+		e.err = fmt.Errorf("`%s`: not evaluated: the expressions of one target entry may take %s in all", field, evalTimeout)
 		return ""
 	}
 	p, err := e.eng.compile(s, expr)
