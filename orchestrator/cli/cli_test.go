@@ -276,6 +276,14 @@ func TestInputErrors(t *testing.T) {
 			"bad.yaml: PackageVariant \"x\": `spec.injectors` must be a list, found a map"},
 		{"repository directory", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: git\n  git:\n    repo: x\n    directory: pkgs\n",
 			"bad.yaml: Repository \"r\": `spec.git.directory` is \"pkgs\"; pvctl run keeps packages at the repository root"},
+		{"alias bomb", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" +
+			"  l1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0]\n  l2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1]\n" +
+			"  l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]\n  l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]\n" +
+			"  l5: &l5 [*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]\n  l6: &l6 [*l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5]\n" +
+			"  l7: &l7 [*l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6]\n",
+			"bad.yaml: object 0: its YAML aliases expand its 99 nodes to more than 10990"},
+		{"mistyped ConfigMap", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: 1\n  y: [a]\n",
+			"bad.yaml: ConfigMap \"x\": `data.x` must be a string, found a number"},
 		{"repository type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: oci\n",
 			"bad.yaml: Repository \"r\": `spec.type` is \"oci\"; pvctl run serves git repositories"},
 	} {

@@ -7,12 +7,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -83,6 +87,10 @@ func (in *input) readFile(file, namespace string) []string {
 	}
 	var msgs []string
 	for i, n := range nodes {
+		if err := krm.CheckAliases(n.YNode()); err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s: object %d: %v", file, i, err))
+			continue
+		}
 		if m := in.add(n, file, i, namespace); m != "" {
 			msgs = append(msgs, m)
 		}
@@ -126,6 +134,12 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		v := &porchconfig.Repository{}
 		typed, in.repositories = v, append(in.repositories, v)
 	default:
+		// A kind the orchestrator's scheme knows (ConfigMap, Secret, every
+		// built-in) is decoded as its Go type first: a value of the wrong type
+		// is an input error naming its field, not a panic later.
+		if msg := typeErrors(n, apiVersion, kind); msg != "" {
+			return fmt.Sprintf("%s: %s", where, msg)
+		}
 		u := &unstructured.Unstructured{}
 		b, err := n.MarshalJSON()
 		if err == nil {
@@ -149,4 +163,28 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
 	}
 	return ""
+}
+
+// scheme is the orchestrator's, for typeErrors.
+var scheme = sync.OnceValues(api.Scheme)
+
+// typeErrors decodes an object of a kind the scheme knows into its Go type
+// and returns its type errors ("" when none, or when the kind is unknown).
+// Unknown fields of built-in kinds are left to the apiserver's rules.
+func typeErrors(n *yaml.RNode, apiVersion, kind string) string {
+	s, err := scheme()
+	if err != nil {
+		return err.Error()
+	}
+	obj, err := s.New(schema.FromAPIVersionAndKind(apiVersion, kind))
+	if err != nil {
+		return ""
+	}
+	var msgs []string
+	for _, p := range krm.Decode(n, obj) {
+		if p.Severity == fn.Error {
+			msgs = append(msgs, p.Message)
+		}
+	}
+	return strings.Join(msgs, "; ")
 }

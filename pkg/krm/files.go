@@ -66,6 +66,11 @@ func FilesToItems(files map[string]string) ([]*yaml.RNode, error) {
 			msg, _, _ := strings.Cut(err.Error(), "\n")
 			return nil, fmt.Errorf("failed to parse %q: %s", name, strings.TrimSuffix(msg, ": node contents:"))
 		}
+		for _, n := range nodes {
+			if err := CheckAliases(n.YNode()); err != nil {
+				return nil, fmt.Errorf("%q: %w", name, err)
+			}
+		}
 		items = append(items, nodes...)
 	}
 	return items, nil
@@ -125,6 +130,11 @@ func SemanticEqualFiles(a, b string) bool {
 		return false
 	}
 	for i := range da {
+		if CheckAliases(da[i].YNode()) != nil || CheckAliases(db[i].YNode()) != nil {
+			return false
+		}
+	}
+	for i := range da {
 		if !SemanticEqual(da[i].YNode(), db[i].YNode()) {
 			return false
 		}
@@ -136,6 +146,9 @@ func SemanticEqualFiles(a, b string) bool {
 // keys, sequences in order, scalars by resolved tag and value.
 func SemanticEqual(a, b *yaml.Node) bool {
 	a, b = deref(a), deref(b)
+	if a == b { // the same node (two aliases of one anchor): equal without expanding it
+		return true
+	}
 	if a == nil || b == nil {
 		return IsNull(a) && IsNull(b)
 	}

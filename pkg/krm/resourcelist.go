@@ -34,6 +34,9 @@ func ParseResourceList(in []byte) (*ResourceList, error) {
 		return nil, fmt.Errorf("failed to parse the input ResourceList: %w", err)
 	}
 	root := doc.YNode()
+	if err := CheckAliases(root); err != nil {
+		return nil, fmt.Errorf("the input ResourceList: %w", err)
+	}
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("the input must be a ResourceList, found %s", KindName(root))
 	}
@@ -49,6 +52,10 @@ func ParseResourceList(in []byte) (*ResourceList, error) {
 		for i, it := range items.Content {
 			if it.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("`items[%d]` of the input ResourceList must be an object, found %s", i, KindName(it))
+			}
+			if err := CheckAnchorsWithin(it); err != nil {
+				_, kind := TypeMeta(it)
+				return nil, fmt.Errorf("`items[%d]` (%s %q) of the input ResourceList: %w", i, kind, Name(it), err)
 			}
 			rl.Items = append(rl.Items, yaml.NewRNode(it))
 		}

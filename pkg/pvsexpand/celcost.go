@@ -24,7 +24,7 @@ import (
 // target before any expression sees them.
 const (
 	maxExpressionLength = 8 << 10   // characters of one expression
-	maxCELNameLength       = 253       // names, repoDefault, packageDefault, target.repo
+	maxCELNameLength    = 253       // names, repoDefault, packageDefault, target.repo
 	maxPackageLength    = 1024      // package paths
 	maxLabelKeyLength   = 317       // prefix (253) + "/" + name (63)
 	maxLabelValueLength = 63        // label values

@@ -65,6 +65,17 @@ func TestOutcomes(t *testing.T) {
 			e.variant(appVariant)
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: "config-inject:",
 			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
+		{"alias bomb in the upstream package", func(e *env) {
+			f := blueprint(e.t)
+			f["lol.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" +
+				"  l1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0]\n  l2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1]\n" +
+				"  l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]\n  l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]\n" +
+				"  l5: &l5 [*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]\n  l6: &l6 [*l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5]\n" +
+				"  l7: &l7 [*l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6]\n"
+			e.store.Publish(ns, "blueprints", "app", f)
+			e.variant(appVariant)
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: `"lol.yaml": its YAML aliases expand`,
+			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
 		{"locked upstream gone", func(e *env) {
 			up := e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)

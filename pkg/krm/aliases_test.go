@@ -1,0 +1,94 @@
+package krm
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// aliasBomb is a ConfigMap whose aliases nest depth levels, nine wide: about
+// 500 bytes for 9^7 = 4.8 million strings at depth 7.
+func aliasBomb(depth int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= depth; i++ {
+		p := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.Repeat(p+", ", 8)+p)
+	}
+	return b.String()
+}
+
+// A package file with a 7-level alias bomb is refused while parsing, fast
+// and without expanding it; so is a ResourceList holding one.
+func TestAliasBombRefused(t *testing.T) {
+	bomb := aliasBomb(7)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := FilesToItems(map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n", "bomb.yaml": bomb})
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.HasPrefix(err.Error(), `"bomb.yaml": its YAML aliases expand`) {
+		t.Fatalf("err = %v", err)
+	}
+	// Guards against expansion (which takes minutes and gigabytes), not a timing.
+	if took > 5*time.Second || after.TotalAlloc-before.TotalAlloc > 100<<20 {
+		t.Fatalf("refusing took %s and %d bytes", took, after.TotalAlloc-before.TotalAlloc)
+	}
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(bomb, "\n"), "\n", "\n  ") + "\n"
+	if _, err := ParseResourceList([]byte(rl)); err == nil || !strings.Contains(err.Error(), "the input ResourceList: its YAML aliases expand") {
+		t.Fatalf("ResourceList: %v", err)
+	}
+}
+
+// Shared anchors used as intended pass.
+func TestModestAliasesPass(t *testing.T) {
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n  labels: &l {app: web, tier: front}\nspec:\n  a: *l\n  b: *l\n  c: *l\n"
+	if _, err := FilesToItems(map[string]string{"ok.yaml": doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAliases(yaml.MustParse(aliasBomb(3)).YNode()); err != nil { // 9^3 = 729 strings
+		t.Fatalf("three levels are affordable: %v", err)
+	}
+}
+
+// An alias whose anchor is outside the item would be written undefined.
+func TestAnchorOutsideItemRefused(t *testing.T) {
+	rl := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: cfg}
+  data: &d {env: prod}
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: web}
+  data: *d
+`
+	_, err := ParseResourceList([]byte(rl))
+	if err == nil || err.Error() != "`items[0]` (ConfigMap \"web\") of the input ResourceList: the alias *d refers to an anchor outside this object; written alone, the object would be invalid YAML" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Two aliases of one anchor compare equal without walking it; a deep chain
+// of aliases compares in linear time.
+func TestSemanticEqualDoesNotExpand(t *testing.T) {
+	n := yaml.MustParse(aliasBomb(12)).YNode() // 9^12 strings if expanded
+	l11 := Field(Field(n, "data"), "l11")
+	l12 := Field(Field(n, "data"), "l12")
+	start := time.Now()
+	if !SemanticEqual(l12.Content[0], l12.Content[8]) || SemanticEqual(l11, l12.Content[0]) == false {
+		t.Fatal("aliases of one anchor are equal")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("the comparison expanded the aliases")
+	}
+}
