@@ -249,6 +249,25 @@ func TestInjectedObjectChanged(t *testing.T) {
 	contains(t, w.files("edge-useast1.app.packagevariant-1")["endpoints.yaml"], "db: db2.us-east1.internal:5432")
 }
 
+// pvctl run reads only the default readable kinds: a variant that names a
+// Secret is not ready, with the reason, and nothing of it is written.
+func TestReadableKindsApplyToRun(t *testing.T) {
+	w := newWS(t)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  - kind: ConfigMap\n    name: eu-west1-endpoints\n", "  - kind: Secret\n    name: db-password\n", 1))
+	out := w.run(ExitNotReady)
+	contains(t, out, "`spec.injectors[0]` names kind \"Secret\", a kind pvkit may not read (allowed: ConfigMap, Team.example.com)")
+	// Its downstream, core-euwest1/app, gets no revision (the clone needs
+	// the injector check to pass first).
+	for _, r := range w.revisions() {
+		if strings.HasPrefix(r, "core-euwest1.app.") {
+			t.Fatalf("a refused variant wrote %s", r)
+		}
+	}
+	if len(w.revisions()) < 3 {
+		t.Fatalf("the other variants must still be reconciled: %v", w.revisions())
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

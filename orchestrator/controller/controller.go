@@ -16,9 +16,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -57,6 +59,7 @@ type Options struct {
 	MetricsAddr, ProbeAddr     string
 	LeaderElect                bool
 	LeaderID, LeaderElectionNS string
+	ReadableKinds              string // comma-separated, see kit.ReadableKinds
 	zap                        zap.Options
 }
 
@@ -69,6 +72,8 @@ func flags(fs *flag.FlagSet, o *Options) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	fs.StringVar(&o.LeaderID, "leader-election-id", "pvkit-controller.pvkit.dev", "the leader election lease name")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "the namespace of the leader election lease (default: the controller's own)")
+	fs.StringVar(&o.ReadableKinds, "readable-kinds", strings.Join(kit.DefaultReadableKinds, ","),
+		"the kinds pvkit may read for injection and objectSelector, comma-separated, as Kind (core group) or Kind.group; no wildcards, a Secret only when listed; the controller's role must allow list and watch on each")
 	o.zap.BindFlags(fs)
 }
 
@@ -122,6 +127,10 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 
 // Run runs the controller until ctx is done.
 func Run(ctx context.Context, o Options) error {
+	kinds, err := kit.ParseReadableKinds(strings.Split(o.ReadableKinds, ","))
+	if err != nil {
+		return fmt.Errorf("--readable-kinds: %w", err)
+	}
 	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -130,9 +139,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr); err != nil {
+	if err := Setup(ctx, mgr, kinds); err != nil {
 		return err
 	}
+	ctrl.Log.WithName("setup").Info("starting", "readableKinds", kinds.String())
 	return mgr.Start(ctx)
 }
 
@@ -172,15 +182,15 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 }
 
 // Setup registers the store's indexes and both reconcilers, with an Event
-// recorder each.
-func Setup(ctx context.Context, mgr ctrl.Manager) error {
+// recorder each and the kinds they may read.
+func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds) error {
 	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	porch := &store.Porch{Client: mgr.GetClient()}
 	rec := mgr.GetEventRecorderFor(EventSource)
-	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec}).SetupWithManager(ctx, mgr)
+	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds}).SetupWithManager(ctx, mgr)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,7 +42,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr); err != nil {
+	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,6 +101,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"-h"}, 0, "--context", ""},
 		{[]string{"--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"--readable-kinds", "ConfigMap,*.example.com", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --readable-kinds: readable kind "*.example.com" must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)`},
 	} {
 		var out, errOut bytes.Buffer
 		code := Main(context.Background(), tt.args, &out, &errOut)

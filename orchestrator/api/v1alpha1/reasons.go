@@ -42,6 +42,14 @@ const (
 	// downstream so pvkit clones afresh.
 	ReasonLockedUpstreamNotFound = "LockedUpstreamNotFound"
 
+	// ReasonKindNotAllowed (stalling): the variant's package has an injection
+	// point, or an injector or objectSelector names a kind, that is not among
+	// the kinds the operator lets pvkit read (--readable-kinds; default
+	// ConfigMap and Team.example.com). pvkit reads objects with its own
+	// rights, so the list keeps a user from copying, say, a Secret into git.
+	// Use an allowed kind, or ask the operator to allow this one.
+	ReasonKindNotAllowed = "KindNotAllowed"
+
 	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
 	// the message is their error. Retried; check Porch if it persists.
 	ReasonError = "Error"

@@ -19,6 +19,7 @@ const (
 	ReasonValid               = pvapi.ReasonValid
 	ReasonReconciled          = pvapi.ReasonReconciled
 	ReasonPartiallyReconciled = pvapi.ReasonPartiallyReconciled
+	ReasonKindNotAllowed      = pvapi.ReasonKindNotAllowed
 )
 
 // PackageVariantSet generates one PackageVariant per target.

@@ -49,4 +49,10 @@ package packagevariant
 //+kubebuilder:rbac:groups=config.porch.kpt.dev,resources=packagevariants/finalizers,verbs=update
 //+kubebuilder:rbac:groups=porch.kpt.dev,resources=packagerevisions,verbs=get;list;watch;create;update;patch;delete
 //+kubebuilder:rbac:groups=porch.kpt.dev,resources=packagerevisionresources,verbs=get;update;patch
-//+kubebuilder:rbac:groups=*,resources=*,verbs=list;watch
+//
+// Injection reads only the kinds of --readable-kinds (kit.ReadableKinds),
+// so the role names exactly the default ones; an operator who allows more
+// kinds adds list and watch on them (config/rbac/readable-kinds.yaml shows
+// how). No wildcard: a Secret is readable only if the operator grants it.
+//+kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+//+kubebuilder:rbac:groups=example.com,resources=teams,verbs=get;list;watch

@@ -77,6 +77,9 @@ func (r *Reconciler) candidates(ctx context.Context, namespace string, types []k
 	var out []*yaml.RNode
 	var ids []string
 	for _, t := range types {
+		if !r.Kinds.Allows(t) {
+			return nil, "", r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("the package has an injection point of kind %s", t))
+		}
 		if err := r.watchKind(t.APIVersion, t.Kind); err != nil {
 			return nil, "", err
 		}

@@ -76,6 +76,20 @@ func TestOutcomes(t *testing.T) {
 			e.variant(appVariant)
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: `"lol.yaml": its YAML aliases expand`,
 			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
+		{"injection point of a kind pvkit may not read", func(e *env) {
+			f := blueprint(e.t)
+			f["secret.yaml"] = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-password\n  annotations:\n    kpt.dev/config-injection: required\n"
+			e.store.Publish(ns, "blueprints", "app", f)
+			e.variant(appVariant)
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonKindNotAllowed,
+			readyMsg: "the package has an injection point of kind v1 Secret, a kind pvkit may not read (allowed: ConfigMap, Team.example.com)",
+			terminal: true, events: []string{"Normal DraftCreated", "Warning KindNotAllowed"}}},
+		{"injector naming a kind pvkit may not read", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(strings.Replace(appVariant, "  - kind: Team\n", "  - kind: Secret\n", 1))
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonKindNotAllowed,
+			readyMsg: "`spec.injectors[1]` names kind \"Secret\", a kind pvkit may not read",
+			terminal: true, events: []string{"Warning KindNotAllowed"}}},
 		{"locked upstream gone", func(e *env) {
 			up := e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)

@@ -41,6 +41,9 @@ type Reconciler struct {
 	Clock kit.Clock
 	// Recorder records Events on the variants (nil: none).
 	Recorder record.EventRecorder
+	// Kinds are the kinds the reconciler may read for injection (the zero
+	// value: kit.DefaultReadableKinds).
+	Kinds kit.ReadableKinds
 
 	watch *kit.Watcher // set by SetupWithManager
 	memo  memo
@@ -99,6 +102,11 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	if msg := validate(v); msg != "" {
 		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: errors.New(msg),
 			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
+	}
+	for i, inj := range v.Spec.Injectors {
+		if inj.Kind != nil && !r.Kinds.AllowsKind(inj.Group, *inj.Kind) {
+			return r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.injectors[%d]` names kind %q", i, *inj.Kind))
+		}
 	}
 	up, err := r.findUpstream(ctx, v)
 	if err != nil {

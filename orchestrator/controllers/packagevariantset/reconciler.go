@@ -41,6 +41,9 @@ type Reconciler struct {
 	Clock  kit.Clock
 	// Recorder records Events on the sets (nil: none).
 	Recorder record.EventRecorder
+	// Kinds are the kinds objectSelector may select (the zero value:
+	// kit.DefaultReadableKinds).
+	Kinds kit.ReadableKinds
 
 	watch *kit.Watcher // set by SetupWithManager
 }
@@ -89,6 +92,11 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 		}
 		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: errors.New(strings.Join(msgs, "; ")),
 			ReadyReason: pvsapi.ReasonValidationError, ReadyMessage: "invalid packagevariant object"}
+	}
+	for i, t := range set.Spec.Targets {
+		if s := t.ObjectSelector; s != nil && !r.Kinds.Allows(krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}) {
+			return r.Kinds.Refuse(pvsapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.targets[%d].objectSelector` selects kind %s %s", i, s.APIVersion, s.Kind))
+		}
 	}
 	world, err := r.world(ctx, set)
 	if err != nil {

@@ -1,0 +1,88 @@
+package kit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pvkit/pvkit/pkg/krm"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultReadableKinds are the kinds the controller (and pvctl run) may read
+// for injection and objectSelector unless the operator says otherwise:
+// ConfigMaps, and the Team kind the examples use.
+var DefaultReadableKinds = []string{"ConfigMap", "Team.example.com"}
+
+// ReadableKinds is the operator-set list of kinds pvkit may read on a
+// user's behalf: the types of a package's injection points, the kinds an
+// injector or an objectSelector names. Anyone who may create a
+// PackageVariant can make the controller read these kinds in their namespace
+// and copy them into git, with the controller's rights; so the list is
+// explicit (no wildcards), and a Secret is readable only when "Secret" is
+// listed. Entries are written as kubectl names kinds: "Kind" for the core
+// group, "Kind.group" otherwise, any version. The zero value is the default
+// list.
+type ReadableKinds struct {
+	kinds map[schema.GroupKind]bool
+}
+
+// ParseReadableKinds reads a list of "Kind" and "Kind.group" entries.
+func ParseReadableKinds(entries []string) (ReadableKinds, error) {
+	k := ReadableKinds{kinds: map[schema.GroupKind]bool{}}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		kind, group, _ := strings.Cut(e, ".")
+		if kind == "" || strings.ContainsAny(e, "*/ ") || kind[0] < 'A' || kind[0] > 'Z' {
+			return ReadableKinds{}, fmt.Errorf("readable kind %q must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)", e)
+		}
+		k.kinds[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
+	return k, nil
+}
+
+func (k ReadableKinds) set() map[schema.GroupKind]bool {
+	if k.kinds == nil {
+		d, _ := ParseReadableKinds(DefaultReadableKinds)
+		return d.kinds
+	}
+	return k.kinds
+}
+
+// Allows reports whether objects of g may be read.
+func (k ReadableKinds) Allows(g krm.GVK) bool {
+	return k.set()[schema.GroupKind{Group: krm.Group(g.APIVersion), Kind: g.Kind}]
+}
+
+// AllowsKind reports whether some group's kind may be read: an injector
+// that names a kind and no group matches it in any group.
+func (k ReadableKinds) AllowsKind(group *string, kind string) bool {
+	for gk := range k.set() {
+		if gk.Kind == kind && (group == nil || *group == gk.Group) {
+			return true
+		}
+	}
+	return false
+}
+
+// String lists the kinds, sorted, as they are written.
+func (k ReadableKinds) String() string {
+	var out []string
+	for gk := range k.set() {
+		if gk.Group == "" {
+			out = append(out, gk.Kind)
+		} else {
+			out = append(out, gk.Kind+"."+gk.Group)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// Refuse is the stalling error for a kind outside the list.
+func (k ReadableKinds) Refuse(reason, what string) *Stalling {
+	return Stallf(reason, "%s, a kind pvkit may not read (allowed: %s); an operator allows more with --readable-kinds and a matching RBAC rule", what, k)
+}
