@@ -33,7 +33,7 @@ func TestOutcomes(t *testing.T) {
 		{name: "objectSelector of a kind pvkit may not read", set: strings.Replace(strings.Replace(fanout, "apiVersion: example.com/v1", "apiVersion: v1", 1), "kind: Team", "kind: Secret", 1),
 			stalled: "True", ready: "False", readyReason: pvsapi.ReasonKindNotAllowed,
 			readyMsg: "`spec.targets[2].objectSelector` selects kind v1 Secret, a kind pvkit may not read (allowed: ConfigMap, Team.example.com)",
-			stalls: true, events: []string{"Warning KindNotAllowed"}},
+			stalls:   true, events: []string{"Warning KindNotAllowed"}},
 		{name: "target entries fail (CEL)", set: fanout, setup: func(e *env) {
 			if err := e.client.Create(t.Context(), repo("cluster-04", map[string]string{"env": "prod"})); err != nil {
 				e.t.Fatal(err)
