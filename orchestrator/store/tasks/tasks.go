@@ -21,8 +21,22 @@ const contextFile = "package-context.yaml"
 // package (Porch drops upstream package-context data on clone, nephio#408).
 func Clone(up map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
 	files := CopyFiles(up)
-	files[contextFile] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: %s\n", pkg)
+	ctx, err := packageContext(pkg)
+	if err != nil {
+		return nil, err
+	}
+	files[contextFile] = ctx
 	return WithLock(files, lock)
+}
+
+// packageContext is the package-context.yaml Porch writes for a new
+// package, built as nodes.
+func packageContext(pkg string) (string, error) {
+	cm := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata: {}\n")
+	data := krm.Field(cm.YNode(), "data")
+	data.Style = 0
+	krm.SetField(data, "name", krm.StringNode(pkg))
+	return cm.MustString(), nil
 }
 
 // WithLock records the upstream and its lock in the Kptfile, as Porch does.
@@ -34,14 +48,17 @@ func WithLock(files map[string]string, lock *store.Lock) (map[string]string, err
 	if err != nil {
 		return nil, err
 	}
-	git := fmt.Sprintf("{type: git, git: {repo: %s, directory: %s, ref: %s}}", lock.Repository, lock.Package, lock.Ref)
+	// Built as nodes, never by formatting text: a package or ref with YAML's
+	// special characters (`a,b`, `x: y`) is recorded as it is.
 	for _, field := range []string{"upstream", "upstreamLock"} {
-		n, err := yaml.Parse(git)
-		if err != nil {
-			return nil, err
-		}
-		blockStyle(n.YNode())
-		krm.SetField(items[0].YNode(), field, n.YNode())
+		git := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		krm.SetField(git, "repo", krm.StringNode(lock.Repository))
+		krm.SetField(git, "directory", krm.StringNode(lock.Package))
+		krm.SetField(git, "ref", krm.StringNode(lock.Ref))
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		krm.SetField(n, "type", krm.StringNode("git"))
+		krm.SetField(n, "git", git)
+		krm.SetField(items[0].YNode(), field, n)
 	}
 	out, err := krm.ItemsToFiles(items, map[string]string{kptfile.FileName: files[kptfile.FileName]})
 	if err != nil {
@@ -160,13 +177,4 @@ func LockOf(files map[string]string) (*store.Lock, error) {
 		return ""
 	}
 	return &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref")}, nil
-}
-
-// blockStyle writes n and everything below it in block style, as kpt and
-// Porch write the Kptfile.
-func blockStyle(n *yaml.Node) {
-	n.Style &^= yaml.FlowStyle
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
 }

@@ -1,0 +1,154 @@
+// Package validate checks names and keys as the Kubernetes apiserver and
+// Porch check them, without depending on apimachinery (the functions stay
+// small). Each check returns "" when the value is valid, else what is wrong,
+// phrased to follow the field: "`metadata.name` " + msg.
+package validate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DNS1123Subdomain checks an object name: at most 253 characters, lower-case
+// letters, digits, '-' and '.', each dot-separated part starting and ending
+// with a letter or digit. Repository, PackageVariant and most object names.
+func DNS1123Subdomain(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > 253:
+		return fmt.Sprintf("must be at most 253 characters, found %d", len(s))
+	}
+	for _, part := range strings.Split(s, ".") {
+		if !dnsLabel(part) {
+			return fmt.Sprintf("must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit), found %q", s)
+		}
+	}
+	return ""
+}
+
+func dnsLabel(s string) bool {
+	if s == "" || len(s) > 63 || !lowerAlnum(s[0]) || !lowerAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !lowerAlnum(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+func alnum(c byte) bool { return lowerAlnum(c) || c >= 'A' && c <= 'Z' }
+
+// QualifiedName checks a label or annotation key: an optional DNS-1123
+// subdomain prefix and "/", then a name of at most 63 characters of letters,
+// digits, '-', '_' and '.', starting and ending with a letter or digit.
+func QualifiedName(s string) string {
+	prefix, name, hasPrefix := strings.Cut(s, "/")
+	if !hasPrefix {
+		prefix, name = "", s
+	} else if prefix == "" {
+		return fmt.Sprintf("must have a prefix before '/', found %q", s)
+	} else if msg := DNS1123Subdomain(prefix); msg != "" {
+		return fmt.Sprintf("must have a DNS-1123 subdomain as its prefix, found %q", s)
+	}
+	if !qualifiedPart(name) {
+		return fmt.Sprintf("must be a qualified name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, with an optional DNS subdomain prefix and '/'), found %q", s)
+	}
+	return ""
+}
+
+func qualifiedPart(s string) bool {
+	if s == "" || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// LabelValue checks a label value: empty, or at most 63 letters, digits, '-',
+// '_' and '.', starting and ending with a letter or digit.
+func LabelValue(s string) string {
+	if s == "" || qualifiedPart(s) {
+		return ""
+	}
+	return fmt.Sprintf("must be a label value (empty, or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit), found %q", s)
+}
+
+// PackagePath checks a package path as Porch does: '/'-separated segments,
+// none empty, "." or "..", no leading '/', and (as git refs and directory
+// names need) no control characters, spaces or git's special characters.
+func PackagePath(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > 1024:
+		return fmt.Sprintf("must be at most 1024 characters, found %d", len(s))
+	case strings.HasPrefix(s, "/"):
+		return fmt.Sprintf("must be a relative path, found %q", s)
+	}
+	for _, seg := range strings.Split(s, "/") {
+		switch seg {
+		case "":
+			return fmt.Sprintf("must not have an empty segment, found %q", s)
+		case ".", "..":
+			return fmt.Sprintf("must not have a %q segment, found %q", seg, s)
+		}
+		if seg == ".git" {
+			return fmt.Sprintf("must not have a \".git\" segment, found %q", s)
+		}
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || strings.ContainsRune(" \"\\~^:?*[", c) {
+			return fmt.Sprintf("must not contain %q, found %q", c, s)
+		}
+	}
+	return ""
+}
+
+// Labels checks a map of labels: every key a qualified name and every value
+// a label value. It returns one message per problem, keys in order, each
+// naming the field under field ("metadata.labels").
+func Labels(field string, m map[string]string) []string {
+	var out []string
+	for _, k := range sorted(m) {
+		if msg := QualifiedName(k); msg != "" {
+			out = append(out, fmt.Sprintf("`%s` key %s", field, msg))
+		}
+		if msg := LabelValue(m[k]); msg != "" {
+			out = append(out, fmt.Sprintf("`%s.%s` %s", field, k, msg))
+		}
+	}
+	return out
+}
+
+// Annotations checks the keys of a map of annotations.
+func Annotations(field string, m map[string]string) []string {
+	var out []string
+	for _, k := range sorted(m) {
+		if msg := QualifiedName(k); msg != "" {
+			out = append(out, fmt.Sprintf("`%s` key %s", field, msg))
+		}
+	}
+	return out
+}
+
+func sorted(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ { // insertion sort: no sort import for a few keys
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}

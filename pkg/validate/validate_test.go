@@ -1,0 +1,59 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestChecks(t *testing.T) {
+	long := strings.Repeat("a", 64)
+	for _, tt := range []struct {
+		name  string
+		check func(string) string
+		in    string
+		ok    bool
+	}{
+		{"subdomain", DNS1123Subdomain, "edge-useast1.app", true},
+		{"subdomain", DNS1123Subdomain, "../evil", false},
+		{"subdomain", DNS1123Subdomain, "../../x", false},
+		{"subdomain", DNS1123Subdomain, "Upper", false},
+		{"subdomain", DNS1123Subdomain, "a..b", false},
+		{"subdomain", DNS1123Subdomain, "-a", false},
+		{"subdomain", DNS1123Subdomain, "", false},
+		{"subdomain", DNS1123Subdomain, strings.Repeat("a.", 127), false},
+		{"qualified", QualifiedName, "app.kubernetes.io/name", true},
+		{"qualified", QualifiedName, "env", true},
+		{"qualified", QualifiedName, "Team_1.x", true},
+		{"qualified", QualifiedName, "bad key", false},
+		{"qualified", QualifiedName, "/x", false},
+		{"qualified", QualifiedName, "a/b/c", false},
+		{"qualified", QualifiedName, "UPPER.io/x", false},
+		{"qualified", QualifiedName, long, false},
+		{"label value", LabelValue, "", true},
+		{"label value", LabelValue, "prod-1", true},
+		{"label value", LabelValue, "a b", false},
+		{"label value", LabelValue, long, false},
+		{"package", PackagePath, "app", true},
+		{"package", PackagePath, "team/app-v2", true},
+		{"package", PackagePath, "../../../tmp/pwn", false},
+		{"package", PackagePath, "/abs", false},
+		{"package", PackagePath, "a//b", false},
+		{"package", PackagePath, "a/./b", false},
+		{"package", PackagePath, "a/.git/b", false},
+		{"package", PackagePath, "a,b", true}, // a comma is a valid path and git ref character
+		{"package", PackagePath, "a\nb", false},
+		{"package", PackagePath, "", false},
+	} {
+		if msg := tt.check(tt.in); (msg == "") != tt.ok {
+			t.Errorf("%s(%q) = %q, want ok=%v", tt.name, tt.in, msg, tt.ok)
+		}
+	}
+	if got := Labels("spec.labels", map[string]string{"ok": "v", "bad key": "v", "k": "bad value"}); len(got) != 2 ||
+		got[0] != "`spec.labels` key must be a qualified name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, with an optional DNS subdomain prefix and '/'), found \"bad key\"" ||
+		!strings.HasPrefix(got[1], "`spec.labels.k` must be a label value") {
+		t.Errorf("Labels = %q", got)
+	}
+	if got := Annotations("metadata.annotations", map[string]string{"a b": "anything at all"}); len(got) != 1 {
+		t.Errorf("Annotations = %q", got)
+	}
+}
