@@ -268,6 +268,69 @@ func TestReadableKindsApplyToRun(t *testing.T) {
 	}
 }
 
+// Publishing never writes outside --repos, never follows a link, and never
+// lets one package overlap another on main.
+func TestPublishSafety(t *testing.T) {
+	w := newWS(t)
+	parent := filepath.Dir(w.repos)
+	before, _ := os.ReadDir(parent)
+	w.cmd("publish", "--repo", "../evil", "--package", "x", w.in)
+	if after, _ := os.ReadDir(parent); len(after) != len(before) {
+		t.Fatalf("publish --repo ../evil created something beside --repos: %v -> %v", before, after)
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(dir string)
+		want  string
+	}{
+		{"symlink", func(dir string) {
+			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, "passwd.yaml: is a symbolic link; publish copies regular files only"},
+		{"file named .git", func(dir string) {
+			if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ".git: a file named .git cannot be published"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "Kptfile"), []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.setup(dir)
+			snap := w.snapshot()
+			code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", "x", dir)
+			if code != ExitUsage || !strings.Contains(errs, filepath.Join(dir, c.want)) {
+				t.Fatalf("exit %d, %q; want exit 2 and %q", code, errs, c.want)
+			}
+			if d := cmp.Diff(snap, w.snapshot()); d != "" {
+				t.Fatalf("a refused publish wrote:\n%s", d)
+			}
+		})
+	}
+	// blueprints/app is published (newWS): a package inside it, or one
+	// containing it, is refused and main is left alone.
+	for _, c := range []struct{ pkg, want string }{
+		{"app/sub", `package "app/sub" would be nested inside the published package "app"`},
+	} {
+		snap := w.snapshot()
+		code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", c.pkg, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+		if code != ExitNotReady || !strings.Contains(errs, c.want) {
+			t.Fatalf("publish %s: exit %d, %q; want %q", c.pkg, code, errs, c.want)
+		}
+		if d := cmp.Diff(snap, w.snapshot()); d != "" {
+			t.Fatalf("a refused publish wrote:\n%s", d)
+		}
+	}
+	w.mustCmd(ExitOK, "publish", "--repo", "other", "--package", "team/app", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	code, _, errs := w.cmd("publish", "--repo", "other", "--package", "team", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	if code != ExitNotReady || !strings.Contains(errs, `package "team" would contain the published package "team/app"`) {
+		t.Fatalf("publish team: exit %d, %q", code, errs)
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -332,7 +395,9 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"run", "extra"}, ExitUsage, `pvctl run: unexpected arguments ["extra"] (files go after -f)`},
 		{[]string{"run", "-f", "/does/not/exist"}, ExitUsage, "pvctl run: stat /does/not/exist: no such file or directory"},
 		{[]string{"publish", "--repo", "r"}, ExitUsage, "pvctl publish: publish needs --repo, --package and one directory"},
-		{[]string{"publish", "--repo", "r", "--package", "../x", w.in}, ExitNotReady, `pvctl publish: package revision r....x.v1: package "../x" is not a valid package path`},
+		{[]string{"publish", "--repo", "r", "--package", "../x", w.in}, ExitUsage, `pvctl publish: --package must not have a ".." segment, found "../x"`},
+		{[]string{"publish", "--repo", "../evil", "--package", "x", w.in}, ExitUsage, `pvctl publish: --repo must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit), found "../evil"`},
+		{[]string{"publish", "--repo", "r", "--package", "/abs", w.in}, ExitUsage, `pvctl publish: --package must be a relative path, found "/abs"`},
 		{[]string{"approve"}, ExitUsage, "pvctl approve: approve needs the names of the package revisions"},
 		{[]string{"approve", "nope"}, ExitNotReady, "pvctl approve: package revision nope: not found (pvctl get lists them)"},
 		{[]string{"approve", "blueprints.app.v1"}, ExitNotReady, "pvctl approve: package revision default/blueprints.app.v1 is already published"},

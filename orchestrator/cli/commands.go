@@ -15,6 +15,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/validate"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -235,6 +236,14 @@ func get(dir, namespace string, w io.Writer) error {
 // publish publishes a directory's files as the next revision of a package,
 // creating the repository when it is missing.
 func publish(dir, namespace, repo, pkg, src string, w io.Writer) error {
+	// Names become paths (the repository's git directory, the package's
+	// directory on main): checked before anything is created.
+	if msg := validate.DNS1123Subdomain(repo); msg != "" {
+		return usageErr("--repo %s", msg)
+	}
+	if msg := validate.PackagePath(pkg); msg != "" {
+		return usageErr("--package %s", msg)
+	}
 	files, err := readDir(src)
 	if err != nil {
 		return err
@@ -268,18 +277,29 @@ func publish(dir, namespace, repo, pkg, src string, w io.Writer) error {
 	return nil
 }
 
-// readDir reads the regular files below dir (not .git), by relative path.
+// readDir reads the files below dir by relative path. A `.git` directory
+// (the package's own clone) is skipped; a file named `.git`, a symbolic link
+// or any other non-regular file is refused, naming its path: publishing
+// follows nothing outside the directory.
 func readDir(dir string) (map[string]string, error) {
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() {
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
 			return nil
+		}
+		switch {
+		case d.Name() == ".git":
+			return usageErr("%s: a file named .git cannot be published", path)
+		case d.Type()&fs.ModeSymlink != 0:
+			return usageErr("%s: is a symbolic link; publish copies regular files only", path)
+		case !d.Type().IsRegular():
+			return usageErr("%s: is not a regular file; publish copies regular files only", path)
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {

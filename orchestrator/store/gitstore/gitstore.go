@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -355,11 +356,6 @@ func (r *repo) update(ops ...[2]string) error {
 // commit writes files as rev's package on top of ref's commit (or base's,
 // when ref does not exist yet) and moves ref to it.
 func (s *backend) commit(r *repo, ref, base string, rev store.Revision, files map[string]string, summary string) (string, error) {
-	for name := range files {
-		if err := validFile(name); err != nil {
-			return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
-		}
-	}
 	if _, err := r.current(ref, base); err != nil {
 		return "", err
 	}
@@ -367,12 +363,22 @@ func (s *backend) commit(r *repo, ref, base string, rev store.Revision, files ma
 	if !ok {
 		parent = r.refs[base]
 	}
-	sha, err := commitDir(r.GitDir, ref, parent, rev.Package, files, message(summary, rev), s.now())
+	sha, err := s.write(r, ref, parent, rev, files, summary)
 	if err != nil {
 		return "", err
 	}
 	r.refs[ref] = sha
 	return sha, nil
+}
+
+// write commits files as rev's package on top of parent, under ref.
+func (s *backend) write(r *repo, ref, parent string, rev store.Revision, files map[string]string, summary string) (string, error) {
+	for name := range files {
+		if err := validFile(name); err != nil {
+			return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
+		}
+	}
+	return commitDir(r.GitDir, ref, parent, rev.Package, files, message(summary, rev), s.now())
 }
 
 // Create implements memory.Persister: a draft branch from the repository's
@@ -465,17 +471,58 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 	if err != nil {
 		return err
 	}
+	if err := r.checkNesting(rev.Package); err != nil {
+		return fmt.Errorf("package revision %s: %w", rev.Name, err)
+	}
+	branch := branchRef(r.Branch)
+	if _, err := r.current(branch); err != nil {
+		return err
+	}
 	if err := r.meta.set(r.GitDir, rev); err != nil {
 		return err
 	}
-	branch := branchRef(r.Branch)
-	sha, err := s.commit(r, branch, "", rev, files, fmt.Sprintf("pvctl: publish %s as revision %d", rev.Name, rev.Revision))
+	// The commit is written under a scratch ref; then one ref transaction
+	// moves the branch, creates the tag and removes the draft or proposed
+	// branch and the scratch ref. Killed at any point, the repository shows
+	// either the old state or the new one, never a package on the branch
+	// without its tag.
+	staging := stagingPrefix + strconv.FormatInt(s.now().UnixNano(), 10)
+	sha, err := s.write(r, staging, r.refs[branch], rev, files, fmt.Sprintf("pvctl: publish %s as revision %d", rev.Name, rev.Revision))
 	if err != nil {
 		return err
 	}
-	ops := [][2]string{{refFor(rev), sha}}
+	r.refs[staging] = sha
+	ops := [][2]string{{branch, sha}, {refFor(rev), sha}, {staging, ""}}
 	if old.Lifecycle != "" {
 		ops = append(ops, [2]string{refFor(old), ""})
 	}
-	return r.update(ops...)
+	if err := r.update(ops...); err != nil {
+		_ = r.update([2]string{staging, ""})
+		delete(r.refs, staging)
+		return err
+	}
+	return nil
+}
+
+// stagingPrefix holds commits not yet on any branch of Porch's layout (for-each-ref
+// of heads and tags never sees them).
+const stagingPrefix = "refs/pvkit/staging/"
+
+// checkNesting refuses a package nested in, or containing, another package
+// published on the branch: on `main` their directories would overlap, and
+// publishing one would rewrite the other.
+func (r *repo) checkNesting(pkg string) error {
+	for ref := range r.refs {
+		p, ok := parseRef(ref)
+		if !ok || p.lifecycle != store.Published || p.pkg == pkg {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(pkg, p.pkg+"/"):
+			return fmt.Errorf("package %q would be nested inside the published package %q", pkg, p.pkg)
+		case strings.HasPrefix(p.pkg, pkg+"/"):
+			return fmt.Errorf("package %q would contain the published package %q", pkg, p.pkg)
+		}
+	}
+	return nil
 }

@@ -317,3 +317,61 @@ func TestInvalidPaths(t *testing.T) {
 		t.Errorf("file ../x.yaml: err = %v", err)
 	}
 }
+
+// Approval moves main and creates the tag in one ref transaction: when the
+// transaction cannot complete (here a lock another git process holds on the
+// tag, as a kill would leave things half done), main has not moved, the
+// revision is still Proposed after a reopen, and a second approval commits
+// once.
+func TestApproveIsAtomic(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	up := h.Publish(ns, "blueprints", "app", storetest.Blueprint)
+	h.AddRepository(ns, "deploy")
+	deploy := filepath.Join(h.root, "deploy.git")
+	rev, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "ws1",
+		Owners: []store.OwnerRef{owner}, Task: store.Task{Type: store.Clone, Upstream: up.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev.Lifecycle, rev.ResourceVersion = store.Proposed, ""
+	if err := h.Update(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(deploy, "refs", "tags", "app", "v1.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Approve(ns, rev.Name); err == nil {
+		t.Fatal("approve must fail while the tag is locked")
+	}
+	if got := refNames(t, deploy); !cmp.Equal(got, []string{"refs/heads/proposed/app/ws1"}) {
+		t.Fatalf("a failed approval moved refs: %v", got)
+	}
+	if out := gitOut(t, deploy, "for-each-ref", "refs/pvkit"); out != "" {
+		t.Fatalf("the scratch ref stays: %s", out)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(ns, h.Repositories())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs, _ := s2.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "deploy", Package: "app"})
+	if len(revs) != 1 || revs[0].Lifecycle != store.Proposed {
+		t.Fatalf("after the failed approval: %+v", revs)
+	}
+	if _, err := s2.Approve(ns, rev.Name); err != nil {
+		t.Fatal(err)
+	}
+	if n := gitOut(t, deploy, "rev-list", "--count", "main"); n != "1" {
+		t.Fatalf("main has %s commits, want exactly one", n)
+	}
+	if gitOut(t, deploy, "rev-parse", "main") != gitOut(t, deploy, "rev-parse", "app/v1^{commit}") {
+		t.Fatal("the tag must be main's commit")
+	}
+}
