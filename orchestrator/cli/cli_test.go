@@ -331,6 +331,35 @@ func TestPublishSafety(t *testing.T) {
 	}
 }
 
+// A variant whose downstream package would be a path outside its
+// repository is invalid: it stalls, and nothing of it is written.
+func TestVariantPackagePathValidated(t *testing.T) {
+	w := newWS(t)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "    repo: core-euwest1\n    package: app\n", "    repo: core-euwest1\n    package: ../../../tmp/pwn\n", 1))
+	out := w.run(ExitNotReady)
+	contains(t, out, "`spec.downstream.package` must not have a \"..\" segment, found \"../../../tmp/pwn\"")
+	for _, r := range w.revisions() {
+		if strings.Contains(r, "pwn") {
+			t.Fatalf("an invalid variant wrote %s", r)
+		}
+	}
+}
+
+// A Repository named ../../x creates nothing outside --repos.
+func TestRepositoryNameNeverAPath(t *testing.T) {
+	w := newWS(t)
+	w.write("evil.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: ../../x\n")
+	parent := filepath.Dir(w.repos)
+	before, _ := os.ReadDir(parent)
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code != ExitUsage || !strings.Contains(errs, `Repository "../../x": `+"`metadata.name`"+` must be a DNS-1123 subdomain`) {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+	if after, _ := os.ReadDir(parent); len(after) != len(before) {
+		t.Fatalf("created beside --repos: %v -> %v", before, after)
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -366,6 +395,12 @@ func TestInputErrors(t *testing.T) {
 			"bad.yaml: object 0: its YAML aliases expand its 99 nodes to more than 10990"},
 		{"mistyped ConfigMap", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: 1\n  y: [a]\n",
 			"bad.yaml: ConfigMap \"x\": `data.x` must be a string, found a number"},
+		{"invalid name", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n",
+			"bad.yaml: ConfigMap \"Bad_Name\": `metadata.name` must be a DNS-1123 subdomain"},
+		{"Repository name", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: ..x\n",
+			"bad.yaml: Repository \"..x\": `metadata.name` must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit), found \"..x\""},
+		{"label key and value, annotation key", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {\"a b\": ok, env: \"no spaces\"}\n  annotations: {\"/x\": v}\n",
+			"bad.yaml: ConfigMap \"x\": `metadata.labels` key must be a qualified name"},
 		{"repository type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: oci\n",
 			"bad.yaml: Repository \"r\": `spec.type` is \"oci\"; pvctl run serves git repositories"},
 	} {

@@ -15,6 +15,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/validate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,6 +111,10 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 	case name == "":
 		return fmt.Sprintf("%s: %s %d in the file: `metadata.name` is required", file, kind, index)
 	}
+	// As the apiserver would: a name, label keys and values, annotation keys.
+	if msgs := metadataProblems(n); len(msgs) > 0 {
+		return fmt.Sprintf("%s: %s", where, strings.Join(msgs, "; "))
+	}
 	key := kind + "/" + name
 	if prev, dup := in.files[key]; dup {
 		return fmt.Sprintf("%s: defined again (first in %s)", where, prev)
@@ -187,4 +192,19 @@ func typeErrors(n *yaml.RNode, apiVersion, kind string) string {
 		}
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// metadataProblems checks an object's metadata as the apiserver does.
+func metadataProblems(n *yaml.RNode) []string {
+	var msgs []string
+	if msg := validate.DNS1123Subdomain(krm.Name(n.YNode())); msg != "" {
+		msgs = append(msgs, "`metadata.name` "+msg)
+	}
+	if ns := krm.Namespace(n.YNode()); ns != "" {
+		if msg := validate.DNS1123Subdomain(ns); msg != "" || len(ns) > 63 {
+			msgs = append(msgs, fmt.Sprintf("`metadata.namespace` must be a DNS-1123 label, found %q", ns))
+		}
+	}
+	msgs = append(msgs, validate.Labels("metadata.labels", n.GetLabels())...)
+	return append(msgs, validate.Annotations("metadata.annotations", n.GetAnnotations())...)
 }

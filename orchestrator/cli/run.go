@@ -312,6 +312,11 @@ func (rep *Report) collect(ctx context.Context, c client.Client, namespace strin
 		if c := apimeta.FindStatusCondition(conds, "Ready"); c != nil {
 			s.Ready, s.Reason, s.Message = c.Status, c.Reason, c.Message
 		}
+		// A stall's own reason and message say what to fix (Ready's may be
+		// Porch's generic "invalid packagevariant object").
+		if c := apimeta.FindStatusCondition(conds, "Stalled"); c != nil && c.Status == metav1.ConditionTrue {
+			s.Reason, s.Message = c.Reason, c.Message
+		}
 		if err := errs[kind+"/"+name]; err != nil {
 			s.ReconcileErr = err.Error()
 			if s.Ready == metav1.ConditionTrue {

@@ -7,6 +7,7 @@ import (
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/validate"
 )
 
 // Child is one PackageVariant a set should have.
@@ -73,6 +74,10 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 			x.Failures = append(x.Failures, Failure{Field: in.field, Where: in.where, Message: err.Error()})
 			continue
 		}
+		if err := validChild(spec, field); err != nil {
+			x.Failures = append(x.Failures, Failure{Field: in.field, Where: in.where, Message: err.Error()})
+			continue
+		}
 		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
 		byDownstream[key] = append(byDownstream[key], len(rendered))
 		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec})
@@ -96,4 +101,24 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 			c.Spec.Downstream.Repo, c.Spec.Downstream.Package, strings.Join(others, " and "))})
 	}
 	return x, nil
+}
+
+// validChild checks a rendered child as the apiserver and Porch would: the
+// downstream repository is an object name, the package a package path, the
+// labels and annotations valid keys and values. A CEL expression can produce
+// anything; what it produced must never become a path or a key unchecked.
+func validChild(spec *pv.PackageVariantSpec, field string) error {
+	var msgs []string
+	if msg := validate.DNS1123Subdomain(spec.Downstream.Repo); msg != "" {
+		msgs = append(msgs, fmt.Sprintf("the downstream repository %s", msg))
+	}
+	if msg := validate.PackagePath(spec.Downstream.Package); msg != "" {
+		msgs = append(msgs, fmt.Sprintf("the downstream package %s", msg))
+	}
+	msgs = append(msgs, validate.Labels(field+".labels", spec.Labels)...)
+	msgs = append(msgs, validate.Annotations(field+".annotations", spec.Annotations)...)
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return nil
 }

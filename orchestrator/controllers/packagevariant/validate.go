@@ -10,6 +10,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/packagecontext"
 	"github.com/pvkit/pvkit/pkg/pipelineprepend"
+	check "github.com/pvkit/pvkit/pkg/validate"
 )
 
 // validate returns every problem of the spec joined with "; " ("" when
@@ -28,6 +29,12 @@ func validate(v *pvapi.PackageVariant) string {
 		if u.Package == "" {
 			add("`spec.upstream.package` must not be empty")
 		}
+		if msg := check.DNS1123Subdomain(u.Repo); u.Repo != "" && msg != "" {
+			add("`spec.upstream.repo` %s", msg)
+		}
+		if msg := check.PackagePath(u.Package); u.Package != "" && msg != "" {
+			add("`spec.upstream.package` %s", msg)
+		}
 		if u.Revision < 0 {
 			add("`spec.upstream.revision` must be a published revision number (1 or more), found %d", u.Revision)
 		}
@@ -42,6 +49,12 @@ func validate(v *pvapi.PackageVariant) string {
 		if d.Package == "" {
 			add("`spec.downstream.package` must not be empty")
 		}
+		if msg := check.DNS1123Subdomain(d.Repo); d.Repo != "" && msg != "" {
+			add("`spec.downstream.repo` %s", msg)
+		}
+		if msg := check.PackagePath(d.Package); d.Package != "" && msg != "" {
+			add("`spec.downstream.package` %s", msg)
+		}
 	}
 	if p := v.Spec.AdoptionPolicy; p != "" && p != pv.AdoptionPolicyAdoptNone && p != pv.AdoptionPolicyAdoptExisting {
 		add("`spec.adoptionPolicy` must be %q or %q, found %q", pv.AdoptionPolicyAdoptNone, pv.AdoptionPolicyAdoptExisting, p)
@@ -49,6 +62,8 @@ func validate(v *pvapi.PackageVariant) string {
 	if p := v.Spec.DeletionPolicy; p != "" && p != pv.DeletionPolicyDelete && p != pv.DeletionPolicyOrphan {
 		add("`spec.deletionPolicy` must be %q or %q, found %q", pv.DeletionPolicyDelete, pv.DeletionPolicyOrphan, p)
 	}
+	msgs = append(msgs, check.Labels("spec.labels", v.Spec.Labels)...)
+	msgs = append(msgs, check.Annotations("spec.annotations", v.Spec.Annotations)...)
 	for i, inj := range v.Spec.Injectors {
 		if inj.Name == "" {
 			add("`spec.injectors[%d].name` must not be empty", i)
