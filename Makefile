@@ -13,6 +13,12 @@ BENCH_COUNT ?= 5
 # Fuzzing runs by execution count, not time: a duration -fuzztime trips Go 1.26's
 # coordinator race at the deadline (golang/go#75804, fixed in Go 1.27).
 FUZZ_EXECS  ?= 500000
+FUZZ_SHORT  ?= 1000
+# Every input surface, as package:Target (go test runs one fuzz target at a time).
+FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/kptfile:FuzzKptfile \
+  pkg/packagecontext:FuzzPackageContext pkg/pipelineprepend:FuzzPipelinePrepend \
+  pkg/configinject:FuzzConfigInject pkg/pvsexpand:FuzzPVSExpand \
+  orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata
 BENCH_TIME  ?= 3s
 
 .PHONY: all build images function-runner generate check-generated test fuzz golden bench lint demo clean
@@ -63,16 +69,19 @@ test: lint check-generated
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
 	PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
-	go test -run '^$$' -fuzz FuzzConfigInject -fuzztime 3000x -fuzzminimizetime 3s ./pkg/configinject/
+	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
 ## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
 check-generated: generate
 	@git diff --exit-code --stat -- config/crd config/rbac ':(glob)**/zz_generated.deepcopy.go' || \
 	  { echo "generated files are stale: run make generate and commit the result"; exit 1; }
 
-## fuzz: a longer fuzz run (FUZZ_EXECS executions, default 500000); make test runs 3000
+## fuzz: every input surface, FUZZ_EXECS executions each (default 500000); make test runs FUZZ_SHORT (1000) of each
 fuzz:
-	go test -run '^$$' -fuzz FuzzConfigInject -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 3s ./pkg/configinject/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg), $(FUZZ_EXECS) executions"; \
+	  go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 3s ./$$pkg/; \
+	done
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:

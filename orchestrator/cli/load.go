@@ -81,6 +81,11 @@ func (in *input) readFile(file, namespace string) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
+	return in.readBytes(file, b, namespace)
+}
+
+// readBytes reads a file's objects; it returns a message per problem.
+func (in *input) readBytes(file string, b []byte, namespace string) []string {
 	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(b)), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")

@@ -9,6 +9,8 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -33,6 +35,18 @@ func readState(path string) (*state, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	return parseState(path, b)
+}
+
+// parseState reads a state file's content strictly; its YAML aliases are
+// bounded like every other input's.
+func parseState(path string, b []byte) (*state, error) {
+	s := &state{}
+	if n, err := yaml.Parse(string(b)); err == nil {
+		if err := krm.CheckAliases(n.YNode()); err != nil {
+			return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
+		}
 	}
 	if err := sigsyaml.UnmarshalStrict(b, s); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)

@@ -1,72 +1,16 @@
 package configinject
 
 import (
-	"bytes"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/pvkit/pvkit/internal/fnmain"
-	"github.com/pvkit/pvkit/pkg/krm"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"github.com/pvkit/pvkit/internal/fntest"
 )
 
-const fuzzKptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"
-
-// FuzzConfigInject feeds any bytes as a package file and any bytes as the
-// functionConfig through the function exactly as the binary runs it. It must
-// never panic, and a run that succeeds must change nothing when run again on
-// its own output. Seeds are the golden cases' files and configs.
+// FuzzConfigInject: any package file and any functionConfig, through the
+// binary's code path (fntest.FuzzFunction). Seeds: the golden cases, the
+// alias bomb and a minimal point.
 func FuzzConfigInject(f *testing.F) {
-	cases, _ := filepath.Glob("../../functions/config-inject/testdata/*")
-	for _, c := range cases {
-		cfg, _ := os.ReadFile(filepath.Join(c, "fnconfig.yaml"))
-		files, _ := filepath.Glob(filepath.Join(c, "input", "*.yaml"))
-		for _, file := range files {
-			b, _ := os.ReadFile(file)
-			f.Add(b, cfg)
-		}
-	}
-	f.Add([]byte("kind: ConfigMap\nmetadata:\n  annotations:\n    kpt.dev/config-injection: required\n"), []byte("kind: ConfigInjection\napiVersion: fn.pvkit.dev/v1alpha1\n"))
-	f.Fuzz(func(t *testing.T, file, config []byte) {
-		items, err := krm.FilesToItems(map[string]string{"Kptfile": fuzzKptfile, "fuzz.yaml": string(file)})
-		if err != nil {
-			return // kpt and the orchestrator reject unparsable packages before any function runs
-		}
-		rl := &krm.ResourceList{Items: items}
-		if fc, err := yaml.Parse(string(config)); err == nil && fc.YNode().Kind == yaml.MappingNode {
-			rl.FunctionConfig = fc
-		}
-		in, err := rl.Bytes()
-		if err != nil {
-			return
-		}
-		var out bytes.Buffer
-		if fnmain.Run("config-inject", Process, bytes.NewReader(in), &out, io.Discard) != 0 {
-			return
-		}
-		first, err := krm.ParseResourceList(out.Bytes())
-		if err != nil {
-			t.Fatalf("the output is not a ResourceList: %v", err)
-		}
-		first.Results = nil
-		again, err := first.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out2 bytes.Buffer
-		if code := fnmain.Run("config-inject", Process, bytes.NewReader(again), &out2, io.Discard); code != 0 {
-			t.Fatalf("a second run on the output failed")
-		}
-		second, err := krm.ParseResourceList(out2.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		second.Results = nil
-		b2, _ := second.Bytes()
-		if !bytes.Equal(again, b2) {
-			t.Fatalf("a second run changed its own output:\n%s\n----\n%s", again, b2)
-		}
-	})
+	fntest.FuzzFunction(f, "config-inject", Process,
+		[2]string{"kind: ConfigMap\nmetadata:\n  annotations:\n    kpt.dev/config-injection: required\n", "kind: ConfigInjection\napiVersion: fn.pvkit.dev/v1alpha1\n"},
+		[2]string{"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n", "kind: ConfigInjection\napiVersion: fn.pvkit.dev/v1alpha1\n"})
 }

@@ -50,6 +50,12 @@ func readMetadata(gitDir string) (*metadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseMetadata(path, b)
+}
+
+// parseMetadata reads a metadata file's content.
+func parseMetadata(path string, b []byte) (*metadata, error) {
+	m := &metadata{}
 	if err := json.Unmarshal(b, m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
