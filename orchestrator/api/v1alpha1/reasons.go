@@ -50,6 +50,13 @@ const (
 	// Use an allowed kind, or ask the operator to allow this one.
 	ReasonKindNotAllowed = "KindNotAllowed"
 
+	// ReasonMassDeletion (stalling): a PackageVariantSet's reconcile would
+	// remove more than one and more than half of its PackageVariants (a
+	// selector typo, a deleted label); it removed none and applied the rest.
+	// Fix the set, or, if the removal is intended, annotate the set
+	// pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all).
+	ReasonMassDeletion = "MassDeletion"
+
 	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
 	// the message is their error. Retried; check Porch if it persists.
 	ReasonError = "Error"

@@ -20,6 +20,7 @@ const (
 	ReasonReconciled          = pvapi.ReasonReconciled
 	ReasonPartiallyReconciled = pvapi.ReasonPartiallyReconciled
 	ReasonKindNotAllowed      = pvapi.ReasonKindNotAllowed
+	ReasonMassDeletion        = pvapi.ReasonMassDeletion
 )
 
 // PackageVariantSet generates one PackageVariant per target.

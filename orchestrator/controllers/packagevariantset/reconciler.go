@@ -44,6 +44,9 @@ type Reconciler struct {
 	// Kinds are the kinds objectSelector may select (the zero value:
 	// kit.DefaultReadableKinds).
 	Kinds kit.ReadableKinds
+	// AllowMassDeletion lifts the mass-deletion guard for every set (pvctl
+	// run --prune=all); a set lifts it for itself with AllowMassDeletionAnnotation.
+	AllowMassDeletion bool
 
 	watch *kit.Watcher // set by SetupWithManager
 }
@@ -116,8 +119,15 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
+	guard := r.massDeletion(set, steps, len(existing))
+	if guard != nil {
+		steps = withoutRemovals(steps)
+	}
 	if err := r.apply(ctx, set, steps); err != nil {
 		return err
+	}
+	if guard != nil {
+		return guard
 	}
 	set.Status.TargetFailures = nil
 	retry := false
@@ -296,4 +306,38 @@ func (r *Reconciler) recordStep(ctx context.Context, set *pvsapi.PackageVariantS
 		return
 	}
 	ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name)
+}
+
+// AllowMassDeletionAnnotation on a set, "true", lets one reconcile remove
+// more than half of its children.
+const AllowMassDeletionAnnotation = "pvkit.dev/allow-mass-deletion"
+
+// massDeletion is the guard against a typo that empties a fleet (a selector
+// `env: prd`): a reconcile that would remove more than one child and more
+// than half of them removes none, stalls naming the count, and applies the
+// rest of its plan. The set's annotation, or AllowMassDeletion, lets it
+// through. No peer has this (Argo CD users ask for it in argo-cd#18480).
+func (r *Reconciler) massDeletion(set *pvsapi.PackageVariantSet, steps []pvsexpand.Step, children int) error {
+	removals := 0
+	for _, s := range steps {
+		if s.Action == pvsexpand.Remove {
+			removals++
+		}
+	}
+	if removals <= 1 || 2*removals <= children || r.AllowMassDeletion || set.Annotations[AllowMassDeletionAnnotation] == "true" {
+		return nil
+	}
+	return kit.Stallf(pvsapi.ReasonMassDeletion,
+		"the set would remove %d of its %d PackageVariants (more than half); none was removed. If that is intended, annotate the set %s=true (pvctl run: --prune=all)",
+		removals, children, AllowMassDeletionAnnotation)
+}
+
+func withoutRemovals(steps []pvsexpand.Step) []pvsexpand.Step {
+	out := make([]pvsexpand.Step, 0, len(steps))
+	for _, s := range steps {
+		if s.Action != pvsexpand.Remove {
+			out = append(out, s)
+		}
+	}
+	return out
 }

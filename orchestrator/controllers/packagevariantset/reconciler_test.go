@@ -360,3 +360,50 @@ func TestTargetFailuresArePartialSuccess(t *testing.T) {
 		t.Fatalf("Ready = %+v", c)
 	}
 }
+
+// A selector typo would remove every child: the guard removes none, stalls
+// naming the count, and records it; the set's annotation lets it through.
+func TestMassDeletionGuard(t *testing.T) {
+	e := newEnv(t, repo("cluster-01", map[string]string{"env": "prod"}), repo("cluster-02", map[string]string{"env": "prod"}),
+		repo("cluster-03", map[string]string{"env": "prod"}))
+	e.set(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata:
+  name: app
+spec:
+  upstream: {repo: blueprints, package: app, revision: 1}
+  targets:
+  - repositorySelector:
+      matchLabels: {env: prod}
+`)
+	e.reconcile()
+	if n := len(e.children()); n != 3 {
+		t.Fatalf("%d children", n)
+	}
+	e.events()
+	e.editSet(func(s *pvsapi.PackageVariantSet) { s.Spec.Targets[0].RepositorySelector.MatchLabels["env"] = "prd" })
+	if err := e.try(); !errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("the guard stalls: %v", err)
+	}
+	if n := len(e.children()); n != 3 {
+		t.Fatalf("the guard must remove nothing, %d children left", n)
+	}
+	c := apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
+	if c == nil || c.Reason != pvsapi.ReasonMassDeletion ||
+		c.Message != "the set would remove 3 of its 3 PackageVariants (more than half); none was removed. If that is intended, annotate the set pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all)" {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	if ev := e.events(); len(ev) != 1 || ev[0] != "Warning MassDeletion" {
+		t.Fatalf("events = %q", ev)
+	}
+	e.editSet(func(s *pvsapi.PackageVariantSet) {
+		s.Annotations = map[string]string{AllowMassDeletionAnnotation: "true"}
+	})
+	e.reconcile()
+	if n := len(e.children()); n != 0 {
+		t.Fatalf("allowed, the removal happens: %d children left", n)
+	}
+	if ev := e.events(); len(ev) != 3 || ev[0] != "Normal ChildRemoved" {
+		t.Fatalf("events = %q", ev)
+	}
+}
