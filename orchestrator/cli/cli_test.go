@@ -187,7 +187,15 @@ func TestVariantRemoved(t *testing.T) {
 	w.run(ExitOK)
 	w.remove("app-staging.yaml")
 	w.remove("app-dev.yaml")
-	out := w.run(ExitOK)
+	// Without --prune nothing is removed: the run says what it would remove.
+	before := w.snapshot()
+	out := w.run(ExitNotReady)
+	contains(t, out, "Not removed (2): run again with --prune to remove them:\n  PackageVariant app-dev\n  PackageVariant app-staging\n")
+	contains(t, out, "No changes")
+	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+		t.Fatalf("a run without --prune removed something:\n%s", d)
+	}
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	// app-dev's draft goes; app-staging's stays, without its owner.
 	contains(t, out, "Changes (2):\n  deleted core-euwest1.app-dev.packagevariant-1\n  updated core-euwest1.app.packagevariant-1 (Draft)\n")
 	got := w.revisions()
@@ -211,7 +219,10 @@ func TestSetTargetRemoved(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
 	w.write("repositories.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "repositories.yaml")), "    env: prod\n    region: us-west1", "    env: retired\n    region: us-west1", 1))
-	out := w.run(ExitOK)
+	out := w.run(ExitNotReady)
+	contains(t, out, "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-edge-uswest1-app\n")
+	contains(t, w.revisions()[0]+strings.Join(w.revisions(), "\n"), "edge-uswest1.app.packagevariant-1")
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	contains(t, out, "Changes (1):\n  deleted edge-uswest1.app.packagevariant-1\n")
 	if strings.Contains(out, "app-edge-uswest1-app") {
 		t.Fatalf("the removed child is still listed:\n%s", out)
@@ -358,6 +369,47 @@ func TestRepositoryNameNeverAPath(t *testing.T) {
 	if after, _ := os.ReadDir(parent); len(after) != len(before) {
 		t.Fatalf("created beside --repos: %v -> %v", before, after)
 	}
+}
+
+// cmpIgnoreState leaves the state file out of a before/after comparison of
+// the repositories directory (it records the objects' status).
+var cmpIgnoreState = cmp.FilterPath(func(p cmp.Path) bool {
+	if mi, ok := p.Last().(cmp.MapIndex); ok {
+		return mi.Key().String() == StateFile
+	}
+	return false
+}, cmp.Ignore())
+
+// Everyday mistakes delete nothing: no -f is a usage error; a typo in a kind
+// of Porch's groups is an input error; a selector typo holds its removals
+// back without --prune, and --prune keeps the mass-deletion guard.
+func TestMistakesDeleteNothing(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	before := w.snapshot()
+	code, _, errs := w.cmd("run")
+	if code != ExitUsage || !strings.Contains(errs, "pvctl run: run needs -f") {
+		t.Fatalf("run without -f: exit %d, %q", code, errs)
+	}
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "kind: PackageVariant\n", "kind: PackageVarient\n", 1))
+	code, _, errs = w.cmd("run", "-f", w.in)
+	if code != ExitUsage || !strings.Contains(errs, `PackageVarient "app-staging": config.porch.kpt.dev/v1alpha1 has no kind PackageVarient`) {
+		t.Fatalf("kind typo: exit %d, %q", code, errs)
+	}
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "kind: PackageVarient\n", "kind: PackageVariant\n", 1))
+	w.write("fleet-set.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "fleet-set.yaml")), "env: prod", "env: prd", 1))
+	// Every child of the set would go: the mass-deletion guard holds, with
+	// or without --prune.
+	for _, args := range [][]string{{"-f", w.in}, {"-f", w.in, "--prune"}} {
+		out := w.mustCmd(ExitNotReady, "run", args...)
+		contains(t, out, "MassDeletion")
+		contains(t, out, "the set would remove 2 of its 2 PackageVariants (more than half); none was removed")
+		if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+			t.Fatalf("pvctl run %v removed something:\n%s", args, d)
+		}
+	}
+	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--prune=all")
+	contains(t, out, "deleted edge-useast1.app.packagevariant-1")
 }
 
 func readFile(t *testing.T, path string) string {

@@ -45,7 +45,7 @@ type cluster struct {
 	writes int
 }
 
-func newCluster(scheme *runtime.Scheme, objs ...client.Object) *cluster {
+func newCluster(scheme *runtime.Scheme, pr *pruner, objs ...client.Object) *cluster {
 	c := &cluster{}
 	count := func() {
 		c.mu.Lock()
@@ -82,6 +82,11 @@ func newCluster(scheme *runtime.Scheme, objs ...client.Object) *cluster {
 				return bumpGeneration(ctx, cl, o, before)
 			},
 			Delete: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+				if k := kindOf(scheme, o); k == "PackageVariant" || k == "PackageVariantSet" {
+					if err := pr.hold("%s %s", k, o.GetName()); err != nil {
+						return err
+					}
+				}
 				count()
 				return cl.Delete(ctx, o, opts...)
 			},

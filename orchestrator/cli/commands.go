@@ -56,11 +56,16 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 		flags.Var(&files, "f", "a YAML file or directory of PackageVariants, PackageVariantSets, Repositories and the objects they inject or select (repeatable)")
 		output := flags.String("o", "table", "output: table, or yaml (the sets and variants with their status)")
 		statePath := flags.String("state", "", "the state file (default: REPOS/"+StateFile+")")
+		var prune Prune
+		flags.Var(&prune, "prune", "remove what the files no longer ask for (variants, sets' children, owned drafts); --prune=all also lifts the mass-deletion guard")
 		run = func() error {
 			if *output != "table" && *output != "yaml" {
 				return usageErr("-o must be table or yaml, not %q", *output)
 			}
-			rep, err := Run(ctx, RunOptions{Repos: *repos, Files: files, Namespace: *namespace, State: *statePath})
+			if len(files) == 0 {
+				return usageErr("run needs -f: the files are the whole desired state, so a run without them would remove every variant")
+			}
+			rep, err := Run(ctx, RunOptions{Repos: *repos, Files: files, Namespace: *namespace, State: *statePath, Prune: prune})
 			if err != nil {
 				return err
 			}
@@ -178,7 +183,16 @@ func printReport(w io.Writer, rep *Report, output string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, o.Ready, o.Reason, down, strings.ReplaceAll(msg, "\n", " "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Held) > 0 {
+		fmt.Fprintf(w, "\nNot removed (%d): run again with --prune to remove them:\n", len(rep.Held))
+		for _, h := range rep.Held {
+			fmt.Fprintf(w, "  %s\n", h)
+		}
+	}
+	return nil
 }
 
 // openRepos opens every bare repository under dir; create makes dir when

@@ -20,7 +20,17 @@
 //     PackageVariants, PackageVariantSets, Repositories (labels for
 //     selectors; a missing repository is created empty), and any other object
 //     is an injection or selection candidate. A repository no Repository
-//     object describes is served with no labels.
+//     object describes is served with no labels. `run` without -f is a usage
+//     error, and an unknown kind in Porch's groups (a typo of PackageVariant)
+//     an input error: neither may turn into "the variants are gone".
+//   - Removing is explicit. Without --prune a run removes nothing: a variant
+//     or set gone from the files, a child its set no longer selects, an owned
+//     draft of a previous downstream, a published revision to propose for
+//     deletion are all held back, listed under "Not removed", and the run
+//     exits 1; everything else is applied. --prune removes them, except that
+//     a set that would lose more than one and more than half of its children
+//     stalls with MassDeletion (as in the controller); --prune=all lifts that
+//     guard too.
 //   - A run repeats reconcile passes (sets, then variants) until a pass
 //     changes nothing, so one run settles a set's children too.
 //   - Input is checked before anything is written, strictly: an unknown

@@ -12,6 +12,7 @@ import (
 // the report: what pvctl run did to the repositories.
 type journal struct {
 	store.Store
+	pruner  *pruner
 	mu      sync.Mutex
 	changes []string
 }
@@ -48,6 +49,11 @@ func (j *journal) UpdateResources(ctx context.Context, namespace, name string, r
 }
 
 func (j *journal) Update(ctx context.Context, rev store.Revision) error {
+	if rev.Lifecycle == store.DeletionProposed {
+		if err := j.pruner.hold("package revision %s (proposing its deletion)", rev.Name); err != nil {
+			return err
+		}
+	}
 	err := j.Store.Update(ctx, rev)
 	if err == nil {
 		j.note("updated %s (%s)", rev.Name, rev.Lifecycle)
@@ -56,6 +62,9 @@ func (j *journal) Update(ctx context.Context, rev store.Revision) error {
 }
 
 func (j *journal) Delete(ctx context.Context, namespace, name string) error {
+	if err := j.pruner.hold("package revision %s", name); err != nil {
+		return err
+	}
 	err := j.Store.Delete(ctx, namespace, name)
 	if err == nil {
 		j.note("deleted %s", name)

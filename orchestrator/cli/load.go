@@ -144,6 +144,12 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		v := &porchconfig.Repository{}
 		typed, in.repositories = v, append(in.repositories, v)
 	default:
+		// A typo in a kind of Porch's groups (PackageVarient) must not turn
+		// a variant into an injection candidate and delete its drafts.
+		if g := krm.Group(apiVersion); g == pvapi.GroupVersion.Group || g == "porch.kpt.dev" {
+			return fmt.Sprintf("%s: %s has no kind %s; pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
+				where, apiVersion, kind, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
+		}
 		// A kind the orchestrator's scheme knows (ConfigMap, Secret, every
 		// built-in) is decoded as its Go type first: a value of the wrong type
 		// is an input error naming its field, not a panic later.

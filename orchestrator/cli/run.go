@@ -42,6 +42,8 @@ type RunOptions struct {
 	Clock kit.Clock
 	// MaxPasses bounds the reconcile passes (default 10).
 	MaxPasses int
+	// Prune says what the run may remove (default: nothing).
+	Prune Prune
 }
 
 // Report is what a run did and where each object stands.
@@ -52,6 +54,8 @@ type Report struct {
 	Objects []ObjectStatus
 	// Passes is how many reconcile passes it took to settle.
 	Passes int
+	// Held are the removals held back for want of --prune.
+	Held []string
 	// Variants and Sets are the objects as the state file keeps them.
 	Variants []pvapi.PackageVariant
 	Sets     []pvsapi.PackageVariantSet
@@ -68,8 +72,11 @@ type ObjectStatus struct {
 	ReconcileErr string
 }
 
-// AllReady reports whether every object is Ready.
+// AllReady reports whether every object is Ready and nothing was held back.
 func (r *Report) AllReady() bool {
+	if len(r.Held) > 0 {
+		return false
+	}
 	for _, o := range r.Objects {
 		if o.Ready != metav1.ConditionTrue {
 			return false
@@ -124,18 +131,19 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	pr := newPruner(o.Prune)
 	objs, deleted := clusterObjects(in, st)
-	c := newCluster(scheme, objs...)
+	c := newCluster(scheme, pr, objs...)
 	for _, d := range deleted {
-		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil {
+		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
 			return nil, err
 		}
 	}
-	j := &journal{Store: gs}
+	j := &journal{Store: gs, pruner: pr}
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
-	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock}
+	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
 
 	rep := &Report{}
@@ -168,6 +176,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		settled = c.Writes()+len(j.Changes()) == before
 	}
 	rep.Changes = j.Changes()
+	rep.Held = pr.Held()
 	if err := rep.collect(ctx, c, o.Namespace, errs); err != nil {
 		return nil, err
 	}
