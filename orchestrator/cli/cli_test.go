@@ -130,7 +130,8 @@ func TestRunFleet(t *testing.T) {
 	w := newWS(t)
 	out := w.run(ExitOK)
 	contains(t, out,
-		"Changes (9):\n  created repository edge-useast1\n  created repository edge-uswest1\n  created repository core-euwest1\n"+
+		"Changes (11):\n  created repository edge-useast1\n  created repository edge-uswest1\n  created repository core-euwest1\n"+
+			"  created PackageVariant app-edge-useast1-app\n  created PackageVariant app-edge-uswest1-app\n"+
 			"  created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v1)\n"+
 			"  updated the resources of edge-useast1.app.packagevariant-1\n",
 		"PackageVariantSet  app ", "PackageVariant     app-edge-useast1-app  True   NoErrors    edge-useast1.app.packagevariant-1")
@@ -197,7 +198,8 @@ func TestVariantRemoved(t *testing.T) {
 	}
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	// app-dev's draft goes; app-staging's stays, without its owner.
-	contains(t, out, "Changes (2):\n  deleted core-euwest1.app-dev.packagevariant-1\n  updated core-euwest1.app.packagevariant-1 (Draft)\n")
+	contains(t, out, "Changes (4):\n  deleted PackageVariant app-dev\n  deleted PackageVariant app-staging\n"+
+		"  deleted core-euwest1.app-dev.packagevariant-1\n  updated core-euwest1.app.packagevariant-1 (Draft)\n")
 	got := w.revisions()
 	contains(t, strings.Join(got, "\n"), "core-euwest1.app.packagevariant-1 Draft app/v1")
 	if strings.Contains(strings.Join(got, "\n"), "app-dev") {
@@ -223,8 +225,8 @@ func TestSetTargetRemoved(t *testing.T) {
 	contains(t, out, "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-edge-uswest1-app\n")
 	contains(t, w.revisions()[0]+strings.Join(w.revisions(), "\n"), "edge-uswest1.app.packagevariant-1")
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
-	contains(t, out, "Changes (1):\n  deleted edge-uswest1.app.packagevariant-1\n")
-	if strings.Contains(out, "app-edge-uswest1-app") {
+	contains(t, out, "Changes (2):\n  deleted PackageVariant app-edge-uswest1-app\n  deleted edge-uswest1.app.packagevariant-1\n")
+	if strings.Contains(out, "PackageVariant     app-edge-uswest1-app") {
 		t.Fatalf("the removed child is still listed:\n%s", out)
 	}
 }
@@ -410,6 +412,39 @@ func TestMistakesDeleteNothing(t *testing.T) {
 	}
 	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--prune=all")
 	contains(t, out, "deleted edge-useast1.app.packagevariant-1")
+}
+
+// pvctl plan (run --dry-run) prints every change a run would make, with
+// --diff the package diffs, and writes nothing: the repositories directory,
+// state file included, is byte-identical afterwards. Exit 1 when something
+// would change, 0 when nothing would.
+func TestPlanWritesNothing(t *testing.T) {
+	w := newWS(t)
+	before := w.snapshot()
+	out := w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--diff")
+	contains(t, out, "Plan (11 changes; dry run: nothing was written):\n  created repository edge-useast1\n",
+		"  created PackageVariant app-edge-useast1-app\n", "created draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.v1)",
+		"+++ b/core-euwest1.app.packagevariant-1/package-context.yaml\n",
+		"+  env: staging")
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
+	}
+	if _, err := os.Stat(filepath.Join(w.repos, "edge-useast1.git")); !os.IsNotExist(err) {
+		t.Fatalf("plan created a repository: %v", err)
+	}
+	w.run(ExitOK)
+	before = w.snapshot()
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--dry-run")
+	contains(t, out, "Plan: no changes (dry run: nothing was written).")
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
+	out = w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--diff")
+	contains(t, out, "Plan (1 changes; dry run: nothing was written):\n  updated the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
+	}
+	if code, _, errs := w.cmd("run", "-f", w.in, "--diff"); code != ExitUsage || !strings.Contains(errs, "--diff goes with --dry-run") {
+		t.Fatalf("--diff without --dry-run: exit %d, %q", code, errs)
+	}
 }
 
 func readFile(t *testing.T, path string) string {

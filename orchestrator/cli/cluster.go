@@ -45,7 +45,10 @@ type cluster struct {
 	writes int
 }
 
-func newCluster(scheme *runtime.Scheme, pr *pruner, objs ...client.Object) *cluster {
+// note records a change to a set or variant for the run's report.
+type note func(format string, a ...any)
+
+func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.Object) *cluster {
 	c := &cluster{}
 	count := func() {
 		c.mu.Lock()
@@ -61,7 +64,13 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, objs ...client.Object) *clus
 					o.SetUID(UID(kindOf(scheme, o), o.GetNamespace(), o.GetName()))
 				}
 				o.SetGeneration(1)
-				return cl.Create(ctx, o, opts...)
+				if err := cl.Create(ctx, o, opts...); err != nil {
+					return err
+				}
+				if k := kindOf(scheme, o); k == "PackageVariant" {
+					noteFn("created %s %s", k, o.GetName())
+				}
+				return nil
 			},
 			Update: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
 				count()
@@ -79,7 +88,14 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, objs ...client.Object) *clus
 				if err := cl.Patch(ctx, o, p, opts...); err != nil {
 					return err
 				}
-				return bumpGeneration(ctx, cl, o, before)
+				gen := o.GetGeneration()
+				if err := bumpGeneration(ctx, cl, o, before); err != nil {
+					return err
+				}
+				if k := kindOf(scheme, o); k == "PackageVariant" && o.GetGeneration() != gen {
+					noteFn("updated the spec of %s %s", k, o.GetName())
+				}
+				return nil
 			},
 			Delete: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
 				if k := kindOf(scheme, o); k == "PackageVariant" || k == "PackageVariantSet" {
@@ -88,7 +104,13 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, objs ...client.Object) *clus
 					}
 				}
 				count()
-				return cl.Delete(ctx, o, opts...)
+				if err := cl.Delete(ctx, o, opts...); err != nil {
+					return err
+				}
+				if k := kindOf(scheme, o); k == "PackageVariant" || k == "PackageVariantSet" {
+					noteFn("deleted %s %s", k, o.GetName())
+				}
+				return nil
 			},
 			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 				count()

@@ -27,8 +27,10 @@ const (
 )
 
 // Usage documents the local commands.
-const Usage = `  pvctl run [-f FILE|DIR]... [flags]   reconcile PackageVariants and PackageVariantSets
+const Usage = `  pvctl run -f FILE|DIR... [flags]     reconcile PackageVariants and PackageVariantSets
                                        against local git repositories, then exit
+                                       (--prune to remove, --dry-run to only print the plan)
+  pvctl plan -f FILE|DIR... [--diff]   what run would change, writing nothing
   pvctl get [flags]                    list the package revisions of the local repositories
   pvctl publish --repo R --package P DIR [flags]
                                        publish DIR as the next revision of package P in R
@@ -50,14 +52,17 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 	namespace := flags.String("namespace", "default", "the namespace the embedded cluster serves")
 	var run func() error
 	var positional []string // the arguments that are not flags
+	dryRun := name == "plan"
 	switch name {
-	case "run":
+	case "run", "plan":
 		var files stringList
 		flags.Var(&files, "f", "a YAML file or directory of PackageVariants, PackageVariantSets, Repositories and the objects they inject or select (repeatable)")
 		output := flags.String("o", "table", "output: table, or yaml (the sets and variants with their status)")
 		statePath := flags.String("state", "", "the state file (default: REPOS/"+StateFile+")")
 		var prune Prune
 		flags.Var(&prune, "prune", "remove what the files no longer ask for (variants, sets' children, owned drafts); --prune=all also lifts the mass-deletion guard")
+		flags.BoolVar(&dryRun, "dry-run", dryRun, "print what the run would change and write nothing (pvctl plan); exit 0 when nothing would change, 1 otherwise")
+		diff := flags.Bool("diff", false, "with --dry-run: print the unified diff of each package revision the run would change")
 		run = func() error {
 			if *output != "table" && *output != "yaml" {
 				return usageErr("-o must be table or yaml, not %q", *output)
@@ -65,12 +70,21 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 			if len(files) == 0 {
 				return usageErr("run needs -f: the files are the whole desired state, so a run without them would remove every variant")
 			}
-			rep, err := Run(ctx, RunOptions{Repos: *repos, Files: files, Namespace: *namespace, State: *statePath, Prune: prune})
+			if *diff && !dryRun {
+				return usageErr("--diff goes with --dry-run (pvctl plan --diff)")
+			}
+			rep, err := Run(ctx, RunOptions{Repos: *repos, Files: files, Namespace: *namespace, State: *statePath, Prune: prune, DryRun: dryRun, Diff: *diff})
 			if err != nil {
 				return err
 			}
 			if err := printReport(stdout, rep, *output); err != nil {
 				return err
+			}
+			if dryRun {
+				if len(rep.Changes) > 0 || len(rep.Held) > 0 {
+					return errWouldChange
+				}
+				return nil
 			}
 			if !rep.AllReady() {
 				return errNotReady
@@ -110,7 +124,7 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 		positional = append(positional, flags.Arg(0))
 		rest = flags.Args()[1:]
 	}
-	if name == "run" || name == "get" {
+	if name == "run" || name == "plan" || name == "get" {
 		if len(positional) > 0 {
 			fmt.Fprintf(stderr, "pvctl %s: unexpected arguments %q (files go after -f)\n", name, positional)
 			return ExitUsage
@@ -121,7 +135,7 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, errNotReady):
+	case errors.Is(err, errNotReady), errors.Is(err, errWouldChange):
 		return ExitNotReady
 	case errors.As(err, &ue) || IsInputError(err):
 		fmt.Fprintf(stderr, "pvctl %s: %v\n", name, err)
@@ -131,7 +145,10 @@ func Command(ctx context.Context, name string, args []string, stdout, stderr io.
 	return ExitNotReady
 }
 
-var errNotReady = errors.New("not every set and variant is Ready")
+var (
+	errNotReady    = errors.New("not every set and variant is Ready")
+	errWouldChange = errors.New("the run would change something")
+)
 
 type usageError struct{ msg string }
 
@@ -155,9 +172,17 @@ func printReport(w io.Writer, rep *Report, output string) error {
 		_, err = w.Write(b)
 		return err
 	}
-	if len(rep.Changes) == 0 {
+	switch {
+	case len(rep.Changes) == 0 && rep.DryRun:
+		fmt.Fprintln(w, "Plan: no changes (dry run: nothing was written).")
+	case len(rep.Changes) == 0:
 		fmt.Fprintln(w, "No changes: every downstream package is up to date.")
-	} else {
+	case rep.DryRun:
+		fmt.Fprintf(w, "Plan (%d changes; dry run: nothing was written):\n", len(rep.Changes))
+		for _, c := range rep.Changes {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	default:
 		fmt.Fprintf(w, "Changes (%d):\n", len(rep.Changes))
 		for _, c := range rep.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
@@ -191,6 +216,9 @@ func printReport(w io.Writer, rep *Report, output string) error {
 		for _, h := range rep.Held {
 			fmt.Fprintf(w, "  %s\n", h)
 		}
+	}
+	for _, d := range rep.Diffs {
+		fmt.Fprintf(w, "\n%s", d)
 	}
 	return nil
 }

@@ -44,6 +44,11 @@ type RunOptions struct {
 	MaxPasses int
 	// Prune says what the run may remove (default: nothing).
 	Prune Prune
+	// DryRun runs on a scratch copy and reports what the run would do,
+	// writing nothing (not a git object, not the state file).
+	DryRun bool
+	// Diff, with DryRun, adds the unified diff of each revision.
+	Diff bool
 }
 
 // Report is what a run did and where each object stands.
@@ -56,6 +61,10 @@ type Report struct {
 	Passes int
 	// Held are the removals held back for want of --prune.
 	Held []string
+	// DryRun: nothing was written; Changes are what a run would do.
+	DryRun bool
+	// Diffs are the unified diffs of the revisions a dry run would change.
+	Diffs []string
 	// Variants and Sets are the objects as the state file keeps them.
 	Variants []pvapi.PackageVariant
 	Sets     []pvsapi.PackageVariantSet
@@ -101,6 +110,13 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if o.MaxPasses == 0 {
 		o.MaxPasses = defaultMaxPasses
 	}
+	if o.DryRun {
+		// Input errors first, from the real files, before any copying.
+		if _, err := readInput(o.Files, o.Namespace); err != nil {
+			return nil, err
+		}
+		return dryRun(ctx, o)
+	}
 	in, err := readInput(o.Files, o.Namespace)
 	if err != nil {
 		return nil, err
@@ -133,13 +149,13 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	pr := newPruner(o.Prune)
 	objs, deleted := clusterObjects(in, st)
-	c := newCluster(scheme, pr, objs...)
+	j := &journal{Store: gs, pruner: pr}
+	c := newCluster(scheme, pr, j.note, objs...)
 	for _, d := range deleted {
 		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
 			return nil, err
 		}
 	}
-	j := &journal{Store: gs, pruner: pr}
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}

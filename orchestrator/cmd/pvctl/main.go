@@ -38,7 +38,7 @@ func main() {
 	switch os.Args[1] {
 	case "controller":
 		os.Exit(controller.Main(ctrl.SetupSignalHandler(), os.Args[2:], os.Stdout, os.Stderr))
-	case "run", "get", "publish", "approve":
+	case "run", "plan", "get", "publish", "approve":
 		os.Exit(cli.Command(context.Background(), os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
 	case "version":
 		fmt.Println(Version)
