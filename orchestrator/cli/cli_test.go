@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
@@ -185,7 +187,8 @@ func TestVariantRemoved(t *testing.T) {
 	w := newWS(t)
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "spec:\n", "spec:\n  deletionPolicy: orphan\n", 1))
 	w.write("app-dev.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-dev\nspec:\n  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: app-dev}\n")
-	w.run(ExitOK)
+	// app-dev injects nothing, so its required point stays empty: not ready.
+	contains(t, w.run(ExitNotReady), "app-dev               False  ReadinessGate")
 	w.remove("app-staging.yaml")
 	w.remove("app-dev.yaml")
 	// Without --prune nothing is removed: the run says what it would remove.
@@ -513,7 +516,10 @@ func TestCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "-o", "json"}, ExitUsage, `pvctl run: -o must be table or yaml, not "json"`},
+		{[]string{"run", "-o", "xml"}, ExitUsage, `pvctl run: -o must be table, yaml or json, not "xml"`},
+		{[]string{"run", "--prune=some", "-f", w.in}, ExitUsage, `pvctl run: invalid argument "some" for "--prune" flag: --prune takes true, all or false, not "some"`},
+		{[]string{"get", "-o", "xml"}, ExitUsage, `pvctl get: -o must be table, wide, yaml, json or name, not "xml"`},
+		{[]string{"diff", "blueprints.app.v1", "--against", "x"}, ExitUsage, `pvctl diff: --against must be upstream or published, not "x"`},
 		{[]string{"run", "extra"}, ExitUsage, `pvctl run: unexpected arguments ["extra"] (files go after -f)`},
 		{[]string{"run", "-f", "/does/not/exist"}, ExitUsage, "pvctl run: stat /does/not/exist: no such file or directory"},
 		{[]string{"publish", "--repo", "r"}, ExitUsage, "pvctl publish: publish needs --repo, --package and one directory"},
@@ -522,7 +528,7 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"publish", "--repo", "r", "--package", "/abs", w.in}, ExitUsage, `pvctl publish: --package must be a relative path, found "/abs"`},
 		{[]string{"approve"}, ExitUsage, "pvctl approve: approve needs the names of the package revisions"},
 		{[]string{"approve", "nope"}, ExitNotReady, "pvctl approve: package revision nope: not found (pvctl get lists them)"},
-		{[]string{"approve", "blueprints.app.v1"}, ExitNotReady, "pvctl approve: package revision default/blueprints.app.v1 is already published"},
+		{[]string{"approve", "blueprints.app.v1"}, ExitNotReady, "pvctl approve: package revision blueprints.app.v1 is already published"},
 		{[]string{"frobnicate"}, ExitUsage, `pvctl: unknown command "frobnicate"`},
 	} {
 		code, _, errs := w.cmd(c.args[0], c.args[1:]...)
@@ -553,12 +559,126 @@ func TestGet(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") {
 		t.Fatalf("get:\n%s", out)
 	}
-	contains(t, out, "blueprints.app.v1", "edge-useast1.app.packagevariant-1", "blueprints:app/v1", "PackageVariant/app-staging")
+	contains(t, out, "blueprints.app.v1", "edge-useast1.app.packagevariant-1")
+	contains(t, w.mustCmd(ExitOK, "get", "-o", "wide"), "blueprints:app/v1", "PackageVariant/app-staging")
 	for _, l := range lines[1:] {
 		f := strings.Fields(l)
 		if f[0] == "blueprints.app.v1" && (f[4] != "true" || f[5] != string(store.Published)) {
 			t.Errorf("blueprints.app.v1 must be the latest published revision: %q", l)
 		}
+	}
+}
+
+// get filters and prints as porchctl does; -o json parses as Porch's
+// PackageRevisionList and round-trips.
+func TestGetOutputs(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	if out := w.mustCmd(ExitOK, "get", "--repo", "edge-useast1", "-o", "name"); out != "packagerevision/edge-useast1.app.packagevariant-1\n" {
+		t.Fatalf("--repo -o name: %q", out)
+	}
+	if out := w.mustCmd(ExitOK, "get", "--package", "app", "--workspace", "v1", "-o", "name"); out != "packagerevision/blueprints.app.v1\n" {
+		t.Fatalf("--package --workspace: %q", out)
+	}
+	out := w.mustCmd(ExitOK, "get", "-o", "json")
+	var list porchapi.PackageRevisionList
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 4 || list.Items[0].Name != "blueprints.app.v1" || list.Items[0].Labels[porchapi.LatestPackageRevisionKey] != "true" ||
+		list.Items[1].Status.UpstreamLock == nil || list.Items[1].OwnerReferences[0].Kind != "PackageVariant" {
+		t.Fatalf("get -o json:\n%s", out)
+	}
+	again, err := json.MarshalIndent(list, "", "  ")
+	if err != nil || string(again)+"\n" != out {
+		t.Fatalf("-o json does not round-trip:\n%s\n----\n%s", out, again)
+	}
+	var fromYAML porchapi.PackageRevisionList
+	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "get", "-o", "yaml")), &fromYAML); err != nil || len(fromYAML.Items) != 4 {
+		t.Fatalf("-o yaml: %v", err)
+	}
+	if code, _, errs := w.cmd("get", "nope"); code != ExitNotReady || !strings.Contains(errs, "package revision nope: not found") {
+		t.Fatalf("get nope: %d %q", code, errs)
+	}
+}
+
+// The lifecycle verbs work on the git store as porchctl's do; approve
+// refuses a revision whose readiness gate is not True, naming it.
+func TestLifecycle(t *testing.T) {
+	w := newWS(t)
+	// No cluster object for the required endpoints point: its gate is False.
+	w.write("cluster-objects.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "cluster-objects.yaml")), "name: us-east1-endpoints", "name: other-endpoints", 1))
+	out := w.run(ExitNotReady)
+	contains(t, out, "app-edge-useast1-app  False  ReadinessGate", `readiness gate "config.injection.ConfigMap.endpoints" is False`)
+	const east, west = "edge-useast1.app.packagevariant-1", "edge-uswest1.app.packagevariant-1"
+	code, _, errs := w.cmd("approve", east)
+	if code != ExitNotReady || !strings.Contains(errs, "pvctl approve: package revision "+east+` is not ready: readiness gate "config.injection.ConfigMap.endpoints" is False (NoResourceSelected: `) {
+		t.Fatalf("approve with a False gate: exit %d, %q", code, errs)
+	}
+	if !strings.Contains(strings.Join(w.revisions(), "\n"), east+" Draft") {
+		t.Fatalf("a refused approval changed the draft: %v", w.revisions())
+	}
+	contains(t, w.mustCmd(ExitOK, "propose", west), "proposed "+west)
+	contains(t, w.mustCmd(ExitOK, "reject", west), "rejected "+west+" (Draft again)")
+	contains(t, w.mustCmd(ExitOK, "approve", west), "approved "+west+": package app revision 1 in edge-uswest1")
+	if code, _, errs := w.cmd("del", west); code != ExitNotReady || !strings.Contains(errs, "is Published: propose its deletion first (pvctl propose-delete "+west+")") {
+		t.Fatalf("del of a published revision: %d %q", code, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "propose-delete", west), "proposed the deletion of "+west)
+	contains(t, strings.Join(w.revisions(), "\n"), west+" DeletionProposed")
+	contains(t, w.mustCmd(ExitOK, "reject", west), "rejected the deletion of "+west+" (Published again)")
+	contains(t, w.mustCmd(ExitOK, "propose-delete", west), "proposed the deletion of "+west)
+	contains(t, w.mustCmd(ExitOK, "del", west), "deleted "+west)
+	contains(t, w.mustCmd(ExitOK, "del", east), "deleted "+east)
+	for _, r := range w.revisions() {
+		if strings.HasPrefix(r, "edge-us") {
+			t.Fatalf("deleted revisions remain: %v", w.revisions())
+		}
+	}
+	if code, _, errs := w.cmd("propose", "blueprints.app.v1"); code != ExitNotReady || !strings.Contains(errs, "is Published; only a Draft can be proposed") {
+		t.Fatalf("propose published: %d %q", code, errs)
+	}
+}
+
+// diff shows what a variant changed in its upstream; pull writes a
+// revision's files.
+func TestDiffAndPull(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const rev = "core-euwest1.app.packagevariant-1"
+	out := w.mustCmd(ExitOK, "diff", rev)
+	contains(t, out, "# blueprints.app.v1 -> "+rev+"\n", "+  env: staging")
+	if code, _, errs := w.cmd("diff", rev, "--against", "published"); code != ExitNotReady || !strings.Contains(errs, "has no other published revision") {
+		t.Fatalf("diff --against published: %d %q", code, errs)
+	}
+	dir := filepath.Join(t.TempDir(), "app")
+	contains(t, w.mustCmd(ExitOK, "pull", rev, dir), "pulled "+rev+" into "+dir)
+	if d := cmp.Diff(w.files(rev), fntest.ReadTree(t, dir)); d != "" {
+		t.Fatalf("pulled files differ:\n%s", d)
+	}
+	if code, _, errs := w.cmd("pull", rev, dir); code != ExitUsage || !strings.Contains(errs, "is not empty") {
+		t.Fatalf("pull into a non-empty directory: %d %q", code, errs)
+	}
+}
+
+// Every command has --help with examples (exit 0), and completion scripts
+// exist for the usual shells and complete revision names.
+func TestHelpAndCompletion(t *testing.T) {
+	w := newWS(t)
+	for _, c := range []string{"run", "plan", "get", "publish", "propose", "approve", "reject", "del", "propose-delete", "diff", "pull"} {
+		code, out, _ := w.cmd(c, "--help")
+		if code != ExitOK || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Examples:") || !strings.Contains(out, "-n, --namespace") {
+			t.Errorf("pvctl %s --help: exit %d\n%s", c, code, out)
+		}
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if code, out, _ := w.cmd("completion", sh); code != ExitOK || !strings.Contains(out, "pvctl") {
+			t.Errorf("completion %s: exit %d", sh, code)
+		}
+	}
+	code, out, _ := w.cmd("__complete", "approve", "blue")
+	if code != ExitOK || !strings.Contains(out, "blueprints.app.v1\n") {
+		t.Fatalf("completing a revision name: exit %d\n%s", code, out)
 	}
 }
 
@@ -571,13 +691,16 @@ func TestUIDIsStable(t *testing.T) {
 
 // -o yaml prints the sets and variants with their status.
 func TestOutputYAML(t *testing.T) {
-	w := newWS(t)
-	out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", "yaml")
-	var st state
-	if err := sigsyaml.UnmarshalStrict([]byte(out), &st); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if len(st.Sets) != 1 || len(st.Variants) != 3 || st.Variants[0].Status.DownstreamTargets[0].Name == "" {
-		t.Fatalf("-o yaml:\n%s", out)
+	for _, o := range []string{"yaml", "json"} {
+		w := newWS(t)
+		out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", o)
+		var st RunOutput
+		if err := sigsyaml.UnmarshalStrict([]byte(out), &st); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(st.Sets) != 1 || len(st.Variants) != 3 || st.Variants[0].Status.DownstreamTargets[0].Name == "" ||
+			len(st.Changes) != 11 || st.Changes[0] != "created repository edge-useast1" {
+			t.Fatalf("-o %s:\n%s", o, out)
+		}
 	}
 }

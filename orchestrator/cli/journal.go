@@ -12,15 +12,18 @@ import (
 // the report: what pvctl run did to the repositories.
 type journal struct {
 	store.Store
-	pruner  *pruner
-	mu      sync.Mutex
-	changes []string
+	pruner   *pruner
+	progress *progress
+	mu       sync.Mutex
+	changes  []string
 }
 
 func (j *journal) note(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.changes = append(j.changes, fmt.Sprintf(format, a...))
+	j.changes = append(j.changes, line)
+	j.mu.Unlock()
+	j.progress.change(line)
 }
 
 // Changes returns the changes so far.

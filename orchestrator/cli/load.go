@@ -32,6 +32,9 @@ type input struct {
 	files        map[string]string // "<Kind>/<name>" -> file, for messages
 }
 
+// StdinName names standard input (-f -) in messages.
+const StdinName = "(stdin)"
+
 // inputError is a problem with the input: pvctl run writes nothing.
 type inputError struct{ msgs []string }
 
@@ -40,9 +43,14 @@ func (e *inputError) Error() string { return strings.Join(e.msgs, "\n") }
 // readInput reads YAML files, and the *.yaml / *.yml files below
 // directories, in name order. Objects without a namespace get namespace;
 // PackageVariants, PackageVariantSets and Repositories must be in it.
-func readInput(paths []string, namespace string) (*input, error) {
+func readInput(paths []string, namespace string, stdin []byte) (*input, error) {
 	var files []string
+	fromStdin := false
 	for _, p := range paths {
+		if p == "-" {
+			fromStdin = true
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, &inputError{[]string{err.Error()}}
@@ -69,6 +77,9 @@ func readInput(paths []string, namespace string) (*input, error) {
 	var msgs []string
 	for _, f := range files {
 		msgs = append(msgs, in.readFile(f, namespace)...)
+	}
+	if fromStdin {
+		msgs = append(msgs, in.readBytes(StdinName, stdin, namespace)...)
 	}
 	if len(msgs) > 0 {
 		return nil, &inputError{msgs}

@@ -36,7 +36,7 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 	}
 	real := o
-	o.Repos, o.State, o.DryRun = scratch, state, false
+	o.Repos, o.State, o.DryRun, o.Progress = scratch, state, false, nil
 	rep, err := Run(ctx, o)
 	if err != nil {
 		return nil, err

@@ -80,3 +80,6 @@ func (p *Prune) String() string { return string(*p) }
 
 // IsBoolFlag lets --prune stand alone.
 func (p *Prune) IsBoolFlag() bool { return true }
+
+// Type implements pflag.Value.
+func (p *Prune) Type() string { return "true|all|false" }

@@ -49,6 +49,10 @@ type RunOptions struct {
 	DryRun bool
 	// Diff, with DryRun, adds the unified diff of each revision.
 	Diff bool
+	// Stdin is what "-" in Files reads.
+	Stdin []byte
+	// Progress shows the changes as they happen (nil: silent).
+	Progress *progress
 }
 
 // Report is what a run did and where each object stands.
@@ -112,12 +116,12 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	if o.DryRun {
 		// Input errors first, from the real files, before any copying.
-		if _, err := readInput(o.Files, o.Namespace); err != nil {
+		if _, err := readInput(o.Files, o.Namespace, o.Stdin); err != nil {
 			return nil, err
 		}
 		return dryRun(ctx, o)
 	}
-	in, err := readInput(o.Files, o.Namespace)
+	in, err := readInput(o.Files, o.Namespace, o.Stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +153,8 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	pr := newPruner(o.Prune)
 	objs, deleted := clusterObjects(in, st)
-	j := &journal{Store: gs, pruner: pr}
+	j := &journal{Store: gs, pruner: pr, progress: o.Progress}
+	defer o.Progress.done()
 	c := newCluster(scheme, pr, j.note, objs...)
 	for _, d := range deleted {
 		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
@@ -193,7 +198,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	rep.Changes = j.Changes()
 	rep.Held = pr.Held()
-	if err := rep.collect(ctx, c, o.Namespace, errs); err != nil {
+	if err := rep.collect(ctx, c, gs, o.Namespace, errs); err != nil {
 		return nil, err
 	}
 	if err := (&state{Variants: rep.Variants, Sets: rep.Sets}).write(o.State); err != nil {
@@ -321,7 +326,7 @@ func clusterObjects(in *input, st *state) (objs, deleted []client.Object) {
 }
 
 // collect reads every set and variant back for the report and the state.
-func (rep *Report) collect(ctx context.Context, c client.Client, namespace string, errs map[string]error) error {
+func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.Store, namespace string, errs map[string]error) error {
 	var sets pvsapi.PackageVariantSetList
 	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
 		return err
@@ -358,6 +363,13 @@ func (rep *Report) collect(ctx context.Context, c client.Client, namespace strin
 		s := status("PackageVariant", v.Name, v.Status.Conditions)
 		for _, t := range v.Status.DownstreamTargets {
 			s.Downstream = append(s.Downstream, t.Name)
+			// A draft whose readiness gate is not True (a required injection
+			// point left empty) cannot be approved: not ready.
+			if rev, err := revision(gs, namespace, t.Name); err == nil && !rev.Lifecycle.IsPublished() && s.Ready == metav1.ConditionTrue {
+				if err := readinessGates(ctx, gs, rev); err != nil {
+					s.Ready, s.Reason, s.Message = metav1.ConditionFalse, "ReadinessGate", err.Error()
+				}
+			}
 		}
 		s.Deleting = !v.DeletionTimestamp.IsZero()
 		rep.Objects = append(rep.Objects, s)

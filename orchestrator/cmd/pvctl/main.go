@@ -2,11 +2,13 @@
 //
 //	pvctl controller [flags]   reconcile PackageVariants and PackageVariantSets against Porch
 //	pvctl run -f FILE...       the same reconcile on local git repositories, once
-//	pvctl get | publish | approve
+//	pvctl plan | get | diff | pull | publish | propose | approve | reject | del | propose-delete
+//	pvctl completion bash|zsh|fish|powershell
 //	pvctl version
 //
 // The controller is orchestrator/controller; the local commands are
-// orchestrator/cli.
+// orchestrator/cli. Exit codes: 0 done, 1 not ready / would change / failed,
+// 2 usage or input error.
 package main
 
 import (
@@ -16,36 +18,31 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/controller"
+	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // Version is set at build time (-ldflags "-X main.Version=...").
 var Version = "v0.1.0-dev"
 
-const usage = `pvctl is pvkit's orchestrator.
-
-Usage:
-  pvctl controller [flags]             reconcile PackageVariants and PackageVariantSets against Porch
-` + cli.Usage + `  pvctl version                        print the version
-
-` + cli.UsageFlags
-
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
-	switch os.Args[1] {
-	case "controller":
-		os.Exit(controller.Main(ctrl.SetupSignalHandler(), os.Args[2:], os.Stdout, os.Stderr))
-	case "run", "plan", "get", "publish", "approve":
-		os.Exit(cli.Command(context.Background(), os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
-	case "version":
-		fmt.Println(Version)
-	case "-h", "--help", "help":
-		fmt.Print(usage)
-	default:
-		fmt.Fprintf(os.Stderr, "pvctl: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
-	}
+	root := cli.NewRoot(context.Background(), os.Stdin, os.Stdout, os.Stderr)
+	root.Version = Version
+	root.AddCommand(&cobra.Command{
+		Use:                "controller [flags]",
+		Short:              "Reconcile PackageVariants and PackageVariantSets against Porch, until stopped",
+		DisableFlagParsing: true, // its flags are the controller's own (pvctl controller --help)
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := controller.Main(ctrl.SetupSignalHandler(), args, os.Stdout, os.Stderr); code != 0 {
+				os.Exit(code)
+			}
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run:   func(*cobra.Command, []string) { fmt.Println(Version) },
+	})
+	os.Exit(cli.Execute(root, os.Stderr))
 }

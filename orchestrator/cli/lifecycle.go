@@ -1,0 +1,428 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+var (
+	errNotReady    = errors.New("not every set and variant is Ready")
+	errWouldChange = errors.New("the run would change something")
+)
+
+// lifecycleVerb is one of porchctl's lifecycle commands.
+type lifecycleVerb struct {
+	name, short, example string
+	do                   func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error)
+}
+
+var lifecycleVerbs = []lifecycleVerb{
+	{"propose", "Propose draft package revisions for approval", "  pvctl propose edge-useast1.app.packagevariant-1",
+		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+			if rev.Lifecycle != store.Draft {
+				return "", fmt.Errorf("package revision %s is %s; only a Draft can be proposed", rev.Name, rev.Lifecycle)
+			}
+			return "proposed " + rev.Name, setLifecycle(ctx, s, rev, store.Proposed)
+		}},
+	{"approve", "Approve package revisions (proposing drafts first); refused while a readiness gate is not True",
+		"  pvctl approve edge-useast1.app.packagevariant-1 edge-uswest1.app.packagevariant-1",
+		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+			if rev.Lifecycle.IsPublished() {
+				return "", fmt.Errorf("package revision %s is already published", rev.Name)
+			}
+			if err := readinessGates(ctx, s, rev); err != nil {
+				return "", err
+			}
+			if rev.Lifecycle == store.Draft {
+				if err := setLifecycle(ctx, s, rev, store.Proposed); err != nil {
+					return "", err
+				}
+			}
+			pub, err := s.Approve(rev.Namespace, rev.Name)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("approved %s: package %s revision %d in %s", rev.Name, pub.Package, pub.Revision, pub.Repository), nil
+		}},
+	{"reject", "Reject proposed package revisions (back to Draft), or a proposed deletion (back to Published)",
+		"  pvctl reject edge-useast1.app.packagevariant-1",
+		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+			switch rev.Lifecycle {
+			case store.Proposed:
+				return "rejected " + rev.Name + " (Draft again)", setLifecycle(ctx, s, rev, store.Draft)
+			case store.DeletionProposed:
+				return "rejected the deletion of " + rev.Name + " (Published again)", setLifecycle(ctx, s, rev, store.Published)
+			}
+			return "", fmt.Errorf("package revision %s is %s; only a Proposed revision or a proposed deletion can be rejected", rev.Name, rev.Lifecycle)
+		}},
+	{"del", "Delete Draft, Proposed or DeletionProposed package revisions", "  pvctl del edge-useast1.app.packagevariant-1",
+		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+			if rev.Lifecycle == store.Published {
+				return "", fmt.Errorf("package revision %s is Published: propose its deletion first (pvctl propose-delete %s)", rev.Name, rev.Name)
+			}
+			return "deleted " + rev.Name, s.Delete(ctx, rev.Namespace, rev.Name)
+		}},
+	{"propose-delete", "Propose published package revisions for deletion", "  pvctl propose-delete edge-useast1.app.packagevariant-1",
+		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+			if rev.Lifecycle != store.Published {
+				return "", fmt.Errorf("package revision %s is %s; only a Published revision can be proposed for deletion", rev.Name, rev.Lifecycle)
+			}
+			return "proposed the deletion of " + rev.Name, setLifecycle(ctx, s, rev, store.DeletionProposed)
+		}},
+}
+
+func setLifecycle(ctx context.Context, s *gitstore.Store, rev store.Revision, to store.Lifecycle) error {
+	rev.Lifecycle, rev.ResourceVersion = to, ""
+	return s.Update(ctx, rev)
+}
+
+// readinessGates refuses a revision one of whose Kptfile readiness gates
+// has no True condition, as Porch (and porchctl approve) do.
+func readinessGates(ctx context.Context, s *gitstore.Store, rev store.Revision) error {
+	res, err := s.GetResources(ctx, rev.Namespace, rev.Name)
+	if err != nil {
+		return err
+	}
+	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: res.Files[kptfile.FileName]})
+	if err != nil {
+		return fmt.Errorf("package revision %s: %w", rev.Name, err)
+	}
+	kf, err := kptfile.Find(items)
+	if err != nil || kf == nil {
+		return err
+	}
+	gates, err := kf.ReadinessGates()
+	if err != nil {
+		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
+	}
+	conds, err := kf.Conditions()
+	if err != nil {
+		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
+	}
+	byType := map[string]kptfile.Condition{}
+	for _, c := range conds {
+		byType[c.Type] = c
+	}
+	for _, g := range gates {
+		c, ok := byType[g]
+		switch {
+		case !ok:
+			return fmt.Errorf("package revision %s is not ready: readiness gate %q has no condition", rev.Name, g)
+		case c.Status != kptfile.ConditionTrue:
+			return fmt.Errorf("package revision %s is not ready: readiness gate %q is %s (%s: %s)", rev.Name, g, c.Status, c.Reason, c.Message)
+		}
+	}
+	return nil
+}
+
+func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.Command {
+	return &cobra.Command{
+		Use:               v.name + " NAME...",
+		Short:             v.short,
+		Example:           v.example,
+		Args:              args(1, -1, v.name+" needs the names of the package revisions"),
+		ValidArgsFunction: revisionNames(o),
+		RunE: func(_ *cobra.Command, names []string) error {
+			s, err := openRepos(o.Repos, o.Namespace, false)
+			if err != nil {
+				return err
+			}
+			for _, name := range names {
+				rev, err := revision(s, o.Namespace, name)
+				if err != nil {
+					return err
+				}
+				msg, err := v.do(ctx, s, rev)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(o.Stdout, msg)
+			}
+			return nil
+		},
+	}
+}
+
+func revision(s *gitstore.Store, namespace, name string) (store.Revision, error) {
+	for _, r := range s.All(namespace) {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return store.Revision{}, fmt.Errorf("package revision %s: not found (pvctl get lists them)", name)
+}
+
+func getCommand(o *Options) *cobra.Command {
+	var repo, pkg, workspace, output string
+	c := &cobra.Command{
+		Use:   "get [NAME]",
+		Short: "List the package revisions of the local repositories, as porchctl rpkg get does",
+		Example: `  pvctl get
+  pvctl get --repo edge-useast1 -o wide
+  pvctl get edge-useast1.app.packagevariant-1 -o yaml`,
+		Args:              args(0, 1, "get takes at most one name"),
+		ValidArgsFunction: revisionNames(o),
+		RunE: func(_ *cobra.Command, a []string) error {
+			switch output {
+			case "table", "wide", "yaml", "json", "name":
+			default:
+				return usageErr("-o must be table, wide, yaml, json or name, not %q", output)
+			}
+			s, err := openRepos(o.Repos, o.Namespace, false)
+			if err != nil {
+				return err
+			}
+			var revs []store.Revision
+			for _, r := range s.All(o.Namespace) {
+				if (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
+					revs = append(revs, r)
+				}
+			}
+			if len(a) == 1 && len(revs) == 0 {
+				return fmt.Errorf("package revision %s: not found", a[0])
+			}
+			sort.Slice(revs, func(i, j int) bool { return revs[i].Name < revs[j].Name })
+			return printRevisions(o.Stdout, revs, s.All(o.Namespace), output)
+		},
+	}
+	c.Flags().StringVar(&repo, "repo", "", "only this repository's revisions")
+	c.Flags().StringVar(&pkg, "package", "", "only this package's revisions")
+	c.Flags().StringVar(&workspace, "workspace", "", "only revisions of this workspace")
+	c.Flags().StringVarP(&output, "output", "o", "table", "table, wide, yaml, json or name")
+	return c
+}
+
+// printRevisions prints revisions as porchctl does; yaml and json are a
+// porch.kpt.dev/v1alpha1 PackageRevisionList.
+func printRevisions(w io.Writer, revs, all []store.Revision, output string) error {
+	latest := map[store.PackageKey]int{}
+	for _, r := range all {
+		if r.Lifecycle.IsPublished() && r.Revision > latest[r.Key()] {
+			latest[r.Key()] = r.Revision
+		}
+	}
+	switch output {
+	case "name":
+		for _, r := range revs {
+			fmt.Fprintf(w, "packagerevision/%s\n", r.Name)
+		}
+		return nil
+	case "yaml", "json":
+		list := porchapi.PackageRevisionList{TypeMeta: metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevisionList"}}
+		for _, r := range revs {
+			list.Items = append(list.Items, toPorch(r, r.Lifecycle.IsPublished() && r.Revision == latest[r.Key()]))
+		}
+		var b []byte
+		var err error
+		if output == "json" {
+			b, err = json.MarshalIndent(list, "", "  ")
+			b = append(b, '\n')
+		} else {
+			b, err = sigsyaml.Marshal(list)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := "NAME\tPACKAGE\tWORKSPACE\tREVISION\tLATEST\tLIFECYCLE\tREPOSITORY"
+	if output == "wide" {
+		head += "\tUPSTREAM\tOWNER\tLABELS"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range revs {
+		isLatest := r.Lifecycle.IsPublished() && r.Revision == latest[r.Key()]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%t\t%s\t%s", r.Name, r.Package, r.Workspace, r.Revision, isLatest, r.Lifecycle, r.Repository)
+		if output == "wide" {
+			up, owner := "-", "-"
+			if r.Lock != nil {
+				up = r.Lock.Repository + ":" + r.Lock.Ref
+			}
+			var owners, labels []string
+			for _, o := range r.Owners {
+				owners = append(owners, o.Kind+"/"+o.Name)
+			}
+			if len(owners) > 0 {
+				owner = strings.Join(owners, ",")
+			}
+			for _, k := range krm.SortedKeys(r.Labels) {
+				labels = append(labels, k+"="+r.Labels[k])
+			}
+			fmt.Fprintf(tw, "\t%s\t%s\t%s", up, owner, strings.Join(labels, ","))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// toPorch is a revision as Porch's API shows it.
+func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
+	pr := porchapi.PackageRevision{
+		TypeMeta:   metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevision"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: r.Labels, Annotations: r.Annotations},
+		Spec: porchapi.PackageRevisionSpec{PackageName: r.Package, RepositoryName: r.Repository, WorkspaceName: r.Workspace,
+			Revision: r.Revision, Lifecycle: porchapi.PackageRevisionLifecycle(r.Lifecycle)},
+	}
+	if latest {
+		pr.Labels = overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})
+	}
+	for _, o := range r.Owners {
+		c := o.Controller
+		pr.OwnerReferences = append(pr.OwnerReferences, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
+	}
+	if r.Lock != nil {
+		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Repo: r.Lock.Repository, Directory: r.Lock.Package, Ref: r.Lock.Ref}}
+	}
+	return pr
+}
+
+func overlay(base, add map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(add))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+func diffCommand(ctx context.Context, o *Options) *cobra.Command {
+	var against string
+	c := &cobra.Command{
+		Use:   "diff NAME",
+		Short: "Show a package revision's diff against its upstream, or against its package's latest published revision",
+		Example: `  pvctl diff edge-useast1.app.packagevariant-1                     # what the variant changed in the upstream
+  pvctl diff edge-useast1.app.packagevariant-2 --against published  # what approving it would change`,
+		Args:              args(1, 1, "diff needs one package revision name"),
+		ValidArgsFunction: revisionNames(o),
+		RunE: func(_ *cobra.Command, a []string) error {
+			s, err := openRepos(o.Repos, o.Namespace, false)
+			if err != nil {
+				return err
+			}
+			rev, err := revision(s, o.Namespace, a[0])
+			if err != nil {
+				return err
+			}
+			var base store.Revision
+			switch against {
+			case "upstream":
+				if rev.Lock == nil {
+					return fmt.Errorf("package revision %s has no upstream", rev.Name)
+				}
+				if base, err = lockedRevision(s, o.Namespace, rev); err != nil {
+					return err
+				}
+			case "published":
+				found := false
+				for _, r := range s.All(o.Namespace) {
+					if r.Key() == rev.Key() && r.Lifecycle.IsPublished() && r.Name != rev.Name && (!found || r.Revision > base.Revision) {
+						base, found = r, true
+					}
+				}
+				if !found {
+					return fmt.Errorf("package %s of %s has no other published revision", rev.Package, rev.Repository)
+				}
+			default:
+				return usageErr("--against must be upstream or published, not %q", against)
+			}
+			from, err := s.GetResources(ctx, o.Namespace, base.Name)
+			if err != nil {
+				return err
+			}
+			to, err := s.GetResources(ctx, o.Namespace, rev.Name)
+			if err != nil {
+				return err
+			}
+			tmp, err := os.MkdirTemp("", "pvctl-diff-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			d, err := unifiedDiff(tmp, "package", from.Files, to.Files)
+			if err != nil {
+				return err
+			}
+			if d == "" {
+				fmt.Fprintf(o.Stdout, "%s and %s have the same files\n", base.Name, rev.Name)
+				return nil
+			}
+			fmt.Fprintf(o.Stdout, "# %s -> %s\n%s", base.Name, rev.Name, d)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&against, "against", "upstream", "upstream (the revision its lock names) or published (its package's latest other published revision)")
+	return c
+}
+
+// lockedRevision is the upstream revision a revision's lock names.
+func lockedRevision(s *gitstore.Store, namespace string, rev store.Revision) (store.Revision, error) {
+	for _, r := range s.All(namespace) {
+		if rev.Lock.Matches(r) {
+			return r, nil
+		}
+	}
+	return store.Revision{}, fmt.Errorf("package revision %s: its upstream %s %s is not in the repositories", rev.Name, rev.Lock.Package, rev.Lock.Ref)
+}
+
+func pullCommand(ctx context.Context, o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "pull NAME DIR",
+		Short:             "Write a package revision's files into a new or empty directory",
+		Example:           "  pvctl pull edge-useast1.app.packagevariant-1 ./app && kpt fn render ./app",
+		Args:              args(2, 2, "pull needs a package revision name and a directory"),
+		ValidArgsFunction: revisionNames(o),
+		RunE: func(_ *cobra.Command, a []string) error {
+			s, err := openRepos(o.Repos, o.Namespace, false)
+			if err != nil {
+				return err
+			}
+			rev, err := revision(s, o.Namespace, a[0])
+			if err != nil {
+				return err
+			}
+			if entries, err := os.ReadDir(a[1]); err == nil && len(entries) > 0 {
+				return usageErr("%s is not empty", a[1])
+			}
+			res, err := s.GetResources(ctx, o.Namespace, rev.Name)
+			if err != nil {
+				return err
+			}
+			for name, content := range res.Files {
+				p := filepath.Join(a[1], filepath.FromSlash(name))
+				if rel, err := filepath.Rel(a[1], p); err != nil || strings.HasPrefix(rel, "..") {
+					return fmt.Errorf("package revision %s: file %q is outside the package", rev.Name, name)
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(o.Stdout, "pulled %s into %s (%d files)\n", rev.Name, a[1], len(res.Files))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Options are what every local command shares.
+type Options struct {
+	Repos     string
+	Namespace string
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+}
+
+// NewRoot returns pvctl's command tree with the local commands; the binary
+// adds `controller` and `version`. Flags may come before or after arguments.
+func NewRoot(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	o := &Options{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	root := &cobra.Command{
+		Use:   "pvctl",
+		Short: "Package variants for kpt and Porch: the controller, and the same reconcile on a laptop",
+		Long: `pvctl is pvkit's orchestrator. As a controller it reconciles PackageVariants and
+PackageVariantSets against Porch; as a CLI it runs the same reconcile against local
+git repositories laid out as Porch lays them out, and manages their package revisions
+as porchctl does.
+
+Exit codes: 0 done (run: every set and variant Ready; plan: nothing would change);
+1 not ready, would change, or the command failed; 2 usage or input error, nothing written.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&o.Repos, "repos", "repositories", "the directory of bare git repositories")
+	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "default", "the namespace the embedded cluster serves")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o))
+	for _, v := range lifecycleVerbs {
+		root.AddCommand(lifecycleCommand(ctx, o, v))
+	}
+	return root
+}
+
+// Command runs one local command (name and its arguments) and returns the
+// exit code; main and the tests use it.
+func Command(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	root := NewRoot(ctx, strings.NewReader(""), stdout, stderr)
+	root.SetArgs(append([]string{name}, args...))
+	return Execute(root, stderr)
+}
+
+// Execute runs a command tree and maps its outcome to an exit code,
+// printing `pvctl COMMAND: error` for failures.
+func Execute(root *cobra.Command, stderr io.Writer) int {
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, errNotReady) || errors.Is(err, errWouldChange) {
+		return ExitNotReady
+	}
+	prefix := "pvctl"
+	if cmd != nil && cmd != root {
+		prefix += " " + cmd.Name()
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	var ue *usageError
+	if errors.As(err, &ue) || IsInputError(err) || strings.HasPrefix(err.Error(), "unknown command") {
+		return ExitUsage
+	}
+	return ExitNotReady
+}
+
+// args checks positional arguments as a usage error with a message.
+func args(min, max int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, a []string) error {
+		if len(a) < min || (max >= 0 && len(a) > max) {
+			return usageErr("%s", what)
+		}
+		return nil
+	}
+}
+
+// revisionNames completes package revision names from --repos.
+func revisionNames(o *Options) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		s, err := openRepos(o.Repos, o.Namespace, false)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, r := range s.All(o.Namespace) {
+			if strings.HasPrefix(r.Name, prefix) {
+				out = append(out, r.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
+	var files []string
+	var output, statePath string
+	var prune Prune
+	dryRun, diff := plan, false
+	c := &cobra.Command{
+		Use:   "run -f FILE|DIR|- ...",
+		Short: "Reconcile PackageVariants and PackageVariantSets against local git repositories, then exit",
+		Long: `Run the controllers' reconcile once against the repositories in --repos. The files
+are the whole desired state: variants, sets, Repository objects (their labels are what
+sets select) and the objects variants inject and sets select.
+
+Nothing is removed without --prune: variants or sets gone from the files, children a set
+no longer selects, owned drafts of an old downstream are listed under "Not removed" and
+the run exits 1. A set that would lose more than half of its children (and more than one)
+stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
+		Example: `  pvctl run -f examples/local                 # create and update; remove nothing
+  pvctl run -f examples/local --prune         # also remove what the files no longer ask for
+  pvctl run -f examples/local --dry-run --diff  # the plan and each package's diff; write nothing
+  cat variants.yaml | pvctl run -f -`,
+		Args: func(_ *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				return usageErr("unexpected arguments %q (files go after -f)", a)
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			if output != "table" && output != "yaml" && output != "json" {
+				return usageErr("-o must be table, yaml or json, not %q", output)
+			}
+			if len(files) == 0 {
+				return usageErr("run needs -f: the files are the whole desired state, so a run without them would remove every variant")
+			}
+			if diff && !dryRun {
+				return usageErr("--diff goes with --dry-run (pvctl plan --diff)")
+			}
+			var stdin []byte
+			for _, f := range files {
+				if f == "-" {
+					b, err := io.ReadAll(o.Stdin)
+					if err != nil {
+						return err
+					}
+					stdin = b
+				}
+			}
+			rep, err := Run(ctx, RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
+				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr)})
+			if err != nil {
+				return err
+			}
+			if err := printReport(o.Stdout, rep, output); err != nil {
+				return err
+			}
+			if dryRun {
+				if len(rep.Changes) > 0 || len(rep.Held) > 0 {
+					return errWouldChange
+				}
+				return nil
+			}
+			if !rep.AllReady() {
+				return errNotReady
+			}
+			return nil
+		},
+	}
+	if plan {
+		c.Use, c.Short = "plan -f FILE|DIR|- ...", "Print what pvctl run would change, and write nothing (run --dry-run)"
+		c.Example = `  pvctl plan -f examples/local           # exit 0: nothing would change; 1: something would
+  pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&files, "filename", "f", nil, "a YAML file, a directory of them, or - for standard input (repeatable)")
+	f.StringVarP(&output, "output", "o", "table", "table, yaml or json (json and yaml: the change list and the sets and variants with their status)")
+	f.StringVar(&statePath, "state", "", "the state file (default: REPOS/"+StateFile+")")
+	f.Var(&prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
+	f.Lookup("prune").NoOptDefVal = "true"
+	f.BoolVar(&dryRun, "dry-run", plan, "print what the run would change and write nothing")
+	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
+	return c
+}
+
+func publishCommand(o *Options) *cobra.Command {
+	var repo, pkg string
+	c := &cobra.Command{
+		Use:     "publish --repo REPO --package PACKAGE DIR",
+		Short:   "Publish a directory as the next revision of a package (creating the repository if missing)",
+		Example: "  pvctl publish --repo blueprints --package app examples/app",
+		Args:    args(1, 1, "publish needs --repo, --package and one directory"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			if repo == "" || pkg == "" {
+				return usageErr("publish needs --repo, --package and one directory")
+			}
+			return publish(o.Repos, o.Namespace, repo, pkg, a[0], o.Stdout)
+		},
+	}
+	c.Flags().StringVar(&repo, "repo", "", "the repository (created if missing)")
+	c.Flags().StringVar(&pkg, "package", "", "the package name (a path, like team/app)")
+	return c
+}
