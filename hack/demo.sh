@@ -63,10 +63,15 @@ fi
 # PackageVariantSets with the controllers' own code against local bare git
 # repositories laid out as Porch lays them out.
 repos="$work/repositories"
-pvctl() { echo "   \$ pvctl $*"; "$PWD/bin/pvctl" "$@" --repos "$repos" 2>&1 | sed "s/^/   /"; return "${PIPESTATUS[0]}"; }
+# (stderr too, without the per-change progress lines the Changes list repeats)
+pvctl() { echo "   \$ pvctl $*"; "$PWD/bin/pvctl" "$@" --repos "$repos" 2>&1 | grep -v '^pvctl: ' | sed "s/^/   /"; return "${PIPESTATUS[0]}"; }
 echo
-echo "== 7. pvctl run: the fleet of examples/local on local git repositories (no cluster)"
+echo "== 7. pvctl plan, then run: the fleet of examples/local on local git repositories (no cluster)"
 pvctl publish --repo blueprints --package app examples/app
+echo "   (plan: what run would do, with each package's diff; nothing is written, exit 1 = something would change)"
+pvctl plan -f examples/local | sed -n '1,13p' || true
+echo "   \$ pvctl plan -f examples/local --diff    (one file of it: the staging copy's package context)"
+"$PWD/bin/pvctl" plan -f examples/local --diff --repos "$repos" 2>/dev/null | sed -n '/^+++ b\/core-euwest1.app.packagevariant-1\/package-context.yaml/,+11p' | sed "s/^/   /" || true
 pvctl run -f examples/local
 echo
 echo "== 8. pvctl get: the drafts, owned by their variants, locked to blueprints app/v1"
@@ -81,6 +86,11 @@ mkdir -p "$work/app-v2" && cp -r examples/app/. "$work/app-v2/"
 sed -i 's/nginx:1.27/nginx:1.28/' "$work/app-v2/deployment.yaml"
 pvctl publish --repo blueprints --package app "$work/app-v2"
 pvctl run -f examples/local || echo "   (exit $?: the drafts made from v1 were never approved; pvctl reports them stale, as the controller does)"
+echo
+echo
+echo "== 11. the stale drafts: delete them (nothing is deleted without asking), and run clones them afresh from v2"
+pvctl del edge-uswest1.app.packagevariant-1 core-euwest1.app.packagevariant-1
+pvctl run -f examples/local | sed -n '1,8p'
 echo
 echo "   git -C repositories/edge-useast1.git diff app/v1 drafts/app/packagevariant-2:"
 git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "s/^/   /"
