@@ -12,6 +12,7 @@ package chain
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -131,20 +132,8 @@ func (p *Package) Run(steps []Step) (*Result, error) {
 	if out.Files, err = krm.ItemsToFiles(items, p.files); err != nil {
 		return out, err
 	}
-	out.Changed = !sameFiles(p.files, out.Files)
+	out.Changed = !maps.Equal(p.files, out.Files)
 	return out, nil
-}
-
-func sameFiles(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // InjectionTypes lists the apiVersion/kind of the package's injection points:

@@ -161,6 +161,16 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 	}
 }
 
+// openRevision opens the repositories and finds one revision by name.
+func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, error) {
+	s, err := openRepos(o.Repos, o.Namespace, false)
+	if err != nil {
+		return nil, store.Revision{}, err
+	}
+	rev, err := revision(s, o.Namespace, name)
+	return s, rev, err
+}
+
 func revision(s *gitstore.Store, namespace, name string) (store.Revision, error) {
 	for _, r := range s.All(namespace) {
 		if r.Name == name {
@@ -317,11 +327,7 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 		Args:              args(1, 1, "diff needs one package revision name"),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
-			s, err := openRepos(o.Repos, o.Namespace, false)
-			if err != nil {
-				return err
-			}
-			rev, err := revision(s, o.Namespace, a[0])
+			s, rev, err := openRevision(o, a[0])
 			if err != nil {
 				return err
 			}
@@ -394,11 +400,7 @@ func pullCommand(ctx context.Context, o *Options) *cobra.Command {
 		Args:              args(2, 2, "pull needs a package revision name and a directory"),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
-			s, err := openRepos(o.Repos, o.Namespace, false)
-			if err != nil {
-				return err
-			}
-			rev, err := revision(s, o.Namespace, a[0])
+			s, rev, err := openRevision(o, a[0])
 			if err != nil {
 				return err
 			}

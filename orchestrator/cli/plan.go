@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,7 +137,7 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 // unifiedDiff is `git diff --no-index` of two versions of a revision's
 // files, paths shown as <revision>/<file>.
 func unifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
-	if sameFiles(a, b) {
+	if maps.Equal(a, b) {
 		return "", nil
 	}
 	dir, err := os.MkdirTemp(tmp, "diff-")
@@ -175,16 +176,4 @@ func unifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 		return "", fmt.Errorf("git diff: %w", err)
 	}
 	return string(out), nil
-}
-
-func sameFiles(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -3,12 +3,12 @@ package pvsexpand
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/pvkit/pvkit/pkg/krm"
 )
 
 // What CEL costs, and the bounds that make a cost bounded (learned from the
@@ -205,19 +205,10 @@ func (o *Object) withinBounds() error {
 	if total > maxAnnotationsSize {
 		return fmt.Errorf("object %q has %d bytes of annotations, more than the %d an object may have", o.Name, total, maxAnnotationsSize)
 	}
-	for _, k := range sortedKeys(o.Labels) {
+	for _, k := range krm.SortedKeys(o.Labels) {
 		if len(o.Labels[k]) > maxLabelValueLength {
 			return fmt.Errorf("object %q: label %q has a value of %d characters, more than %d", o.Name, k, len(o.Labels[k]), maxLabelValueLength)
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
