@@ -16,6 +16,8 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"os"
 	"path/filepath"
 	"sort"
@@ -178,8 +180,14 @@ func Init(gitDir, branch string) error {
 	if err := os.MkdirAll(gitDir, 0o755); err != nil {
 		return err
 	}
-	_, err := git(gitDir, nil, "init", "--bare", "--quiet", "--initial-branch="+branch, gitDir)
-	return err
+	// In process (go-git): a first run over a thousand repositories spawns no
+	// git init for each.
+	_, err := gogit.PlainInitWithOptions(gitDir, &gogit.PlainInitOptions{Bare: true,
+		InitOptions: gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)}})
+	if err != nil {
+		return fmt.Errorf("git init %s: %w", gitDir, err)
+	}
+	return nil
 }
 
 // IsBare reports whether dir looks like a bare git repository.
@@ -245,11 +253,10 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, error) {
 			deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] = true
 		}
 	}
-	cat, err := newCatFile(r.GitDir)
+	cat, err := newObjectReader(r.GitDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer cat.close()
 	var revs []store.Revision
 	var files []map[string]string
 	seen := map[string]string{} // revision name -> ref
@@ -262,12 +269,12 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, error) {
 		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
 			Lifecycle: p.lifecycle, Revision: p.revision}
 		if p.lifecycle == store.Published {
-			_, body, err := cat.read(commit)
+			msg, err := cat.message(commit)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", ref, err)
 			}
 			rev.Workspace = fmt.Sprintf("v%d", p.revision)
-			if a := annotationOf(body); a.Package == p.pkg && a.Workspace != "" {
+			if a := annotationOf([]byte("\n\n" + msg)); a.Package == p.pkg && a.Workspace != "" {
 				rev.Workspace = a.Workspace
 			}
 			if deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] {

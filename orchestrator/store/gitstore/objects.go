@@ -1,0 +1,188 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Reads go through go-git, in process: opening a store of a thousand
+// repositories costs no git process (it cost two each: for-each-ref and
+// cat-file). Writes stay with git itself (fast-import, update-ref --stdin),
+// whose ref transactions are atomic.
+
+// refs lists a repository's branches and tags: ref name -> commit (an
+// annotated tag is peeled to its commit). It reads the ref files as git
+// does: packed-refs, then the loose refs under refs/heads and refs/tags,
+// which win; lock files (a git process under way, or one that died) are
+// skipped, as git skips them.
+func refs(gitDir string) (map[string]string, error) {
+	m := map[string]string{}
+	peeled := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		last := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case line == "" || strings.HasPrefix(line, "#"):
+			case strings.HasPrefix(line, "^"):
+				if last != "" {
+					peeled[last] = strings.TrimPrefix(line, "^")
+				}
+			default:
+				sha, name, ok := strings.Cut(line, " ")
+				if ok && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
+					m[name], last = sha, name
+				} else {
+					last = ""
+				}
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, top := range []string{"refs/heads", "refs/tags"} {
+		root := filepath.Join(gitDir, filepath.FromSlash(top))
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) && path == root {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() || strings.HasSuffix(path, ".lock") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(gitDir, path)
+			if err != nil {
+				return err
+			}
+			sha := strings.TrimSpace(string(b))
+			if len(sha) != 40 { // a symbolic ref, or a ref being written
+				return nil
+			}
+			name := filepath.ToSlash(rel)
+			m[name] = sha
+			delete(peeled, name)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
+		}
+	}
+	var repo *gogit.Repository
+	for name, sha := range m {
+		if !strings.HasPrefix(name, "refs/tags/") {
+			continue
+		}
+		if p, ok := peeled[name]; ok {
+			m[name] = p
+			continue
+		}
+		if t, ok := tagTargets.Load(gitDir + " " + sha); ok { // objects never change
+			m[name] = t.(string)
+			continue
+		}
+		if repo == nil {
+			r, err := gogit.PlainOpen(gitDir)
+			if err != nil {
+				return nil, fmt.Errorf("opening %s: %w", gitDir, err)
+			}
+			repo = r
+		}
+		if tag, err := repo.TagObject(plumbing.NewHash(sha)); err == nil {
+			m[name] = tag.Target.String()
+		}
+		tagTargets.Store(gitDir+" "+sha, m[name])
+	}
+	return m, nil
+}
+
+// tagTargets remembers what a tag ref's object peels to ("<gitDir> <sha>").
+var tagTargets sync.Map
+
+// objectReader reads commits and trees of one repository.
+type objectReader struct {
+	repo *gogit.Repository
+	dir  string
+}
+
+func newObjectReader(gitDir string) (*objectReader, error) {
+	repo, err := gogit.PlainOpen(gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", gitDir, err)
+	}
+	return &objectReader{repo: repo, dir: gitDir}, nil
+}
+
+// message returns a commit's message.
+func (c *objectReader) message(commit string) (string, error) {
+	co, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	return co.Message, nil
+}
+
+// files reads the regular files below dir in a commit, keyed by their path
+// relative to dir; links and submodules are skipped. A commit without dir
+// has no files.
+func (c *objectReader) files(commit, dir string) (map[string]string, error) {
+	co, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	root, err := co.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	out := map[string]string{}
+	tree, err := root.Tree(dir)
+	if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
+	}
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
+		}
+		if entry.Mode != filemode.Regular && entry.Mode != filemode.Executable {
+			continue
+		}
+		blob, err := c.repo.BlobObject(entry.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%s/%s in %s: %w", commit, dir, name, c.dir, err)
+		}
+		r, err := blob.Reader()
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		out[name] = string(b)
+	}
+}
