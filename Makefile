@@ -21,7 +21,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/kptfile:FuzzKptfile \
   orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images function-runner generate check-generated test fuzz golden bench lint demo clean
+.PHONY: all build images function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -90,6 +90,10 @@ golden:
 ## bench: run the benchmarks and print a table with the ratio to the floor
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
+
+## bench-pvctl: pvctl run, first and no-op, on a set fanned out to PVKIT_BENCH_TARGETS repositories (default 1000; about 2 minutes)
+bench-pvctl:
+	PVKIT_BENCH_PVCTL=1 go test -run '^$$' -bench BenchmarkPvctlRun -benchtime 1x -timeout 30m ./test/bench/
 
 ## lint: gofmt check and go vet
 lint:
