@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
-	"time"
 )
 
 // gitEnv makes every git call independent of the user's configuration and
@@ -42,31 +40,4 @@ func updateRefs(gitDir string, ops []string) error {
 	in := "start\n" + strings.Join(ops, "\n") + "\nprepare\ncommit\n"
 	_, err := git(gitDir, []byte(in), "update-ref", "--stdin")
 	return err
-}
-
-// commitDir commits files as directory dir on top of parent ("" for a root
-// commit), replacing whatever dir held, and points ref at the new commit;
-// git refuses if ref moved meanwhile (the new commit would not contain
-// it). It returns the new commit.
-func commitDir(gitDir, ref, parent, dir string, files map[string]string, message string, now time.Time) (string, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "commit %s\nmark :1\ncommitter pvctl <pvctl@pvkit.dev> %d +0000\ndata %d\n%s\n", ref, now.Unix(), len(message), message)
-	if parent != "" {
-		fmt.Fprintf(&b, "from %s\n", parent)
-	}
-	fmt.Fprintf(&b, "D %s\n", dir)
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(&b, "M 100644 inline %s/%s\ndata %d\n%s\n", dir, name, len(files[name]), files[name])
-	}
-	b.WriteString("\nget-mark :1\ndone\n")
-	out, err := git(gitDir, b.Bytes(), "fast-import", "--quiet", "--done")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
 }

@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -370,22 +369,25 @@ func (s *backend) commit(r *repo, ref, base string, rev store.Revision, files ma
 	if !ok {
 		parent = r.refs[base]
 	}
-	sha, err := s.write(r, ref, parent, rev, files, summary)
+	sha, err := s.write(r, parent, rev, files, summary)
 	if err != nil {
 		return "", err
+	}
+	if err := setRef(r.GitDir, ref, r.refs[ref], sha); err != nil {
+		return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
 	r.refs[ref] = sha
 	return sha, nil
 }
 
-// write commits files as rev's package on top of parent, under ref.
-func (s *backend) write(r *repo, ref, parent string, rev store.Revision, files map[string]string, summary string) (string, error) {
+// write commits files as rev's package on top of parent; no ref moves.
+func (s *backend) write(r *repo, parent string, rev store.Revision, files map[string]string, summary string) (string, error) {
 	for name := range files {
 		if err := validFile(name); err != nil {
 			return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
 		}
 	}
-	return commitDir(r.GitDir, ref, parent, rev.Package, files, message(summary, rev), s.now())
+	return writeCommit(r.GitDir, parent, rev.Package, files, message(summary, rev), s.now())
 }
 
 // Create implements memory.Persister: a draft branch from the repository's
@@ -488,32 +490,21 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 	if err := r.meta.set(r.GitDir, rev); err != nil {
 		return err
 	}
-	// The commit is written under a scratch ref; then one ref transaction
+	// The commit is written first, on no ref; then one ref transaction
 	// moves the branch, creates the tag and removes the draft or proposed
-	// branch and the scratch ref. Killed at any point, the repository shows
-	// either the old state or the new one, never a package on the branch
-	// without its tag.
-	staging := stagingPrefix + strconv.FormatInt(s.now().UnixNano(), 10)
-	sha, err := s.write(r, staging, r.refs[branch], rev, files, fmt.Sprintf("pvctl: publish %s as revision %d", rev.Name, rev.Revision))
+	// branch. Killed at any point, the repository shows either the old state
+	// or the new one (and perhaps an unreferenced commit git gc removes),
+	// never a package on the branch without its tag.
+	sha, err := s.write(r, r.refs[branch], rev, files, fmt.Sprintf("pvctl: publish %s as revision %d", rev.Name, rev.Revision))
 	if err != nil {
 		return err
 	}
-	r.refs[staging] = sha
-	ops := [][2]string{{branch, sha}, {refFor(rev), sha}, {staging, ""}}
+	ops := [][2]string{{branch, sha}, {refFor(rev), sha}}
 	if old.Lifecycle != "" {
 		ops = append(ops, [2]string{refFor(old), ""})
 	}
-	if err := r.update(ops...); err != nil {
-		_ = r.update([2]string{staging, ""})
-		delete(r.refs, staging)
-		return err
-	}
-	return nil
+	return r.update(ops...)
 }
-
-// stagingPrefix holds commits not yet on any branch of Porch's layout (for-each-ref
-// of heads and tags never sees them).
-const stagingPrefix = "refs/pvkit/staging/"
 
 // checkNesting refuses a package nested in, or containing, another package
 // published on the branch: on `main` their directories would overlap, and
