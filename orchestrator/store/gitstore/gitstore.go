@@ -11,19 +11,26 @@
 // owners, labels and annotations) is kept in pvkit-metadata.json in the git
 // directory. Repositories are bare (a remote, as Porch sees it); one process
 // writes at a time.
+//
+// Speed (make bench-pvctl, 1,000 targets): reads (refs, commits, trees) and
+// writes of objects happen in process through go-git, and a single ref moves
+// with git's own lock-file protocol, so a run spawns no git process per
+// repository; the one git process left is `git update-ref --stdin` for a
+// publication, whose transaction moves the branch, creates the tag and drops
+// the draft branch atomically.
 package gitstore
 
 import (
 	"context"
 	"fmt"
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"

@@ -86,7 +86,7 @@ func parseRef(ref string) (parsedRef, bool) {
 }
 
 // validPackage checks a package path: slash-separated names, no empty,
-// "." or ".." segment, nothing git or fast-import would read otherwise.
+// "." or ".." segment, nothing git would read otherwise.
 func validPackage(pkg string) error {
 	if pkg == "" || path.Clean(pkg) != pkg || strings.HasPrefix(pkg, "/") || strings.HasPrefix(pkg, "..") ||
 		strings.ContainsAny(pkg, "\n\"\\ ~^:?*[") || pkg == "." {

@@ -17,9 +17,9 @@ import (
 )
 
 // Reads go through go-git, in process: opening a store of a thousand
-// repositories costs no git process (it cost two each: for-each-ref and
-// cat-file). Writes stay with git itself (fast-import, update-ref --stdin),
-// whose ref transactions are atomic.
+// repositories costs no git process (it cost two each). Objects are written
+// in process too (write.go); multi-ref transactions stay with git itself
+// (update-ref --stdin), which makes them atomic.
 
 // refs lists a repository's branches and tags: ref name -> commit (an
 // annotated tag is peeled to its commit). It reads the ref files as git
