@@ -682,6 +682,29 @@ func TestHelpAndCompletion(t *testing.T) {
 	}
 }
 
+// -f - reads standard input; a run prints each change on stderr as it
+// happens; a set's table row names each target failure.
+func TestStdinProgressAndTargetFailures(t *testing.T) {
+	w := newWS(t)
+	set := readFile(t, filepath.Join(w.in, "fleet-set.yaml"))
+	set = strings.Replace(set, "valueExpr: repository.labels.region\n", "valueExpr: repository.labels.zone\n", 1)
+	var stdin strings.Builder
+	for _, f := range []string{"repositories.yaml", "cluster-objects.yaml"} {
+		stdin.WriteString(readFile(t, filepath.Join(w.in, f)) + "\n---\n")
+	}
+	stdin.WriteString(set)
+	var out, errb bytes.Buffer
+	root := NewRoot(context.Background(), strings.NewReader(stdin.String()), &out, &errb)
+	root.SetArgs([]string{"run", "-f", "-", "--repos", w.repos})
+	code := Execute(root, &errb)
+	if code != ExitNotReady {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	contains(t, out.String(), "PackageVariantSet  app", "2 target entries could not be computed",
+		"`spec.targets[0].repositorySelector` (Repository \"edge-useast1\", package \"app\"): `spec.targets[0].template.labelExprs[0].valueExpr`: no such key: zone")
+	contains(t, errb.String(), "pvctl: created repository edge-useast1\n")
+}
+
 func TestUIDIsStable(t *testing.T) {
 	a, b := UID("PackageVariant", "default", "x"), UID("PackageVariant", "default", "y")
 	if a != UID("PackageVariant", "default", "x") || a == b || len(a) != 36 {

@@ -356,7 +356,12 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 		return s
 	}
 	for _, s := range sets.Items {
-		rep.Objects = append(rep.Objects, status("PackageVariantSet", s.Name, s.Status.Conditions))
+		st := status("PackageVariantSet", s.Name, s.Status.Conditions)
+		// Each target failure, not only their count: what to fix.
+		for _, f := range s.Status.TargetFailures {
+			st.Message += "; " + f.Target + ": " + f.Message
+		}
+		rep.Objects = append(rep.Objects, st)
 		rep.Sets = append(rep.Sets, s)
 	}
 	for _, v := range variants.Items {
