@@ -60,6 +60,7 @@ type Options struct {
 	LeaderElect                bool
 	LeaderID, LeaderElectionNS string
 	ReadableKinds              string // comma-separated, see kit.ReadableKinds
+	Workers                    int    // reconciles at once, per kind
 	zap                        zap.Options
 }
 
@@ -74,6 +75,7 @@ func flags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "the namespace of the leader election lease (default: the controller's own)")
 	fs.StringVar(&o.ReadableKinds, "readable-kinds", strings.Join(kit.DefaultReadableKinds, ","),
 		"the kinds pvkit may read for injection and objectSelector, comma-separated, as Kind (core group) or Kind.group; no wildcards, a Secret only when listed; the controller's role must allow list and watch on each")
+	fs.IntVar(&o.Workers, "workers", 4, "variants (and, separately, sets) reconciled at once; one variant is never reconciled twice at once, and variants writing the same package take turns")
 	o.zap.BindFlags(fs)
 }
 
@@ -131,6 +133,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("--readable-kinds: %w", err)
 	}
+	if o.Workers < 1 || o.Workers > MaxWorkers {
+		return fmt.Errorf("--workers: %d is not between 1 and %d", o.Workers, MaxWorkers)
+	}
 	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -139,10 +144,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr, kinds); err != nil {
+	if err := Setup(ctx, mgr, kinds, o.Workers); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting", "readableKinds", kinds.String())
+	ctrl.Log.WithName("setup").Info("starting", "readableKinds", kinds.String(), "workers", o.Workers)
 	return mgr.Start(ctx)
 }
 
@@ -181,16 +186,20 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
+// MaxWorkers bounds --workers: Porch serialises writes per package and
+// serves a few dozen requests at once; more workers only queue there.
+const MaxWorkers = 64
+
 // Setup registers the store's indexes and both reconcilers, with an Event
-// recorder each and the kinds they may read.
-func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds) error {
+// recorder each, the kinds they may read and their number of workers.
+func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers int) error {
 	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	porch := &store.Porch{Client: mgr.GetClient()}
 	rec := mgr.GetEventRecorderFor(EventSource)
-	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds}).SetupWithManager(ctx, mgr)
+	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr)
 }

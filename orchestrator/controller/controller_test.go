@@ -42,7 +42,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}); err != nil {
+	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -102,6 +102,8 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--nope"}, 2, "", "flag provided but not defined: -nope"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"--readable-kinds", "ConfigMap,*.example.com", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --readable-kinds: readable kind "*.example.com" must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)`},
+		{[]string{"--workers", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 0 is not between 1 and 64"},
+		{[]string{"--workers", "65", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 65 is not between 1 and 64"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Main(context.Background(), tt.args, &out, &errOut)

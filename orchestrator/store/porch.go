@@ -143,17 +143,26 @@ func (p *Porch) GetResources(ctx context.Context, namespace, name string) (Resou
 	if prr.Spec.Resources == nil {
 		return Resources{}, fmt.Errorf("package revision %s/%s has no resources", namespace, name)
 	}
-	return Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion}, nil
+	return Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion, Origin: &prr}, nil
 }
 
 // UpdateResources implements Store.
+//
+// An update of what GetResources returned sends that object back with the
+// new files and no second read: Porch refuses it with a Conflict when the
+// revision changed since (its resourceVersion check), as the read would have.
 func (p *Porch) UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error) {
 	var prr porchapi.PackageRevisionResources
-	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &prr); err != nil {
-		return RenderStatus{}, wrap(err)
-	}
-	if res.ResourceVersion != "" && prr.ResourceVersion != res.ResourceVersion {
-		return RenderStatus{}, fmt.Errorf("package revision %s/%s changed since version %s: %w", namespace, name, res.ResourceVersion, ErrConflict)
+	if o, ok := res.Origin.(*porchapi.PackageRevisionResources); ok && o.Namespace == namespace && o.Name == name &&
+		res.ResourceVersion != "" && o.ResourceVersion == res.ResourceVersion {
+		o.DeepCopyInto(&prr)
+	} else {
+		if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &prr); err != nil {
+			return RenderStatus{}, wrap(err)
+		}
+		if res.ResourceVersion != "" && prr.ResourceVersion != res.ResourceVersion {
+			return RenderStatus{}, fmt.Errorf("package revision %s/%s changed since version %s: %w", namespace, name, res.ResourceVersion, ErrConflict)
+		}
 	}
 	prr.Spec.Resources = res.Files
 	if err := p.Client.Update(ctx, &prr); err != nil {

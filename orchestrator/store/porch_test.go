@@ -159,3 +159,55 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 		t.Fatalf("an internal error that is not a render: %v", err)
 	}
 }
+
+// Writing back what GetResources read is one request (no second read), and
+// a revision that changed in between is still a conflict: Porch checks the
+// resourceVersion it is sent.
+func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := porchapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	prr := &porchapi.PackageRevisionResources{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "deploy.app.ws"},
+		Spec: porchapi.PackageRevisionResourcesSpec{PackageName: "app", RepositoryName: "deploy", Resources: map[string]string{"Kptfile": "a"}}}
+	calls := map[string]int{}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(prr).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			calls["get"]++
+			return c.Get(ctx, key, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			calls["update"]++
+			if r := o.(*porchapi.PackageRevisionResources); r.Spec.PackageName != "app" || r.Spec.RepositoryName != "deploy" {
+				t.Errorf("the update lost the object's spec: %+v", r.Spec)
+			}
+			return c.Update(ctx, o, opts...)
+		},
+	}).Build()
+	p := &Porch{Client: c}
+	ctx := context.Background()
+	res, err := p.GetResources(ctx, "ns", prr.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := res
+	res.Files = map[string]string{"Kptfile": "b"}
+	if _, err := p.UpdateResources(ctx, "ns", prr.Name, res); err != nil {
+		t.Fatal(err)
+	}
+	if calls["get"] != 1 || calls["update"] != 1 {
+		t.Fatalf("a read and its write-back made %v requests, want 1 get and 1 update", calls)
+	}
+	stale.Files = map[string]string{"Kptfile": "c"}
+	if _, err := p.UpdateResources(ctx, "ns", prr.Name, stale); !errors.Is(err, ErrConflict) {
+		t.Fatalf("writing back a stale read: %v, want a conflict", err)
+	}
+	// Without what was read (another caller), the store reads first, as before.
+	if _, err := p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "d"}}); err != nil || calls["get"] != 2 {
+		t.Fatalf("an update without an origin: %v, %v requests", err, calls)
+	}
+	// The caller's copy is not modified.
+	if o := res.Origin.(*porchapi.PackageRevisionResources); o.Spec.Resources["Kptfile"] != "a" {
+		t.Fatalf("the origin was modified: %v", o.Spec.Resources)
+	}
+}

@@ -146,6 +146,11 @@ type DraftSpec struct {
 type Resources struct {
 	Files           map[string]string
 	ResourceVersion string
+	// Origin is the store's own copy of what GetResources read (the Porch
+	// store: the PackageRevisionResources object), so that writing back what
+	// was just read is one API request, not a read and a write. Stores that
+	// need nothing leave it nil; an update without it reads first.
+	Origin any
 }
 
 // RenderStatus is Porch's render outcome after an update: each function's

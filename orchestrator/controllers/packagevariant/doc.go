@@ -25,8 +25,18 @@
 //     (MutationFailed); a published downstream whose upstream is gone stalls
 //     (LockedUpstreamNotFound). A render Porch refuses is retried
 //     (RenderFailed) with its render status in the targets. Draft creation
-//     is idempotent (F5): a create that timed out but succeeded is found as
-//     an owned draft by the next reconcile, never created twice.
+//     is idempotent (F5): when a create fails, the package is listed again
+//     at once; a create that timed out but succeeded is found there, owned,
+//     and never made twice. Never an ownerless draft: a draft in the
+//     workspace asked for that Porch recorded without its owner reference
+//     (its repository refresh got there first) is taken back at once, or at
+//     the next reconcile if it shows up later (DraftReclaimed); an ownerless
+//     draft in a pvkit workspace the variant did not ask for is reported
+//     (Warning OwnerlessDraft) when a draft is created next to it.
+//
+// Workers: the controller reconciles --workers variants at once; two
+// variants writing the same downstream package take turns (a lock per
+// package), so neither picks the workspace the other is creating.
 //  4. status: Ready=True NoErrors and the downstream targets; Porch errors
 //     are Ready=False Error and retried (F6).
 //

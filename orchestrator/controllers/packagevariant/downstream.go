@@ -216,19 +216,58 @@ func overlay(base, add map[string]string) map[string]string {
 // highest such number in the package). Idempotent (F5): a create that
 // failed after succeeding leaves an owned draft the next reconcile finds;
 // a workspace that exists already is retried.
+//
+// Never an ownerless draft: Porch's background repository refresh can
+// record a new draft before its owner references land, and the create then
+// fails although the draft exists, with no owner. So when a create fails,
+// the package is listed again at once and a draft in the workspace asked
+// for, with no owner, is taken back (reclaimed); when it is not there yet,
+// the workspace is remembered and the next reconcile takes it back when it
+// shows up, instead of creating another draft. An ownerless draft in a
+// pvkit workspace that this variant did not ask for (an earlier process's,
+// say) is reported with a Warning Event, OwnerlessDraft, when the variant
+// creates a draft next to it.
 func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, task store.Task) (store.Revision, error) {
 	key := downstreamKey(v)
 	revs, err := r.Store.ListRevisions(ctx, key)
 	if err != nil {
 		return store.Revision{}, err
 	}
+	if asked, ok := r.asked.get(v.UID); ok {
+		for _, rev := range revs {
+			if rev.Name == asked && !rev.Lifecycle.IsPublished() && len(rev.Owners) == 0 {
+				return r.reclaim(ctx, v, rev)
+			}
+		}
+	}
+	var ownerless []string
+	for _, rev := range revs {
+		if !rev.Lifecycle.IsPublished() && len(rev.Owners) == 0 && strings.HasPrefix(rev.Workspace, workspacePrefix) {
+			ownerless = append(ownerless, rev.Name)
+		}
+	}
 	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
 		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
 		Labels: v.Spec.Labels, Annotations: v.Spec.Annotations, Task: task}
+	if len(ownerless) > 0 {
+		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
+	}
 	draft, err := r.Store.CreateDraft(ctx, spec)
 	if err != nil {
-		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
+		name := store.RevisionName(key.Repository, key.Package, spec.Workspace)
+		if rev, found, lerr := r.findRevision(ctx, key, name); lerr == nil && found && !rev.Lifecycle.IsPublished() {
+			if rev.OwnedBy(string(v.UID)) {
+				draft, err = rev, nil // the create succeeded after all (F5)
+			} else if len(rev.Owners) == 0 {
+				return r.reclaim(ctx, v, rev)
+			}
+		}
+		if err != nil {
+			r.asked.set(v.UID, name)
+			return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
+		}
 	}
+	r.asked.forget(v.UID)
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
 	switch task.Type {
 	case store.Upgrade:
@@ -239,6 +278,37 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 		r.events().Normal(v, EventDraftCreated, "created draft %s (clone of %s)", draft.Name, task.Upstream)
 	}
 	return draft, nil
+}
+
+// findRevision lists a package and returns its revision called name.
+func (r *Reconciler) findRevision(ctx context.Context, key store.PackageKey, name string) (store.Revision, bool, error) {
+	revs, err := r.Store.ListRevisions(ctx, key)
+	if err != nil {
+		return store.Revision{}, false, err
+	}
+	for _, rev := range revs {
+		if rev.Name == name {
+			return rev, true, nil
+		}
+	}
+	return store.Revision{}, false, nil
+}
+
+// reclaim makes the variant the owner of the ownerless draft it asked for,
+// with its labels and annotations, as the create would have.
+func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev store.Revision) (store.Revision, error) {
+	rev.Owners = []store.OwnerRef{ownerRef(v)}
+	rev.Labels = overlay(rev.Labels, v.Spec.Labels)
+	rev.Annotations = overlay(rev.Annotations, v.Spec.Annotations)
+	if err := r.Store.Update(ctx, rev); err != nil {
+		r.asked.set(v.UID, rev.Name)
+		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)
+	}
+	r.asked.forget(v.UID)
+	ctrl.LoggerFrom(ctx).Info("reclaimed the draft it asked for, recorded without owner", "revision", rev.Name)
+	r.events().Normal(v, EventDraftReclaimed, "took back draft %s: Porch recorded it before its owner reference landed", rev.Name)
+	rev.ResourceVersion = "" // changed by the update
+	return rev, nil
 }
 
 func nextWorkspace(revs []store.Revision) string {

@@ -79,4 +79,35 @@ func (r *Reconciler) forget(uid types.UID) {
 	r.memo.mu.Lock()
 	defer r.memo.mu.Unlock()
 	delete(r.memo.m, uid)
+	r.asked.forget(uid)
+}
+
+// asked remembers, per variant, the draft whose create failed: Porch may
+// still record it, without owner, and the variant then takes it back rather
+// than create another (createDraft). It lives in memory, like the memo.
+type asked struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+func (a *asked) get(uid types.UID) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	name, ok := a.m[uid]
+	return name, ok
+}
+
+func (a *asked) set(uid types.UID, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[types.UID]string{}
+	}
+	a.m[uid] = name
+}
+
+func (a *asked) forget(uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, uid)
 }

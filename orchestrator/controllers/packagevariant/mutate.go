@@ -29,7 +29,7 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	if !out.Changed {
 		return target{name: d.Name}, false, in, nil
 	}
-	render, err := r.Store.UpdateResources(ctx, v.Namespace, d.Name, store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion})
+	render, err := r.Store.UpdateResources(ctx, v.Namespace, d.Name, store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin})
 	if errors.Is(err, store.ErrRenderFailed) {
 		t := target{name: d.Name, render: &render}
 		return t, false, nil, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}

@@ -29,6 +29,8 @@ const (
 	EventRevisionDeleted     = "RevisionDeleted"     // a Draft or Proposed revision deleted
 	EventRevisionOrphaned    = "RevisionOrphaned"    // deletionPolicy orphan released a revision
 	EventDeletionWithdrawn   = "DeletionWithdrawn"   // a DeletionProposed revision wanted again
+	EventDraftReclaimed      = "DraftReclaimed"      // the draft asked for, recorded by Porch without owner, taken back
+	EventOwnerlessDraft      = "OwnerlessDraft"      // Warning: an ownerless draft in a pvkit workspace next to a new one
 )
 
 // Reconciler reconciles PackageVariants.
@@ -44,9 +46,15 @@ type Reconciler struct {
 	// Kinds are the kinds the reconciler may read for injection (the zero
 	// value: kit.DefaultReadableKinds).
 	Kinds kit.ReadableKinds
+	// Workers is the number of variants reconciled at once (default 1). A
+	// variant is never reconciled twice at once (the work queue), and two
+	// variants writing the same downstream package take turns (pkgs).
+	Workers int
 
 	watch *kit.Watcher // set by SetupWithManager
 	memo  memo
+	pkgs  kit.KeyLock
+	asked asked // drafts asked for whose create failed
 }
 
 // Reconcile implements reconcile.Reconciler: get the variant, run the steps
@@ -115,7 +123,9 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	if up == nil {
 		return kit.Stallf(pvapi.ReasonUpstreamNotFound, "upstream package revision not found: %s", upstream.Describe(*v.Spec.Upstream))
 	}
+	unlock := r.pkgs.Lock(downstreamKey(v).String())
 	targets, err := r.reconcileDownstream(ctx, v, up)
+	unlock()
 	var rf *renderFailure
 	if errors.As(err, &rf) {
 		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)

@@ -261,25 +261,110 @@ func TestFailingDeleteKeepsFinalizer(t *testing.T) {
 	}
 }
 
-// F5: a create that timed out after succeeding gives exactly one draft.
+// F5: a create that timed out after succeeding gives exactly one draft,
+// found at once (the package is listed again when a create fails).
 func TestCreateTimeoutGivesOneDraft(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("context deadline exceeded"), After: true})
-	if err := e.reconcile("app-prod"); err == nil {
-		t.Fatal("the timed-out create must be reported")
-	}
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "deadline") {
-		t.Fatalf("Ready = %+v", c)
-	}
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 {
-		t.Fatalf("want exactly one draft, got %+v", revs)
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+		t.Fatalf("want exactly one owned draft, got %+v", revs)
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+// A create that fails and leaves nothing is reported and retried.
+func TestCreateFailureIsRetried(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("porch is down")})
+	err := e.reconcile("app-prod")
+	if err == nil || !strings.Contains(err.Error(), `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": porch is down`) {
+		t.Fatalf("reconcile = %v", err)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "porch is down") {
+		t.Fatalf("Ready = %+v", c)
+	}
+	e.mustReconcile("app-prod")
+	if revs := e.downstream("app-prod"); len(revs) != 1 || revs[0].Workspace != "packagevariant-1" {
+		t.Fatalf("want one draft in packagevariant-1, got %+v", revs)
+	}
+}
+
+// Never an ownerless draft (issue 13.4): Porch records the new draft
+// before its owner reference lands and the create fails; the variant takes
+// the draft it asked for back at once, with its labels, and makes no other.
+func TestOwnerlessDraftIsReclaimedAtOnce(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New(`packagerevisions.porch.kpt.dev "deploy.app-prod.packagevariant-1" already exists`), After: true, Ownerless: true})
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Workspace != "packagevariant-1" {
+		t.Fatalf("want the one draft asked for, owned, with the variant's labels: %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
+	ev := e.events()
+	if len(ev) != 1 || ev[0] != "Normal DraftReclaimed took back draft deploy.app-prod.packagevariant-1: Porch recorded it before its owner reference landed" {
+		t.Fatalf("Events = %q", ev)
+	}
+	before := e.totalWrites()
+	e.mustReconcile("app-prod")
+	if w := e.totalWrites() - before; w != 0 || len(e.downstream("app-prod")) != 1 {
+		t.Fatalf("after the reclaim: %d writes, %d revisions", w, len(e.downstream("app-prod")))
+	}
+}
+
+// The same when the draft shows up only after the failed create returned
+// (the refresh is late): the next reconcile takes it back instead of
+// creating packagevariant-2.
+func TestOwnerlessDraftIsReclaimedWhenItShowsUp(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("the server was unable to return a response in the time allotted")})
+	if err := e.reconcile("app-prod"); err == nil {
+		t.Fatal("a failed create with nothing to take back must be reported")
+	}
+	// Porch's refresh records the draft after all, without owner.
+	if _, err := e.store.CreateDraft(context.Background(), store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app-prod",
+		Workspace: "packagevariant-1", Task: store.Task{Type: store.Clone, Upstream: e.store.All(ns)[0].Name}}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Workspace != "packagevariant-1" {
+		t.Fatalf("want packagevariant-1 taken back, got %+v", revs)
+	}
+}
+
+// An ownerless draft the variant did not ask for (an earlier process's) is
+// reported on the variant when it creates a draft next to it.
+func TestOwnerlessDraftIsReported(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	if _, err := e.store.CreateDraft(context.Background(), store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app-prod",
+		Workspace: "packagevariant-1", Task: store.Task{Type: store.Clone, Upstream: e.store.All(ns)[0].Name}}); err != nil {
+		t.Fatal(err)
+	}
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	ev := e.events()
+	if len(ev) != 2 || !strings.HasPrefix(ev[0], "Warning OwnerlessDraft deploy.app-prod.packagevariant-1 in default/deploy/app-prod has no owner") {
+		t.Fatalf("Events = %q", ev)
+	}
+	if revs := e.downstream("app-prod"); len(revs) != 2 {
+		t.Fatalf("want the ownerless draft left alone and a new one: %+v", revs)
+	}
 }
 
 // F1 through the orchestrator: dotted names keep exactly one entry.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -41,6 +42,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
 		For(&pvapi.PackageVariant{}).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Build(r)
 	if err != nil {
 		return err

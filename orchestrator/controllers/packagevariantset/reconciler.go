@@ -47,6 +47,8 @@ type Reconciler struct {
 	// AllowMassDeletion lifts the mass-deletion guard for every set (pvctl
 	// run --prune=all); a set lifts it for itself with AllowMassDeletionAnnotation.
 	AllowMassDeletion bool
+	// Workers is the number of sets reconciled at once (default 1).
+	Workers int
 
 	watch *kit.Watcher // set by SetupWithManager
 }

@@ -38,11 +38,15 @@ const (
 
 // Fault makes the next Times calls of Op fail with Err; with After, the
 // operation is carried out first (a create that timed out but succeeded).
+// Ownerless (a create, with After) makes the draft without its owners,
+// labels and annotations: Porch's background repository refresh recorded
+// the new draft before the creator's metadata landed, and the create failed.
 type Fault struct {
-	Op    string
-	Err   error
-	After bool
-	Times int
+	Op        string
+	Err       error
+	After     bool
+	Ownerless bool
+	Times     int
 }
 
 // Inject adds a fault.
@@ -122,7 +126,18 @@ func (f *Fake) ListOwned(ctx context.Context, namespace, uid string) ([]store.Re
 
 // CreateDraft implements store.Store.
 func (f *Fake) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
-	return call(f, OpCreate, func() (store.Revision, error) { return f.Store.CreateDraft(ctx, spec) })
+	flt := f.fault(OpCreate)
+	if flt != nil && !flt.After {
+		return store.Revision{}, flt.Err
+	}
+	if flt != nil && flt.Ownerless {
+		spec.Owners, spec.Labels, spec.Annotations = nil, nil, nil
+	}
+	rev, err := f.Store.CreateDraft(ctx, spec)
+	if err == nil && flt != nil {
+		return store.Revision{}, flt.Err
+	}
+	return rev, err
 }
 
 // GetResources implements store.Store.
