@@ -21,7 +21,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/kptfile:FuzzKptfile \
   orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
+.PHONY: all build images deploy undeploy function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -39,10 +39,13 @@ generate: $(CONTROLLER_GEN)
 all: build
 
 ## build: static Linux binaries in bin/ (contract.md): the functions and pvctl
-build: $(BINARIES) bin/pvctl
+build: $(BINARIES) bin/pvctl bin/pvkit-controller
 
 bin/pvctl: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
+
+bin/pvkit-controller: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./orchestrator/cmd/pvkit-controller
 
 bin/%: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*
@@ -57,6 +60,17 @@ images: build
 	    --build-arg "DESCRIPTION=$$desc" -t $(IMAGE_REPO)/$$fn:$(VERSION) -t $(IMAGE_REPO)/$$fn:dev . 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "built $(IMAGE_REPO)/$$fn:$(VERSION) and $(IMAGE_REPO)/$$fn:dev ($$(docker image inspect -f '{{.Size}}' $(IMAGE_REPO)/$$fn:dev) bytes)"; \
 	done
+	@out=$$(docker build -q -f Dockerfile.controller --build-arg VERSION=$(VERSION) \
+	    -t $(IMAGE_REPO)/controller:$(VERSION) -t $(IMAGE_REPO)/controller:dev . 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "built $(IMAGE_REPO)/controller:$(VERSION) and $(IMAGE_REPO)/controller:dev ($$(docker image inspect -f '{{.Size}}' $(IMAGE_REPO)/controller:dev) bytes; $$(docker save $(IMAGE_REPO)/controller:dev | gzip -c | wc -c) bytes compressed)"
+
+## deploy: install the controller next to Porch (kubectl's current context): CRDs, RBAC, Deployment
+deploy:
+	kubectl apply -k config/default
+
+## undeploy: remove what deploy installed (the CRDs too: every PackageVariant and PackageVariantSet goes with them)
+undeploy:
+	kubectl delete -k config/default --ignore-not-found
 
 ## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
 function-runner:

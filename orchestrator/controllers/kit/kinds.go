@@ -68,6 +68,21 @@ func (k ReadableKinds) AllowsKind(group *string, kind string) bool {
 	return false
 }
 
+// List returns the kinds, sorted by group and kind.
+func (k ReadableKinds) List() []schema.GroupKind {
+	var out []schema.GroupKind
+	for gk := range k.set() {
+		out = append(out, gk)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
+}
+
 // String lists the kinds, sorted, as they are written.
 func (k ReadableKinds) String() string {
 	var out []string

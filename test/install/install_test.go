@@ -1,0 +1,162 @@
+package install
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+type object struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	raw []byte
+}
+
+// build runs `kubectl kustomize config/default` and splits the result.
+func build(t *testing.T) map[string]object {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("SKIP: kubectl is not on PATH; the install manifests are not built")
+	}
+	cmd := exec.Command("kubectl", "kustomize", "config/default")
+	cmd.Dir = fntest.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v", err)
+	}
+	objs := map[string]object{}
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var o object
+		if err := sigsyaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		o.raw = []byte(doc)
+		objs[o.Kind+"/"+o.Metadata.Name] = o
+	}
+	return objs
+}
+
+func decode[T any](t *testing.T, objs map[string]object, key string) *T {
+	t.Helper()
+	o, ok := objs[key]
+	if !ok {
+		t.Fatalf("config/default has no %s", key)
+	}
+	var v T
+	if err := sigsyaml.UnmarshalStrict(o.raw, &v); err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+	return &v
+}
+
+// What `kubectl apply -k config/default` installs, and how the controller runs.
+func TestInstallManifests(t *testing.T) {
+	objs := build(t)
+	var keys []string
+	for k := range objs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"ClusterRole/pvkit-controller", "ClusterRoleBinding/pvkit-controller",
+		"CustomResourceDefinition/packagevariants.config.porch.kpt.dev", "CustomResourceDefinition/packagevariantsets.config.porch.kpt.dev",
+		"Deployment/pvkit-controller", "Namespace/pvkit-system", "Service/pvkit-controller-metrics", "ServiceAccount/pvkit-controller"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("config/default = %q, want %q", keys, want)
+	}
+
+	d := decode[appsv1.Deployment](t, objs, "Deployment/pvkit-controller")
+	spec := d.Spec.Template.Spec
+	if spec.ServiceAccountName != "pvkit-controller" || len(spec.Containers) != 1 {
+		t.Fatalf("deployment: service account %q, %d containers", spec.ServiceAccountName, len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	// The image is the one `make images` builds at the Makefile's version.
+	mk, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)`).FindSubmatch(mk)
+	if version == nil || c.Image != "pvkit/controller:"+string(version[1]) {
+		t.Errorf("image %q, want pvkit/controller:<Makefile VERSION>", c.Image)
+	}
+	// Restricted: non-root, read-only root, nothing to escalate, no capability.
+	psc, sc := spec.SecurityContext, c.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+		sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("security context is not the restricted profile: pod %+v, container %+v", psc, sc)
+	}
+	args := map[string]string{}
+	for _, a := range c.Args {
+		k, v, _ := strings.Cut(a, "=")
+		args[k] = v
+	}
+	if _, ok := args["--leader-elect"]; !ok || *d.Spec.Replicas < 2 {
+		t.Errorf("want leader election with several replicas: args %q, replicas %d", c.Args, *d.Spec.Replicas)
+	}
+	// Probes and the metrics Service point at the ports the flags bind.
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	if args["--metrics-bind-address"] != ":8080" || ports["metrics"] != 8080 || args["--health-probe-bind-address"] != ":8081" || ports["probes"] != 8081 {
+		t.Errorf("ports %v do not match the flags %v", ports, args)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.LivenessProbe.HTTPGet.Port.StrVal != "probes" ||
+		c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.ReadinessProbe.HTTPGet.Port.StrVal != "probes" {
+		t.Errorf("probes: liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
+	}
+	svc := decode[corev1.Service](t, objs, "Service/pvkit-controller-metrics")
+	if svc.Spec.Ports[0].TargetPort.StrVal != "metrics" || svc.Spec.Selector["app.kubernetes.io/component"] != d.Spec.Template.Labels["app.kubernetes.io/component"] {
+		t.Errorf("metrics service %+v does not reach the controller", svc.Spec)
+	}
+
+	// The role: no wildcard anywhere, and every kind the controller may read
+	// (--readable-kinds) can be listed and watched with it.
+	role := decode[rbacv1.ClusterRole](t, objs, "ClusterRole/pvkit-controller")
+	allowed := map[schema.GroupResource][]string{}
+	for _, r := range role.Rules {
+		for _, s := range append(append(append([]string{}, r.APIGroups...), r.Resources...), r.Verbs...) {
+			if strings.Contains(s, "*") {
+				t.Errorf("role rule %+v has a wildcard", r)
+			}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				allowed[schema.GroupResource{Group: g, Resource: res}] = append(allowed[schema.GroupResource{Group: g, Resource: res}], r.Verbs...)
+			}
+		}
+	}
+	kinds, err := kit.ParseReadableKinds(strings.Split(args["--readable-kinds"], ","))
+	if err != nil {
+		t.Fatalf("--readable-kinds: %v", err)
+	}
+	for _, gk := range kinds.List() {
+		gr := schema.GroupResource{Group: gk.Group, Resource: strings.ToLower(gk.Kind) + "s"}
+		if v := allowed[gr]; !slices.Contains(v, "list") || !slices.Contains(v, "watch") {
+			t.Errorf("--readable-kinds names %s, but the role does not let the controller list and watch %s (verbs %q)", gk, gr, v)
+		}
+	}
+	if v := allowed[schema.GroupResource{Resource: "secrets"}]; len(v) > 0 {
+		t.Errorf("the role grants %q on Secrets", v)
+	}
+	b := decode[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding/pvkit-controller")
+	if b.RoleRef.Name != role.Name || len(b.Subjects) != 1 || b.Subjects[0].Name != spec.ServiceAccountName || b.Subjects[0].Namespace != d.Namespace {
+		t.Errorf("binding %+v does not bind the role to the controller's ServiceAccount", b)
+	}
+}
