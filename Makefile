@@ -21,7 +21,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/kptfile:FuzzKptfile \
   orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
+.PHONY: all build images deploy undeploy e2e-porch function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -83,7 +83,19 @@ test: lint check-generated
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
 	PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
+	@if command -v etcd >/dev/null 2>&1; then $(MAKE) --no-print-directory e2e-porch; \
+	  else echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; fi
 	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
+
+## e2e-porch: a real Porch v1.5.3 on 127.0.0.1 (etcd from Debian, kube-apiserver and Porch built
+## from the module proxy, cached in .cache/porch), pvkit's controller run with its ServiceAccount's
+## credentials, the scenarios in test/porch; stops exactly what it started
+PORCH_STACK ?= $(CURDIR)/.cache/porch/stack
+e2e-porch: build
+	test/porch/stack.sh build
+	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
+	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
+	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 20m -v ./test/porch
 
 ## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
 check-generated: generate

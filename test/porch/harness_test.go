@@ -1,0 +1,302 @@
+package porch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/api"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The stack `make e2e-porch` brought up (test/porch/stack.sh).
+var (
+	stackDir   = os.Getenv("PVKIT_PORCH_DIR")
+	adminKC    = filepath.Join(stackDir, "admin.kubeconfig")
+	repoRoot   = fntest.RepoRoot()
+	setupOnce  sync.Once
+	setupErr   error
+	controller *exec.Cmd
+)
+
+func TestMain(m *testing.M) {
+	if stackDir == "" {
+		fmt.Println("SKIP: no real Porch (PVKIT_PORCH_DIR is unset); `make e2e-porch` brings one up and runs these tests")
+		os.Exit(0)
+	}
+	code := m.Run()
+	if controller != nil && controller.Process != nil {
+		_ = controller.Process.Kill()
+		_, _ = controller.Process.Wait()
+	}
+	os.Exit(code)
+}
+
+// env is one scenario: its own namespace on the shared stack.
+type env struct {
+	t  *testing.T
+	c  client.Client
+	ns string
+}
+
+// newEnv installs pvkit once (CRDs, the role of config/default, the
+// controller as a process with its ServiceAccount's token) and makes a
+// fresh namespace (the stack has no namespace controller: namespaces are
+// never removed, so each scenario gets a new one).
+func newEnv(t *testing.T, name string) *env {
+	t.Helper()
+	setupOnce.Do(func() { setupErr = install() })
+	if setupErr != nil {
+		t.Fatalf("installing pvkit: %v", setupErr)
+	}
+	c, err := newClient(adminKC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, c: c, ns: fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%1e6)}
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.dump()
+		}
+	})
+	return e
+}
+
+func newClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	scheme, err := api.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+func kubectl(stdin string, args ...string) (string, error) {
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", adminKC}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// install applies what config/default installs but the Deployment (the
+// controller runs here as a process), then starts bin/pvkit-controller with
+// the ServiceAccount's credentials: the role is proven sufficient.
+func install() error {
+	for _, args := range [][]string{
+		{"apply", "-k", filepath.Join(repoRoot, "config/crd")},
+		{"apply", "-f", filepath.Join(repoRoot, "config/manager/namespace.yaml")},
+		{"apply", "-k", filepath.Join(repoRoot, "config/rbac")},
+		{"apply", "-f", filepath.Join(repoRoot, "test/porch/testdata/team-crd.yaml")},
+	} {
+		if _, err := kubectl("", args...); err != nil {
+			return err
+		}
+	}
+	token, err := kubectl("", "create", "token", "pvkit-controller", "-n", "pvkit-system", "--duration", "6h")
+	if err != nil {
+		return err
+	}
+	kc := filepath.Join(stackDir, "pvkit-controller.kubeconfig")
+	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: %q}
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: pvkit-controller}
+current-context: e2e
+users:
+- name: pvkit-controller
+  user: {token: %q}
+`, filepath.Join(stackDir, "pki/ca.crt"), strings.TrimSpace(token))), 0o600); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(stackDir, "pvkit-controller.log"))
+	if err != nil {
+		return err
+	}
+	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), "--kubeconfig", kc,
+		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
+		"--workers", "4", "--zap-encoder", "console")
+	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
+	controller.Stdout, controller.Stderr = logf, logf
+	if err := controller.Start(); err != nil {
+		return err
+	}
+	_ = os.WriteFile(filepath.Join(stackDir, "pvkit-controller.pid"), []byte(fmt.Sprint(controller.Process.Pid)), 0o644)
+	for i := 0; i < 300; i++ {
+		if r, err := http.Get("http://127.0.0.1:18081/readyz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(logf.Name())
+	return fmt.Errorf("the controller did not become ready in 30 s; its log:\n%s", b)
+}
+
+// dump prints what a failing scenario needs: the controller's log and the
+// namespace's PackageRevisions and variants.
+func (e *env) dump() {
+	b, _ := os.ReadFile(filepath.Join(stackDir, "pvkit-controller.log"))
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > 200 {
+		lines = lines[len(lines)-200:]
+	}
+	e.t.Logf("controller log (last %d lines):\n%s", len(lines), strings.Join(lines, "\n"))
+	out, err := kubectl("", "get", "packagerevisions,packagevariants,packagevariantsets", "-n", e.ns, "-o", "wide")
+	e.t.Logf("in %s:\n%s%v", e.ns, out, err)
+	out, _ = kubectl("", "get", "packagevariants", "-n", e.ns, "-o", "yaml")
+	e.t.Logf("variants:\n%s", out)
+}
+
+// eventually polls cond every 250 ms until it holds or timeout passes.
+func (e *env) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(250 * time.Millisecond)
+	}
+	e.t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
+}
+
+// git runs git in dir.
+func (e *env) git(dir string, args ...string) {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com", "GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// bareRepo makes an empty bare git repository and returns its file URL.
+func (e *env) bareRepo(name string) string {
+	dir := filepath.Join(stackDir, "git", e.ns, name+".git")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	e.git(dir, "init", "-q", "--bare", "-b", "main")
+	return "file://" + dir
+}
+
+// publishUpstream pushes package pkg (the files of dir) to main of the
+// repository at url with tag <pkg>/<rev>, as a published Porch revision.
+func (e *env) publishUpstream(url, pkg, rev string, files map[string]string) {
+	e.t.Helper()
+	work := e.t.TempDir()
+	e.git(work, "clone", "-q", url, ".")
+	if err := os.RemoveAll(filepath.Join(work, pkg)); err != nil {
+		e.t.Fatal(err)
+	}
+	for name, text := range files {
+		p := filepath.Join(work, pkg, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.git(work, "add", "-A")
+	e.git(work, "commit", "-q", "-m", pkg+" "+rev)
+	e.git(work, "tag", pkg+"/"+rev)
+	e.git(work, "push", "-q", "origin", "HEAD:main", pkg+"/"+rev)
+}
+
+// repository registers a git repository with Porch.
+func (e *env) repository(name, url string, deployment bool, labels map[string]string) {
+	e.t.Helper()
+	r := &porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: labels},
+		Spec: porchconfig.RepositorySpec{Type: porchconfig.RepositoryTypeGit, Deployment: deployment,
+			Git: &porchconfig.GitRepository{Repo: url, Branch: "main", Directory: "/", CreateBranch: true}}}
+	if err := e.c.Create(context.Background(), r); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// revisions lists the namespace's package revisions of repo/pkg.
+func (e *env) revisions(repo, pkg string) []porchapi.PackageRevision {
+	e.t.Helper()
+	var l porchapi.PackageRevisionList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	var out []porchapi.PackageRevision
+	for _, r := range l.Items {
+		if r.Spec.RepositoryName == repo && r.Spec.PackageName == pkg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (e *env) resources(name string) map[string]string {
+	e.t.Helper()
+	var prr porchapi.PackageRevisionResources
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err != nil {
+		e.t.Fatal(err)
+	}
+	return prr.Spec.Resources
+}
+
+// apply creates the objects of a YAML stream in the namespace.
+func (e *env) apply(text string) {
+	e.t.Helper()
+	if _, err := kubectl(text, "apply", "-n", e.ns, "-f", "-"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// approve proposes and approves a draft through Porch.
+func (e *env) approve(name string) {
+	e.t.Helper()
+	ctx := context.Background()
+	var pr porchapi.PackageRevision
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
+		e.t.Fatal(err)
+	}
+	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycleProposed
+	if err := e.c.Update(ctx, &pr); err != nil {
+		e.t.Fatalf("proposing %s: %v", name, err)
+	}
+	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
+	if err := e.c.SubResource("approval").Update(ctx, &pr); err != nil {
+		e.t.Fatalf("approving %s: %v", name, err)
+	}
+}

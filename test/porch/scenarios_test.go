@@ -1,0 +1,260 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const converge = 90 * time.Second
+
+// ownedDrafts are the revisions of repo/pkg owned by a PackageVariant.
+func (e *env) owned(repo, pkg string) []porchapi.PackageRevision {
+	var out []porchapi.PackageRevision
+	for _, r := range e.revisions(repo, pkg) {
+		if r.DeletionTimestamp != nil { // Porch's failed create leaves a revision being deleted
+			continue
+		}
+		for _, o := range r.OwnerReferences {
+			if o.Kind == "PackageVariant" {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (e *env) ready(name string) (bool, string) {
+	var v pvapi.PackageVariant
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, &v); err != nil {
+		return false, err.Error()
+	}
+	c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
+	if c == nil {
+		return false, "no Ready condition"
+	}
+	return c.Status == "True" && v.Status.ObservedGeneration == v.Generation, fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+// blueprint is examples/app without its own pipeline: Porch renders a
+// clone at once, with the package context Porch generates (name only), and
+// the example's apply-replacements reads data.env from it, so Porch v1.5.3
+// cannot clone examples/app as it is ("fieldPath `data.env` is missing").
+func blueprint(t *testing.T) map[string]string {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples/app"))
+	delete(files, "replacements.yaml")
+	k, _, ok := strings.Cut(files["Kptfile"], "pipeline:")
+	if !ok {
+		t.Fatal("examples/app/Kptfile has no pipeline")
+	}
+	files["Kptfile"] = k
+	return files
+}
+
+// upstream registers a blueprints repository holding files as app/v1.
+func (e *env) upstream(files map[string]string) {
+	url := e.bareRepo("blueprints")
+	e.publishUpstream(url, "app", "v1", files)
+	e.repository("blueprints", url, false, nil)
+	e.eventually(converge, "Porch lists blueprints/app v1", func() (bool, string) {
+		for _, r := range e.revisions("blueprints", "app") {
+			if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished {
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+}
+
+const cluster = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: us-east1-endpoints}
+data: {db: "db.us-east1.internal:5432", cache: "cache.us-east1.internal:6379"}
+---
+apiVersion: example.com/v1
+kind: Team
+metadata: {name: web-team}
+spec: {lead: alice, oncall: web-oncall@example.com}
+`
+
+const appProd = `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: app-prod}
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: app}
+  labels: {env: prod}
+  packageContext:
+    data: {env: prod, region: us-east1}
+  pipeline:
+    mutators:
+    - image: gcr.io/kpt-fn/set-namespace:v0.4.1
+      name: set-ns
+      configMap: {namespace: prod}
+  injectors:
+  - kind: ConfigMap
+    name: us-east1-endpoints
+  - group: example.com
+    kind: Team
+    name: web-team
+`
+
+// Clone with package context, pipeline and injection; the readiness gate
+// is visible in the draft, Porch renders it, and it is approved through
+// Porch; the variant then reports the published revision, and a resync
+// writes nothing.
+func TestCloneContextPipelineInjection(t *testing.T) {
+	e := newEnv(t, "clone")
+	e.upstream(blueprint(t))
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(cluster)
+	e.apply(appProd)
+
+	var draft porchapi.PackageRevision
+	e.eventually(converge, "an owned draft of deploy/app, Ready", func() (bool, string) {
+		owned := e.owned("deploy", "app")
+		if len(owned) != 1 {
+			return false, fmt.Sprintf("%d owned revisions", len(owned))
+		}
+		draft = owned[0]
+		return e.ready("app-prod")
+	})
+	f := e.resources(draft.Name)
+	for file, want := range map[string]string{
+		"package-context.yaml": "region: us-east1",
+		"Kptfile":              "name: PackageVariant.app-prod.set-ns.0",
+		"endpoints.yaml":       "db.us-east1.internal:5432",
+		"team.yaml":            "lead: alice",
+		"deployment.yaml":      "namespace: prod", // set-namespace ran: Porch rendered the pipeline
+	} {
+		if !strings.Contains(f[file], want) {
+			t.Errorf("%s of %s lacks %q:\n%s", file, draft.Name, want, f[file])
+		}
+	}
+	if !strings.Contains(f["Kptfile"], "readinessGates") || !strings.Contains(f["Kptfile"], `injected resource "us-east1-endpoints" from cluster`) {
+		t.Errorf("the Kptfile shows no readiness gate or injection condition:\n%s", f["Kptfile"])
+	}
+	if draft.Labels["env"] != "prod" {
+		t.Errorf("the draft's labels: %v", draft.Labels)
+	}
+
+	e.approve(draft.Name)
+	e.eventually(converge, "the variant reports the published revision", func() (bool, string) {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-prod"}, &v); err != nil {
+			return false, err.Error()
+		}
+		if ok, msg := e.ready("app-prod"); !ok {
+			return false, msg
+		}
+		return len(v.Status.DownstreamTargets) == 1 && v.Status.DownstreamTargets[0].Name == draft.Name &&
+			len(e.owned("deploy", "app")) == 1, fmt.Sprintf("targets %+v", v.Status.DownstreamTargets)
+	})
+	if l := e.owned("deploy", "app")[0].Spec.Lifecycle; l != porchapi.PackageRevisionLifecyclePublished {
+		t.Fatalf("after approval: %s", l)
+	}
+}
+
+// A PackageVariantSet over labelled Repositories: one child and one draft
+// per matching repository; a label removed removes that child and deletes
+// its draft, and leaves the others.
+func TestSetOverLabelledRepositories(t *testing.T) {
+	e := newEnv(t, "set")
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	for _, r := range []string{"east", "west", "north"} {
+		e.repository(r, e.bareRepo(r), true, map[string]string{"env": "prod"})
+	}
+	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  upstream: {repo: blueprints, package: app}
+  targets:
+  - repositorySelector:
+      matchLabels: {env: prod}
+    template:
+      downstream: {package: app}
+      packageContext:
+        dataExprs:
+        - key: cluster
+          valueExpr: repository.name
+`)
+	e.eventually(converge, "a draft per labelled repository", func() (bool, string) {
+		n := 0
+		for _, r := range []string{"east", "west", "north"} {
+			n += len(e.owned(r, "app"))
+		}
+		return n == 3, fmt.Sprintf("%d drafts", n)
+	})
+	if f := e.resources(e.owned("west", "app")[0].Name); !strings.Contains(f["package-context.yaml"], "cluster: west") {
+		t.Errorf("west's package context:\n%s", f["package-context.yaml"])
+	}
+
+	var repo porchconfig.Repository
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "north"}, &repo); err != nil {
+		t.Fatal(err)
+	}
+	delete(repo.Labels, "env")
+	if err := e.c.Update(context.Background(), &repo); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(converge, "north's child and draft removed, the others kept", func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		return len(l.Items) == 2 && len(e.owned("north", "app")) == 0 && len(e.owned("east", "app")) == 1 && len(e.owned("west", "app")) == 1,
+			fmt.Sprintf("%d children, north %d, east %d, west %d", len(l.Items), len(e.owned("north", "app")), len(e.owned("east", "app")), len(e.owned("west", "app")))
+	})
+}
+
+// A package whose own Kptfile pipeline names pvkit's images: Porch renders
+// it through its function runner, which runs pvkit's binaries for those
+// image names (deploy/function-runner/config.yaml); the render's results
+// reach the variant's status.
+func TestPorchRendersPvkitImages(t *testing.T) {
+	e := newEnv(t, "render")
+	e.upstream(fntest.ReadTree(t, filepath.Join(repoRoot, "examples/render-images/app")))
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(cluster)
+	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: app-render}
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: app}
+  packageContext:
+    data: {env: prod}
+`)
+	e.eventually(converge, "a rendered draft, Ready", func() (bool, string) {
+		if len(e.owned("deploy", "app")) != 1 {
+			return false, "no draft"
+		}
+		return e.ready("app-render")
+	})
+	var v pvapi.PackageVariant
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-render"}, &v); err != nil {
+		t.Fatal(err)
+	}
+	images := ""
+	for _, tgt := range v.Status.DownstreamTargets {
+		for _, r := range tgt.RenderStatus.Result.Items {
+			images += r.Image + " "
+		}
+	}
+	if !strings.Contains(images, "pvkit/config-inject:dev") {
+		t.Errorf("the render results in status name no pvkit image: %q (%+v)", images, v.Status.DownstreamTargets)
+	}
+}
