@@ -258,3 +258,144 @@ spec:
 		t.Errorf("the render results in status name no pvkit image: %q (%+v)", images, v.Status.DownstreamTargets)
 	}
 }
+
+// writeResources changes a draft's files through Porch (a manual edit).
+func (e *env) writeResources(name string, change func(map[string]string)) {
+	e.t.Helper()
+	ctx := context.Background()
+	var prr porchapi.PackageRevisionResources
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err != nil {
+		e.t.Fatal(err)
+	}
+	change(prr.Spec.Resources)
+	if err := e.c.Update(ctx, &prr); err != nil {
+		e.t.Fatalf("editing %s: %v", name, err)
+	}
+}
+
+func (e *env) onlyOwned(repo, pkg string) (porchapi.PackageRevision, bool, string) {
+	owned := e.owned(repo, pkg)
+	if len(owned) != 1 {
+		return porchapi.PackageRevision{}, false, fmt.Sprintf("%d owned revisions", len(owned))
+	}
+	return owned[0], true, ""
+}
+
+// An injected ConfigMap that changes updates the draft; a manual edit of
+// the published downstream survives an upgrade to a new upstream revision
+// (Porch's resource-merge upgrade draft).
+func TestInjectionChangeAndUpgradeKeepsManualEdit(t *testing.T) {
+	e := newEnv(t, "upgrade")
+	files := blueprint(t)
+	url := e.bareRepo("blueprints")
+	e.publishUpstream(url, "app", "v1", files)
+	e.repository("blueprints", url, false, nil)
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(cluster)
+	e.apply(appProd)
+	var draft porchapi.PackageRevision
+	e.eventually(converge, "the clone", func() (bool, string) {
+		d, ok, msg := e.onlyOwned("deploy", "app")
+		draft = d
+		return ok, msg
+	})
+
+	// The injected object changes: the same draft is updated in place.
+	e.apply(strings.Replace(cluster, "db.us-east1.internal:5432", "db2.us-east1.internal:5432", 1))
+	e.eventually(converge, "the draft follows the ConfigMap", func() (bool, string) {
+		f := e.resources(draft.Name)
+		return strings.Contains(f["endpoints.yaml"], "db2.us-east1.internal:5432"), f["endpoints.yaml"]
+	})
+
+	// A manual edit in the draft, approved.
+	e.writeResources(draft.Name, func(f map[string]string) {
+		f["deployment.yaml"] = strings.Replace(f["deployment.yaml"], "app: web\n", "app: web\n    owner: platform-team\n", 1)
+	})
+	e.approve(draft.Name)
+	e.eventually(converge, "Ready on the published revision", func() (bool, string) { return e.ready("app-prod") })
+
+	// Upstream v2 changes the image: pvkit makes an upgrade draft that has both.
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.publishUpstream(url, "app", "v2", files)
+	var upgrade porchapi.PackageRevision
+	e.eventually(converge, "an upgrade draft", func() (bool, string) {
+		for _, r := range e.owned("deploy", "app") {
+			if r.Spec.Lifecycle == porchapi.PackageRevisionLifecycleDraft {
+				upgrade = r
+				return true, ""
+			}
+		}
+		return false, "no draft yet"
+	})
+	e.eventually(converge, "the upgrade draft mutated", func() (bool, string) { return e.ready("app-prod") })
+	f := e.resources(upgrade.Name)
+	for _, want := range []string{"nginx:1.28", "owner: platform-team", "namespace: prod"} {
+		if !strings.Contains(f["deployment.yaml"], want) {
+			t.Errorf("the upgrade draft %s lacks %q:\n%s", upgrade.Name, want, f["deployment.yaml"])
+		}
+	}
+	if !strings.Contains(f["endpoints.yaml"], "db2.us-east1.internal:5432") {
+		t.Errorf("the upgrade draft lost the injection:\n%s", f["endpoints.yaml"])
+	}
+	if n := len(e.owned("deploy", "app")); n != 2 {
+		t.Errorf("%d owned revisions, want the published one and the upgrade draft", n)
+	}
+}
+
+// Deleting variants: deletionPolicy delete deletes a draft and proposes a
+// published revision for deletion; orphan leaves the revision, ownerless.
+func TestDeletionPolicies(t *testing.T) {
+	e := newEnv(t, "delete")
+	e.upstream(blueprint(t))
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(cluster)
+	variant := func(name, pkg, policy string) string {
+		return fmt.Sprintf(`apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: %s}
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: %s}
+  deletionPolicy: %s
+`, name, pkg, policy)
+	}
+	e.apply(variant("draft-del", "a", "delete") + "---\n" + variant("pub-del", "b", "delete") + "---\n" + variant("orphan", "c", "orphan"))
+	e.eventually(converge, "three drafts", func() (bool, string) {
+		n := len(e.owned("deploy", "a")) + len(e.owned("deploy", "b")) + len(e.owned("deploy", "c"))
+		return n == 3, fmt.Sprintf("%d drafts", n)
+	})
+	b, _, _ := e.onlyOwned("deploy", "b")
+	e.approve(b.Name)
+	e.eventually(converge, "pub-del Ready on its published revision", func() (bool, string) { return e.ready("pub-del") })
+
+	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariant", "draft-del", "pub-del", "orphan"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(converge, "the variants gone and their revisions handled", func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil || len(l.Items) != 0 {
+			return false, fmt.Sprintf("%d variants left (%v)", len(l.Items), err)
+		}
+		a, bs, c := e.revisions("deploy", "a"), e.revisions("deploy", "b"), e.revisions("deploy", "c")
+		live := func(rs []porchapi.PackageRevision) (out []porchapi.PackageRevision) {
+			for _, r := range rs {
+				// Porch lists the branch head as a placeholder revision -1.
+				if r.DeletionTimestamp == nil && r.Spec.Revision != -1 {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		a, bs, c = live(a), live(bs), live(c)
+		if len(a) != 0 {
+			return false, "deploy/a's draft is not deleted"
+		}
+		if len(bs) != 1 || bs[0].Spec.Lifecycle != porchapi.PackageRevisionLifecycleDeletionProposed {
+			return false, fmt.Sprintf("deploy/b: %d revisions, want one DeletionProposed", len(bs))
+		}
+		if len(c) != 1 || c[0].Spec.Lifecycle != porchapi.PackageRevisionLifecycleDraft || len(c[0].OwnerReferences) != 0 {
+			return false, fmt.Sprintf("deploy/c: %+v, want the draft left without owner", c)
+		}
+		return true, ""
+	})
+}

@@ -32,6 +32,27 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	if err != nil {
 		return nil, err
 	}
+	names := make([]string, len(mine))
+	for i, rev := range mine {
+		names[i] = rev.Name
+	}
+	if name, ok := r.created.missing(v.UID, downstreamKey(v), names, r.now()); ok {
+		// The listing lacks the draft just created: the cache is behind, or
+		// Porch recorded the draft without its owner reference (its
+		// repository refresh got there first). Take it back in the latter
+		// case; wait in the former.
+		rev, found, err := r.findRevision(ctx, downstreamKey(v), name)
+		if err != nil {
+			return nil, err
+		}
+		if !found || len(rev.Owners) > 0 || rev.Lifecycle.IsPublished() {
+			return nil, errCacheBehind{name: name}
+		}
+		if rev, err = r.reclaim(ctx, v, rev); err != nil {
+			return nil, err
+		}
+		mine = append(mine, rev)
+	}
 	var drafts []store.Revision
 	var published *store.Revision
 	for i := range mine {
@@ -268,6 +289,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 		}
 	}
 	r.asked.forget(v.UID)
+	r.created.set(v.UID, key, draft.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
 	switch task.Type {
 	case store.Upgrade:
@@ -305,6 +327,7 @@ func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev s
 		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)
 	}
 	r.asked.forget(v.UID)
+	r.created.set(v.UID, rev.Key(), rev.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("reclaimed the draft it asked for, recorded without owner", "revision", rev.Name)
 	r.events().Normal(v, EventDraftReclaimed, "took back draft %s: Porch recorded it before its owner reference landed", rev.Name)
 	rev.ResourceVersion = "" // changed by the update

@@ -3,9 +3,11 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -80,6 +82,67 @@ func (r *Reconciler) forget(uid types.UID) {
 	defer r.memo.mu.Unlock()
 	delete(r.memo.m, uid)
 	r.asked.forget(uid)
+	r.created.forget(uid)
+}
+
+// created remembers, per variant, the draft it created last, until the
+// listing shows it: the controller lists revisions from its informer cache,
+// which can lag behind a create, and a reconcile that ran on a cache
+// without the new draft would create a second one. While the listing lacks
+// the draft (for at most createdTTL: a draft deleted meanwhile must not
+// block the variant for ever), the reconcile waits and runs again
+// (errCacheBehind).
+type created struct {
+	mu sync.Mutex
+	m  map[types.UID]createdDraft
+}
+
+type createdDraft struct {
+	pkg  store.PackageKey
+	name string
+	at   time.Time
+}
+
+const createdTTL = 30 * time.Second
+
+func (c *created) set(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]createdDraft{}
+	}
+	c.m[uid] = createdDraft{pkg: pkg, name: name, at: now}
+}
+
+// missing returns the draft created for uid in package pkg that names (the
+// listing) do not show yet; a draft they show, one of another package (the
+// downstream changed) or one older than createdTTL is forgotten.
+func (c *created) missing(uid types.UID, pkg store.PackageKey, names []string, now time.Time) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[uid]
+	if !ok {
+		return "", false
+	}
+	if d.pkg != pkg || slices.Contains(names, d.name) || now.Sub(d.at) > createdTTL {
+		delete(c.m, uid)
+		return "", false
+	}
+	return d.name, true
+}
+
+func (c *created) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, uid)
+}
+
+// errCacheBehind: the listing does not show the draft this variant just
+// created; Reconcile runs again shortly, changing nothing meanwhile.
+type errCacheBehind struct{ name string }
+
+func (e errCacheBehind) Error() string {
+	return "waiting for the cache to show draft " + e.name
 }
 
 // asked remembers, per variant, the draft whose create failed: Porch may

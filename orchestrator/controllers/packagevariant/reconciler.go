@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
@@ -51,11 +52,23 @@ type Reconciler struct {
 	// variants writing the same downstream package take turns (pkgs).
 	Workers int
 
-	watch *kit.Watcher // set by SetupWithManager
-	memo  memo
-	pkgs  kit.KeyLock
-	asked asked // drafts asked for whose create failed
+	watch   *kit.Watcher // set by SetupWithManager
+	memo    memo
+	pkgs    kit.KeyLock
+	asked   asked   // drafts asked for whose create failed
+	created created // drafts created that the cache may not show yet
 }
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// cacheRetry is how soon a reconcile runs again when the cache does not
+// show the draft it just created.
+const cacheRetry = 500 * time.Millisecond
 
 // Reconcile implements reconcile.Reconciler: get the variant, run the steps
 // (deletion, finalizer, then reconcileVariant), summarize their outcome into
@@ -74,6 +87,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err = r.reconcileDelete(ctx, v)
 	} else if err = r.ensureFinalizer(ctx, v); err == nil {
 		err = r.reconcileVariant(ctx, v)
+	}
+	var behind errCacheBehind
+	if errors.As(err, &behind) { // nothing decided: run again once the cache has caught up
+		ctrl.LoggerFrom(ctx).V(1).Info(behind.Error())
+		return ctrl.Result{RequeueAfter: cacheRetry}, nil
 	}
 	var res kit.Result
 	if !deleting || err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // rendezvous holds each CreateDraft until a second one for the same package
@@ -85,5 +86,102 @@ func TestConcurrentWorkers(t *testing.T) {
 	}
 	if e.r.pkgs.Len() != 0 {
 		t.Errorf("%d package locks left held", e.r.pkgs.Len())
+	}
+}
+
+// lagging is a store whose listings do not show a created draft until
+// Catch is called: the controller's informer cache, behind a create.
+type lagging struct {
+	store.Store
+	mu     sync.Mutex
+	hidden map[string]bool
+}
+
+func (s *lagging) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	rev, err := s.Store.CreateDraft(ctx, spec)
+	if err == nil {
+		s.mu.Lock()
+		s.hidden[rev.Name] = true
+		s.mu.Unlock()
+	}
+	return rev, err
+}
+
+func (s *lagging) hide(revs []store.Revision, err error) ([]store.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Revision
+	for _, r := range revs {
+		if !s.hidden[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+func (s *lagging) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
+	return s.hide(s.Store.ListOwned(ctx, namespace, uid))
+}
+
+func (s *lagging) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
+	return s.hide(s.Store.ListRevisions(ctx, k))
+}
+
+// Catch shows every created draft.
+func (s *lagging) Catch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hidden = map[string]bool{}
+}
+
+// A reconcile that runs before the cache shows the draft just created
+// waits (a requeue, no error, no write) instead of creating a second draft;
+// once the cache shows it, the variant converges on the one draft.
+func TestCacheBehindCreateMakesNoSecondDraft(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	lag := &lagging{Store: e.store, hidden: map[string]bool{}}
+	e.r.Store = lag
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	before := e.totalWrites()
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
+	if err != nil || res.RequeueAfter != cacheRetry {
+		t.Fatalf("a reconcile on a cache behind the create: %+v, %v; want a requeue after %s", res, err, cacheRetry)
+	}
+	if w := e.totalWrites() - before; w != 0 || len(e.downstream("app-prod")) != 1 {
+		t.Fatalf("while the cache is behind: %d writes, %d revisions; want none and one", w, len(e.downstream("app-prod")))
+	}
+	lag.Catch()
+	e.mustReconcile("app-prod")
+	if revs := e.downstream("app-prod"); len(revs) != 1 {
+		t.Fatalf("want one draft, got %+v", revs)
+	}
+	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+// Porch records the created draft without its owner reference, and the
+// create still succeeds: the next reconcile finds its draft unowned and
+// takes it back instead of creating another.
+func TestCreatedDraftRecordedOwnerlessIsReclaimed(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	d := e.downstream("app-prod")[0]
+	d.Owners = nil
+	if err := e.store.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	e.events()
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+		t.Fatalf("want the one draft, owned again: %+v", revs)
+	}
+	if ev := e.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DraftReclaimed took back draft deploy.app-prod.packagevariant-1") {
+		t.Fatalf("Events = %q", ev)
 	}
 }
