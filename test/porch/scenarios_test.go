@@ -3,6 +3,7 @@ package porch
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -398,4 +399,85 @@ spec:
 		}
 		return true, ""
 	})
+}
+
+func stack(t *testing.T, verb string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot, "test/porch/stack.sh"), verb, stackDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("stack.sh %s: %v\n%s", verb, err, out)
+	}
+}
+
+// porch-server killed and restarted in the middle of a fan-out to 20
+// repositories: the set converges with exactly one draft per repository,
+// every draft owned (no duplicate, no ownerless draft), every child Ready.
+func TestPorchRestartDuringFanOut(t *testing.T) {
+	e := newEnv(t, "restart")
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	var repos []string
+	for i := 0; i < 20; i++ {
+		r := fmt.Sprintf("edge-%02d", i)
+		repos = append(repos, r)
+		e.repository(r, e.bareRepo(r), true, map[string]string{"tier": "edge"})
+	}
+	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  upstream: {repo: blueprints, package: app}
+  targets:
+  - repositorySelector:
+      matchLabels: {tier: edge}
+    template:
+      downstream: {package: app}
+      injectors:
+      - kind: ConfigMap
+        name: us-east1-endpoints
+`)
+	e.eventually(converge, "the fan-out under way", func() (bool, string) {
+		n := 0
+		for _, r := range repos {
+			n += len(e.owned(r, "app"))
+		}
+		return n >= 3, fmt.Sprintf("%d drafts", n)
+	})
+	stack(t, "kill-porch")
+	time.Sleep(3 * time.Second)
+	stack(t, "restart-porch")
+
+	e.eventually(3*converge, "20 children Ready, one owned draft per repository", func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		if len(l.Items) != 20 {
+			return false, fmt.Sprintf("%d children", len(l.Items))
+		}
+		for _, v := range l.Items {
+			if ok, msg := e.ready(v.Name); !ok {
+				return false, v.Name + ": " + msg
+			}
+		}
+		for _, r := range repos {
+			if n := len(e.owned(r, "app")); n != 1 {
+				return false, fmt.Sprintf("%s: %d owned drafts", r, n)
+			}
+		}
+		return true, ""
+	})
+	// Nothing else: every revision of app in the edge repositories is
+	// owned (deleted ones aside), and stays so.
+	time.Sleep(10 * time.Second)
+	for _, r := range repos {
+		for _, rev := range e.revisions(r, "app") {
+			if rev.DeletionTimestamp == nil && len(rev.OwnerReferences) == 0 {
+				t.Errorf("%s has no owner", rev.Name)
+			}
+		}
+		if n := len(e.owned(r, "app")); n != 1 {
+			t.Errorf("%s: %d owned drafts after 10 s more", r, n)
+		}
+	}
 }

@@ -6,6 +6,8 @@
 #   test/porch/stack.sh up DIR       start etcd, kube-apiserver, the function
 #                                    runner and porch-server; DIR/admin.kubeconfig
 #   test/porch/stack.sh down DIR     stop exactly what `up DIR` started
+#   test/porch/stack.sh kill-porch DIR | restart-porch DIR
+#                                    porch-server killed (SIGKILL) / started again
 #
 # Pieces: etcd from Debian's etcd-server; kube-apiserver v1.34.1, porch-server,
 # Porch's function runner and Porch's own PackageVariant controllers (for the
@@ -168,13 +170,28 @@ up() {
 	start function-runner "$BIN/function-runner" --port 9445 --disable-runtimes pod \
 		--config "$ROOT/deploy/function-runner/config.yaml" --functions "$ROOT/bin"
 	wait_for function-runner 20 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9445'
+	start_porch
+	log "up in $DIR: KUBECONFIG=$DIR/admin.kubeconfig"
+}
+
+start_porch() {
 	mkdir -p "$DIR/porch-cache" "$DIR/porch-certs"
-	start porch-server env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT "$BIN/porch-server" \
+	# Appends: a restarted server's log follows the first one's.
+	env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT "$BIN/porch-server" \
 		--secure-port=9443 --bind-address=127.0.0.1 --standalone-debug-mode --kubeconfig="$DIR/admin.kubeconfig" \
 		--cache-directory="$DIR/porch-cache" --cert-dir="$DIR/porch-certs" --function-runner=127.0.0.1:9445 \
-		--repo-sync-frequency=5s
-	wait_for porch-server 60 kubectl get packagerevisions -A
-	log "up in $DIR: KUBECONFIG=$DIR/admin.kubeconfig"
+		--repo-sync-frequency=5s >>"$DIR/porch-server.log" 2>&1 &
+	echo $! >"$DIR/porch-server.pid"
+	KUBECONFIG=$DIR/admin.kubeconfig wait_for porch-server 60 kubectl get packagerevisions -A
+}
+
+# kill-porch: porch-server killed (SIGKILL, mid-request); restart-porch: started again.
+kill_porch() {
+	local pid
+	pid=$(cat "$DIR/porch-server.pid")
+	kill -9 "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	rm -f "$DIR/porch-server.pid"
 }
 
 down() {
@@ -194,8 +211,10 @@ case "${1:-}" in
 build) build ;;
 up) DIR=${2:?usage: stack.sh up DIR} up ;;
 down) DIR=${2:?usage: stack.sh down DIR} down ;;
+kill-porch) DIR=${2:?usage: stack.sh kill-porch DIR} kill_porch ;;
+restart-porch) DIR=${2:?usage: stack.sh restart-porch DIR} start_porch ;;
 *)
-	echo "usage: $0 build | up DIR | down DIR" >&2
+	echo "usage: $0 build | up DIR | down DIR | kill-porch DIR | restart-porch DIR" >&2
 	exit 2
 	;;
 esac
