@@ -211,3 +211,37 @@ func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
 		t.Fatalf("the origin was modified: %v", o.Spec.Resources)
 	}
 }
+
+// Locks: a numbered published revision is its tag, a draft its branch, and
+// a published revision -1 (Porch's branch placeholder, or a tag Porch could
+// not number) matches the branch or the tag it stands for.
+func TestLockMatches(t *testing.T) {
+	v2 := Revision{Repository: "blueprints", Package: "app", Workspace: "v2", Revision: 2, Lifecycle: Published}
+	main := Revision{Repository: "blueprints", Package: "app", Workspace: "main", Revision: -1, Lifecycle: Published}
+	semver := Revision{Repository: "blueprints", Package: "app", Workspace: "v2.0.0", Revision: -1, Lifecycle: Published}
+	draft := Revision{Repository: "blueprints", Package: "app", Workspace: "ws", Lifecycle: Draft}
+	for _, tt := range []struct {
+		lock Lock
+		rev  Revision
+		want bool
+	}{
+		{Lock{Package: "app", Ref: "app/v2"}, v2, true},
+		{Lock{Repository: "blueprints", Package: "app", Ref: "app/v2"}, v2, true},
+		{Lock{Repository: "other", Package: "app", Ref: "app/v2"}, v2, false},
+		{Lock{Package: "app", Ref: "app/v1"}, v2, false},
+		{Lock{Package: "app", Ref: "main"}, main, true},
+		{Lock{Package: "app", Ref: "main"}, v2, false},
+		{Lock{Package: "app", Ref: "app/v2"}, main, false},
+		{Lock{Package: "app", Ref: "app/v2.0.0"}, semver, true},
+		{Lock{Package: "other", Ref: "main"}, main, false},
+		{Lock{Package: "app", Ref: "drafts/app/ws"}, draft, true},
+		{Lock{Package: "app", Ref: "ws"}, draft, false},
+	} {
+		if got := tt.lock.Matches(tt.rev); got != tt.want {
+			t.Errorf("lock %+v matches %s/%s (revision %d): %v, want %v", tt.lock, tt.rev.Package, tt.rev.Workspace, tt.rev.Revision, got, tt.want)
+		}
+	}
+	if l := LockFor(main); l.Ref != "main" {
+		t.Errorf("LockFor(the main placeholder) = %+v, want ref main", l)
+	}
+}

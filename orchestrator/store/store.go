@@ -68,18 +68,33 @@ func (l *Lock) Revision() int {
 // otherwise (Porch's git refs).
 func LockFor(r Revision) *Lock {
 	ref := fmt.Sprintf("drafts/%s/%s", r.Package, r.Workspace)
-	if r.Lifecycle.IsPublished() && r.Revision > 0 {
+	switch {
+	case r.Lifecycle.IsPublished() && r.Revision > 0:
 		ref = fmt.Sprintf("%s/v%d", r.Package, r.Revision)
+	case r.Lifecycle.IsPublished():
+		// Revision -1: Porch's placeholder for the branch head, whose
+		// workspace is the branch, and a clone of it is locked to the branch.
+		ref = r.Workspace
 	}
 	return &Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
 }
 
 // Matches reports whether the lock points at upstream revision r. A lock
 // without a repository (Porch records the git URL, not the Repository) is
-// compared by package and ref.
+// compared by package and ref. A published revision numbered -1 is a branch
+// (Porch's placeholder, workspace = branch: lock ref "main") or a tag Porch
+// could not number (workspace v2.0.0: lock ref "app/v2.0.0"); both match.
+// Porch's own controllers clone the `main` placeholder by default, so
+// fleets they built are locked to it.
 func (l *Lock) Matches(r Revision) bool {
 	want := LockFor(r)
-	return l != nil && (l.Repository == "" || l.Repository == want.Repository) && l.Package == want.Package && l.Ref == want.Ref
+	if l == nil || (l.Repository != "" && l.Repository != want.Repository) || l.Package != want.Package {
+		return false
+	}
+	if r.Lifecycle.IsPublished() && r.Revision < 0 {
+		return l.Ref == r.Workspace || l.Ref == r.Package+"/"+r.Workspace
+	}
+	return l.Ref == want.Ref
 }
 
 // Revision is a package revision.

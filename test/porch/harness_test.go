@@ -39,10 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	if controller != nil && controller.Process != nil {
-		_ = controller.Process.Kill()
-		_, _ = controller.Process.Wait()
-	}
+	stopController()
+	stopPorchControllers()
 	os.Exit(code)
 }
 
@@ -121,8 +119,7 @@ func install() error {
 	if err != nil {
 		return err
 	}
-	kc := filepath.Join(stackDir, "pvkit-controller.kubeconfig")
-	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+	if err := os.WriteFile(filepath.Join(stackDir, "pvkit-controller.kubeconfig"), []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
@@ -137,11 +134,18 @@ users:
 `, filepath.Join(stackDir, "pki/ca.crt"), strings.TrimSpace(token))), 0o600); err != nil {
 		return err
 	}
-	logf, err := os.Create(filepath.Join(stackDir, "pvkit-controller.log"))
+	return startController()
+}
+
+// startController starts bin/pvkit-controller with the ServiceAccount's
+// kubeconfig and waits for its readiness probe; its log is appended to
+// pvkit-controller.log.
+func startController() error {
+	logf, err := os.OpenFile(filepath.Join(stackDir, "pvkit-controller.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), "--kubeconfig", kc,
+	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), "--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
 		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
 		"--workers", "4", "--zap-encoder", "console")
 	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
@@ -161,6 +165,16 @@ users:
 	}
 	b, _ := os.ReadFile(logf.Name())
 	return fmt.Errorf("the controller did not become ready in 30 s; its log:\n%s", b)
+}
+
+// stopController stops pvkit's controller (SIGTERM, as a rollout does).
+func stopController() {
+	if controller == nil || controller.Process == nil {
+		return
+	}
+	_ = controller.Process.Signal(os.Interrupt)
+	_, _ = controller.Process.Wait()
+	controller = nil
 }
 
 // dump prints what a failing scenario needs: the controller's log and the

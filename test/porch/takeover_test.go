@@ -1,0 +1,247 @@
+package porch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Porch v1.5.3's own PackageVariant and PackageVariantSet controllers
+// (built by stack.sh), run with the admin kubeconfig.
+var porchControllers *exec.Cmd
+
+const pvkitUser = "system:serviceaccount:pvkit-system:pvkit-controller"
+
+func startPorchControllers(t *testing.T) {
+	t.Helper()
+	logf, err := os.OpenFile(filepath.Join(stackDir, "porch-controllers.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	porchControllers = exec.Command(filepath.Join(repoRoot, ".cache/porch/bin/porch-controllers"), "--reconcilers=packagevariants,packagevariantsets")
+	porchControllers.Env = append(os.Environ(), "KUBECONFIG="+adminKC, "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
+	porchControllers.Stdout, porchControllers.Stderr = logf, logf
+	if err := porchControllers.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(stackDir, "porch-controllers.pid"), []byte(fmt.Sprint(porchControllers.Process.Pid)), 0o644)
+	for i := 0; i < 300; i++ {
+		if r, err := http.Get("http://127.0.0.1:8081/readyz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(logf.Name())
+	t.Fatalf("Porch's controllers did not become ready in 30 s:\n%s", b)
+}
+
+func stopPorchControllers() {
+	if porchControllers == nil || porchControllers.Process == nil {
+		return
+	}
+	_ = porchControllers.Process.Signal(os.Interrupt)
+	_, _ = porchControllers.Process.Wait()
+	porchControllers = nil
+}
+
+// writes are the package writes an audit log records from one client:
+// PackageRevisions created and PackageRevisionResources updated, and all
+// its requests.
+type writes struct {
+	Creates, ResourceWrites, Requests int
+}
+
+// auditSize is where the audit log ends now.
+func auditSize(t *testing.T) int64 {
+	st, err := os.Stat(filepath.Join(stackDir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// audit counts, from offset on, the requests of the clients match picks
+// (by user name and user agent), in namespace ns ("" for all).
+func audit(t *testing.T, offset int64, ns string, match func(user, agent string) bool) writes {
+	t.Helper()
+	f, err := os.Open(filepath.Join(stackDir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, 0); err != nil {
+		t.Fatal(err)
+	}
+	var w writes
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ev struct {
+			Stage     string `json:"stage"`
+			Verb      string `json:"verb"`
+			UserAgent string `json:"userAgent"`
+			User      struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource, Namespace, APIGroup string
+			} `json:"objectRef"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || !match(ev.User.Username, ev.UserAgent) {
+			continue
+		}
+		if ns != "" && ev.ObjectRef.Namespace != ns {
+			continue
+		}
+		w.Requests++
+		switch {
+		case ev.ObjectRef.Resource == "packagerevisions" && ev.Verb == "create":
+			w.Creates++
+		case ev.ObjectRef.Resource == "packagerevisionresources" && (ev.Verb == "update" || ev.Verb == "patch"):
+			w.ResourceWrites++
+		}
+	}
+	return w
+}
+
+func isPvkit(user, _ string) bool { return user == pvkitUser }
+
+func isPorchControllers(_, agent string) bool { return strings.HasPrefix(agent, "porch-controllers/") }
+
+// fleet creates a set over 10 repositories and two variants with context,
+// pipeline and injection, and waits for 12 owned drafts.
+func (e *env) fleet(t *testing.T) {
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	for i := 0; i < 10; i++ {
+		r := fmt.Sprintf("site-%02d", i)
+		e.repository(r, e.bareRepo(r), true, map[string]string{"fleet": "yes"})
+	}
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  # Pinned: Porch's controllers take the branch placeholder (main) when no
+  # workspace name is given, pvkit the latest published revision (F2); the
+  # takeover is exact where both pick the same upstream.
+  upstream: {repo: blueprints, package: app, workspaceName: v1}
+  targets:
+  - repositorySelector:
+      matchLabels: {fleet: "yes"}
+    template:
+      downstream: {package: app}
+      packageContext:
+        data: {env: prod}
+` + "---\n" + pinned(appProd) + "---\n" + pinned(strings.NewReplacer("name: app-prod", "name: app-staging", "downstream: {repo: deploy, package: app}", "downstream: {repo: deploy, package: app-staging}",
+		"env: prod, region", "env: staging, region").Replace(appProd)))
+	e.eventually(3*converge, "12 owned drafts", func() (bool, string) {
+		n := len(e.owned("deploy", "app")) + len(e.owned("deploy", "app-staging"))
+		for i := 0; i < 10; i++ {
+			n += len(e.owned(fmt.Sprintf("site-%02d", i), "app"))
+		}
+		return n == 12, fmt.Sprintf("%d owned drafts", n)
+	})
+}
+
+// pinned pins a variant's upstream to workspace v1 (see fleet).
+func pinned(variant string) string {
+	return strings.Replace(variant, "upstream: {repo: blueprints, package: app}", "upstream: {repo: blueprints, package: app, workspaceName: v1}", 1)
+}
+
+func (e *env) revisionNames(t *testing.T) map[string]string {
+	var l porchapi.PackageRevisionList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range l.Items {
+		if r.DeletionTimestamp == nil && r.Spec.Revision != -1 {
+			out[r.Name] = string(r.Spec.Lifecycle)
+		}
+	}
+	return out
+}
+
+// Takeover: a fleet converged by Porch's own controllers (half of the
+// drafts approved), Porch's controllers stopped, pvkit started: in the next
+// 90 s pvkit creates no PackageRevision and writes no package, and every
+// variant is Ready. Then the reverse (Porch's controllers back), measured
+// and reported.
+func TestTakeoverFromPorchControllers(t *testing.T) {
+	e := newEnv(t, "takeover")
+	stopController()
+	t.Cleanup(func() {
+		stopPorchControllers()
+		if controller == nil {
+			if err := startController(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	startPorchControllers(t)
+	e.fleet(t)
+	// Approve half of the drafts, then let Porch's controllers settle.
+	names := e.revisionNames(t)
+	approved := 0
+	for name, lc := range names {
+		if lc == string(porchapi.PackageRevisionLifecycleDraft) && approved < 6 {
+			e.approve(name)
+			approved++
+		}
+	}
+	time.Sleep(10 * time.Second)
+	stopPorchControllers()
+	before := e.revisionNames(t)
+
+	offset := auditSize(t)
+	if err := startController(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(90 * time.Second)
+	w := audit(t, offset, e.ns, isPvkit)
+	t.Logf("pvkit, 90 s after taking over 12 variants: %d requests, %d PackageRevisions created, %d package writes", w.Requests, w.Creates, w.ResourceWrites)
+	if w.Creates != 0 || w.ResourceWrites != 0 {
+		t.Errorf("pvkit created %d PackageRevisions and wrote %d packages while taking over a converged fleet", w.Creates, w.ResourceWrites)
+	}
+	after := e.revisionNames(t)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("the revisions changed on takeover:\nbefore %v\nafter  %v", before, after)
+	}
+	var l pvapi.PackageVariantList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range l.Items {
+		if ok, msg := e.ready(v.Name); !ok {
+			t.Errorf("%s after takeover: %s", v.Name, msg)
+		}
+	}
+
+	// The reverse: pvkit stopped, Porch's controllers back for 30 s. What
+	// they do is Porch's behaviour, reported here, not pvkit's to assert.
+	stopController()
+	offset = auditSize(t)
+	startPorchControllers(t)
+	time.Sleep(30 * time.Second)
+	w = audit(t, offset, e.ns, isPorchControllers)
+	t.Logf("Porch's controllers, 30 s after taking back: %d requests, %d PackageRevisions created, %d package writes", w.Requests, w.Creates, w.ResourceWrites)
+	if after2 := e.revisionNames(t); fmt.Sprint(after) != fmt.Sprint(after2) {
+		t.Logf("Porch's controllers changed the revisions on the way back:\nbefore %v\nafter  %v", after, after2)
+	}
+}
