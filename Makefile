@@ -21,7 +21,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/kptfile:FuzzKptfile \
   orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy e2e-porch function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
+.PHONY: all build images deploy undeploy e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -96,6 +96,15 @@ e2e-porch: build
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
 	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 20m -v ./test/porch
+
+## e2e-porch-bench: one set fanned out to N=20 and N=50 repositories on the real stack, converged by
+## pvkit and by Porch's own controllers: seconds and API requests per variant (docs/performance.md)
+PORCH_BENCH ?= 20,50
+e2e-porch-bench: build
+	test/porch/stack.sh build
+	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
+	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
+	  PVKIT_PORCH_DIR=$(PORCH_STACK) PVKIT_PORCH_BENCH=$(PORCH_BENCH) go test -count=1 -timeout 60m -v -run TestFanOutBench ./test/porch
 
 ## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
 check-generated: generate

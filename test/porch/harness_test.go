@@ -154,8 +154,14 @@ func startController() error {
 		return err
 	}
 	_ = os.WriteFile(filepath.Join(stackDir, "pvkit-controller.pid"), []byte(fmt.Sprint(controller.Process.Pid)), 0o644)
+	return waitReady("pvkit's controller", "http://127.0.0.1:18081/readyz", logf.Name())
+}
+
+// waitReady polls a readiness probe for 30 s; on failure the error has the
+// process's log.
+func waitReady(what, url, logPath string) error {
 	for i := 0; i < 300; i++ {
-		if r, err := http.Get("http://127.0.0.1:18081/readyz"); err == nil {
+		if r, err := http.Get(url); err == nil {
 			r.Body.Close()
 			if r.StatusCode == 200 {
 				return nil
@@ -163,8 +169,8 @@ func startController() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	b, _ := os.ReadFile(logf.Name())
-	return fmt.Errorf("the controller did not become ready in 30 s; its log:\n%s", b)
+	b, _ := os.ReadFile(logPath)
+	return fmt.Errorf("%s did not become ready in 30 s; its log:\n%s", what, b)
 }
 
 // stopController stops pvkit's controller (SIGTERM, as a rollout does).

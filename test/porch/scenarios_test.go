@@ -45,7 +45,9 @@ func (e *env) ready(name string) (bool, string) {
 	if c == nil {
 		return false, "no Ready condition"
 	}
-	return c.Status == "True" && v.Status.ObservedGeneration == v.Generation, fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	// Porch's own controllers do not write observedGeneration (0).
+	current := v.Status.ObservedGeneration == v.Generation || v.Status.ObservedGeneration == 0
+	return c.Status == "True" && current, fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
 }
 
 // blueprint is examples/app without its own pipeline: Porch renders a
@@ -76,6 +78,27 @@ func (e *env) upstream(files map[string]string) {
 		}
 		return false, "not yet"
 	})
+}
+
+// setOver is a PackageVariantSet "app" of blueprints/app (with the extra
+// upstream field pin, "" for none) over the repositories labelled selector,
+// each child's template being downstream package app plus the lines extra.
+func setOver(pin, selector, extra string) string {
+	up := "{repo: blueprints, package: app}"
+	if pin != "" {
+		up = "{repo: blueprints, package: app, " + pin + "}"
+	}
+	return fmt.Sprintf(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  upstream: %s
+  targets:
+  - repositorySelector:
+      matchLabels: {%s}
+    template:
+      downstream: {package: app}
+%s`, up, selector, extra)
 }
 
 const cluster = `apiVersion: v1
@@ -177,21 +200,11 @@ func TestSetOverLabelledRepositories(t *testing.T) {
 	for _, r := range []string{"east", "west", "north"} {
 		e.repository(r, e.bareRepo(r), true, map[string]string{"env": "prod"})
 	}
-	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata: {name: app}
-spec:
-  upstream: {repo: blueprints, package: app}
-  targets:
-  - repositorySelector:
-      matchLabels: {env: prod}
-    template:
-      downstream: {package: app}
-      packageContext:
+	e.apply(setOver("", `env: prod`, `      packageContext:
         dataExprs:
         - key: cluster
           valueExpr: repository.name
-`)
+`))
 	e.eventually(converge, "a draft per labelled repository", func() (bool, string) {
 		n := 0
 		for _, r := range []string{"east", "west", "north"} {
@@ -422,20 +435,10 @@ func TestPorchRestartDuringFanOut(t *testing.T) {
 		repos = append(repos, r)
 		e.repository(r, e.bareRepo(r), true, map[string]string{"tier": "edge"})
 	}
-	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata: {name: app}
-spec:
-  upstream: {repo: blueprints, package: app}
-  targets:
-  - repositorySelector:
-      matchLabels: {tier: edge}
-    template:
-      downstream: {package: app}
-      injectors:
+	e.apply(setOver("", `tier: edge`, `      injectors:
       - kind: ConfigMap
         name: us-east1-endpoints
-`)
+`))
 	e.eventually(converge, "the fan-out under way", func() (bool, string) {
 		n := 0
 		for _, r := range repos {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,17 +36,9 @@ func startPorchControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.WriteFile(filepath.Join(stackDir, "porch-controllers.pid"), []byte(fmt.Sprint(porchControllers.Process.Pid)), 0o644)
-	for i := 0; i < 300; i++ {
-		if r, err := http.Get("http://127.0.0.1:8081/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitReady("Porch's controllers", "http://127.0.0.1:8081/readyz", logf.Name()); err != nil {
+		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(logf.Name())
-	t.Fatalf("Porch's controllers did not become ready in 30 s:\n%s", b)
 }
 
 func stopPorchControllers() {
@@ -133,22 +124,12 @@ func (e *env) fleet(t *testing.T) {
 		e.repository(r, e.bareRepo(r), true, map[string]string{"fleet": "yes"})
 	}
 	e.repository("deploy", e.bareRepo("deploy"), true, nil)
-	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata: {name: app}
-spec:
-  # Pinned: Porch's controllers take the branch placeholder (main) when no
-  # workspace name is given, pvkit the latest published revision (F2); the
-  # takeover is exact where both pick the same upstream.
-  upstream: {repo: blueprints, package: app, workspaceName: v1}
-  targets:
-  - repositorySelector:
-      matchLabels: {fleet: "yes"}
-    template:
-      downstream: {package: app}
-      packageContext:
+	// Pinned: Porch's controllers take the branch placeholder (main) when no
+	// workspace name is given, pvkit the latest published revision (F2); the
+	// takeover is exact where both pick the same upstream.
+	e.apply(setOver("workspaceName: v1", `fleet: "yes"`, `      packageContext:
         data: {env: prod}
-` + "---\n" + pinned(appProd) + "---\n" + pinned(strings.NewReplacer("name: app-prod", "name: app-staging", "downstream: {repo: deploy, package: app}", "downstream: {repo: deploy, package: app-staging}",
+`) + "---\n" + pinned(appProd) + "---\n" + pinned(strings.NewReplacer("name: app-prod", "name: app-staging", "downstream: {repo: deploy, package: app}", "downstream: {repo: deploy, package: app-staging}",
 		"env: prod, region", "env: staging, region").Replace(appProd)))
 	e.eventually(3*converge, "12 owned drafts", func() (bool, string) {
 		n := len(e.owned("deploy", "app")) + len(e.owned("deploy", "app-staging"))

@@ -1,0 +1,127 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestFanOutBench (make e2e-porch-bench, PVKIT_PORCH_BENCH=20,50): one
+// PackageVariantSet fanned out to N repositories, converged once by pvkit
+// and once by Porch v1.5.3's own controllers, each alone on the same stack
+// in a namespace of its own. It prints seconds from the set's creation to
+// N children Ready with one owned draft each, and the API requests the
+// controller made in that namespace, per variant (kube-apiserver's audit
+// log, by user and user agent). Not a pass/fail test: a table.
+func TestFanOutBench(t *testing.T) {
+	sizes := os.Getenv("PVKIT_PORCH_BENCH")
+	if sizes == "" {
+		t.Skip("the fan-out benchmark runs with make e2e-porch-bench (PVKIT_PORCH_BENCH=20,50)")
+	}
+	type row struct {
+		n                int
+		who              string
+		seconds, perVari float64
+		creates          int
+	}
+	var rows []row
+	for _, f := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			t.Fatalf("PVKIT_PORCH_BENCH: %q is not a size", f)
+		}
+		for _, who := range []string{"pvkit", "porch"} {
+			e := newEnv(t, fmt.Sprintf("bench-%s-%d", who, n))
+			if who == "pvkit" {
+				stopPorchControllers()
+				if controller == nil {
+					if err := startController(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				stopController()
+				if porchControllers == nil {
+					startPorchControllers(t)
+				}
+			}
+			secs, w := e.fanOut(t, n)
+			rows = append(rows, row{n: n, who: who, seconds: secs, perVari: float64(w.Requests) / float64(n), creates: w.Creates})
+		}
+	}
+	stopPorchControllers()
+	if controller == nil {
+		if err := startController(); err != nil {
+			t.Error(err)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| N | controller | seconds to converge | API requests per variant | drafts created |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %d |\n", r.n, r.who, r.seconds, r.perVari, r.creates)
+	}
+	t.Log(b.String())
+}
+
+// fanOut makes N repositories and a set over them, and waits for N Ready
+// children with one owned draft each; it returns the seconds that took and
+// the controller's requests in the namespace meanwhile.
+func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	repos := make([]string, n)
+	for i := range repos {
+		repos[i] = fmt.Sprintf("r-%03d", i)
+		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"bench": "yes"})
+	}
+	// Porch lists a repository once it has synced it: wait until all are
+	// ready, so that the clock measures the controller, not the sync.
+	e.eventually(3*converge, "repositories ready", func() (bool, string) {
+		out, err := kubectl("", "get", "repositories", "-n", e.ns, "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Count(out, "True") == n+1, out
+	})
+	offset := auditSize(t)
+	start := time.Now()
+	e.apply(setOver("workspaceName: v1", `bench: "yes"`, `      packageContext:
+        dataExprs:
+        - key: cluster
+          valueExpr: repository.name
+      injectors:
+      - kind: ConfigMap
+        name: us-east1-endpoints
+`))
+	e.eventually(10*converge, fmt.Sprintf("%d children Ready with one draft each", n), func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		if len(l.Items) != n {
+			return false, fmt.Sprintf("%d children", len(l.Items))
+		}
+		for _, v := range l.Items {
+			if ok, msg := e.ready(v.Name); !ok {
+				return false, v.Name + ": " + msg
+			}
+		}
+		drafts := 0
+		for _, r := range e.revisionNames(t) {
+			if r == "Draft" {
+				drafts++
+			}
+		}
+		return drafts == n, fmt.Sprintf("%d drafts", drafts)
+	})
+	secs := time.Since(start).Seconds()
+	time.Sleep(2 * time.Second) // the audit log is written asynchronously
+	return secs, audit(t, offset, e.ns, func(user, agent string) bool { return isPvkit(user, agent) || isPorchControllers(user, agent) })
+}
