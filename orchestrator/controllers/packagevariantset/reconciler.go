@@ -240,8 +240,13 @@ func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet
 }
 
 // apply carries out the plan: create, update the spec in place, delete.
+// Each child written is logged; the Events are one per action and
+// reconcile (recordSteps), so a fan-out to N targets records three Events
+// at most, not N.
 func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, steps []pvsexpand.Step) error {
 	var errs []error
+	var done []pvsexpand.Step
+	defer func() { r.recordSteps(set, done) }()
 	for _, s := range steps {
 		var err error
 		switch s.Action {
@@ -258,7 +263,10 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 			errs = append(errs, fmt.Errorf("%s PackageVariant %q: %w", s.Action, s.Name, err))
 			continue
 		}
-		r.recordStep(ctx, set, s)
+		if s.Action == pvsexpand.Create || s.Action == pvsexpand.Update || s.Action == pvsexpand.Remove {
+			ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name, "target", s.Where)
+			done = append(done, s)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -294,20 +302,47 @@ func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.S
 	return r.Client.Patch(ctx, child, client.MergeFrom(orig))
 }
 
-// recordStep logs and records an Event for a child written.
-func (r *Reconciler) recordStep(ctx context.Context, set *pvsapi.PackageVariantSet, s pvsexpand.Step) {
+// eventNames is how many children an Event names before "and N more".
+const eventNames = 10
+
+// recordSteps records one Event per action for the children written:
+// "created 3 PackageVariants: a (target ...), b (...), c (...)".
+func (r *Reconciler) recordSteps(set *pvsapi.PackageVariantSet, done []pvsexpand.Step) {
 	ev := kit.Events{Recorder: r.Recorder}
-	switch s.Action {
-	case pvsexpand.Create:
-		ev.Normal(set, EventChildCreated, "created PackageVariant %s for target %s", s.Name, s.Where)
-	case pvsexpand.Update:
-		ev.Normal(set, EventChildUpdated, "updated PackageVariant %s for target %s", s.Name, s.Where)
-	case pvsexpand.Remove:
-		ev.Normal(set, EventChildRemoved, "removed PackageVariant %s: its target is gone", s.Name)
-	default:
-		return
+	for _, a := range []struct {
+		action pvsexpand.Action
+		reason string
+		verb   string
+	}{{pvsexpand.Create, EventChildCreated, "created"}, {pvsexpand.Update, EventChildUpdated, "updated"}, {pvsexpand.Remove, EventChildRemoved, "removed"}} {
+		var names []string
+		n := 0
+		for _, s := range done {
+			if s.Action != a.action {
+				continue
+			}
+			if n++; len(names) < eventNames {
+				name := s.Name
+				if a.action == pvsexpand.Remove {
+					name += " (its target is gone)"
+				} else {
+					name += " (target " + s.Where + ")"
+				}
+				names = append(names, name)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		more := ""
+		if n > len(names) {
+			more = fmt.Sprintf(" and %d more", n-len(names))
+		}
+		noun := "PackageVariants"
+		if n == 1 {
+			noun = "PackageVariant"
+		}
+		ev.Normal(set, a.reason, "%s %d %s: %s%s", a.verb, n, noun, strings.Join(names, ", "), more)
 	}
-	ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name)
 }
 
 // AllowMassDeletionAnnotation on a set, "true", lets one reconcile remove

@@ -3,6 +3,7 @@ package packagevariantset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -403,7 +405,31 @@ spec:
 	if n := len(e.children()); n != 0 {
 		t.Fatalf("allowed, the removal happens: %d children left", n)
 	}
-	if ev := e.events(); len(ev) != 3 || ev[0] != "Normal ChildRemoved" {
+	if ev := e.events(); len(ev) != 1 || ev[0] != "Normal ChildRemoved" {
 		t.Fatalf("events = %q", ev)
+	}
+}
+
+// One Event per action and reconcile, naming the first ten children.
+func TestRecordSteps(t *testing.T) {
+	rec := record.NewFakeRecorder(10)
+	r := &Reconciler{Recorder: rec}
+	var steps []pvsexpand.Step
+	for i := 0; i < 12; i++ {
+		steps = append(steps, pvsexpand.Step{Action: pvsexpand.Create, Name: fmt.Sprintf("app-%02d", i), Where: fmt.Sprintf("repository r%02d", i)})
+	}
+	steps = append(steps, pvsexpand.Step{Action: pvsexpand.Remove, Name: "old"})
+	r.recordSteps(&pvsapi.PackageVariantSet{}, steps)
+	close(rec.Events)
+	var got []string
+	for ev := range rec.Events {
+		got = append(got, ev)
+	}
+	want := []string{
+		"Normal ChildCreated created 12 PackageVariants: app-00 (target repository r00), app-01 (target repository r01), app-02 (target repository r02), app-03 (target repository r03), app-04 (target repository r04), app-05 (target repository r05), app-06 (target repository r06), app-07 (target repository r07), app-08 (target repository r08), app-09 (target repository r09) and 2 more",
+		"Normal ChildRemoved removed 1 PackageVariant: old (its target is gone)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
