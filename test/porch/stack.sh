@@ -30,6 +30,9 @@ stamp() { sha256sum "$ROOT/test/porch/tools/$1/go.sum" | cut -c1-16; }
 
 build() {
 	mkdir -p "$BIN"
+	# One build at a time (.ci/run starts one in the background early).
+	exec 9>"$BIN/.build.lock"
+	flock 9
 	local s
 	s=$(stamp apiserver)
 	if [[ ! -x $BIN/kube-apiserver || $(cat "$BIN/kube-apiserver.stamp" 2>/dev/null) != "$s" ]]; then
