@@ -152,16 +152,23 @@ func (p *Porch) GetResources(ctx context.Context, namespace, name string) (Resou
 // new files and no second read: Porch refuses it with a Conflict when the
 // revision changed since (its resourceVersion check), as the read would have.
 func (p *Porch) UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error) {
+	rs, _, err := p.UpdateResourcesRendered(ctx, namespace, name, res)
+	return rs, err
+}
+
+// UpdateResourcesRendered implements Rendering: Porch answers an update
+// with the rendered files and the new resourceVersion.
+func (p *Porch) UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error) {
 	var prr porchapi.PackageRevisionResources
 	if o, ok := res.Origin.(*porchapi.PackageRevisionResources); ok && o.Namespace == namespace && o.Name == name &&
 		res.ResourceVersion != "" && o.ResourceVersion == res.ResourceVersion {
 		o.DeepCopyInto(&prr)
 	} else {
 		if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &prr); err != nil {
-			return RenderStatus{}, wrap(err)
+			return RenderStatus{}, Resources{}, wrap(err)
 		}
 		if res.ResourceVersion != "" && prr.ResourceVersion != res.ResourceVersion {
-			return RenderStatus{}, fmt.Errorf("package revision %s/%s changed since version %s: %w", namespace, name, res.ResourceVersion, ErrConflict)
+			return RenderStatus{}, Resources{}, fmt.Errorf("package revision %s/%s changed since version %s: %w", namespace, name, res.ResourceVersion, ErrConflict)
 		}
 	}
 	prr.Spec.Resources = res.Files
@@ -169,11 +176,15 @@ func (p *Porch) UpdateResources(ctx context.Context, namespace, name string, res
 		if isRenderFailure(err) {
 			// Porch v1.5.3 fails the update and drops the render results from
 			// its answer: the error text is all there is to report.
-			return RenderStatus{Err: err.Error()}, errors.Join(ErrRenderFailed, err)
+			return RenderStatus{Err: err.Error()}, Resources{}, errors.Join(ErrRenderFailed, err)
 		}
-		return RenderStatus{}, wrap(err)
+		return RenderStatus{}, Resources{}, wrap(err)
 	}
-	return renderStatusOf(prr.Status.RenderStatus)
+	rs, err := renderStatusOf(prr.Status.RenderStatus)
+	if err != nil {
+		return rs, Resources{}, err
+	}
+	return rs, Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion, Origin: &prr}, nil
 }
 
 // renderFailureText is how Porch's error for a failed render begins its

@@ -192,6 +192,15 @@ type Store interface {
 	Delete(ctx context.Context, namespace, name string) error
 }
 
+// Rendering is implemented by a store whose update of a revision's files
+// answers with the revision as it is afterwards: the files (Porch renders
+// the package and answers with the result) and the new version, which is
+// also the revision's. A caller can then check the result without reading
+// it again.
+type Rendering interface {
+	UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error)
+}
+
 // Errors the stores return (wrapped).
 var (
 	ErrNotFound      = errors.New("not found")

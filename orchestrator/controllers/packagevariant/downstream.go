@@ -67,8 +67,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		if err != nil {
 			return nil, err
 		}
-		t, _, _, err := r.mutate(ctx, v, draft)
-		return []target{t}, err
+		return r.mutateNew(ctx, v, up, draft)
 	} else if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
@@ -83,23 +82,50 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		return t, nil
 	}
 	var targets []target
-	var ins []*inputs
-	wrote := false
+	var ms []mutation
 	for _, d := range drafts {
-		t, w, in, err := r.mutate(ctx, v, d)
+		m, err := r.mutate(ctx, v, d)
 		if err != nil {
 			return nil, err
 		}
-		if w {
+		if m.wrote {
 			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
 			r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
 		}
-		targets, ins, wrote = append(targets, t), append(ins, in), wrote || w
+		targets, ms = append(targets, m.target), append(ms, m)
 	}
-	if !wrote {
-		r.remember(v, up, drafts, ins, targets)
-	}
+	r.rememberSettled(v, up, drafts, ms, targets)
 	return targets, nil
+}
+
+// mutateNew mutates a draft just created and remembers it when the result
+// is settled.
+func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision) ([]target, error) {
+	m, err := r.mutate(ctx, v, draft)
+	if err != nil {
+		return []target{m.target}, err
+	}
+	targets := []target{m.target}
+	r.rememberSettled(v, up, []store.Revision{draft}, []mutation{m}, targets)
+	return targets, nil
+}
+
+// rememberSettled remembers a run over drafts when the chain is known to
+// change none of them as they now are: those it did not write, and those
+// it wrote whose result it checked (mutation.settled, at their new version).
+func (r *Reconciler) rememberSettled(v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, ms []mutation, targets []target) {
+	revs := make([]store.Revision, len(drafts))
+	ins := make([]*inputs, len(ms))
+	for i, m := range ms {
+		revs[i], ins[i] = drafts[i], m.in
+		if m.wrote {
+			if m.settled == "" {
+				return
+			}
+			revs[i].ResourceVersion = m.settled
+		}
+	}
+	r.remember(v, up, revs, ins, targets)
 }
 
 // reconcilePublished handles a downstream whose newest owned revision is
@@ -123,8 +149,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		if err != nil {
 			return nil, err
 		}
-		t, _, _, err := r.mutate(ctx, v, draft)
-		return []target{t}, err
+		return r.mutateNew(ctx, v, up, draft)
 	}
 	if t, ok := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
 		return t, nil
@@ -146,8 +171,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	if err != nil {
 		return nil, err
 	}
-	t, _, _, err := r.mutate(ctx, v, draft)
-	return []target{t}, err
+	return r.mutateNew(ctx, v, up, draft)
 }
 
 // lockedUpstream finds the published upstream revision a lock points at (a

@@ -15,29 +15,54 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// mutation is what mutate did to a draft.
+type mutation struct {
+	target target
+	wrote  bool
+	in     *inputs // the inputs of the chain run that found the draft as it is
+	// settled, after a write, is the draft's new version when the store
+	// answered with the result (store.Rendering: Porch's rendered files) and
+	// the chain leaves that result unchanged; "" when not known. The memo
+	// can then vouch for the draft at that version, and the next reconcile
+	// need not read it again.
+	settled string
+}
+
 // mutate runs the chain on a draft and writes the result when it changed.
-// It returns the target, whether it wrote, and the inputs it ran on.
-func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (target, bool, *inputs, error) {
+func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
-		return target{}, false, nil, err
+		return mutation{}, err
 	}
 	out, in, err := r.runChain(ctx, v, res.Files)
 	if err != nil {
-		return target{}, false, nil, err
+		return mutation{}, err
 	}
 	if !out.Changed {
-		return target{name: d.Name}, false, in, nil
+		return mutation{target: target{name: d.Name}, in: in}, nil
 	}
-	render, err := r.Store.UpdateResources(ctx, v.Namespace, d.Name, store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin})
+	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
+	var render store.RenderStatus
+	var after store.Resources
+	if rs, ok := r.Store.(store.Rendering); ok {
+		render, after, err = rs.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
+	} else {
+		render, err = r.Store.UpdateResources(ctx, v.Namespace, d.Name, update)
+	}
 	if errors.Is(err, store.ErrRenderFailed) {
 		t := target{name: d.Name, render: &render}
-		return t, false, nil, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
+		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
 	}
 	if err != nil {
-		return target{}, false, nil, fmt.Errorf("updating %s: %w", d.Name, err)
+		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	return target{name: d.Name, render: &render}, true, in, nil
+	m := mutation{target: target{name: d.Name, render: &render}, wrote: true}
+	if after.ResourceVersion != "" {
+		if again, in2, err := r.runChain(ctx, v, after.Files); err == nil && !again.Changed {
+			m.in, m.settled = in2, after.ResourceVersion
+		}
+	}
+	return m, nil
 }
 
 // inputs are what a chain run depended on besides the variant and the

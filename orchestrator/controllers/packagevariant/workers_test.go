@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -184,4 +185,55 @@ func TestCreatedDraftRecordedOwnerlessIsReclaimed(t *testing.T) {
 	if ev := e.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DraftReclaimed took back draft deploy.app-prod.packagevariant-1") {
 		t.Fatalf("Events = %q", ev)
 	}
+}
+
+// After a write, the chain runs again on what the store answered with
+// (Porch's rendered files); when that changes nothing, the memo vouches
+// for the draft at its new version and the next reconcile reads nothing.
+// A store that does not answer with the result (no store.Rendering) costs
+// the read, as before.
+func TestWriteIsVerifiedWithoutRereading(t *testing.T) {
+	for _, rendering := range []bool{true, false} {
+		e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		if !rendering {
+			e.r.Store = plainStore{e.store}
+		}
+		e.variant(appVariant)
+		e.mustReconcile("app-prod")
+		e.store.ResetCalls()
+		e.mustReconcile("app-prod")
+		want := 0
+		if !rendering {
+			want = 1
+		}
+		if got := e.store.Calls()[memory.OpGetResources]; got != want || e.store.Writes() != 0 {
+			t.Errorf("rendering %v: the reconcile after the clone read the draft %d times (want %d), wrote %d", rendering, got, want, e.store.Writes())
+		}
+	}
+}
+
+// plainStore hides the store's UpdateResourcesRendered.
+type plainStore struct{ s *memory.Fake }
+
+func (p plainStore) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
+	return p.s.ListRevisions(ctx, k)
+}
+func (p plainStore) ListOwned(ctx context.Context, ns, uid string) ([]store.Revision, error) {
+	return p.s.ListOwned(ctx, ns, uid)
+}
+func (p plainStore) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	return p.s.CreateDraft(ctx, spec)
+}
+func (p plainStore) GetResources(ctx context.Context, ns, name string) (store.Resources, error) {
+	return p.s.GetResources(ctx, ns, name)
+}
+func (p plainStore) UpdateResources(ctx context.Context, ns, name string, res store.Resources) (store.RenderStatus, error) {
+	return p.s.UpdateResources(ctx, ns, name, res)
+}
+func (p plainStore) Update(ctx context.Context, rev store.Revision) error {
+	return p.s.Update(ctx, rev)
+}
+func (p plainStore) Delete(ctx context.Context, ns, name string) error {
+	return p.s.Delete(ctx, ns, name)
 }

@@ -191,7 +191,7 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 		if err != nil {
 			return apiError(err, o.Name)
 		}
-		o.ResourceVersion = res.ResourceVersion
+		o.ResourceVersion, o.Spec.Resources = res.ResourceVersion, res.Files // Porch answers with the rendered files
 		return renderStatusInto(rs, &o.Status.RenderStatus)
 	}
 	return c.Client.Update(ctx, obj, opts...)

@@ -145,6 +145,20 @@ func (f *Fake) GetResources(ctx context.Context, namespace, name string) (store.
 	return call(f, OpGetResources, func() (store.Resources, error) { return f.Store.GetResources(ctx, namespace, name) })
 }
 
+// UpdateResourcesRendered implements store.Rendering, counted and faulted
+// as UpdateResources.
+func (f *Fake) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	type answer struct {
+		status store.RenderStatus
+		after  store.Resources
+	}
+	a, err := call(f, OpUpdateResources, func() (answer, error) {
+		rs, after, err := f.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+		return answer{rs, after}, err
+	})
+	return a.status, a.after, err
+}
+
 // UpdateResources implements store.Store.
 func (f *Fake) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
 	return call(f, OpUpdateResources, func() (store.RenderStatus, error) { return f.Store.UpdateResources(ctx, namespace, name, res) })

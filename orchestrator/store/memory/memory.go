@@ -218,6 +218,17 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 	return status, nil
 }
 
+// UpdateResourcesRendered implements store.Rendering: the update, then the
+// files as written (rendered, with a renderer) and the new version.
+func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	rs, err := s.UpdateResources(ctx, namespace, name, res)
+	if err != nil {
+		return rs, store.Resources{}, err
+	}
+	after, err := s.GetResources(ctx, namespace, name)
+	return rs, after, err
+}
+
 // Update implements store.Store.
 func (s *Store) Update(_ context.Context, rev store.Revision) error {
 	s.mu.Lock()
