@@ -18,6 +18,7 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -303,20 +304,42 @@ func (e *env) apply(text string) {
 	}
 }
 
+// retry runs f until it succeeds or 20 tries have failed on a conflict:
+// the controller may write a revision between a test's read and its write.
+// Porch v1.5.3 wraps some conflicts in an InternalError, so the message is
+// what tells.
+func (e *env) retry(what string, f func() error) {
+	e.t.Helper()
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = f(); err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) && !strings.Contains(err.Error(), "the object has been modified") {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	e.t.Fatalf("%s: %v", what, err)
+}
+
 // approve proposes and approves a draft through Porch.
 func (e *env) approve(name string) {
 	e.t.Helper()
 	ctx := context.Background()
 	var pr porchapi.PackageRevision
-	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
-		e.t.Fatal(err)
-	}
-	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycleProposed
-	if err := e.c.Update(ctx, &pr); err != nil {
-		e.t.Fatalf("proposing %s: %v", name, err)
-	}
-	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
-	if err := e.c.SubResource("approval").Update(ctx, &pr); err != nil {
-		e.t.Fatalf("approving %s: %v", name, err)
-	}
+	e.retry("proposing "+name, func() error {
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
+			return err
+		}
+		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycleProposed
+		return e.c.Update(ctx, &pr)
+	})
+	e.retry("approving "+name, func() error {
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
+			return err
+		}
+		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
+		return e.c.SubResource("approval").Update(ctx, &pr)
+	})
 }

@@ -206,13 +206,15 @@ func TestSetOverLabelledRepositories(t *testing.T) {
           valueExpr: repository.name
 `))
 	e.eventually(converge, "a draft per labelled repository", func() (bool, string) {
-		n := 0
 		for _, r := range []string{"east", "west", "north"} {
-			n += len(e.owned(r, "app"))
+			if _, ok, msg := e.onlyOwned(r, "app"); !ok {
+				return false, r + ": " + msg
+			}
 		}
-		return n == 3, fmt.Sprintf("%d drafts", n)
+		return true, ""
 	})
-	if f := e.resources(e.owned("west", "app")[0].Name); !strings.Contains(f["package-context.yaml"], "cluster: west") {
+	west, _, _ := e.onlyOwned("west", "app")
+	if f := e.resources(west.Name); !strings.Contains(f["package-context.yaml"], "cluster: west") {
 		t.Errorf("west's package context:\n%s", f["package-context.yaml"])
 	}
 
@@ -277,14 +279,14 @@ spec:
 func (e *env) writeResources(name string, change func(map[string]string)) {
 	e.t.Helper()
 	ctx := context.Background()
-	var prr porchapi.PackageRevisionResources
-	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err != nil {
-		e.t.Fatal(err)
-	}
-	change(prr.Spec.Resources)
-	if err := e.c.Update(ctx, &prr); err != nil {
-		e.t.Fatalf("editing %s: %v", name, err)
-	}
+	e.retry("editing "+name, func() error {
+		var prr porchapi.PackageRevisionResources
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err != nil {
+			return err
+		}
+		change(prr.Spec.Resources)
+		return e.c.Update(ctx, &prr)
+	})
 }
 
 func (e *env) onlyOwned(repo, pkg string) (porchapi.PackageRevision, bool, string) {
