@@ -218,14 +218,14 @@ func TestSetOverLabelledRepositories(t *testing.T) {
 		t.Errorf("west's package context:\n%s", f["package-context.yaml"])
 	}
 
-	var repo porchconfig.Repository
-	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "north"}, &repo); err != nil {
-		t.Fatal(err)
-	}
-	delete(repo.Labels, "env")
-	if err := e.c.Update(context.Background(), &repo); err != nil {
-		t.Fatal(err)
-	}
+	e.retry("removing north's label", func() error {
+		var repo porchconfig.Repository
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "north"}, &repo); err != nil {
+			return err
+		}
+		delete(repo.Labels, "env")
+		return e.c.Update(context.Background(), &repo)
+	})
 	e.eventually(converge, "north's child and draft removed, the others kept", func() (bool, string) {
 		var l pvapi.PackageVariantList
 		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
