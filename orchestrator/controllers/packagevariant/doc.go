@@ -30,7 +30,9 @@
 //     and never made twice. Never an ownerless draft: a draft in the
 //     workspace asked for that Porch recorded without its owner reference
 //     (its repository refresh got there first) is taken back at once, or at
-//     the next reconcile if it shows up later (DraftReclaimed); an ownerless
+//     the next reconcile if it shows up later (DraftReclaimed), and so is a
+//     draft it created that loses its owner before its first mutation
+//     succeeds (porch-server killed in between); an ownerless
 //     draft in a pvkit workspace the variant did not ask for is reported
 //     (Warning OwnerlessDraft) when a draft is created next to it.
 //

@@ -36,22 +36,24 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	for i, rev := range mine {
 		names[i] = rev.Name
 	}
-	if name, ok := r.created.missing(v.UID, downstreamKey(v), names, r.now()); ok {
-		// The listing lacks the draft just created: the cache is behind, or
-		// Porch recorded the draft without its owner reference (its
-		// repository refresh got there first). Take it back in the latter
-		// case; wait in the former.
-		rev, found, err := r.findRevision(ctx, downstreamKey(v), name)
-		if err != nil {
+	if d, ok := r.created.missing(v.UID, downstreamKey(v), names); ok {
+		// The owned revisions lack the draft this variant created: the
+		// cache is behind, or Porch lost the draft's owner reference. Take
+		// it back in the latter case; wait in the former.
+		rev, found, err := r.findRevision(ctx, downstreamKey(v), d.name)
+		switch {
+		case err != nil:
 			return nil, err
+		case found && len(rev.Owners) == 0 && !rev.Lifecycle.IsPublished():
+			if rev, err = r.reclaim(ctx, v, rev); err != nil {
+				return nil, err
+			}
+			mine = append(mine, rev)
+		case !found && r.now().Sub(d.at) < createdTTL:
+			return nil, errCacheBehind{name: d.name}
+		default: // gone for good, published, or someone else's: not ours to wait for
+			r.created.forget(v.UID)
 		}
-		if !found || len(rev.Owners) > 0 || rev.Lifecycle.IsPublished() {
-			return nil, errCacheBehind{name: name}
-		}
-		if rev, err = r.reclaim(ctx, v, rev); err != nil {
-			return nil, err
-		}
-		mine = append(mine, rev)
 	}
 	var drafts []store.Revision
 	var published *store.Revision
@@ -92,6 +94,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
 			r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
 		}
+		r.created.settle(v.UID, d.Name)
 		targets, ms = append(targets, m.target), append(ms, m)
 	}
 	r.rememberSettled(v, up, drafts, ms, targets)
@@ -105,6 +108,7 @@ func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up 
 	if err != nil {
 		return []target{m.target}, err
 	}
+	r.created.settle(v.UID, draft.Name)
 	targets := []target{m.target}
 	r.rememberSettled(v, up, []store.Revision{draft}, []mutation{m}, targets)
 	return targets, nil

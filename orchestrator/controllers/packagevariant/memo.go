@@ -85,25 +85,28 @@ func (r *Reconciler) forget(uid types.UID) {
 	r.created.forget(uid)
 }
 
-// created remembers, per variant, the draft it created last, until the
-// listing shows it: the controller lists revisions from its informer cache,
-// which can lag behind a create, and a reconcile that ran on a cache
-// without the new draft would create a second one. While the listing lacks
-// the draft (for at most createdTTL: a draft deleted meanwhile must not
-// block the variant for ever), the reconcile waits and runs again
-// (errCacheBehind).
+// created remembers, per variant, the draft it created last, until a
+// mutation of it succeeded and the listing showed it: the controller lists revisions from its
+// informer cache, which can lag behind a create, and Porch can lose a new
+// draft's owner reference (its repository refresh got there first, or it
+// was killed between writing the draft and its metadata). While the
+// listing of owned revisions lacks the draft, the reconcile takes it back
+// when the package shows it without owner, and otherwise waits and runs
+// again (errCacheBehind), for at most createdTTL: a draft deleted meanwhile
+// must not block the variant for ever.
 type created struct {
 	mu sync.Mutex
 	m  map[types.UID]createdDraft
 }
 
 type createdDraft struct {
-	pkg  store.PackageKey
-	name string
-	at   time.Time
+	pkg     store.PackageKey
+	name    string
+	at      time.Time
+	mutated bool // a mutation of it succeeded
 }
 
-const createdTTL = 30 * time.Second
+const createdTTL = 2 * time.Minute
 
 func (c *created) set(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
 	c.mu.Lock()
@@ -114,21 +117,32 @@ func (c *created) set(uid types.UID, pkg store.PackageKey, name string, now time
 	c.m[uid] = createdDraft{pkg: pkg, name: name, at: now}
 }
 
-// missing returns the draft created for uid in package pkg that names (the
-// listing) do not show yet; a draft they show, one of another package (the
-// downstream changed) or one older than createdTTL is forgotten.
-func (c *created) missing(uid types.UID, pkg store.PackageKey, names []string, now time.Time) (string, bool) {
+// missing returns the draft created for uid in package pkg when names (the
+// owned revisions listed) lack it. It is forgotten once it is both listed
+// and mutated, or when it is of another package (the downstream changed).
+func (c *created) missing(uid types.UID, pkg store.PackageKey, names []string) (createdDraft, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.m[uid]
 	if !ok {
-		return "", false
+		return createdDraft{}, false
 	}
-	if d.pkg != pkg || slices.Contains(names, d.name) || now.Sub(d.at) > createdTTL {
+	listed := slices.Contains(names, d.name)
+	if d.pkg != pkg || (listed && d.mutated) {
 		delete(c.m, uid)
-		return "", false
+		return createdDraft{}, false
 	}
-	return d.name, true
+	return d, !listed
+}
+
+// settle records that a mutation of draft name succeeded.
+func (c *created) settle(uid types.UID, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.m[uid]; ok && d.name == name {
+		d.mutated = true
+		c.m[uid] = d
+	}
 }
 
 func (c *created) forget(uid types.UID) {

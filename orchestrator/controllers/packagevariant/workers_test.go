@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -236,4 +237,32 @@ func (p plainStore) Update(ctx context.Context, rev store.Revision) error {
 }
 func (p plainStore) Delete(ctx context.Context, ns, name string) error {
 	return p.s.Delete(ctx, ns, name)
+}
+
+// porch-server killed after creating a draft: the variant's mutation of it
+// fails, and Porch comes back with the draft but without its owner
+// reference (seen on a real Porch). The variant takes back the draft it
+// created instead of creating packagevariant-2.
+func TestDraftLosingItsOwnerBeforeItsMutationIsReclaimed(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpGetResources, Err: errors.New("the server is currently unable to handle the request"), Times: 2})
+	if err := e.reconcile("app-prod"); err == nil {
+		t.Fatal("the failed mutation must be reported")
+	}
+	if err := e.reconcile("app-prod"); err == nil { // listed, owned, still failing
+		t.Fatal("the failed mutation must be reported")
+	}
+	d := e.downstream("app-prod")[0]
+	d.Owners = nil
+	if err := e.store.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Workspace != "packagevariant-1" {
+		t.Fatalf("want packagevariant-1 taken back, got %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
 }
