@@ -61,6 +61,8 @@ type Options struct {
 	LeaderID, LeaderElectionNS string
 	ReadableKinds              string // comma-separated, see kit.ReadableKinds
 	Workers                    int    // reconciles at once, per kind
+	QPS                        float64
+	Burst                      int
 	zap                        zap.Options
 }
 
@@ -76,6 +78,8 @@ func flags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.ReadableKinds, "readable-kinds", strings.Join(kit.DefaultReadableKinds, ","),
 		"the kinds pvkit may read for injection and objectSelector, comma-separated, as Kind (core group) or Kind.group; no wildcards, a Secret only when listed; the controller's role must allow list and watch on each")
 	fs.IntVar(&o.Workers, "workers", 4, "variants (and, separately, sets) reconciled at once; one variant is never reconciled twice at once, and variants writing the same package take turns")
+	fs.Float64Var(&o.QPS, "kube-api-qps", 0, "requests per second to the API server, client-side; 0: no client-side limit, the API server's priority and fairness decides (as in a cluster)")
+	fs.IntVar(&o.Burst, "kube-api-burst", 0, "requests allowed in a burst above --kube-api-qps (default: twice --kube-api-qps)")
 	o.zap.BindFlags(fs)
 }
 
@@ -127,6 +131,23 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// RateLimit sets the client-side rate limit: qps > 0 limits requests to
+// qps a second (burst, default 2*qps, above it); qps 0 leaves the limit to
+// the API server's priority and fairness, as controller-runtime does for
+// in-cluster credentials. Without it, credentials from a kubeconfig file
+// would get client-go's default of 5 requests a second: a fan-out to 50
+// repositories needs about 300.
+func RateLimit(cfg *rest.Config, qps float64, burst int) {
+	if qps <= 0 {
+		cfg.QPS, cfg.Burst = -1, 0
+		return
+	}
+	if burst <= 0 {
+		burst = int(2 * qps)
+	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
+}
+
 // Run runs the controller until ctx is done.
 func Run(ctx context.Context, o Options) error {
 	kinds, err := kit.ParseReadableKinds(strings.Split(o.ReadableKinds, ","))
@@ -136,10 +157,14 @@ func Run(ctx context.Context, o Options) error {
 	if o.Workers < 1 || o.Workers > MaxWorkers {
 		return fmt.Errorf("--workers: %d is not between 1 and %d", o.Workers, MaxWorkers)
 	}
+	if o.QPS < 0 || o.Burst < 0 {
+		return fmt.Errorf("--kube-api-qps and --kube-api-burst: %v and %d, want 0 or more", o.QPS, o.Burst)
+	}
 	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
 	}
+	RateLimit(cfg, o.QPS, o.Burst)
 	mgr, err := NewManager(cfg, o)
 	if err != nil {
 		return err

@@ -14,6 +14,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -89,6 +91,45 @@ func TestRESTConfig(t *testing.T) {
 	}
 }
 
+// A kubeconfig file does not bring client-go's default limit of 5 requests
+// a second: the controller leaves the limit to the API server unless
+// --kube-api-qps sets one.
+func TestRateLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		qps       float64
+		burst     int
+		wantQPS   float32
+		wantBurst int
+	}{{0, 0, -1, 0}, {50, 0, 50, 100}, {50, 60, 50, 60}, {0.5, 0, 0.5, 1}} {
+		cfg, err := RESTConfig(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		RateLimit(cfg, tt.qps, tt.burst)
+		if cfg.QPS != tt.wantQPS || cfg.Burst != tt.wantBurst {
+			t.Errorf("--kube-api-qps %v --kube-api-burst %d: QPS %v, burst %d; want %v, %d", tt.qps, tt.burst, cfg.QPS, cfg.Burst, tt.wantQPS, tt.wantBurst)
+		}
+		// The client the config makes has no client-side limiter at qps 0.
+		if tt.qps == 0 {
+			hc, err := rest.HTTPClientFor(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := rest.RESTClientForConfigAndClient(&rest.Config{Host: cfg.Host, QPS: cfg.QPS, ContentConfig: rest.ContentConfig{GroupVersion: &schema.GroupVersion{Version: "v1"}, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}}, hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rc.GetRateLimiter() != nil {
+				t.Errorf("--kube-api-qps 0: the client has a rate limiter")
+			}
+		}
+	}
+}
+
 // --help prints the usage with examples on stdout and exits 0; a usage error
 // exits 2.
 func TestMainExitCodes(t *testing.T) {
@@ -104,6 +145,8 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--readable-kinds", "ConfigMap,*.example.com", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --readable-kinds: readable kind "*.example.com" must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)`},
 		{[]string{"--workers", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 0 is not between 1 and 64"},
 		{[]string{"--workers", "65", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 65 is not between 1 and 64"},
+		{[]string{"--kube-api-qps", "-1", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --kube-api-qps and --kube-api-burst: -1 and 0, want 0 or more"},
+		{[]string{"--kube-api-qps", "fast"}, 2, "", `invalid value "fast" for flag -kube-api-qps`},
 	} {
 		var out, errOut bytes.Buffer
 		code := Main(context.Background(), tt.args, &out, &errOut)

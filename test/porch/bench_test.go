@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ func TestFanOutBench(t *testing.T) {
 		who              string
 		seconds, perVari float64
 		creates          int
+		calls            map[string]int
 	}
 	var rows []row
 	for _, f := range strings.Split(sizes, ",") {
@@ -53,7 +55,7 @@ func TestFanOutBench(t *testing.T) {
 				}
 			}
 			secs, w := e.fanOut(t, n)
-			rows = append(rows, row{n: n, who: who, seconds: secs, perVari: float64(w.Requests) / float64(n), creates: w.Creates})
+			rows = append(rows, row{n: n, who: who, seconds: secs, perVari: float64(w.Requests) / float64(n), creates: w.Creates, calls: w.ByCall})
 		}
 	}
 	stopPorchControllers()
@@ -66,6 +68,17 @@ func TestFanOutBench(t *testing.T) {
 	fmt.Fprintf(&b, "\n| N | controller | seconds to converge | API requests per variant | drafts created |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %d |\n", r.n, r.who, r.seconds, r.perVari, r.creates)
+	}
+	fmt.Fprintf(&b, "\nRequests per variant, by call:\n\n| N | controller | call | per variant |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		calls := make([]string, 0, len(r.calls))
+		for c := range r.calls {
+			calls = append(calls, c)
+		}
+		sort.Strings(calls)
+		for _, c := range calls {
+			fmt.Fprintf(&b, "| %d | %s | %s | %.2f |\n", r.n, r.who, c, float64(r.calls[c])/float64(r.n))
+		}
 	}
 	t.Log(b.String())
 }

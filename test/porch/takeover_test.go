@@ -55,6 +55,8 @@ func stopPorchControllers() {
 // its requests.
 type writes struct {
 	Creates, ResourceWrites, Requests int
+	// ByCall counts the requests per "verb resource[/subresource]".
+	ByCall map[string]int
 }
 
 // auditSize is where the audit log ends now.
@@ -78,7 +80,7 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 	if _, err := f.Seek(offset, 0); err != nil {
 		t.Fatal(err)
 	}
-	var w writes
+	w := writes{ByCall: map[string]int{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -90,7 +92,7 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 				Username string `json:"username"`
 			} `json:"user"`
 			ObjectRef struct {
-				Resource, Namespace, APIGroup string
+				Resource, Subresource, Namespace, APIGroup string
 			} `json:"objectRef"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || !match(ev.User.Username, ev.UserAgent) {
@@ -100,6 +102,11 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 			continue
 		}
 		w.Requests++
+		call := ev.Verb + " " + ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			call += "/" + ev.ObjectRef.Subresource
+		}
+		w.ByCall[call]++
 		switch {
 		case ev.ObjectRef.Resource == "packagerevisions" && ev.Verb == "create":
 			w.Creates++
