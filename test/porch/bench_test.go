@@ -21,6 +21,8 @@ import (
 // N children Ready with one owned draft each, and the API requests the
 // controller made in that namespace, per variant (kube-apiserver's audit
 // log, by user and user agent). Not a pass/fail test: a table.
+// PVKIT_PORCH_BENCH_ONLY=pvkit (or porch) runs one controller;
+// PVKIT_PORCH_WORKERS sets pvkit's --workers (default 8).
 func TestFanOutBench(t *testing.T) {
 	sizes := os.Getenv("PVKIT_PORCH_BENCH")
 	if sizes == "" {
@@ -39,7 +41,11 @@ func TestFanOutBench(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("PVKIT_PORCH_BENCH: %q is not a size", f)
 		}
-		for _, who := range []string{"pvkit", "porch"} {
+		whos := []string{"pvkit", "porch"}
+		if only := os.Getenv("PVKIT_PORCH_BENCH_ONLY"); only != "" {
+			whos = []string{only}
+		}
+		for _, who := range whos {
 			e := newEnv(t, fmt.Sprintf("bench-%s-%d", who, n))
 			if who == "pvkit" {
 				stopPorchControllers()

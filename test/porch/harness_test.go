@@ -148,7 +148,7 @@ func startController() error {
 	}
 	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), "--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
 		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
-		"--workers", "4", "--zap-encoder", "console")
+		"--workers", workers(), "--zap-encoder", "console")
 	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
 	controller.Stdout, controller.Stderr = logf, logf
 	if err := controller.Start(); err != nil {
@@ -156,6 +156,15 @@ func startController() error {
 	}
 	_ = os.WriteFile(filepath.Join(stackDir, "pvkit-controller.pid"), []byte(fmt.Sprint(controller.Process.Pid)), 0o644)
 	return waitReady("pvkit's controller", "http://127.0.0.1:18081/readyz", logf.Name())
+}
+
+// workers is the controller's --workers: PVKIT_PORCH_WORKERS, else 8 (the
+// Deployment's).
+func workers() string {
+	if w := os.Getenv("PVKIT_PORCH_WORKERS"); w != "" {
+		return w
+	}
+	return "8"
 }
 
 // waitReady polls a readiness probe for 30 s; on failure the error has the
