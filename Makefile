@@ -85,6 +85,8 @@ test: lint check-generated
 	PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
 	@if ! command -v etcd >/dev/null 2>&1; then \
 	  echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; \
+	elif [ -n "$$PVKIT_E2E_PORCH_SKIP" ]; then \
+	  echo "SKIP: $$PVKIT_E2E_PORCH_SKIP; make e2e-porch is skipped"; \
 	elif [ -n "$$PVKIT_CI_START" ] && [ $$(( $$(date +%s) - $$PVKIT_CI_START )) -gt $(E2E_PORCH_CI_BUDGET) ]; then \
 	  echo "SKIP: CI has run for more than $(E2E_PORCH_CI_BUDGET) s (a cold machine); make e2e-porch (about 6 more minutes) is skipped to stay within CI's limit"; \
 	else $(MAKE) --no-print-directory e2e-porch; fi
