@@ -20,7 +20,8 @@ import (
 // in a namespace of its own. It prints seconds from the set's creation to
 // N children Ready with one owned draft each, and the API requests the
 // controller made in that namespace, per variant (kube-apiserver's audit
-// log, by user and user agent). Not a pass/fail test: a table.
+// log, by user and user agent). Not a pass/fail test: a table. Each run is
+// cleared away before the next (retire).
 // PVKIT_PORCH_BENCH_ONLY=pvkit (or porch) runs one controller;
 // PVKIT_PORCH_WORKERS sets pvkit's --workers (default 8).
 func TestFanOutBench(t *testing.T) {
@@ -61,6 +62,7 @@ func TestFanOutBench(t *testing.T) {
 				}
 			}
 			secs, w := e.fanOut(t, n)
+			e.retire(t)
 			rows = append(rows, row{n: n, who: who, seconds: secs, perVari: float64(w.Requests) / float64(n), creates: w.Creates, calls: w.ByCall})
 		}
 	}
@@ -143,4 +145,29 @@ func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
 	secs := time.Since(start).Seconds()
 	time.Sleep(2 * time.Second) // the audit log is written asynchronously
 	return secs, audit(t, offset, e.ns, func(user, agent string) bool { return isPvkit(user, agent) || isPorchControllers(user, agent) })
+}
+
+// retire clears a run away, so that the next one starts on an equal stack:
+// the set and its children are deleted while their controller still runs
+// (which deletes the drafts), then the repositories, which Porch would
+// otherwise keep syncing every 5 s for the rest of the benchmark.
+func (e *env) retire(t *testing.T) {
+	// No kube-controller-manager here, so no garbage collector: the
+	// children are deleted by name once their set is gone.
+	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariantsets", "--all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariants", "--all", "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(10*converge, "the children gone", func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		return len(l.Items) == 0, fmt.Sprintf("%d children", len(l.Items))
+	})
+	if _, err := kubectl("", "delete", "-n", e.ns, "repositories", "--all", "--timeout=120s"); err != nil {
+		t.Fatal(err)
+	}
 }
