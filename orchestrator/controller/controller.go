@@ -135,7 +135,7 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 // qps a second (burst, default 2*qps, above it); qps 0 leaves the limit to
 // the API server's priority and fairness, as controller-runtime does for
 // in-cluster credentials. Without it, credentials from a kubeconfig file
-// would get client-go's default of 5 requests a second: a fan-out to 50
+// would get client-go's default of 5 requests a second per resource: a fan-out to 50
 // repositories needs about 300.
 func RateLimit(cfg *rest.Config, qps float64, burst int) {
 	if qps <= 0 {
