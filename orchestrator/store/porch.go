@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
@@ -72,11 +73,14 @@ func (p *Porch) ListOwned(ctx context.Context, namespace, uid string) ([]Revisio
 	return fromList(l.Items), nil
 }
 
+// fromList converts a list, sorted by name: an informer cache lists in its
+// map's order, and the reconcilers' drafts, targets and logs should not.
 func fromList(items []porchapi.PackageRevision) []Revision {
 	out := make([]Revision, 0, len(items))
 	for i := range items {
 		out = append(out, fromPorch(&items[i]))
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

@@ -245,3 +245,40 @@ func TestLockMatches(t *testing.T) {
 		t.Errorf("LockFor(the main placeholder) = %+v, want ref main", l)
 	}
 }
+
+// Lists come back sorted by name whatever order the cache lists in (an
+// informer's cache lists in its map's order).
+func TestPorchStoreListsSorted(t *testing.T) {
+	objs := []client.Object{
+		pr("blueprints.app.v3", "blueprints", "app", "v3", 3, porchapi.PackageRevisionLifecyclePublished, "a"),
+		pr("blueprints.app.v1", "blueprints", "app", "v1", 1, porchapi.PackageRevisionLifecyclePublished, "a"),
+		pr("blueprints.app.v2", "blueprints", "app", "v2", 2, porchapi.PackageRevisionLifecyclePublished, "a"),
+	}
+	p, c := porchStore(t, objs...)
+	// The cache's order: reversed from what the fake client gives.
+	p.Client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if l, ok := list.(*porchapi.PackageRevisionList); ok {
+				for i, j := 0, len(l.Items)-1; i < j; i, j = i+1, j-1 {
+					l.Items[i], l.Items[j] = l.Items[j], l.Items[i]
+				}
+			}
+			return nil
+		},
+	})
+	ctx := context.Background()
+	revs, err := p.ListRevisions(ctx, PackageKey{Namespace: "ns", Repository: "blueprints", Package: "app"})
+	owned, err2 := p.ListOwned(ctx, "ns", "uid-a")
+	for _, got := range [][]Revision{revs, owned} {
+		var names []string
+		for _, r := range got {
+			names = append(names, r.Name)
+		}
+		if err != nil || err2 != nil || strings.Join(names, " ") != "blueprints.app.v1 blueprints.app.v2 blueprints.app.v3" {
+			t.Errorf("listed %v (%v, %v), want v1 v2 v3 in order", names, err, err2)
+		}
+	}
+}
