@@ -252,14 +252,30 @@ spec:
   upstream: {repo: blueprints, package: app}
   downstream: {repo: deploy, package: app}
   packageContext:
-    data: {env: prod}
+    data: {env: dev}
 `)
+	// env: dev, as the package's own pipeline sets it (variant.yaml): with
+	// another value, the pipeline Porch renders and pvkit's mutation undo
+	// each other on every write (a loop pvkit does not detect yet).
 	e.eventually(converge, "a rendered draft, Ready", func() (bool, string) {
 		if len(e.owned("deploy", "app")) != 1 {
 			return false, "no draft"
 		}
 		return e.ready("app-render")
 	})
+	// Settled: no more writes to the draft.
+	rv := func() string {
+		d := e.owned("deploy", "app")
+		if len(d) != 1 {
+			return ""
+		}
+		return d[0].ResourceVersion
+	}
+	before := rv()
+	time.Sleep(10 * time.Second)
+	if after := rv(); after != before {
+		t.Errorf("the draft is still being written 10 s after Ready: resourceVersion %s, then %s", before, after)
+	}
 	var v pvapi.PackageVariant
 	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-render"}, &v); err != nil {
 		t.Fatal(err)
