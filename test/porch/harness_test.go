@@ -184,13 +184,17 @@ func waitReady(what, url, logPath string) error {
 }
 
 // stopController stops pvkit's controller (SIGTERM, as a rollout does).
-func stopController() {
-	if controller == nil || controller.Process == nil {
+func stopController() { stopProcess(&controller) }
+
+// stopProcess stops a process the tests started, with SIGTERM as a rollout
+// does, waits for it and forgets it.
+func stopProcess(p **exec.Cmd) {
+	if *p == nil || (*p).Process == nil {
 		return
 	}
-	_ = controller.Process.Signal(os.Interrupt)
-	_, _ = controller.Process.Wait()
-	controller = nil
+	_ = (*p).Process.Signal(os.Interrupt)
+	_, _ = (*p).Process.Wait()
+	*p = nil
 }
 
 // dump prints what a failing scenario needs: the controller's log and the

@@ -41,14 +41,7 @@ func startPorchControllers(t *testing.T) {
 	}
 }
 
-func stopPorchControllers() {
-	if porchControllers == nil || porchControllers.Process == nil {
-		return
-	}
-	_ = porchControllers.Process.Signal(os.Interrupt)
-	_, _ = porchControllers.Process.Wait()
-	porchControllers = nil
-}
+func stopPorchControllers() { stopProcess(&porchControllers) }
 
 // writes are the package writes an audit log records from one client:
 // PackageRevisions created and PackageRevisionResources updated, and all
