@@ -213,10 +213,12 @@ func TestSetOverLabelledRepositories(t *testing.T) {
 		}
 		return true, ""
 	})
+	// A draft is listed once cloned, before pvkit's write lands: wait for it.
 	west, _, _ := e.onlyOwned("west", "app")
-	if f := e.resources(west.Name); !strings.Contains(f["package-context.yaml"], "cluster: west") {
-		t.Errorf("west's package context:\n%s", f["package-context.yaml"])
-	}
+	e.eventually(converge, "west's package context with cluster: west", func() (bool, string) {
+		f := e.resources(west.Name)
+		return strings.Contains(f["package-context.yaml"], "cluster: west"), f["package-context.yaml"]
+	})
 
 	e.retry("removing north's label", func() error {
 		var repo porchconfig.Repository
