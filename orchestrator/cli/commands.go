@@ -41,11 +41,12 @@ type RunOutput struct {
 	Diffs      []string                   `json:"diffs,omitempty"`
 	Sets       []pvsapi.PackageVariantSet `json:"packageVariantSets"`
 	Variants   []pvapi.PackageVariant     `json:"packageVariants"`
+	Warnings   []string                   `json:"warnings,omitempty"`
 }
 
 func printReport(w io.Writer, rep *Report, output string) error {
 	if output == "yaml" || output == "json" {
-		doc := RunOutput{DryRun: rep.DryRun, Changes: rep.Changes, NotRemoved: rep.Held, Diffs: rep.Diffs, Sets: rep.Sets, Variants: rep.Variants}
+		doc := RunOutput{DryRun: rep.DryRun, Changes: rep.Changes, NotRemoved: rep.Held, Diffs: rep.Diffs, Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
 		var b []byte
 		var err error
 		if output == "json" {
@@ -112,8 +113,9 @@ func printReport(w io.Writer, rep *Report, output string) error {
 }
 
 // openRepos opens every bare repository under dir; create makes dir when
-// it is missing.
-func openRepos(dir, namespace string, create bool) (*gitstore.Store, error) {
+// it is missing. A ref the store could not read is left out alone, with a
+// warning on warn (nil: none).
+func openRepos(dir, namespace string, create bool, warn io.Writer) (*gitstore.Store, error) {
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -126,12 +128,28 @@ func openRepos(dir, namespace string, create bool) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gitstore.Open(namespace, repos)
+	s, err := gitstore.Open(namespace, repos)
+	if err != nil {
+		return nil, err
+	}
+	warnSkipped(warn, s)
+	return s, nil
+}
+
+// warnSkipped prints a warning for every ref of Porch's layout the store
+// could not read as a revision.
+func warnSkipped(warn io.Writer, s *gitstore.Store) {
+	if warn == nil {
+		return
+	}
+	for _, k := range s.Skipped() {
+		fmt.Fprintf(warn, "warning: %s\n", k)
+	}
 }
 
 // publish publishes a directory's files as the next revision of a package,
 // creating the repository when it is missing.
-func publish(dir, namespace, repo, pkg, src string, w io.Writer) error {
+func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 	// Names become paths (the repository's git directory, the package's
 	// directory on main): checked before anything is created.
 	if msg := validate.DNS1123Subdomain(repo); msg != "" {
@@ -147,7 +165,7 @@ func publish(dir, namespace, repo, pkg, src string, w io.Writer) error {
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)
 	}
-	s, err := openRepos(dir, namespace, true)
+	s, err := openRepos(dir, namespace, true, warn)
 	if err != nil {
 		return err
 	}

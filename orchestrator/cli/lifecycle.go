@@ -17,6 +17,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -141,7 +142,7 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 		Args:              args(1, -1, v.name+" needs the names of the package revisions"),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, names []string) error {
-			s, err := openRepos(o.Repos, o.Namespace, false)
+			s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 			if err != nil {
 				return err
 			}
@@ -163,7 +164,7 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 
 // openRevision opens the repositories and finds one revision by name.
 func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, error) {
-	s, err := openRepos(o.Repos, o.Namespace, false)
+	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 	if err != nil {
 		return nil, store.Revision{}, err
 	}
@@ -196,7 +197,7 @@ func getCommand(o *Options) *cobra.Command {
 			default:
 				return usageErr("-o must be table, wide, yaml, json or name, not %q", output)
 			}
-			s, err := openRepos(o.Repos, o.Namespace, false)
+			s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 			if err != nil {
 				return err
 			}
@@ -411,11 +412,20 @@ func pullCommand(ctx context.Context, o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for name, content := range res.Files {
-				p := filepath.Join(a[1], filepath.FromSlash(name))
-				if rel, err := filepath.Rel(a[1], p); err != nil || strings.HasPrefix(rel, "..") {
-					return fmt.Errorf("package revision %s: file %q is outside the package", rev.Name, name)
+			// Every name is checked before anything is written: a file
+			// under ".git" would make the directory a repository whose
+			// configuration runs commands on `git status`.
+			names := make([]string, 0, len(res.Files))
+			for name := range res.Files {
+				if msg := validate.FilePath(name); msg != "" {
+					return fmt.Errorf("package revision %s: file path %s; nothing was written", rev.Name, msg)
 				}
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				content := res.Files[name]
+				p := filepath.Join(a[1], filepath.FromSlash(name))
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 					return err
 				}

@@ -88,7 +88,7 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			return out, nil
 		}
-		s, err := openRepos(dir, namespace, false)
+		s, err := openRepos(dir, namespace, false, nil)
 		if err != nil {
 			return nil, err
 		}

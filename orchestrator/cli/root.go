@@ -91,7 +91,7 @@ func args(min, max int, what string) cobra.PositionalArgs {
 // revisionNames completes package revision names from --repos.
 func revisionNames(o *Options) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		s, err := openRepos(o.Repos, o.Namespace, false)
+		s, err := openRepos(o.Repos, o.Namespace, false, nil)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -156,6 +156,9 @@ stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range rep.Warnings {
+				fmt.Fprintf(o.Stderr, "warning: %s\n", w)
+			}
 			if err := printReport(o.Stdout, rep, output); err != nil {
 				return err
 			}
@@ -198,7 +201,7 @@ func publishCommand(o *Options) *cobra.Command {
 			if repo == "" || pkg == "" {
 				return usageErr("publish needs --repo, --package and one directory")
 			}
-			return publish(o.Repos, o.Namespace, repo, pkg, a[0], o.Stdout)
+			return publish(o.Repos, o.Namespace, repo, pkg, a[0], o.Stdout, o.Stderr)
 		},
 	}
 	c.Flags().StringVar(&repo, "repo", "", "the repository (created if missing)")

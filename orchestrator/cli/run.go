@@ -72,6 +72,9 @@ type Report struct {
 	// Variants and Sets are the objects as the state file keeps them.
 	Variants []pvapi.PackageVariant
 	Sets     []pvsapi.PackageVariantSet
+	// Warnings are what the run left out and went on without (a ref of
+	// the repositories that is not a readable revision).
+	Warnings []string
 }
 
 // ObjectStatus is one object's Ready condition and downstream revisions.
@@ -168,6 +171,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
 
 	rep := &Report{}
+	for _, k := range gs.Skipped() {
+		rep.Warnings = append(rep.Warnings, k.String())
+	}
 	errs := map[string]error{}
 	for settled := false; !settled; {
 		if rep.Passes == o.MaxPasses {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pvkit/pvkit/pkg/validate"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -46,6 +47,9 @@ func IsResourceFile(name string) bool {
 func FilesToItems(files map[string]string) ([]*yaml.RNode, error) {
 	names := make([]string, 0, len(files))
 	for name := range files {
+		if msg := validate.FilePath(name); msg != "" {
+			return nil, fmt.Errorf("file path %s", msg)
+		}
 		if IsResourceFile(name) {
 			names = append(names, name)
 		}

@@ -82,9 +82,13 @@ func LabelValue(s string) string {
 	return fmt.Sprintf("must be a label value (empty, or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit), found %q", s)
 }
 
-// PackagePath checks a package path as Porch does: '/'-separated segments,
-// none empty, "." or "..", no leading '/', and (as git refs and directory
-// names need) no control characters, spaces or git's special characters.
+// PackagePath checks a package path as Porch does (its ValidPkgRevObjName):
+// '/'-separated segments, each a DNS-1123 label (lower-case letters, digits
+// and '-', starting and ending with a letter or digit, at most 63
+// characters). So no segment is empty, ".", "..", ".git", hidden, "HEAD", or
+// anything a git ref or a directory name would read otherwise ("a.lock",
+// "a@{b", "-x"). Porch joins the path with dots into object names; pvkit
+// keeps its own names within 253 characters where it builds them.
 func PackagePath(s string) string {
 	switch {
 	case s == "":
@@ -95,22 +99,58 @@ func PackagePath(s string) string {
 		return fmt.Sprintf("must be a relative path, found %q", s)
 	}
 	for _, seg := range strings.Split(s, "/") {
+		switch {
+		case seg == "":
+			return fmt.Sprintf("must not have an empty segment, found %q", s)
+		case seg == "." || seg == "..":
+			return fmt.Sprintf("must not have a %q segment, found %q", seg, s)
+		case !dnsLabel(seg):
+			return fmt.Sprintf("must be '/'-separated DNS-1123 labels (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters each), as Porch requires; segment %q is not, in %q", seg, s)
+		}
+	}
+	return ""
+}
+
+// FilePath checks the path of a file inside a package, wherever pvkit reads
+// one from git or Porch or writes one to git, Porch or a directory: relative,
+// '/'-separated, no empty, "." or ".." segment, no control character or
+// backslash, and no segment git would take for its own directory (".git" in
+// any case, with trailing dots or spaces, or its short name "git~1"), which
+// would turn a checkout into a repository whose configuration runs commands.
+func FilePath(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > 4096:
+		return fmt.Sprintf("must be at most 4096 characters, found %d", len(s))
+	case strings.HasPrefix(s, "/"):
+		return fmt.Sprintf("must be a relative path, found %q", s)
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || c == '\\' {
+			return fmt.Sprintf("must not contain %q, found %q", c, s)
+		}
+	}
+	for _, seg := range strings.Split(s, "/") {
 		switch seg {
 		case "":
 			return fmt.Sprintf("must not have an empty segment, found %q", s)
 		case ".", "..":
 			return fmt.Sprintf("must not have a %q segment, found %q", seg, s)
 		}
-		if seg == ".git" {
-			return fmt.Sprintf("must not have a \".git\" segment, found %q", s)
-		}
-	}
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f || strings.ContainsRune(" \"\\~^:?*[", c) {
-			return fmt.Sprintf("must not contain %q, found %q", c, s)
+		if GitDirName(seg) {
+			return fmt.Sprintf("must not have a segment git reads as its own directory (%q), found %q", seg, s)
 		}
 	}
 	return ""
+}
+
+// GitDirName reports whether a path segment names git's own directory on
+// some file system: ".git" in any case, with trailing dots or spaces
+// (Windows drops them), or the 8.3 short name "git~1".
+func GitDirName(seg string) bool {
+	s := strings.ToLower(strings.TrimRight(seg, ". "))
+	return s == ".git" || s == "git~1"
 }
 
 // Labels checks a map of labels: every key a qualified name and every value

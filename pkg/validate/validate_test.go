@@ -40,9 +40,38 @@ func TestChecks(t *testing.T) {
 		{"package", PackagePath, "a//b", false},
 		{"package", PackagePath, "a/./b", false},
 		{"package", PackagePath, "a/.git/b", false},
-		{"package", PackagePath, "a,b", true}, // a comma is a valid path and git ref character
+		{"package", PackagePath, "infra/capi/cluster-capi-kind", true},
+		{"package", PackagePath, "a,b", false}, // Porch: DNS-1123 labels only
 		{"package", PackagePath, "a\nb", false},
 		{"package", PackagePath, "", false},
+		// Issue 18 #11: each passed the old rule and then broke git or Porch.
+		{"package", PackagePath, "a.lock", false},
+		{"package", PackagePath, ".hidden", false},
+		{"package", PackagePath, "a@{b", false},
+		{"package", PackagePath, "A", false},
+		{"package", PackagePath, "ü", false},
+		{"package", PackagePath, "HEAD", false},
+		{"package", PackagePath, "-x", false},
+		{"package", PackagePath, "@", false},
+		{"package", PackagePath, "team/" + long, false},
+		{"file", FilePath, "Kptfile", true},
+		{"file", FilePath, "sub/dir/.gitignore", true},
+		{"file", FilePath, ".github/workflows/x.yaml", true},
+		{"file", FilePath, "README.md", true},
+		// Issue 18 #1: a package file that makes a checkout a repository.
+		{"file", FilePath, ".git/config", false},
+		{"file", FilePath, "app/.git/HEAD", false},
+		{"file", FilePath, "app/.GIT/config", false},
+		{"file", FilePath, "app/.git./config", false},
+		{"file", FilePath, "app/.git /config", false},
+		{"file", FilePath, "GIT~1/config", false},
+		{"file", FilePath, "../x", false},
+		{"file", FilePath, "a/../x", false},
+		{"file", FilePath, "/etc/passwd", false},
+		{"file", FilePath, "a//b", false},
+		{"file", FilePath, "a\\b", false},
+		{"file", FilePath, "a\x00b", false},
+		{"file", FilePath, "", false},
 	} {
 		if msg := tt.check(tt.in); (msg == "") != tt.ok {
 			t.Errorf("%s(%q) = %q, want ok=%v", tt.name, tt.in, msg, tt.ok)

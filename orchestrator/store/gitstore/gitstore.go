@@ -111,6 +111,7 @@ type backend struct {
 	namespace string
 	repos     map[string]*repo
 	now       func() time.Time
+	skipped   []Skip
 }
 
 type repo struct {
@@ -150,16 +151,43 @@ func (s *Store) Add(r Repository) error {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
 	rp := &repo{Repository: r, meta: meta}
-	revs, files, err := s.git.load(rp)
+	revs, files, skipped, err := s.git.load(rp)
 	if err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
+	s.git.skipped = append(s.git.skipped, skipped...)
 	s.git.repos[r.Name] = rp
 	s.engine.AddRepository(s.git.namespace, r.Name)
 	for i := range revs {
 		s.engine.Restore(revs[i], files[i])
 	}
 	return nil
+}
+
+// Skipped lists the refs of Porch's layout that the store could not read as
+// revisions (a tag on a tree, a missing object, a file git would take for
+// its own, two refs naming one revision), by repository and ref. Each one
+// is left out alone: every other revision of every repository is served.
+func (s *Store) Skipped() []Skip {
+	out := append([]Skip(nil), s.git.skipped...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Repository != out[j].Repository {
+			return out[i].Repository < out[j].Repository
+		}
+		return out[i].Ref < out[j].Ref
+	})
+	return out
+}
+
+// Skip is a ref the store could not read as a revision, and why.
+type Skip struct {
+	Repository string
+	Ref        string
+	Err        error
+}
+
+func (k Skip) String() string {
+	return fmt.Sprintf("repository %q: %s is not served: %v", k.Repository, k.Ref, k.Err)
 }
 
 // Namespace is the namespace the store serves.
@@ -241,11 +269,14 @@ func Discover(root string) ([]Repository, error) {
 	return out, nil
 }
 
-// load reads a repository's package revisions, sorted by name.
-func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, error) {
+// load reads a repository's package revisions, sorted by name. A ref that
+// cannot be read as a revision is skipped with its reason, alone: one odd
+// tag must not hide every other revision (fault isolation). Only a
+// repository whose refs cannot be listed at all is an error.
+func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, error) {
 	all, err := refs(r.GitDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r.refs = all
 	names := make([]string, 0, len(all))
@@ -261,51 +292,67 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, error) {
 	}
 	cat, err := newObjectReader(r.GitDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var revs []store.Revision
 	var files []map[string]string
+	var skipped []Skip
 	seen := map[string]string{} // revision name -> ref
 	for _, ref := range names {
 		p, ok := parseRef(ref)
 		if !ok || p.lifecycle == store.DeletionProposed {
 			continue
 		}
-		commit := all[ref]
-		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
-			Lifecycle: p.lifecycle, Revision: p.revision}
-		if p.lifecycle == store.Published {
-			msg, err := cat.message(commit)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", ref, err)
-			}
-			rev.Workspace = fmt.Sprintf("v%d", p.revision)
-			if a := annotationOf([]byte("\n\n" + msg)); a.Package == p.pkg && a.Workspace != "" {
-				rev.Workspace = a.Workspace
-			}
-			if deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] {
-				rev.Lifecycle = store.DeletionProposed
+		rev, f, err := s.loadRef(r, cat, ref, p, deletion)
+		if err == nil {
+			if other, dup := seen[rev.Name]; dup {
+				err = fmt.Errorf("%s already is package revision %s", other, rev.Name)
 			}
 		}
-		rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
-		if other, dup := seen[rev.Name]; dup {
-			return nil, nil, fmt.Errorf("%s and %s are both package revision %s", other, ref, rev.Name)
+		if err != nil {
+			skipped = append(skipped, Skip{Repository: r.Name, Ref: ref, Err: err})
+			continue
 		}
 		seen[rev.Name] = ref
-		f, err := cat.files(commit, p.pkg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if rev.Lock, err = tasks.LockOf(f); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if m, ok := r.meta.Revisions[rev.Name]; ok {
-			rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
-		}
 		revs = append(revs, rev)
 		files = append(files, f)
 	}
-	return revs, files, nil
+	return revs, files, skipped, nil
+}
+
+// loadRef reads the revision a ref of Porch's layout holds, and its files.
+func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, deletion map[string]bool) (store.Revision, map[string]string, error) {
+	commit := r.refs[ref]
+	rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
+		Lifecycle: p.lifecycle, Revision: p.revision}
+	if p.lifecycle == store.Published {
+		msg, err := cat.message(commit)
+		if err != nil {
+			return rev, nil, err
+		}
+		// The workspace a published revision was approved from, as its
+		// commit records it; only for the revision the commit was published
+		// as (another tag on the same commit is its own revision, vN).
+		rev.Workspace = fmt.Sprintf("v%d", p.revision)
+		if a := annotationOf([]byte("\n\n" + msg)); a.Package == p.pkg && a.Workspace != "" && a.revisionIs(p.revision) {
+			rev.Workspace = a.Workspace
+		}
+		if deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] {
+			rev.Lifecycle = store.DeletionProposed
+		}
+	}
+	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
+	f, err := cat.files(commit, p.pkg)
+	if err != nil {
+		return rev, nil, err
+	}
+	if rev.Lock, err = tasks.LockOf(f); err != nil {
+		return rev, nil, err
+	}
+	if m, ok := r.meta.Revisions[rev.Name]; ok {
+		rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
+	}
+	return rev, f, nil
 }
 
 // repoOf is the repository of a revision.

@@ -303,18 +303,25 @@ func TestInvalidPaths(t *testing.T) {
 	h := newHarness(t)
 	up := h.Publish(ns, "blueprints", "app", storetest.Blueprint)
 	h.AddRepository(ns, "deploy")
-	for _, pkg := range []string{"../escape", "a//b", "/abs", "a b"} {
+	// Issue 18 #11: a.lock, .hidden, a@{b, HEAD... passed and then broke git.
+	for _, pkg := range []string{"../escape", "a//b", "/abs", "a b", "a.lock", ".hidden", "a@{b", "A", "ü", "HEAD", "-x", "@"} {
 		_, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: pkg, Workspace: "w",
 			Task: store.Task{Type: store.Clone, Upstream: up.Name}})
-		if err == nil || !strings.Contains(err.Error(), "is not a valid package path") {
+		if err == nil || !strings.Contains(err.Error(), ": package path must ") {
 			t.Errorf("package %q: err = %v", pkg, err)
 		}
 	}
 	rev, _ := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "p", Workspace: "w",
 		Task: store.Task{Type: store.Clone, Upstream: up.Name}})
-	_, err := h.UpdateResources(ctx, ns, rev.Name, store.Resources{Files: map[string]string{"../x.yaml": "a: 1\n"}})
-	if err == nil || !strings.Contains(err.Error(), `file "../x.yaml" is not a valid path inside a package`) {
-		t.Errorf("file ../x.yaml: err = %v", err)
+	for name, want := range map[string]string{
+		"../x.yaml":     `file path must not have a ".." segment, found "../x.yaml"`,
+		".git/config":   `file path must not have a segment git reads as its own directory (".git"), found ".git/config"`,
+		"sub/.GIT/HEAD": `file path must not have a segment git reads as its own directory (".GIT"), found "sub/.GIT/HEAD"`,
+	} {
+		_, err := h.UpdateResources(ctx, ns, rev.Name, store.Resources{Files: map[string]string{"Kptfile": "a: 1\n", name: "a: 1\n"}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("file %s: err = %v, want %q", name, err, want)
+		}
 	}
 }
 

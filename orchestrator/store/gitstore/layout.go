@@ -3,11 +3,11 @@ package gitstore
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/validate"
 )
 
 // Porch's git layout (pkg/externalrepo/git in Porch v1.5.3):
@@ -76,8 +76,11 @@ func parseRef(ref string) (parsedRef, bool) {
 	}
 	p.pkg, p.workspace = rest[:i], rest[i+1:]
 	if p.lifecycle == store.Published || p.lifecycle == store.DeletionProposed {
-		n, err := strconv.Atoi(strings.TrimPrefix(p.workspace, "v"))
-		if err != nil || n <= 0 || !strings.HasPrefix(p.workspace, "v") {
+		// Only the canonical form: "v01" or "v+1" would name revision 1
+		// a second time.
+		digits, isV := strings.CutPrefix(p.workspace, "v")
+		n, err := strconv.Atoi(digits)
+		if err != nil || n <= 0 || !isV || strconv.Itoa(n) != digits {
 			return p, false
 		}
 		p.revision, p.workspace = n, ""
@@ -85,21 +88,21 @@ func parseRef(ref string) (parsedRef, bool) {
 	return p, validPackage(p.pkg) == nil
 }
 
-// validPackage checks a package path: slash-separated names, no empty,
-// "." or ".." segment, nothing git would read otherwise.
+// validPackage checks a package path with the one rule for package paths
+// (validate.PackagePath, Porch's).
 func validPackage(pkg string) error {
-	if pkg == "" || path.Clean(pkg) != pkg || strings.HasPrefix(pkg, "/") || strings.HasPrefix(pkg, "..") ||
-		strings.ContainsAny(pkg, "\n\"\\ ~^:?*[") || pkg == "." {
-		return fmt.Errorf("package %q is not a valid package path", pkg)
+	if msg := validate.PackagePath(pkg); msg != "" {
+		return fmt.Errorf("package path %s", msg)
 	}
 	return nil
 }
 
-// validFile checks a file's path inside a package.
+// validFile checks a file's path inside a package with the one rule for
+// file paths (validate.FilePath): nothing outside the package, nothing git
+// would take for its own directory.
 func validFile(name string) error {
-	if name == "" || path.Clean(name) != name || strings.HasPrefix(name, "/") || strings.HasPrefix(name, "../") ||
-		name == ".." || name == "." || strings.ContainsAny(name, "\n") || strings.HasPrefix(name, "\"") {
-		return fmt.Errorf("file %q is not a valid path inside a package", name)
+	if msg := validate.FilePath(name); msg != "" {
+		return fmt.Errorf("file path %s", msg)
 	}
 	return nil
 }
@@ -119,6 +122,13 @@ func message(summary string, r store.Revision) string {
 	}
 	b, _ := json.Marshal(a)
 	return summary + "\n\nkpt:" + string(b) + "\n"
+}
+
+// revisionIs reports whether the annotation may be revision n's: it names
+// no revision (older commits), or n as pvctl writes it ("vN") or as Porch
+// does ("N").
+func (a annotation) revisionIs(n int) bool {
+	return a.Revision == "" || a.Revision == strconv.Itoa(n) || a.Revision == "v"+strconv.Itoa(n)
 }
 
 // annotationOf reads the `kpt:` line of a commit object (its headers, a

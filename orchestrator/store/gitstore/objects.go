@@ -170,6 +170,9 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 		if entry.Mode != filemode.Regular && entry.Mode != filemode.Executable {
 			continue
 		}
+		if err := validFile(name); err != nil {
+			return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
+		}
 		blob, err := c.repo.BlobObject(entry.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%s/%s in %s: %w", commit, dir, name, c.dir, err)

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Regression cases of the second attack pass (docs/security.md): each
+// failed on the code before it.
+
+// gitOut runs git on a bare repository of the workspace and returns its
+// trimmed stdout.
+func (w *ws) gitOut(repo, stdin string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Env = append(os.Environ(), "GIT_DIR="+filepath.Join(w.repos, repo+".git"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// dotGitDraft pushes, as a user with git could, a draft drafts/app/evil
+// whose package holds app/.git/{HEAD,config} with core.fsmonitor set (a
+// command git runs on `git status` in a checkout), beside the package's
+// Kptfile.
+func (w *ws) dotGitDraft(marker string) {
+	w.t.Helper()
+	cfg := w.gitOut("blueprints", "[core]\n\tfsmonitor = touch "+marker+"\n", "hash-object", "-w", "--stdin")
+	head := w.gitOut("blueprints", "ref: refs/heads/main\n", "hash-object", "-w", "--stdin")
+	kptfile := w.gitOut("blueprints", "", "rev-parse", "app/v1:app/Kptfile")
+	gitTree := w.gitOut("blueprints", "100644 blob "+cfg+"\tconfig\n100644 blob "+head+"\tHEAD\n", "mktree")
+	pkg := w.gitOut("blueprints", "040000 tree "+gitTree+"\t.git\n100644 blob "+kptfile+"\tKptfile\n", "mktree")
+	root := w.gitOut("blueprints", "040000 tree "+pkg+"\tapp\n", "mktree")
+	commit := w.gitOut("blueprints", "", "commit-tree", "-m", "evil", root)
+	w.gitOut("blueprints", "", "update-ref", "refs/heads/drafts/app/evil", commit)
+}
+
+// Issue 18 #1: a `.git` directory inside a package. Its revision is not
+// served (a warning names it), so `pull` cannot write it out, no variant can
+// clone it, and everything else works.
+func TestDotGitInPackageIsNotServed(t *testing.T) {
+	w := newWS(t)
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	w.dotGitDraft(marker)
+	code, out, errs := w.cmd("get")
+	if code != ExitOK || !strings.Contains(out, "blueprints.app.v1") || strings.Contains(out, "evil") {
+		t.Fatalf("get: exit %d\n%s\n%s", code, out, errs)
+	}
+	contains(t, errs, `warning: repository "blueprints": refs/heads/drafts/app/evil is not served: `,
+		`file path must not have a segment git reads as its own directory (".git"), found ".git/HEAD"`)
+	dir := filepath.Join(t.TempDir(), "app")
+	code, _, errs = w.cmd("pull", "blueprints.app.evil", dir)
+	if code == ExitOK || !strings.Contains(errs, "blueprints.app.evil: not found") {
+		t.Fatalf("pull: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("pull wrote %s", dir)
+	}
+	// A variant whose upstream is that revision clones nothing.
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")),
+		"    package: app\n  downstream:", "    package: app\n    workspaceName: evil\n  downstream:", 1))
+	out = w.run(ExitNotReady)
+	contains(t, out, "app-staging", "UpstreamNotFound")
+	for _, r := range w.revisions() {
+		files := w.files(strings.Fields(r)[0])
+		for name := range files {
+			if strings.Contains(name, ".git/") {
+				t.Fatalf("%s holds %s", r, name)
+			}
+		}
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatal("the package's git configuration ran a command")
+	}
+}
+
+// Issue 18 #8: one odd tag stopped get, run and approve in every
+// repository. Non-canonical numbers are not revisions; a second tag on a
+// published commit is its own revision; a tag on a tree is skipped with a
+// warning; the rest is served.
+func TestOddTagsAreIsolated(t *testing.T) {
+	w := newWS(t)
+	v1 := w.gitOut("blueprints", "", "rev-parse", "app/v1")
+	w.gitOut("blueprints", "", "tag", "app/v01", v1)
+	w.gitOut("blueprints", "", "tag", "app/v+1", v1)
+	w.gitOut("blueprints", "", "tag", "-a", "app/v2", "-m", "annotated, on revision 1's commit", v1)
+	w.gitOut("blueprints", "", "tag", "app/v3", w.gitOut("blueprints", "", "rev-parse", "app/v1^{tree}"))
+	code, out, errs := w.cmd("get")
+	if code != ExitOK {
+		t.Fatalf("get: exit %d\n%s", code, errs)
+	}
+	contains(t, out, "blueprints.app.v1 ", "blueprints.app.v2 ")
+	contains(t, errs, `warning: repository "blueprints": refs/tags/app/v3 is not served: commit `)
+	if strings.Contains(out, "v01") || strings.Contains(out, "v+1") || strings.Contains(out, "app.v3") {
+		t.Fatalf("get lists a tag that is no revision:\n%s", out)
+	}
+	out = w.run(ExitOK)
+	contains(t, out, "created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v2)")
+	contains(t, w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1")
+	before := w.snapshot()
+	contains(t, w.run(ExitOK), "No changes")
+	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+		t.Fatalf("a second run wrote:\n%s", d)
+	}
+}
