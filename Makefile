@@ -34,7 +34,7 @@ $(CONTROLLER_GEN):
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/api/... paths=./orchestrator/api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./orchestrator/api/v1alpha1 paths=./orchestrator/api/v1alpha2 output:crd:dir=config/crd
-	$(CONTROLLER_GEN) rbac:roleName=pvkit-controller paths=./orchestrator/controllers/... output:rbac:dir=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=pvkit-controller paths=./orchestrator/controllers/... paths=./orchestrator/controller output:rbac:dir=config/rbac
 
 all: build
 

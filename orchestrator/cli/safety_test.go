@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
 )
 
 // Regression cases of the second attack pass (docs/security.md): each
@@ -110,5 +111,33 @@ func TestOddTagsAreIsolated(t *testing.T) {
 	contains(t, w.run(ExitOK), "No changes")
 	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
 		t.Fatalf("a second run wrote:\n%s", d)
+	}
+}
+
+// Issue 18 #13: a repository directory that is a symbolic link made
+// publish run git init where it pointed, outside --repos, and report
+// success.
+func TestRepositoryLinkIsRefused(t *testing.T) {
+	w := newWS(t)
+	outside := t.TempDir()
+	link := filepath.Join(w.repos, "linked.git")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := w.cmd("publish", "--repo", "linked", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	if code == ExitOK || !strings.Contains(errs, link+" is a symbolic link; pvctl creates repositories only as directories of their own") {
+		t.Fatalf("publish: exit %d, %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("publish wrote through the link: %v", entries)
+	}
+	// A Repository of that name in run's files: the same.
+	w.write("linked.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: linked\n")
+	code, _, errs = w.cmd("run", "-f", w.in)
+	if code == ExitOK || !strings.Contains(errs, "is a symbolic link") {
+		t.Fatalf("run: exit %d, %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("run wrote through the link: %v", entries)
 	}
 }

@@ -8,7 +8,13 @@
 //
 // It links neither pvctl's local commands nor their embedded cluster
 // (orchestrator/cli); a test holds it to that.
+//
+// Leader election needs a Lease in the controller's own namespace, and
+// nothing else: a Role there (config/rbac), not a ClusterRole that would
+// let the controller rewrite the Leases of kube-system.
 package controller
+
+//+kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=pvkit-system
 
 import (
 	"context"

@@ -74,7 +74,8 @@ func TestInstallManifests(t *testing.T) {
 	slices.Sort(keys)
 	want := []string{"ClusterRole/pvkit-controller", "ClusterRoleBinding/pvkit-controller",
 		"CustomResourceDefinition/packagevariants.config.porch.kpt.dev", "CustomResourceDefinition/packagevariantsets.config.porch.kpt.dev",
-		"Deployment/pvkit-controller", "Namespace/pvkit-system", "Service/pvkit-controller-metrics", "ServiceAccount/pvkit-controller"}
+		"Deployment/pvkit-controller", "Namespace/pvkit-system", "Role/pvkit-controller", "RoleBinding/pvkit-controller",
+		"Service/pvkit-controller-metrics", "ServiceAccount/pvkit-controller"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("config/default = %q, want %q", keys, want)
 	}
@@ -158,5 +159,21 @@ func TestInstallManifests(t *testing.T) {
 	b := decode[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding/pvkit-controller")
 	if b.RoleRef.Name != role.Name || len(b.Subjects) != 1 || b.Subjects[0].Name != spec.ServiceAccountName || b.Subjects[0].Namespace != d.Namespace {
 		t.Errorf("binding %+v does not bind the role to the controller's ServiceAccount", b)
+	}
+	// Issue 18 #10: leader election's Leases only in the controller's own
+	// namespace (a ClusterRole let it rewrite kube-system's).
+	if v := allowed[schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}]; len(v) > 0 {
+		t.Errorf("the ClusterRole grants %q on Leases in every namespace", v)
+	}
+	lr := decode[rbacv1.Role](t, objs, "Role/pvkit-controller")
+	if lr.Namespace != d.Namespace || args["--leader-election-namespace"] != d.Namespace || len(lr.Rules) != 1 ||
+		!slices.Equal(lr.Rules[0].Resources, []string{"leases"}) || !slices.Equal(lr.Rules[0].Verbs, []string{"create", "get", "update"}) {
+		t.Errorf("leader election role %+v (namespace %q, --leader-election-namespace %q): want leases get/create/update in the controller's namespace",
+			lr.Rules, lr.Namespace, args["--leader-election-namespace"])
+	}
+	lb := decode[rbacv1.RoleBinding](t, objs, "RoleBinding/pvkit-controller")
+	if lb.Namespace != d.Namespace || lb.RoleRef.Kind != "Role" || lb.RoleRef.Name != lr.Name || len(lb.Subjects) != 1 ||
+		lb.Subjects[0].Name != spec.ServiceAccountName || lb.Subjects[0].Namespace != d.Namespace {
+		t.Errorf("leader election binding %+v does not bind the Role to the controller's ServiceAccount", lb)
 	}
 }

@@ -211,6 +211,15 @@ func Init(gitDir, branch string) error {
 	if branch == "" {
 		branch = DefaultBranch
 	}
+	// A link (or anything but a directory) in the repository's place would
+	// make git init write wherever it points, outside --repos.
+	if fi, err := os.Lstat(gitDir); err == nil && !fi.IsDir() {
+		kind := "not a directory"
+		if fi.Mode()&os.ModeSymlink != 0 {
+			kind = "a symbolic link"
+		}
+		return fmt.Errorf("%s is %s; pvctl creates repositories only as directories of their own", gitDir, kind)
+	}
 	if err := os.MkdirAll(gitDir, 0o755); err != nil {
 		return err
 	}
