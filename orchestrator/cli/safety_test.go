@@ -141,3 +141,26 @@ func TestRepositoryLinkIsRefused(t *testing.T) {
 		t.Fatalf("run wrote through the link: %v", entries)
 	}
 }
+
+// Issue 18 #12: a set's child would have the name of a hand-written
+// PackageVariant. That target fails, naming both; the hand-written variant
+// keeps its spec and its draft; the set's other child is reconciled; the run
+// settles (it did not).
+func TestSetChildNeverReplacesAnotherVariant(t *testing.T) {
+	w := newWS(t)
+	w.write("hand.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-edge-useast1-app\n"+
+		"spec:\n  upstream: {repo: blueprints, package: app}\n  downstream: {repo: edge-useast1, package: by-hand}\n")
+	out := w.run(ExitNotReady)
+	contains(t, out, `its PackageVariant would be named "app-edge-useast1-app", the name of another PackageVariant of the namespace (one that is no set's child)`,
+		"PackageVariantSet  app ", "PartiallyReconciled",
+		"created draft edge-useast1.by-hand.packagevariant-1", "created draft edge-uswest1.app.packagevariant-1")
+	revs := strings.Join(w.revisions(), "\n")
+	if strings.Contains(revs, "edge-useast1.app.") {
+		t.Fatalf("the set's child was created under the taken name:\n%s", revs)
+	}
+	before := w.snapshot()
+	w.run(ExitNotReady)
+	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+		t.Fatalf("a second run wrote:\n%s", d)
+	}
+}

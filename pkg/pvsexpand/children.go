@@ -1,6 +1,8 @@
 package pvsexpand
 
 import (
+	"fmt"
+
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -46,9 +48,16 @@ func SetID(set *v1alpha2.PackageVariantSet) string {
 // Plan matches the computed children with the existing ones (items of kind
 // PackageVariant in the set's namespace carrying the set label), by
 // downstream repository and package as Porch does, not by name.
+//
+// A child to create whose name another PackageVariant of the namespace
+// already has (one that is not this set's child: a hand-written variant,
+// another set's child) is never planned: applying it would replace that
+// variant. Its target entry becomes a failure naming both (so nothing is
+// removed either), and the set waits for one of them to be renamed.
 func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([]Step, error) {
 	id := SetID(set)
 	existing := map[[2]string]*yaml.RNode{}
+	others := map[string]string{} // name -> its set label, of the namespace's other PackageVariants
 	var order []*yaml.RNode
 	for _, it := range items {
 		n := it.YNode()
@@ -57,6 +66,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([
 			continue
 		}
 		if v, _ := krm.ScalarAt(n, "metadata", "labels", v1alpha2.SetLabel); v != id {
+			others[krm.Name(n)] = v
 			continue
 		}
 		repo, _ := krm.ScalarAt(n, "spec", "downstream", "repo")
@@ -72,6 +82,16 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([
 			return nil, err
 		}
 		cur := existing[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]
+		if label, taken := others[c.Name]; taken && cur == nil {
+			owner := "one that is no set's child"
+			if label != "" {
+				owner = fmt.Sprintf("a child of another set, %s=%s", v1alpha2.SetLabel, label)
+			}
+			x.Failures = append(x.Failures, Failure{Field: c.Field, Where: c.Where, Message: fmt.Sprintf(
+				"its PackageVariant would be named %q, the name of another PackageVariant of the namespace (%s); "+
+					"the set never replaces it: rename the set, the target or the other PackageVariant", c.Name, owner)})
+			continue
+		}
 		step := Step{Action: Create, Name: c.Name, Where: c.Where, Item: cur, Desired: desired}
 		if cur != nil {
 			matched[cur] = true

@@ -17,6 +17,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -117,7 +118,11 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	steps, err := pvsexpand.Plan(env, x, existing)
+	holders, err := r.nameHolders(ctx, set, x, existing)
+	if err != nil {
+		return err
+	}
+	steps, err := pvsexpand.Plan(env, x, append(existing, holders...))
 	if err != nil {
 		return err
 	}
@@ -231,6 +236,37 @@ func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet
 		c := &list.Items[i]
 		c.APIVersion, c.Kind = pv.APIVersion, pv.Kind
 		n, err := toNode(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// nameHolders reads the PackageVariants, other than the set's children,
+// that already have the name of a child to create (the cached client: no
+// API request), so that Plan refuses to replace them.
+func (r *Reconciler) nameHolders(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, children []*yaml.RNode) ([]*yaml.RNode, error) {
+	mine := make(map[string]bool, len(children))
+	for _, c := range children {
+		mine[krm.Name(c.YNode())] = true
+	}
+	var out []*yaml.RNode
+	for _, c := range x.Children {
+		if mine[c.Name] {
+			continue
+		}
+		other := &pvapi.PackageVariant{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: set.Namespace, Name: c.Name}, other)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading PackageVariant %q: %w", c.Name, err)
+		}
+		other.APIVersion, other.Kind = pv.APIVersion, pv.Kind
+		n, err := toNode(other)
 		if err != nil {
 			return nil, err
 		}
