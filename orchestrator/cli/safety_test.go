@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,5 +163,38 @@ func TestSetChildNeverReplacesAnotherVariant(t *testing.T) {
 	w.run(ExitNotReady)
 	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
 		t.Fatalf("a second run wrote:\n%s", d)
+	}
+}
+
+// Issue 18 #9: a readiness gate behind a YAML merge key (or an alias) was
+// invisible to approve, which published; kpt's decoder sees the gate.
+func TestApproveSeesGatesBehindMergeKeys(t *testing.T) {
+	for name, info := range map[string]string{
+		"merge key": "info: {<<: {readinessGates: [{conditionType: example.com/reviewed}]}}\n",
+		"alias":     "x-gates: &g [{conditionType: example.com/reviewed}]\ninfo:\n  readinessGates: *g\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWS(t)
+			w.run(ExitOK)
+			const rev = "edge-useast1.app.packagevariant-1"
+			s := w.store()
+			res, err := s.GetResources(context.Background(), "default", rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Files["Kptfile"] = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n" + info
+			if _, err := s.UpdateResources(context.Background(), "default", rev, res); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errs := w.cmd("approve", rev)
+			if code == ExitOK || !strings.Contains(errs, `package revision `+rev+` is not ready: readiness gate "example.com/reviewed" has no condition`) {
+				t.Fatalf("approve: exit %d, %q", code, errs)
+			}
+			for _, r := range w.revisions() {
+				if strings.HasPrefix(r, "edge-useast1.app.v") || strings.Contains(r, rev+" Published") {
+					t.Fatalf("published: %v", w.revisions())
+				}
+			}
+		})
 	}
 }

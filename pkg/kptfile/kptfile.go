@@ -50,7 +50,100 @@ func Find(items []*yaml.RNode) (*Kptfile, error) {
 	if _, kind := krm.TypeMeta(atRoot[0].YNode()); kind != Kind {
 		return nil, fmt.Errorf("the root Kptfile must be of kind %q, found kind %q", Kind, kind)
 	}
+	expandAliases(atRoot[0].YNode())
 	return &Kptfile{Item: atRoot[0]}, nil
+}
+
+// expandAliases rewrites the Kptfile without YAML aliases and merge keys
+// (`<<`), each replaced by a copy of what it stands for, with YAML's merge
+// rules (a key of the mapping wins over a merged one; of several merged
+// mappings, the first wins). kpt and Porch decode the Kptfile with those
+// rules, so pvkit must read what they read: a readiness gate behind a
+// merge key is a gate. A Kptfile without aliases is left as it is. The
+// expansion is bounded: every document was checked by krm.CheckAliases.
+func expandAliases(n *yaml.Node) {
+	if hasAliases(n, map[*yaml.Node]bool{}) {
+		expand(n)
+	}
+}
+
+func hasAliases(n *yaml.Node, seen map[*yaml.Node]bool) bool {
+	if n == nil || seen[n] {
+		return false
+	}
+	seen[n] = true
+	if n.Kind == yaml.AliasNode || n.Anchor != "" || isMergeKey(n) {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAliases(c, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+func isMergeKey(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "<<" && (n.Tag == "" || n.Tag == "!!merge" || n.Tag == "tag:yaml.org,2002:merge")
+}
+
+// expand replaces, below n, every alias with a copy of its anchor and
+// every merge key with the keys it merges, and drops the anchors.
+func expand(n *yaml.Node) {
+	n.Anchor = ""
+	for i, c := range n.Content {
+		if c.Kind == yaml.AliasNode && c.Alias != nil {
+			n.Content[i] = deepCopy(c.Alias)
+		}
+		expand(n.Content[i])
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	var own []*yaml.Node
+	var merged [][]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !isMergeKey(k) || k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			own = append(own, k, v)
+			continue
+		}
+		switch v.Kind {
+		case yaml.MappingNode:
+			merged = append(merged, v.Content)
+		case yaml.SequenceNode:
+			for _, m := range v.Content {
+				if m.Kind == yaml.MappingNode {
+					merged = append(merged, m.Content)
+				}
+			}
+		}
+	}
+	if merged == nil {
+		return
+	}
+	have := map[string]bool{}
+	for i := 0; i+1 < len(own); i += 2 {
+		have[own[i].Value] = true
+	}
+	for _, m := range merged {
+		for i := 0; i+1 < len(m); i += 2 {
+			if !have[m[i].Value] {
+				have[m[i].Value] = true
+				own = append(own, m[i], m[i+1])
+			}
+		}
+	}
+	n.Content = own
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = deepCopy(k)
+	}
+	return &c
 }
 
 func anyPath(items []*yaml.RNode) bool {
