@@ -482,7 +482,11 @@ func TestInputErrors(t *testing.T) {
 			"  l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]\n  l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]\n" +
 			"  l5: &l5 [*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]\n  l6: &l6 [*l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5]\n" +
 			"  l7: &l7 [*l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6]\n",
-			"bad.yaml: object 0: its YAML aliases expand its 99 nodes to more than 10990"},
+			"bad.yaml: object 0: its YAML aliases expand its 609 bytes to more than 71626"},
+		// Issue 18 #5: few nodes, many bytes.
+		{"scalar alias bomb", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  a: &a " + strings.Repeat("x", 10_000) +
+			"\n  b: &b [" + strings.Repeat("*a, ", 99) + "*a]\n  c: [" + strings.Repeat("*b, ", 99) + "*b]\n",
+			"bad.yaml: object 0: its YAML aliases expand its 11115 bytes to more than 176686"},
 		{"mistyped ConfigMap", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: 1\n  y: [a]\n",
 			"bad.yaml: ConfigMap \"x\": `data.x` must be a string, found a number"},
 		{"invalid name", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n",

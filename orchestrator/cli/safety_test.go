@@ -198,3 +198,25 @@ func TestApproveSeesGatesBehindMergeKeys(t *testing.T) {
 		})
 	}
 }
+
+// Issue 18 #5, the state file: a 107 KB state file whose aliases expand to
+// gigabytes killed every run. It is refused, naming the file, and nothing
+// is written.
+func TestStateFileScalarAliasBomb(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	bomb := "packageVariants:\n- metadata: {name: a, annotations: {x: &a " + strings.Repeat("x", 100_000) + "}}\n" +
+		"  spec: {upstream: {repo: r, package: p}}\nx: &b [" + strings.Repeat("*a, ", 99) + "*a]\ny: [" + strings.Repeat("*b, ", 99) + "*b]\n"
+	path := filepath.Join(w.repos, StateFile)
+	if err := os.WriteFile(path, []byte(bomb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := w.snapshot()
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code == ExitOK || !strings.Contains(errs, path+": its YAML aliases expand its ") || !strings.Contains(errs, "delete it to start from no variants") {
+		t.Fatalf("run: exit %d, %q", code, errs)
+	}
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("a refused run wrote:\n%s", d)
+	}
+}

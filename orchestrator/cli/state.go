@@ -43,10 +43,14 @@ func readState(path string) (*state, error) {
 // bounded like every other input's.
 func parseState(path string, b []byte) (*state, error) {
 	s := &state{}
-	if n, err := yaml.Parse(string(b)); err == nil {
-		if err := krm.CheckAliases(n.YNode()); err != nil {
-			return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
-		}
+	// The alias bound is checked on kyaml's parse; a file only the strict
+	// decoder's own parser would read is never expanded unchecked.
+	n, err := yaml.Parse(string(b))
+	if err == nil {
+		err = krm.CheckAliases(n.YNode())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
 	}
 	if err := sigsyaml.UnmarshalStrict(b, s); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)

@@ -8,60 +8,64 @@ import (
 
 // YAML aliases let a few hundred bytes stand for gigabytes ("billion
 // laughs"). pvkit never expands them while parsing, but anything that walks a
-// document (semantic comparison, conversion to objects) follows them. So
-// every document pvkit reads from a package, a ResourceList or a pvctl input
-// file is checked first: its expanded size may be at most
-// aliasSlack + aliasRatio x its size as written, else it is refused with the
-// file named. Legitimate anchors (shared labels reused a few times) stay far
-// below that.
+// document (semantic comparison, conversion to JSON or objects) follows them.
+// So every document pvkit reads from a package, a ResourceList, a pvctl input
+// or state file is checked first: its size with every alias expanded may be
+// at most aliasSlack + aliasRatio x its size as written, else it is refused
+// with the file named. Sizes are bytes (each scalar's value, plus nodeBytes
+// per node for the syntax around it), not nodes: an anchor on one 10 KB
+// scalar, nested 100 x 100, is 10^4 nodes but 100 MB. Legitimate anchors
+// (shared labels reused a few times) stay far below the bound.
 const (
 	aliasRatio = 10
-	aliasSlack = 10_000
+	aliasSlack = 64 << 10 // bytes
+	nodeBytes  = 4        // what a node costs in the output besides its value ("- ", ": ", a newline)
 )
 
 // CheckAliases refuses a document whose aliases expand beyond the bound.
 // It runs in time linear in the document as written.
 func CheckAliases(n *yaml.Node) error {
-	written := countWritten(n)
+	written := writtenBytes(n)
 	memo := map[*yaml.Node]uint64{}
-	expanded := countExpanded(n, memo)
+	expanded := expandedBytes(n, memo)
 	if limit := uint64(aliasSlack + aliasRatio*written); expanded > limit {
-		return fmt.Errorf("its YAML aliases expand its %d nodes to more than %d; pvkit refuses alias expansion beyond %dx (+%d)", written, limit, aliasRatio, aliasSlack)
+		return fmt.Errorf("its YAML aliases expand its %d bytes to more than %d; pvkit refuses alias expansion beyond %dx (+%d bytes)", written, limit, aliasRatio, aliasSlack)
 	}
 	return nil
 }
 
-func countWritten(n *yaml.Node) int {
+// writtenBytes is n's size as written: aliases are their names.
+func writtenBytes(n *yaml.Node) int {
 	if n == nil {
 		return 0
 	}
-	c := 1
+	c := nodeBytes + len(n.Value)
 	for _, k := range n.Content {
-		c += countWritten(k)
+		c += writtenBytes(k)
 	}
 	return c
 }
 
-// countExpanded counts n's nodes with every alias replaced by its anchor's
-// content, each anchor counted once (memo), saturating instead of
+// expandedBytes is n's size with every alias replaced by its anchor's
+// content, each anchor computed once (memo), saturating instead of
 // overflowing.
-func countExpanded(n *yaml.Node, memo map[*yaml.Node]uint64) uint64 {
+func expandedBytes(n *yaml.Node, memo map[*yaml.Node]uint64) uint64 {
 	if n == nil {
 		return 0
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			return 1
+			return nodeBytes + uint64(len(n.Value))
 		}
 		n = n.Alias
 	}
 	if c, ok := memo[n]; ok {
 		return c
 	}
-	memo[n] = 1 // an alias to an ancestor (the parser refuses those) counts once
-	c := uint64(1)
+	memo[n] = nodeBytes // an alias to an ancestor (the parser refuses those) counts once
+	c := uint64(nodeBytes + len(n.Value))
 	for _, k := range n.Content {
-		if c += countExpanded(k, memo); c > 1<<62 {
+		if c += expandedBytes(k, memo); c > 1<<62 {
 			c = 1 << 62
 		}
 	}

@@ -92,3 +92,21 @@ func TestSemanticEqualDoesNotExpand(t *testing.T) {
 		t.Fatal("the comparison expanded the aliases")
 	}
 }
+
+// Issue 18 #5: an anchor on a 10 KB scalar, nested 100 x 100, is 10.7 KB
+// and about 200 nodes as written, 10^4 nodes expanded (which the old bound
+// on nodes let through) and 100 MB expanded. Refused, without expanding it.
+func TestScalarAliasBombRefused(t *testing.T) {
+	doc := scalarBomb(10_000, 100)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := FilesToItems(map[string]string{"bomb.yaml": doc})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.HasPrefix(err.Error(), `"bomb.yaml": its YAML aliases expand its `) || !strings.Contains(err.Error(), "bytes to more than") {
+		t.Fatalf("err = %v", err)
+	}
+	if after.TotalAlloc-before.TotalAlloc > 20<<20 {
+		t.Fatalf("refusing allocated %d bytes", after.TotalAlloc-before.TotalAlloc)
+	}
+}
