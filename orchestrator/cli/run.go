@@ -132,6 +132,23 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	objs, deleted := clusterObjects(in, st)
+	if massDeletion(len(deleted), len(st.Variants), o.Prune) {
+		// The mass-deletion guard of a set's children, for the variants that
+		// leave the files (an -f typo, an empty directory, a set's file left
+		// out): with or without --prune, the run does nothing, since the
+		// variants it keeps would be reconciled against half a world.
+		names := make([]string, 0, len(deleted))
+		for _, d := range deleted {
+			names = append(names, d.GetName())
+		}
+		sort.Strings(names)
+		if len(names) > 10 {
+			names = append(names[:10], "...")
+		}
+		return nil, &inputError{[]string{fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half: %s); "+
+			"nothing was done. Check -f; if that is intended, run with --prune=all", len(deleted), len(st.Variants), strings.Join(names, ", "))}}
+	}
 	repos, missing, err := repositories(o.Repos, o.Namespace, in)
 	if err != nil {
 		return nil, err
@@ -155,7 +172,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, err
 	}
 	pr := newPruner(o.Prune)
-	objs, deleted := clusterObjects(in, st)
+	var warnings []string
+	for _, k := range gs.Skipped() {
+		warnings = append(warnings, k.String())
+	}
 	j := &journal{Store: gs, pruner: pr, progress: o.Progress}
 	defer o.Progress.done()
 	c := newCluster(scheme, pr, j.note, objs...)
@@ -170,10 +190,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
 
-	rep := &Report{}
-	for _, k := range gs.Skipped() {
-		rep.Warnings = append(rep.Warnings, k.String())
-	}
+	rep := &Report{Warnings: warnings}
 	errs := map[string]error{}
 	for settled := false; !settled; {
 		if rep.Passes == o.MaxPasses {
@@ -274,6 +291,13 @@ func repositories(dir, namespace string, in *input) (found, missing []gitstore.R
 		})
 	}
 	return found, missing, nil
+}
+
+// massDeletion is the rule of a set's mass-deletion guard applied to the
+// variants that leave the files: more than one, and more than half of those
+// the last run knew, go only with --prune=all.
+func massDeletion(removals, known int, p Prune) bool {
+	return removals > 1 && 2*removals > known && p != PruneAll
 }
 
 // clusterObjects builds the embedded cluster: the files' objects, carrying

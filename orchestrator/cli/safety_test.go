@@ -220,3 +220,36 @@ func TestStateFileScalarAliasBomb(t *testing.T) {
 		t.Fatalf("a refused run wrote:\n%s", d)
 	}
 }
+
+// Issue 18 #7: objects that leave the files fall under the mass-deletion
+// rule. `run -f EMPTYDIR --prune` deleted every variant and its drafts, and
+// leaving the set's file out did the same to all its children.
+func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	before := w.snapshot()
+	empty := t.TempDir()
+	noSet := t.TempDir()
+	for _, f := range []string{"app-staging.yaml", "cluster-objects.yaml", "repositories.yaml"} {
+		if err := os.WriteFile(filepath.Join(noSet, f), []byte(readFile(t, filepath.Join(w.in, f))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, dir := range map[string]string{"empty directory": empty, "the set's file left out": noSet} {
+		for _, prune := range []string{"--prune", "--prune=false"} {
+			code, out, errs := w.cmd("run", "-f", dir, prune)
+			if code != ExitUsage || !strings.Contains(errs, "PackageVariants of the last run (more than half: app-edge-useast1-app, app-edge-uswest1-app") ||
+				!strings.Contains(errs, "nothing was done. Check -f; if that is intended, run with --prune=all") {
+				t.Fatalf("%s %s: exit %d\n%s\n%s", name, prune, code, out, errs)
+			}
+			if d := cmp.Diff(before, w.snapshot()); d != "" {
+				t.Fatalf("%s %s: the run wrote:\n%s", name, prune, d)
+			}
+		}
+	}
+	// One variant leaving the files is not a mass deletion: --prune removes it.
+	w.remove("app-staging.yaml")
+	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--prune"), "deleted PackageVariant app-staging")
+	// --prune=all removes them all.
+	contains(t, w.mustCmd(ExitOK, "run", "-f", empty, "--prune=all"), "deleted PackageVariant app-edge-useast1-app", "deleted edge-useast1.app.packagevariant-1")
+}
