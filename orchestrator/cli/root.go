@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/cobra"
 )
 
@@ -109,6 +110,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	var files []string
 	var output, statePath string
 	var prune Prune
+	maxChildren := pvsexpand.DefaultMaxChildren
 	dryRun, diff := plan, false
 	c := &cobra.Command{
 		Use:   "run -f FILE|DIR|- ...",
@@ -120,7 +122,9 @@ sets select) and the objects variants inject and sets select.
 Nothing is removed without --prune: variants or sets gone from the files, children a set
 no longer selects, owned drafts of an old downstream are listed under "Not removed" and
 the run exits 1. A set that would lose more than half of its children (and more than one)
-stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
+stalls with MassDeletion even with --prune; files that no longer give more than half of
+the variants of the last run (and more than one) stop the run before it does anything.
+--prune=all lifts both guards. A set may have at most --max-children-per-set children.`,
 		Example: `  pvctl run -f examples/local                 # create and update; remove nothing
   pvctl run -f examples/local --prune         # also remove what the files no longer ask for
   pvctl run -f examples/local --dry-run --diff  # the plan and each package's diff; write nothing
@@ -134,6 +138,9 @@ stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
 		RunE: func(*cobra.Command, []string) error {
 			if output != "table" && output != "yaml" && output != "json" {
 				return usageErr("-o must be table, yaml or json, not %q", output)
+			}
+			if maxChildren < 1 {
+				return usageErr("--max-children-per-set: %d, want 1 or more", maxChildren)
 			}
 			if len(files) == 0 {
 				return usageErr("run needs -f: the files are the whole desired state, so a run without them would remove every variant")
@@ -152,7 +159,7 @@ stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
 				}
 			}
 			rep, err := Run(ctx, RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
-				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr)})
+				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren})
 			if err != nil {
 				return err
 			}
@@ -186,6 +193,7 @@ stalls with MassDeletion even with --prune; --prune=all lifts that guard.`,
 	f.Var(&prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
 	f.Lookup("prune").NoOptDefVal = "true"
 	f.BoolVar(&dryRun, "dry-run", plan, "print what the run would change and write nothing")
+	f.IntVar(&maxChildren, "max-children-per-set", maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
 	return c
 }

@@ -53,6 +53,8 @@ type RunOptions struct {
 	Stdin []byte
 	// Progress shows the changes as they happen (nil: silent).
 	Progress *progress
+	// MaxChildren bounds the children of one set (0: the default).
+	MaxChildren int
 }
 
 // Report is what a run did and where each object stands.
@@ -187,7 +189,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
-	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll}
+	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
 
 	rep := &Report{Warnings: warnings}

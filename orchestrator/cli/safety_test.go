@@ -253,3 +253,20 @@ func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
 	// --prune=all removes them all.
 	contains(t, w.mustCmd(ExitOK, "run", "-f", empty, "--prune=all"), "deleted PackageVariant app-edge-useast1-app", "deleted edge-useast1.app.packagevariant-1")
 }
+
+// Issue 18 #6 through the reconciler: a set whose targets ask for more
+// children than --max-children-per-set stalls with TooManyChildren, naming
+// the count, and creates none; a bound of 0 is a usage error.
+func TestSetChildrenAreBounded(t *testing.T) {
+	w := newWS(t)
+	out := w.mustCmd(ExitNotReady, "run", "-f", w.in, "--max-children-per-set", "1")
+	contains(t, out, "PackageVariantSet  app ", "TooManyChildren",
+		"too many children: its targets ask for more than 1 PackageVariants (2 counted at `spec.targets[0].repositorySelector`)")
+	if strings.Contains(out, "created PackageVariant app-") {
+		t.Fatalf("a set over the bound created children:\n%s", out)
+	}
+	code, _, errs := w.cmd("run", "-f", w.in, "--max-children-per-set", "0")
+	if code != ExitUsage || !strings.Contains(errs, "--max-children-per-set: 0, want 1 or more") {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -67,6 +68,7 @@ type Options struct {
 	LeaderID, LeaderElectionNS string
 	ReadableKinds              string // comma-separated, see kit.ReadableKinds
 	Workers                    int    // reconciles at once, per kind
+	MaxChildren                int    // PackageVariants one set may have
 	QPS                        float64
 	Burst                      int
 	zap                        zap.Options
@@ -83,6 +85,7 @@ func flags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "the namespace of the leader election lease (default: the controller's own)")
 	fs.StringVar(&o.ReadableKinds, "readable-kinds", strings.Join(kit.DefaultReadableKinds, ","),
 		"the kinds pvkit may read for injection and objectSelector, comma-separated, as Kind (core group) or Kind.group; no wildcards, a Secret only when listed; the controller's role must allow list and watch on each")
+	fs.IntVar(&o.MaxChildren, "max-children-per-set", pvsexpand.DefaultMaxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	fs.IntVar(&o.Workers, "workers", 8, "variants (and, separately, sets) reconciled at once; one variant is never reconciled twice at once, and variants writing the same package take turns")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 0, "requests per second to the API server, client-side; 0: no client-side limit, the API server's priority and fairness decides (as in a cluster)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "requests allowed in a burst above --kube-api-qps (default: twice --kube-api-qps)")
@@ -163,6 +166,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.Workers < 1 || o.Workers > MaxWorkers {
 		return fmt.Errorf("--workers: %d is not between 1 and %d", o.Workers, MaxWorkers)
 	}
+	if o.MaxChildren < 1 {
+		return fmt.Errorf("--max-children-per-set: %d, want 1 or more", o.MaxChildren)
+	}
 	if o.QPS < 0 || o.Burst < 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst: %v and %d, want 0 or more", o.QPS, o.Burst)
 	}
@@ -175,7 +181,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr, kinds, o.Workers); err != nil {
+	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "readableKinds", kinds.String(), "workers", o.Workers)
@@ -222,8 +228,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 const MaxWorkers = 64
 
 // Setup registers the store's indexes and both reconcilers, with an Event
-// recorder each, the kinds they may read and their number of workers.
-func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers int) error {
+// recorder each, the kinds they may read, their number of workers and the
+// bound on a set's children (0: the default).
+func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int) error {
 	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -232,5 +239,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr)
+	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers,
+		MaxChildren: maxChildren}).SetupWithManager(ctx, mgr)
 }

@@ -44,7 +44,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4); err != nil {
+	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,6 +145,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--readable-kinds", "ConfigMap,*.example.com", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --readable-kinds: readable kind "*.example.com" must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)`},
 		{[]string{"--workers", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 0 is not between 1 and 64"},
 		{[]string{"--workers", "65", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 65 is not between 1 and 64"},
+		{[]string{"--max-children-per-set", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --max-children-per-set: 0, want 1 or more"},
 		{[]string{"--kube-api-qps", "-1", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --kube-api-qps and --kube-api-burst: -1 and 0, want 0 or more"},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `invalid value "fast" for flag -kube-api-qps`},
 	} {

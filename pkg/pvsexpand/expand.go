@@ -60,7 +60,10 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 		return nil, err
 	}
 	r := &renderer{eng: eng, world: w, upstream: set.Spec.Upstream, upObject: objectOf(up)}
-	insts, failures := unroll(set, w)
+	insts, failures, err := unroll(set, w)
+	if err != nil {
+		return nil, err
+	}
 	x := &Expansion{}
 	for _, f := range failures {
 		x.Failures = append(x.Failures, Failure{Field: f.field, Where: f.where, Message: f.err.Error(), Unavailable: true})

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
@@ -59,6 +60,9 @@ func Process(rl *krm.ResourceList) {
 	}
 	x, err := Expand(set, NewWorld(set.Metadata.Namespace, rl.Items))
 	field := "spec.upstream"
+	if errors.Is(err, ErrTooManyChildren) {
+		field = "spec.targets"
+	}
 	var steps []Step
 	if err == nil {
 		steps, err = Plan(set, x, rl.Items)

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
@@ -30,10 +31,21 @@ type failure struct {
 
 // unroll lists the instances of every target in spec order, objects in name
 // order. A target whose objects cannot be listed is a failure.
-func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
+func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure, error) {
 	var out []instance
 	var failures []failure
 	pkg := set.Spec.Upstream.Package
+	max := w.maxChildren()
+	// Counted before anything is built: a set asking for 90,000 children
+	// costs a count, not 90,000 instances.
+	at := ""
+	tooMany := func(n int) error {
+		if len(out)+n <= max {
+			return nil
+		}
+		return fmt.Errorf("%w: its targets ask for more than %d PackageVariants (%d counted at `%s`); "+
+			"one set may have at most %d (pvkit-controller and pvctl run: --max-children-per-set): split the set", ErrTooManyChildren, max, len(out)+n, at, max)
+	}
 	for i, t := range set.Spec.Targets {
 		field := fmt.Sprintf("spec.targets[%d]", i)
 		switch {
@@ -43,6 +55,10 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
 				if len(names) == 0 {
 					names = []string{pkg}
 				}
+				at = fmt.Sprintf("%s.repositories[%d]", field, j)
+				if err := tooMany(len(names)); err != nil {
+					return nil, nil, err
+				}
 				for _, name := range names {
 					f := fmt.Sprintf("%s.repositories[%d]", field, j)
 					out = append(out, instance{target: i, field: f, where: fmt.Sprintf("`%s` (repository %q, package %q)", f, r.Name, name),
@@ -51,15 +67,23 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure) {
 			}
 		case t.RepositorySelector != nil:
 			s := t.RepositorySelector
-			insts, err := selected(i, field+".repositorySelector", w, RepositoryGVK, &s.LabelSelector, nil, s.PackageNames, pkg)
+			at = field + ".repositorySelector"
+			insts, err := selected(i, field+".repositorySelector", w, RepositoryGVK, &s.LabelSelector, nil, s.PackageNames, pkg, tooMany)
+			if errors.Is(err, ErrTooManyChildren) {
+				return nil, nil, err
+			}
 			out, failures = collect(out, failures, insts, err, field+".repositorySelector")
 		case t.ObjectSelector != nil:
 			s := t.ObjectSelector
-			insts, err := selected(i, field+".objectSelector", w, krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}, &s.LabelSelector, s.Name, s.PackageNames, pkg)
+			at = field + ".objectSelector"
+			insts, err := selected(i, field+".objectSelector", w, krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}, &s.LabelSelector, s.Name, s.PackageNames, pkg, tooMany)
+			if errors.Is(err, ErrTooManyChildren) {
+				return nil, nil, err
+			}
 			out, failures = collect(out, failures, insts, err, field+".objectSelector")
 		}
 	}
-	return out, failures
+	return out, failures, nil
 }
 
 func collect(out []instance, failures []failure, insts []instance, err error, field string) ([]instance, []failure) {
@@ -72,7 +96,7 @@ func collect(out []instance, failures []failure, insts []instance, err error, fi
 // selected lists the instances of a selector target: each matching object
 // (by label, and by name when given) times each package name (default: the
 // upstream package).
-func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector, name *string, packageNames []string, pkg string) ([]instance, error) {
+func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector, name *string, packageNames []string, pkg string, tooMany func(int) error) ([]instance, error) {
 	objs, err := w.Objects(g)
 	if err != nil {
 		return nil, err
@@ -86,6 +110,9 @@ func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector,
 		obj := toObject(o.YNode())
 		if (name != nil && obj.Name != *name) || !sel.Matches(obj.Labels) {
 			continue
+		}
+		if err := tooMany(len(out) + len(names)); err != nil {
+			return nil, err
 		}
 		for _, n := range names {
 			out = append(out, instance{target: i, field: field, where: fmt.Sprintf("`%s` (%s %q, package %q)", field, g.Kind, obj.Name, n),

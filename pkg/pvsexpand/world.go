@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -27,6 +28,27 @@ type World struct {
 	// A target that selects such a kind fails; it never counts as selecting
 	// nothing (F8).
 	Unavailable map[krm.GVK]string
+	// MaxChildren bounds the children one set may have (0:
+	// DefaultMaxChildren): a set whose targets ask for more fails whole,
+	// before any child is computed.
+	MaxChildren int
+}
+
+// DefaultMaxChildren is how many PackageVariants one set may fan out to
+// unless the operator says otherwise (pvkit-controller and pvctl run:
+// --max-children-per-set). A fleet of a few thousand clusters fits; a set
+// of 300 repositories x 300 package names (46 KB of YAML) does not.
+const DefaultMaxChildren = 5000
+
+// ErrTooManyChildren: the set's targets ask for more children than the
+// bound allows; none is computed.
+var ErrTooManyChildren = errors.New("too many children")
+
+func (w *World) maxChildren() int {
+	if w.MaxChildren > 0 {
+		return w.MaxChildren
+	}
+	return DefaultMaxChildren
 }
 
 // NewWorld indexes the objects of namespace among items, each kind's objects

@@ -57,6 +57,12 @@ const (
 	// pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all).
 	ReasonMassDeletion = "MassDeletion"
 
+	// ReasonTooManyChildren (stalling): a PackageVariantSet's targets ask
+	// for more PackageVariants than one set may have (the operator's
+	// --max-children-per-set, default 5000); none was computed, created or
+	// removed. Split the set, or ask the operator to raise the bound.
+	ReasonTooManyChildren = "TooManyChildren"
+
 	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
 	// the message is their error. Retried; check Porch if it persists.
 	ReasonError = "Error"

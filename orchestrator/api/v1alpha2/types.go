@@ -21,6 +21,7 @@ const (
 	ReasonPartiallyReconciled = pvapi.ReasonPartiallyReconciled
 	ReasonKindNotAllowed      = pvapi.ReasonKindNotAllowed
 	ReasonMassDeletion        = pvapi.ReasonMassDeletion
+	ReasonTooManyChildren     = pvapi.ReasonTooManyChildren
 )
 
 // PackageVariantSet generates one PackageVariant per target.

@@ -48,6 +48,10 @@ type Reconciler struct {
 	// AllowMassDeletion lifts the mass-deletion guard for every set (pvctl
 	// run --prune=all); a set lifts it for itself with AllowMassDeletionAnnotation.
 	AllowMassDeletion bool
+	// MaxChildren bounds the PackageVariants one set may have (0:
+	// pvsexpand.DefaultMaxChildren); a set asking for more stalls with
+	// TooManyChildren.
+	MaxChildren int
 	// Workers is the number of sets reconciled at once (default 1).
 	Workers int
 
@@ -111,6 +115,8 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	x, err := pvsexpand.Expand(env, world)
 	if errors.Is(err, pvsexpand.ErrUpstreamNotFound) { // the revision watch brings the next reconcile
 		return kit.Stall(pvsapi.ReasonUpstreamNotFound, err)
+	} else if errors.Is(err, pvsexpand.ErrTooManyChildren) {
+		return kit.Stall(pvsapi.ReasonTooManyChildren, err)
 	} else if err != nil {
 		return err
 	}
@@ -204,6 +210,7 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 		}
 	}
 	w := pvsexpand.NewWorld(set.Namespace, items)
+	w.MaxChildren = r.MaxChildren
 	w.Unavailable = unavailable
 	return w, nil
 }
