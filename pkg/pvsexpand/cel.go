@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/env"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/ext"
 )
 
@@ -61,17 +64,35 @@ func (s scope) withoutRepository() scope {
 }
 
 // engine holds one CEL environment per scope, built once, and the compiled
-// programs keyed by scope and expression text.
+// programs, refusals included, keyed by scope and expression text, within
+// a byte budget (least recently used out first).
 type engine struct {
 	envs  [scopes]*cel.Env
-	mu    sync.Mutex
-	progs map[progKey]cel.Program
+	progs *lru
 }
 
-type progKey struct {
-	scope scope
-	expr  string
+// compiled is a cached compilation: a program, or the message refusing it.
+type compiled struct {
+	prog cel.Program
+	err  error
 }
+
+// Bounds of compilation. A parse nested deeper than parserRecursionLimit is
+// refused before it is type-checked (nested literals 248 deep, 1 KB, took 9 s
+// to check); so are comprehensions (map, filter, all, exists) nested deeper
+// than maxComprehensionNesting or more than maxComprehensions in one
+// expression: the type checker's work grows with the square of their
+// number (290 two-level comprehensions in 8 KiB took 0.35 s to check);
+// programCacheBytes bounds the memory of compiled programs
+// (about programBytesPerChar bytes per character of expression, measured).
+const (
+	parserRecursionLimit    = 32
+	maxComprehensionNesting = 2
+	maxComprehensions       = 16
+	programCacheBytes       = 64 << 20
+	programBytesPerChar     = 48
+	programBaseBytes        = 16 << 10
+)
 
 var (
 	engineOnce sync.Once
@@ -86,7 +107,7 @@ func celEngine() (*engine, error) {
 }
 
 func newEngine() (*engine, error) {
-	e := &engine{progs: map[progKey]cel.Program{}}
+	e := &engine{progs: newLRU(programCacheBytes)}
 	objType := cel.ObjectType("pvsexpand.Object")
 	for s := scope(0); s < scopes; s++ {
 		target := cel.ObjectType("pvsexpand.RepoTarget")
@@ -94,6 +115,14 @@ func newEngine() (*engine, error) {
 			target = objType
 		}
 		opts := []cel.EnvOption{
+			// The standard library without its `matches`: pvkit's own
+			// (celregex.go) bounds what a regular expression may cost.
+			cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(env.NewFunction(overloads.Matches)))),
+			matchesFunction(),
+			cel.ASTValidators(regexLiterals{}, cel.ValidateComprehensionNestingLimit(maxComprehensionNesting)),
+			cel.ParserRecursionLimit(parserRecursionLimit),
+			cel.ParserExpressionSizeLimit(maxExpressionLength),
+			cel.EagerlyValidateDeclarations(true),
 			ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(&Object{}), reflect.TypeOf(&RepoTarget{})),
 			ext.Strings(),
 			cel.HomogeneousAggregateLiterals(),
@@ -107,31 +136,46 @@ func newEngine() (*engine, error) {
 		if s.hasRepository() {
 			opts = append(opts, cel.Variable("repository", objType))
 		}
-		env, err := cel.NewEnv(opts...)
+		ce, err := cel.NewCustomEnv(opts...)
 		if err != nil {
 			return nil, fmt.Errorf("building the CEL environment: %w", err)
 		}
-		e.envs[s] = env
+		e.envs[s] = ce
 	}
 	return e, nil
 }
 
 // compile parses and type-checks expr in scope, requires a string result and
-// an affordable minimum cost, and caches the program. The error is the
-// message to report for the expression's field.
+// an affordable worst-case cost, and caches the outcome, a program or a
+// refusal. The error is the message to report for the expression's field.
 func (e *engine) compile(s scope, expr string) (cel.Program, error) {
-	k := progKey{s, expr}
-	e.mu.Lock()
-	p, ok := e.progs[k]
-	e.mu.Unlock()
-	if ok {
-		return p, nil
+	key := string(rune('0'+s)) + expr
+	if v, ok := e.progs.get(key); ok {
+		c := v.(compiled)
+		return c.prog, c.err
 	}
+	p, err := e.build(s, expr)
+	cost := programBaseBytes + programBytesPerChar*len(expr)
+	if err != nil {
+		cost = programBaseBytes + len(expr) + len(err.Error())
+	}
+	e.progs.put(key, compiled{p, err}, cost)
+	return p, err
+}
+
+func (e *engine) build(s scope, expr string) (cel.Program, error) {
 	if len(expr) > maxExpressionLength {
 		return nil, fmt.Errorf("is too long: %d characters, the limit is %d", len(expr), maxExpressionLength)
 	}
 	env := e.envs[s]
-	ast, iss := env.Compile(expr)
+	parsed, iss := env.Parse(expr)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("%s", compileMessage(iss.Err().Error()))
+	}
+	if n := comprehensions(parsed); n > maxComprehensions {
+		return nil, fmt.Errorf("has %d comprehensions (map, filter, all, exists), more than %d", n, maxComprehensions)
+	}
+	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("%s", compileMessage(iss.Err().Error()))
 	}
@@ -147,14 +191,7 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	case est.Max > costLimit:
 		return nil, fmt.Errorf("is too expensive: it may cost up to %d on inputs within the documented sizes, the limit is %d", est.Max, costLimit)
 	}
-	p, err = env.Program(ast, cel.CostLimit(costLimit), cel.CostTracking(actualCost{}), cel.InterruptCheckFrequency(interruptEvery))
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	e.progs[k] = p
-	e.mu.Unlock()
-	return p, nil
+	return env.Program(ast, cel.CostLimit(costLimit), cel.CostTracking(actualCost{}), cel.InterruptCheckFrequency(interruptEvery))
 }
 
 // compileMessage keeps the message lines of a CEL error report (dropping its
@@ -188,4 +225,11 @@ func eval(ctx context.Context, p cel.Program, vars map[string]any) (string, erro
 		return "", fmt.Errorf("must evaluate to a string, found %s", out.Type().TypeName())
 	}
 	return s, nil
+}
+
+// comprehensions counts the comprehensions (map, filter, all, exists,
+// exists_one) of a parsed expression; they are counted before the type
+// checker runs, since its time grows with the square of their number.
+func comprehensions(a *cel.Ast) int {
+	return len(celast.MatchDescendants(celast.NavigateAST(a.NativeRep()), celast.KindMatcher(celast.ComprehensionKind)))
 }

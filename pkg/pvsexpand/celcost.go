@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -23,15 +25,16 @@ import (
 // and inputs over the bounds (an object with a 10 MB annotation) fail their
 // target before any expression sees them.
 const (
-	maxExpressionLength = 8 << 10   // characters of one expression
-	maxCELNameLength    = 253       // names, repoDefault, packageDefault, target.repo
-	maxPackageLength    = 1024      // package paths
-	maxLabelKeyLength   = 317       // prefix (253) + "/" + name (63)
-	maxLabelValueLength = 63        // label values
-	maxAnnotationsSize  = 256 << 10 // all annotations of an object, as the apiserver limits them
-	maxMapEntries       = 128       // labels or annotations assumed for the static estimate (larger maps are charged at run time)
-	maxValueSize        = 1 << 20   // any string or list an expression builds, at run time
-	traversalCostFactor = 0.1       // cost per character read or written
+	maxExpressionLength   = 8 << 10   // characters of one expression
+	maxSetExpressionBytes = 64 << 10  // characters of a set's distinct expressions together
+	maxCELNameLength      = 253       // names, repoDefault, packageDefault, target.repo
+	maxPackageLength      = 1024      // package paths
+	maxLabelKeyLength     = 317       // prefix (253) + "/" + name (63)
+	maxLabelValueLength   = 63        // label values
+	maxAnnotationsSize    = 256 << 10 // all annotations of an object, as the apiserver limits them
+	maxMapEntries         = 128       // labels or annotations assumed for the static estimate (larger maps are charged at run time)
+	maxValueSize          = 1 << 20   // any string or list an expression builds, at run time
+	traversalCostFactor   = 0.1       // cost per character read or written
 )
 
 // sizes is the static size estimator: the declared bounds of every input.
@@ -106,6 +109,14 @@ func (s sizes) EstimateCallCost(function, overloadID string, target *checker.Ast
 	case "string_index_of_string", "string_index_of_string_int", "string_last_index_of_string", "string_last_index_of_string_int":
 		c := traverse(size(0).Max + size(1).Max)
 		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: c}}
+	case overloads.Matches, overloads.MatchesString:
+		var pattern *ast.Expr
+		if len(in) > 1 {
+			e := in[1].Expr()
+			pattern = &e
+		}
+		c := traverse(regexWork(size(0).Max, pattern))
+		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: c}}
 	default:
 		return nil
 	}
@@ -150,6 +161,16 @@ func (actualCost) CallCost(function, overloadID string, args []ref.Val, result r
 	out := valueSize(result)
 	if out > maxValueSize {
 		c := uint64(overLimit)
+		return &c
+	}
+	if overloadID == overloads.Matches || overloadID == overloads.MatchesString {
+		if len(args) != 2 {
+			return nil
+		}
+		s, _ := args[0].(types.String)
+		p, _ := args[1].(types.String)
+		_, insts, _ := regexProgram(string(p))
+		c := traverse(mulSat(uint64(len(s)), uint64(insts)))
 		return &c
 	}
 	switch overloadID {

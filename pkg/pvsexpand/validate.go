@@ -18,6 +18,12 @@ type validator struct {
 	obj      *yaml.RNode
 	eng      *engine
 	problems []krm.Problem
+	// exprBytes is the length of the distinct expressions compiled so far
+	// (seen): compilation cannot be interrupted, so a set's is bounded by
+	// maxSetExpressionBytes (with maxExpressionLength and the parser's
+	// recursion limit, that bounds its time).
+	exprBytes int
+	seen      map[string]bool
 }
 
 func (v *validator) errorf(field, format string, a ...any) {
@@ -32,7 +38,7 @@ func Validate(obj *yaml.RNode, set *v1alpha2.PackageVariantSet) []krm.Problem {
 	if err != nil {
 		return []krm.Problem{krm.Errorf(obj, "", "%v", err)}
 	}
-	v := &validator{obj: obj, eng: eng}
+	v := &validator{obj: obj, eng: eng, seen: map[string]bool{}}
 	v.upstream(set.Spec.Upstream)
 	if len(set.Spec.Targets) == 0 {
 		v.errorf("spec.targets", "`spec.targets` must list at least one target")
@@ -126,6 +132,15 @@ func (v *validator) expr(field string, s scope, expr *string) {
 	if *expr == "" {
 		v.errorf(field, "`%s` must not be empty", field)
 		return
+	}
+	key := string(rune('0'+s)) + *expr
+	if !v.seen[key] {
+		v.seen[key] = true
+		if v.exprBytes += len(*expr); v.exprBytes > maxSetExpressionBytes {
+			v.errorf(field, "`%s`: the set's distinct expressions add up to more than %d characters (%d so far); it is not compiled: use fewer, shorter expressions or split the set",
+				field, maxSetExpressionBytes, v.exprBytes)
+			return
+		}
 	}
 	if _, err := v.eng.compile(s, *expr); err != nil {
 		v.errorf(field, "`%s` %s", field, exprError(err))

@@ -1,0 +1,214 @@
+package pvsexpand
+
+import (
+	"fmt"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/pkg/krm"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// setWithExpr is a set over one selected Repository whose label "l" is
+// the expression expr (YAML-quoted).
+func setWithExpr(expr string) *yaml.RNode {
+	return yaml.MustParse(fmt.Sprintf(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: s, namespace: ns}
+spec:
+  upstream: {repo: up, package: p, revision: 1}
+  targets:
+  - repositorySelector: {}
+    template:
+      labelExprs:
+      - key: l
+        valueExpr: %q
+`, expr))
+}
+
+// Issue 18 #2: counted repetitions make a short pattern a large program
+// ('[a-z]{0,1000}' is 14 characters and about 2,000 instructions), and a
+// match cannot be interrupted: a 282-character expression ran 62.7 s. A
+// literal pattern is refused at validation by its program's size, naming
+// the field.
+func TestRegexLiteralRefusedBySize(t *testing.T) {
+	expr := "repository.name.matches('" + strings.Repeat("[a-z]{0,1000}", 19) + "') ? 'y' : 'n'"
+	if len(expr) < 282 {
+		t.Fatalf("the attack is %d characters", len(expr))
+	}
+	_, problems := ConfigFromObject(setWithExpr(expr))
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "`spec.targets[0].template.labelExprs[0].valueExpr` is not a valid expression: regular expression \"[a-z]{0,1000}") ||
+		!strings.Contains(problems[0].Message, fmt.Sprintf("instructions, more than %d (counted repetitions such as {0,1000} multiply its size)", maxRegexInsts)) {
+		t.Fatalf("problems = %v", problems)
+	}
+	// The global form too, and an invalid pattern.
+	for expr, want := range map[string]string{
+		"matches(repository.name, 'a{0,1000}b{0,1000}') ? 'y' : 'n'": "instructions, more than 1000",
+		"repository.name.matches('(') ? 'y' : 'n'":                   "invalid regular expression \"(\": error parsing regexp: missing closing )",
+	} {
+		if _, problems := ConfigFromObject(setWithExpr(expr)); len(problems) != 1 || !strings.Contains(problems[0].Message, want) {
+			t.Errorf("%s: problems = %v", expr, problems)
+		}
+	}
+}
+
+// A pattern that is not a literal is charged for the largest program it
+// may have: over an annotation (256 KiB) that is refused at validation;
+// over a name it is checked when it runs, and the large program fails that
+// target only, at once.
+func TestRegexFromInputBoundedAtRunTime(t *testing.T) {
+	_, problems := ConfigFromObject(setWithExpr("repository.annotations['x'].matches(repository.annotations['p']) ? 'y' : 'n'"))
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "is too expensive: it may cost up to") {
+		t.Fatalf("problems = %v", problems)
+	}
+	set, problems := ConfigFromObject(setWithExpr("repository.name.matches(repository.annotations['p']) ? 'y' : 'n'"))
+	if krm.HasErrorProblems(problems) {
+		t.Fatal(problems)
+	}
+	items := []*yaml.RNode{yaml.MustParse(boundsUpstream)}
+	for name, pattern := range map[string]string{"evil": strings.Repeat("[a-z]{0,1000}", 20), "fine": "^[a-z]+$"} {
+		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: %s\n  namespace: ns\n  annotations: {p: %q}\n", name, pattern)))
+	}
+	x, err := Expand(set, NewWorld("ns", items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Children) != 1 || x.Children[0].Spec.Labels["l"] != "y" {
+		t.Fatalf("children = %+v", x.Children)
+	}
+	if len(x.Failures) != 1 || !strings.Contains(x.Failures[0].Where, `"evil"`) || !strings.Contains(x.Failures[0].Message, "instructions, more than 1000") {
+		t.Fatalf("failures = %+v", x.Failures)
+	}
+}
+
+// One match is bounded in work before it runs: the input's length times
+// the program's size.
+func TestRegexWorkBounded(t *testing.T) {
+	long := strings.Repeat("a", maxRegexWork/100+1)
+	got := boundedMatch(stringVal(long), stringVal(strings.Repeat("(a|b)", 100)))
+	if !strings.Contains(fmt.Sprint(got), "is too expensive") {
+		t.Fatalf("got %v", got)
+	}
+	if got := boundedMatch(stringVal("abc"), stringVal("^a.c$")); fmt.Sprint(got) != "true" {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// Issue 18 #3: nested literals 248 deep (1 KB) took 9 s to type-check, and
+// failed compilations were not cached. The parser's recursion limit refuses
+// them before the checker runs, and the refusal is remembered.
+func TestDeepNestingRefusedAndRemembered(t *testing.T) {
+	eng, err := newEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := "string(" + strings.Repeat("{1:", 248) + "1" + strings.Repeat("}", 248) + ")"
+	_, err = eng.compile(listScope, expr)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("expression recursion limit exceeded: %d", parserRecursionLimit)) {
+		t.Fatalf("err = %v", err)
+	}
+	if v, ok := eng.progs.get(string(rune('0'+listScope)) + expr); !ok || v.(compiled).err == nil {
+		t.Fatal("the refusal is not remembered")
+	}
+	_, n := eng.progs.size()
+	if _, err2 := eng.compile(listScope, expr); err2 == nil || err2.Error() != err.Error() {
+		t.Fatalf("second compile: %v", err2)
+	}
+	if _, n2 := eng.progs.size(); n2 != n {
+		t.Fatalf("the second compile made a new entry: %d -> %d", n, n2)
+	}
+}
+
+// Comprehensions: the type checker's time grows with the square of their
+// number (290 nested pairs in 8 KiB took 0.35 s), so one expression may
+// have at most maxComprehensions, counted before the check, nested at most
+// maxComprehensionNesting deep.
+func TestComprehensionBounds(t *testing.T) {
+	eng, err := newEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := "string(size([" + strings.TrimSuffix(strings.Repeat("size([1].map(x, 1)), ", maxComprehensions+1), ", ") + "]))"
+	if _, err := eng.compile(listScope, many); err == nil || err.Error() != "has 17 comprehensions (map, filter, all, exists), more than 16" {
+		t.Fatalf("err = %v", err)
+	}
+	deep := "string(size([1].map(a, [1].map(b, [1].map(c, 1)))))"
+	if _, err := eng.compile(listScope, deep); err == nil || !strings.Contains(err.Error(), "comprehension exceeds nesting limit") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := eng.compile(listScope, "string(size([1].map(a, [1].map(b, 1))))"); err != nil {
+		t.Fatalf("two levels: %v", err)
+	}
+}
+
+// A set's distinct expressions are compiled within a total of
+// maxSetExpressionBytes characters; past it the field is named and nothing
+// more is compiled.
+func TestSetExpressionBudget(t *testing.T) {
+	var exprs strings.Builder
+	for i := 0; i < 9; i++ {
+		e := fmt.Sprintf("'%d'", i) + strings.Repeat(" + 'x'", 1300)
+		fmt.Fprintf(&exprs, "      - key: l%d\n        valueExpr: %q\n", i, e)
+	}
+	cfg := yaml.MustParse("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata: {name: s, namespace: ns}\n" +
+		"spec:\n  upstream: {repo: up, package: p, revision: 1}\n  targets:\n  - repositorySelector: {}\n    template:\n      labelExprs:\n" + exprs.String())
+	_, problems := ConfigFromObject(cfg)
+	found := false
+	for _, p := range problems {
+		found = found || strings.Contains(p.Message, "`spec.targets[0].template.labelExprs[8].valueExpr`: the set's distinct expressions add up to more than 65536 characters")
+	}
+	if !found {
+		t.Fatalf("problems = %v", problems)
+	}
+}
+
+// Issue 18 #4: the program cache was unbounded (about 270 KB per distinct
+// 8 KiB expression, never freed). It is bounded by bytes, least recently
+// used out first.
+func TestProgramCacheBounded(t *testing.T) {
+	eng, err := newEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 2 << 20
+	eng.progs = newLRU(budget)
+	for i := 0; i < 20; i++ {
+		e := fmt.Sprintf("string(size([%d, %s]))", i, strings.TrimSuffix(strings.Repeat("1, ", 2600), ", "))
+		if _, err := eng.compile(listScope, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	used, n := eng.progs.size()
+	if used > budget || n >= 20 || n == 0 {
+		t.Fatalf("cache holds %d entries, %d bytes (budget %d)", n, used, budget)
+	}
+	// The most recent is kept, the first is gone.
+	if _, ok := eng.progs.get(string(rune('0'+listScope)) + fmt.Sprintf("string(size([%d, %s]))", 0, strings.TrimSuffix(strings.Repeat("1, ", 2600), ", "))); ok {
+		t.Fatal("the least recently used program is still cached")
+	}
+}
+
+func TestLRU(t *testing.T) {
+	c := newLRU(10)
+	c.put("a", 1, 4)
+	c.put("b", 2, 4)
+	c.get("a") // b is now the least recently used
+	c.put("c", 3, 4)
+	if _, ok := c.get("b"); ok {
+		t.Fatal("b stays")
+	}
+	if v, ok := c.get("a"); !ok || v != 1 {
+		t.Fatal("a went")
+	}
+	c.put("huge", 4, 11)
+	if _, ok := c.get("huge"); ok {
+		t.Fatal("an entry over the budget is kept")
+	}
+	if used, n := c.size(); used != 8 || n != 2 {
+		t.Fatalf("size %d, %d", used, n)
+	}
+}
+
+func stringVal(s string) ref.Val { return types.String(s) }

@@ -1,0 +1,69 @@
+package pvsexpand
+
+import (
+	"container/list"
+	"sync"
+)
+
+// lru is a cache bounded by the bytes its entries are charged, least
+// recently used out first. It keeps whatever a key costs to recompute,
+// failures included: a refused expression is refused again from memory.
+type lru struct {
+	mu     sync.Mutex
+	budget int
+	used   int
+	order  *list.List // front: most recently used
+	byKey  map[string]*list.Element
+}
+
+type lruEntry struct {
+	key   string
+	value any
+	cost  int
+}
+
+func newLRU(budget int) *lru {
+	return &lru{budget: budget, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+func (c *lru) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*lruEntry).value, true
+}
+
+// put stores value at a cost in bytes; an entry over the whole budget is
+// not kept.
+func (c *lru) put(key string, value any, cost int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[key]; ok {
+		c.used -= e.Value.(*lruEntry).cost
+		c.order.Remove(e)
+		delete(c.byKey, key)
+	}
+	if cost > c.budget {
+		return
+	}
+	for c.used+cost > c.budget {
+		last := c.order.Back()
+		old := last.Value.(*lruEntry)
+		c.order.Remove(last)
+		delete(c.byKey, old.key)
+		c.used -= old.cost
+	}
+	c.byKey[key] = c.order.PushFront(&lruEntry{key: key, value: value, cost: cost})
+	c.used += cost
+}
+
+// size is the bytes charged and the number of entries.
+func (c *lru) size() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used, len(c.byKey)
+}
