@@ -22,7 +22,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl lint demo clean
+.PHONY: all build images deploy undeploy e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -135,6 +135,11 @@ golden:
 ## bench: run the benchmarks and print a table with the ratio to the floor
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
+
+## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases), one run each
+bench-security:
+	go test -run '^$$' -bench 'Compile|Validate|Evaluat|Hostile|FanOut|Regex' -benchmem -benchtime 1x ./pkg/pvsexpand/
+	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to PVKIT_BENCH_TARGETS repositories (default 1000; about 2 minutes)
 bench-pvctl:

@@ -110,3 +110,29 @@ func TestScalarAliasBombRefused(t *testing.T) {
 		t.Fatalf("refusing allocated %d bytes", after.TotalAlloc-before.TotalAlloc)
 	}
 }
+
+// BenchmarkScalarAliasBombRefused: the 10.7 KB document of issue 18 #5 (100
+// MB expanded), refused (make bench-security).
+func BenchmarkScalarAliasBombRefused(b *testing.B) {
+	doc := map[string]string{"bomb.yaml": scalarBomb(10_000, 100)}
+	for i := 0; i < b.N; i++ {
+		if _, err := FilesToItems(doc); err == nil {
+			b.Fatal("not refused")
+		}
+	}
+}
+
+// BenchmarkLargestAcceptedExpansion: a document at the alias bound (10x its
+// size + 64 KiB) converted to JSON, as every decoder does with it.
+func BenchmarkLargestAcceptedExpansion(b *testing.B) {
+	doc := scalarBomb(1_000, 8) // 1.1 KB written, 64 KB expanded: just under the bound
+	n, err := yaml.Parse(doc)
+	if err != nil || CheckAliases(n.YNode()) != nil {
+		b.Fatalf("%v %v", err, CheckAliases(n.YNode()))
+	}
+	for i := 0; i < b.N; i++ {
+		if _, err := n.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

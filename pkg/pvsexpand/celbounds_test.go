@@ -212,3 +212,30 @@ func TestLRU(t *testing.T) {
 }
 
 func stringVal(s string) ref.Val { return types.String(s) }
+
+// All the evaluations of one set's expansion share one cost budget: the
+// cost limit bounds one expression on one target (about 1 s, 370 MB of
+// garbage, at the limit), so 5,000 targets could cost over an hour without
+// it. Once spent, the remaining targets fail at once, naming the budget.
+func TestSetCostBudget(t *testing.T) {
+	defer func(old uint64) { maxSetCost = old }(maxSetCost)
+	maxSetCost = 30
+	items := []*yaml.RNode{yaml.MustParse(boundsUpstream)}
+	for i := 0; i < 10; i++ {
+		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r%d\n  namespace: ns\n  labels: {a: x, b: y, c: z}\n", i)))
+	}
+	set, problems := ConfigFromObject(setWithExpr("string(repository.labels.filter(k, k != 'a').size())"))
+	if krm.HasErrorProblems(problems) {
+		t.Fatal(problems)
+	}
+	x, err := Expand(set, NewWorld("ns", items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Children) == 0 || len(x.Failures) == 0 || len(x.Children)+len(x.Failures) != 10 {
+		t.Fatalf("%d children, %d failures", len(x.Children), len(x.Failures))
+	}
+	if !strings.Contains(x.Failures[0].Message, "not evaluated: the set's expressions spent their cost budget of 30 for one expansion") {
+		t.Fatalf("failure: %s", x.Failures[0].Message)
+	}
+}

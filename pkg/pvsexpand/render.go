@@ -15,6 +15,9 @@ type renderer struct {
 	world    *World
 	upstream *pv.Upstream
 	upObject *Object
+	// spent is the CEL cost of the set's evaluations so far: at most
+	// maxSetCost for all its targets together.
+	spent uint64
 }
 
 // render computes the spec of one instance (reference RND order): the
@@ -37,7 +40,7 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 	vars := map[string]any{"repoDefault": in.repoDefault, "packageDefault": in.packageDefault, "upstream": r.upObject, "target": in.targetVar}
 	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
 	defer cancel()
-	ev := &evaluator{ctx: ctx, eng: r.eng, vars: vars}
+	ev := &evaluator{ctx: ctx, eng: r.eng, vars: vars, spent: &r.spent}
 	if d := tpl.Downstream; d != nil {
 		spec.Downstream.Repo = ev.value(field+".downstream.repo", d.Repo, d.RepoExpr, in.scope.withoutRepository(), spec.Downstream.Repo)
 	}
@@ -73,10 +76,11 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 
 // evaluator evaluates expressions until the first error, which it keeps.
 type evaluator struct {
-	ctx  context.Context
-	eng  *engine
-	vars map[string]any
-	err  error
+	ctx   context.Context
+	eng   *engine
+	vars  map[string]any
+	err   error
+	spent *uint64 // the set's CEL cost so far (renderer.spent)
 }
 
 func (e *evaluator) eval(field string, s scope, expr string) string {
@@ -89,10 +93,17 @@ func (e *evaluator) eval(field string, s scope, expr string) string {
 		e.err = fmt.Errorf("`%s`: not evaluated: the expressions of one target entry may take %s in all", field, evalTimeout)
 		return ""
 	}
+	if *e.spent > maxSetCost {
+		e.err = fmt.Errorf("`%s`: not evaluated: the set's expressions spent their cost budget of %d for one expansion; fewer targets or cheaper expressions", field, maxSetCost)
+		return ""
+	}
 	p, err := e.eng.compile(s, expr)
 	if err == nil {
 		var v string
-		if v, err = eval(e.ctx, p, e.vars); err == nil {
+		var cost uint64
+		v, cost, err = eval(e.ctx, p, e.vars)
+		*e.spent += cost
+		if err == nil {
 			return v
 		}
 	}
