@@ -70,21 +70,29 @@ func BenchmarkValidateHostileSet(b *testing.B) {
 	}
 }
 
-// BenchmarkEvaluateAtCostLimit: one evaluation stopped by the runtime cost
-// limit (a comprehension over 3,000 labels, squared): the runtime bound of
-// one expression on one target.
-func BenchmarkEvaluateAtCostLimit(b *testing.B) {
+// squareWorld is repos Repositories of 3,000 labels each, and a set whose
+// expression squares a repository's labels: every target runs into the
+// cost limit.
+func squareWorld(b *testing.B, repos int) (*v1alpha2.PackageVariantSet, *World) {
 	var labels strings.Builder
 	for i := 0; i < 3000; i++ {
 		fmt.Fprintf(&labels, "    l%d: v\n", i)
 	}
-	items := []*yaml.RNode{yaml.MustParse(boundsUpstream),
-		yaml.MustParse("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: big\n  namespace: ns\n  labels:\n" + labels.String())}
+	items := []*yaml.RNode{yaml.MustParse(boundsUpstream)}
+	for i := 0; i < repos; i++ {
+		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: big%d\n  namespace: ns\n  labels:\n", i)+labels.String()))
+	}
 	set, problems := ConfigFromObject(setWithExpr("string(repository.labels.map(a, repository.labels.map(b, a)).size())"))
 	if krm.HasErrorProblems(problems) {
 		b.Fatal(problems)
 	}
-	w := NewWorld("ns", items)
+	return set, NewWorld("ns", items)
+}
+
+// BenchmarkEvaluateAtCostLimit: one evaluation stopped by the runtime cost
+// limit: the runtime bound of one expression on one target.
+func BenchmarkEvaluateAtCostLimit(b *testing.B) {
+	set, w := squareWorld(b, 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		x, err := Expand(set, w)
@@ -95,22 +103,10 @@ func BenchmarkEvaluateAtCostLimit(b *testing.B) {
 }
 
 // BenchmarkHostileSetEvaluation: every target's expression runs into the
-// cost limit (20 repositories of 3,000 labels each): the set's cost budget
-// bounds the whole expansion.
+// cost limit (20 repositories): the set's cost budget bounds the whole
+// expansion.
 func BenchmarkHostileSetEvaluation(b *testing.B) {
-	var labels strings.Builder
-	for i := 0; i < 3000; i++ {
-		fmt.Fprintf(&labels, "    l%d: v\n", i)
-	}
-	items := []*yaml.RNode{yaml.MustParse(boundsUpstream)}
-	for i := 0; i < 20; i++ {
-		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: big%d\n  namespace: ns\n  labels:\n", i)+labels.String()))
-	}
-	set, problems := ConfigFromObject(setWithExpr("string(repository.labels.map(a, repository.labels.map(b, a)).size())"))
-	if krm.HasErrorProblems(problems) {
-		b.Fatal(problems)
-	}
-	w := NewWorld("ns", items)
+	set, w := squareWorld(b, 20)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		x, err := Expand(set, w)
