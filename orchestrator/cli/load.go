@@ -14,6 +14,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,10 @@ type input struct {
 	others       []client.Object   // injection and selection candidates
 	files        map[string]string // "<Kind>/<name>" -> file, for messages
 }
+
+// LocalConfigAnnotation marks an object that configures a package and is
+// never applied to a cluster (kpt, ConfigSync); pvctl run skips it.
+const LocalConfigAnnotation = "config.kubernetes.io/local-config"
 
 // StdinName names standard input (-f -) in messages.
 const StdinName = "(stdin)"
@@ -106,6 +111,13 @@ func (in *input) readBytes(file string, b []byte, namespace string) []string {
 	for i, n := range nodes {
 		if err := krm.CheckAliases(n.YNode()); err != nil {
 			msgs = append(msgs, fmt.Sprintf("%s: object %d: %v", file, i, err))
+			continue
+		}
+		// A package's own configuration (its kptfile.kpt.dev ConfigMap, a
+		// function's config) is marked local-config: kpt and ConfigSync
+		// never apply it, so it is no cluster object either, and two
+		// packages given together may both have one.
+		if n.GetAnnotations()[LocalConfigAnnotation] == "true" {
 			continue
 		}
 		if m := in.add(n, file, i, namespace); m != "" {
@@ -190,6 +202,27 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
 	}
 	return ""
+}
+
+// readableKinds are the kinds pvctl run may inject and select: the
+// defaults, the kinds of the objects in its user's own files (the user
+// already has them; a Secret stays opt-in all the same), and what
+// --readable-kinds names. The controller reads with its own rights, so
+// there only the operator's list counts (docs/security.md).
+func (in *input) readableKinds(extra []string) (kit.ReadableKinds, error) {
+	entries := append(append([]string(nil), kit.DefaultReadableKinds...), extra...)
+	for _, o := range in.others {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if gvk.Group == "" && gvk.Kind == "Secret" {
+			continue
+		}
+		e := gvk.Kind
+		if gvk.Group != "" {
+			e += "." + gvk.Group
+		}
+		entries = append(entries, e)
+	}
+	return kit.ParseReadableKinds(entries)
 }
 
 // scheme is the orchestrator's, for typeErrors.

@@ -111,6 +111,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	var output, statePath string
 	var prune Prune
 	maxChildren := pvsexpand.DefaultMaxChildren
+	var readable []string
 	dryRun, diff := plan, false
 	c := &cobra.Command{
 		Use:   "run -f FILE|DIR|- ...",
@@ -159,7 +160,7 @@ the variants of the last run (and more than one) stop the run before it does any
 				}
 			}
 			rep, err := Run(ctx, RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
-				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren})
+				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable})
 			if err != nil {
 				return err
 			}
@@ -193,6 +194,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	f.Var(&prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
 	f.Lookup("prune").NoOptDefVal = "true"
 	f.BoolVar(&dryRun, "dry-run", plan, "print what the run would change and write nothing")
+	f.StringSliceVar(&readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap, Team.example.com and the kinds of the objects in the files (a Secret only when named here)")
 	f.IntVar(&maxChildren, "max-children-per-set", maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
 	return c

@@ -55,6 +55,9 @@ type RunOptions struct {
 	Progress *progress
 	// MaxChildren bounds the children of one set (0: the default).
 	MaxChildren int
+	// ReadableKinds adds kinds to those the run may inject and select
+	// (the defaults and the kinds of the objects in Files).
+	ReadableKinds []string
 }
 
 // Report is what a run did and where each object stands.
@@ -130,6 +133,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	kinds, err := in.readableKinds(o.ReadableKinds)
+	if err != nil {
+		return nil, &inputError{[]string{"--readable-kinds: " + err.Error()}}
+	}
 	st, err := readState(o.State)
 	if err != nil {
 		return nil, err
@@ -189,8 +196,8 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
-	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren}
-	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock}
+	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds}
+	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds}
 
 	rep := &Report{Warnings: warnings}
 	errs := map[string]error{}

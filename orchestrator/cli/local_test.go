@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 19 #1: the objects in the user's own files are the cluster, so
+// their kinds may be selected and injected without a flag; a Secret stays
+// opt-in, and --readable-kinds adds kinds on run and plan.
+func TestKindsInTheFilesAreReadable(t *testing.T) {
+	w := newWS(t)
+	// A set selecting clusters of a custom kind, Nephio's way.
+	w.write("clusters.yaml", "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: edge-useast1\n  labels: {nephio.org/site-type: edge}\nspec:\n  clusterName: edge-useast1\n")
+	w.write("addons.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: addons\nspec:\n"+
+		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - objectSelector:\n      apiVersion: infra.nephio.org/v1alpha1\n      kind: WorkloadCluster\n"+
+		"      matchLabels: {nephio.org/site-type: edge}\n    template:\n      downstream: {package: addon}\n")
+	// (The addon variant injects nothing, so the blueprint's required
+	// injection point leaves it not Ready: exit 1.)
+	out := w.run(ExitNotReady)
+	contains(t, out, "created PackageVariant addons-edge-useast1-addon", "created draft edge-useast1.addon.packagevariant-1",
+		"PackageVariantSet  addons                     True   Reconciled")
+
+	// A Secret in the files is still not injected without --readable-kinds.
+	w.write("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-password\nstringData: {password: x}\n")
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  - kind: ConfigMap\n    name: eu-west1-endpoints\n", "  - kind: Secret\n    name: db-password\n", 1))
+	contains(t, w.run(ExitNotReady), "`spec.injectors[0]` names kind \"Secret\", a kind pvkit may not read")
+	out = w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--readable-kinds", "Secret")
+	if strings.Contains(out, "KindNotAllowed") {
+		t.Fatalf("--readable-kinds Secret did not allow it:\n%s", out)
+	}
+	code, _, errs := w.cmd("run", "-f", w.in, "--readable-kinds", "Secret,*")
+	if code != ExitUsage || !strings.Contains(errs, `--readable-kinds: readable kind "*" must be Kind or Kind.group`) {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+}
+
+// Issue 19 #5: objects marked config.kubernetes.io/local-config configure a
+// package and are never applied: two packages' kptfile.kpt.dev ConfigMaps
+// given together are not "defined again", and such an object is never
+// injected.
+func TestLocalConfigIsNoClusterObject(t *testing.T) {
+	w := newWS(t)
+	local := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: %s\n"
+	w.write("pkg-a-context.yaml", strings.Replace(local, "%s", "a", 1))
+	w.write("pkg-b-context.yaml", strings.Replace(local, "%s", "b", 1))
+	w.run(ExitOK)
+	// The only eu-west1-endpoints ConfigMap is now local-config: app-staging
+	// finds nothing to inject for it.
+	objs := readFile(t, filepath.Join(w.in, "cluster-objects.yaml"))
+	w.write("cluster-objects.yaml", strings.Replace(objs, "  name: eu-west1-endpoints\n", "  name: eu-west1-endpoints\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1))
+	out := w.run(ExitNotReady)
+	contains(t, out, "app-staging")
+	if !strings.Contains(out, "NoResourceSelected: no resource matched any injection selector") {
+		t.Fatalf("the variant does not say the injected object is missing:\n%s", out)
+	}
+}
