@@ -172,7 +172,22 @@ func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, err
 	return s, rev, err
 }
 
+// revisionArg is a revision name as a command takes it: bare, or in the
+// form `get -o name` and kubectl print it (packagerevision/NAME,
+// packagerevisions.porch.kpt.dev/NAME), so that their output pipes into
+// every verb.
+func revisionArg(name string) string {
+	if kind, rest, ok := strings.Cut(name, "/"); ok {
+		switch kind {
+		case "packagerevision", "packagerevisions", "packagerevision.porch.kpt.dev", "packagerevisions.porch.kpt.dev":
+			return rest
+		}
+	}
+	return name
+}
+
 func revision(s *gitstore.Store, namespace, name string) (store.Revision, error) {
+	name = revisionArg(name)
 	for _, r := range s.All(namespace) {
 		if r.Name == name {
 			return r, nil
@@ -202,6 +217,9 @@ func getCommand(o *Options) *cobra.Command {
 				return err
 			}
 			var revs []store.Revision
+			if len(a) == 1 {
+				a[0] = revisionArg(a[0])
+			}
 			for _, r := range s.All(o.Namespace) {
 				if (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
 					revs = append(revs, r)

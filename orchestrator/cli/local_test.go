@@ -56,3 +56,23 @@ func TestLocalConfigIsNoClusterObject(t *testing.T) {
 		t.Fatalf("the variant does not say the injected object is missing:\n%s", out)
 	}
 }
+
+// Issue 19 #6: `get -o name` prints packagerevision/NAME; every verb takes
+// that form (and kubectl's), so the output pipes into them.
+func TestGetNameRoundTrips(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	names := strings.Fields(w.mustCmd(ExitOK, "get", "--repo", "edge-useast1", "-o", "name"))
+	if len(names) != 1 || names[0] != "packagerevision/edge-useast1.app.packagevariant-1" {
+		t.Fatalf("get -o name = %q", names)
+	}
+	contains(t, w.mustCmd(ExitOK, "get", names[0]), "edge-useast1.app.packagevariant-1")
+	contains(t, w.mustCmd(ExitOK, "diff", names[0]), "package-context.yaml")
+	contains(t, w.mustCmd(ExitOK, "pull", names[0], filepath.Join(t.TempDir(), "app")), "pulled edge-useast1.app.packagevariant-1")
+	contains(t, w.mustCmd(ExitOK, "propose", names[0]), "proposed edge-useast1.app.packagevariant-1")
+	contains(t, w.mustCmd(ExitOK, "approve", "packagerevisions.porch.kpt.dev/edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1")
+	code, _, errs := w.cmd("propose", "configmap/edge-useast1.app.packagevariant-1")
+	if code == ExitOK || !strings.Contains(errs, "package revision configmap/edge-useast1.app.packagevariant-1: not found") {
+		t.Fatalf("another kind's prefix: exit %d, %q", code, errs)
+	}
+}
