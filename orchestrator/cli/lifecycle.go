@@ -148,6 +148,14 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 			}
 			for _, name := range names {
 				rev, err := revision(s, o.Namespace, name)
+				if err != nil && v.name == "del" {
+					msg, derr := deleteUnreadable(s, err)
+					if derr != nil {
+						return derr
+					}
+					fmt.Fprintln(o.Stdout, msg)
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -172,6 +180,10 @@ func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, err
 	return s, rev, err
 }
 
+// Unreadable is the lifecycle `get` shows for a revision whose ref cannot
+// be read (gitstore.Store.Skipped).
+const Unreadable store.Lifecycle = "Unreadable"
+
 // revisionArg is a revision name as a command takes it: bare, or in the
 // form `get -o name` and kubectl print it (packagerevision/NAME,
 // packagerevisions.porch.kpt.dev/NAME), so that their output pipes into
@@ -193,7 +205,45 @@ func revision(s *gitstore.Store, namespace, name string) (store.Revision, error)
 			return r, nil
 		}
 	}
+	if k, ok := unreadable(s, name); ok {
+		return store.Revision{}, &unreadableError{k}
+	}
 	return store.Revision{}, fmt.Errorf("package revision %s: not found (pvctl get lists them)", name)
+}
+
+// unreadable finds a revision the store could not read, by name.
+func unreadable(s *gitstore.Store, name string) (gitstore.Skip, bool) {
+	for _, k := range s.Skipped() {
+		if k.Revision.Name == name {
+			return k, true
+		}
+	}
+	return gitstore.Skip{}, false
+}
+
+// unreadableError: a command named a revision whose ref cannot be read.
+type unreadableError struct{ skip gitstore.Skip }
+
+func (e *unreadableError) Error() string {
+	how := "pvctl del " + e.skip.Revision.Name + " removes it"
+	if e.skip.Revision.Lifecycle.IsPublished() {
+		how = "remove its tag with git (git tag -d " + strings.TrimPrefix(e.skip.Ref, "refs/tags/") + " in the repository)"
+	}
+	return fmt.Sprintf("package revision %s cannot be read (%s: %v); %s", e.skip.Revision.Name, e.skip.Ref, e.skip.Err, how)
+}
+
+// deleteUnreadable is `del` of a draft or proposed revision the store
+// cannot read: its branch goes.
+func deleteUnreadable(s *gitstore.Store, err error) (string, error) {
+	var ue *unreadableError
+	if !errors.As(err, &ue) || ue.skip.Revision.Lifecycle.IsPublished() {
+		return "", err
+	}
+	k, derr := s.DeleteUnreadable(ue.skip.Revision.Name)
+	if derr != nil {
+		return "", derr
+	}
+	return fmt.Sprintf("deleted %s (it could not be read: %v)", k.Revision.Name, k.Err), nil
 }
 
 func getCommand(o *Options) *cobra.Command {
@@ -223,6 +273,18 @@ func getCommand(o *Options) *cobra.Command {
 			for _, r := range s.All(o.Namespace) {
 				if (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
 					revs = append(revs, r)
+				}
+			}
+			// A revision whose ref cannot be read is listed too, as
+			// Unreadable (its error is the warning above), so that it can
+			// be found and deleted; yaml and json hold PackageRevisions only.
+			if output == "table" || output == "wide" || output == "name" {
+				for _, k := range s.Skipped() {
+					r := k.Revision
+					if r.Name != "" && (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
+						r.Lifecycle = Unreadable
+						revs = append(revs, r)
+					}
 				}
 			}
 			if len(a) == 1 && len(revs) == 0 {

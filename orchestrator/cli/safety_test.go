@@ -54,14 +54,14 @@ func TestDotGitInPackageIsNotServed(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "PWNED")
 	w.dotGitDraft(marker)
 	code, out, errs := w.cmd("get")
-	if code != ExitOK || !strings.Contains(out, "blueprints.app.v1") || strings.Contains(out, "evil") {
+	if code != ExitOK || !strings.Contains(out, "blueprints.app.v1") || !strings.Contains(out, "blueprints.app.evil  app      evil       0         false   Unreadable") {
 		t.Fatalf("get: exit %d\n%s\n%s", code, out, errs)
 	}
 	contains(t, errs, `warning: repository "blueprints": refs/heads/drafts/app/evil is not served: `,
 		`file path must not have a segment git reads as its own directory (".git"), found ".git/HEAD"`)
 	dir := filepath.Join(t.TempDir(), "app")
 	code, _, errs = w.cmd("pull", "blueprints.app.evil", dir)
-	if code == ExitOK || !strings.Contains(errs, "blueprints.app.evil: not found") {
+	if code == ExitOK || !strings.Contains(errs, "package revision blueprints.app.evil cannot be read (refs/heads/drafts/app/evil: ") {
 		t.Fatalf("pull: exit %d, %q", code, errs)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -102,9 +102,10 @@ func TestOddTagsAreIsolated(t *testing.T) {
 	}
 	contains(t, out, "blueprints.app.v1 ", "blueprints.app.v2 ")
 	contains(t, errs, `warning: repository "blueprints": refs/tags/app/v3 is not served: commit `)
-	if strings.Contains(out, "v01") || strings.Contains(out, "v+1") || strings.Contains(out, "app.v3") {
+	if strings.Contains(out, "v01") || strings.Contains(out, "v+1") {
 		t.Fatalf("get lists a tag that is no revision:\n%s", out)
 	}
+	contains(t, out, "blueprints.app.v3  app      v3         3         false   Unreadable")
 	out = w.run(ExitOK)
 	contains(t, out, "created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v2)")
 	contains(t, w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1")
@@ -268,5 +269,44 @@ func TestSetChildrenAreBounded(t *testing.T) {
 	code, _, errs := w.cmd("run", "-f", w.in, "--max-children-per-set", "0")
 	if code != ExitUsage || !strings.Contains(errs, "--max-children-per-set: 0, want 1 or more") {
 		t.Fatalf("exit %d, %q", code, errs)
+	}
+}
+
+// Issue 19 #4: one draft branch whose Kptfile is not YAML (pushed with git)
+// stopped get, run, approve, pull and del of it, and publish elsewhere. It
+// is listed as Unreadable with a warning; every other command works; naming
+// it says why; del removes it.
+func TestUnreadableDraftIsIsolated(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const name = "edge-useast1.app.broken"
+	kptfile := w.gitOut("edge-useast1", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: {name: app\n", "hash-object", "-w", "--stdin")
+	pkg := w.gitOut("edge-useast1", "100644 blob "+kptfile+"\tKptfile\n", "mktree")
+	root := w.gitOut("edge-useast1", "040000 tree "+pkg+"\tapp\n", "mktree")
+	w.gitOut("edge-useast1", "", "update-ref", "refs/heads/drafts/app/broken", w.gitOut("edge-useast1", "", "commit-tree", "-m", "broken", root))
+
+	code, out, errs := w.cmd("get")
+	if code != ExitOK || !strings.Contains(out, name) || !strings.Contains(out, "Unreadable") || !strings.Contains(out, "edge-useast1.app.packagevariant-1") {
+		t.Fatalf("get: exit %d\n%s\n%s", code, out, errs)
+	}
+	contains(t, errs, `warning: repository "edge-useast1": refs/heads/drafts/app/broken is not served: `)
+	contains(t, w.run(ExitOK), "No changes")
+	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "other", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app")), "published other.app.v1")
+	contains(t, w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1")
+	for _, verb := range []string{"approve", "pull"} {
+		args := []string{name}
+		if verb == "pull" {
+			args = append(args, filepath.Join(t.TempDir(), "x"))
+		}
+		code, _, errs := w.cmd(verb, args...)
+		if code == ExitOK || !strings.Contains(errs, "package revision "+name+" cannot be read (refs/heads/drafts/app/broken: ") ||
+			!strings.Contains(errs, "pvctl del "+name+" removes it") {
+			t.Fatalf("%s: exit %d, %q", verb, code, errs)
+		}
+	}
+	contains(t, w.mustCmd(ExitOK, "del", name), "deleted "+name+" (it could not be read: ")
+	code, out, errs = w.cmd("get")
+	if code != ExitOK || strings.Contains(out, name) || strings.Contains(errs, "warning") {
+		t.Fatalf("after del: exit %d\n%s\n%s", code, out, errs)
 	}
 }

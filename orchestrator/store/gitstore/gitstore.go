@@ -179,15 +179,44 @@ func (s *Store) Skipped() []Skip {
 	return out
 }
 
-// Skip is a ref the store could not read as a revision, and why.
+// Skip is a ref the store could not read as a revision, and why. Revision
+// is what the ref's name says of it (its name, package, workspace and
+// lifecycle), so that it can be listed and deleted by name.
 type Skip struct {
 	Repository string
 	Ref        string
 	Err        error
+	Revision   store.Revision
 }
 
 func (k Skip) String() string {
 	return fmt.Sprintf("repository %q: %s is not served: %v", k.Repository, k.Ref, k.Err)
+}
+
+// DeleteUnreadable removes the ref of a revision the store could not read
+// (Skipped), by the name its ref gives it: the one way to remove a broken
+// draft short of git itself. A published revision's tag goes with its
+// deletion marker.
+func (s *Store) DeleteUnreadable(name string) (Skip, error) {
+	for i, k := range s.git.skipped {
+		if k.Revision.Name != name {
+			continue
+		}
+		r := s.git.repos[k.Repository]
+		ops := [][2]string{{k.Ref, ""}}
+		if k.Revision.Lifecycle == store.Published {
+			ops = append(ops, [2]string{deletionRef(k.Revision), ""})
+		}
+		if _, err := r.current(k.Ref); err != nil {
+			return k, err
+		}
+		if err := r.update(ops...); err != nil {
+			return k, err
+		}
+		s.git.skipped = append(s.git.skipped[:i:i], s.git.skipped[i+1:]...)
+		return k, nil
+	}
+	return Skip{}, fmt.Errorf("package revision %s: not found: %w", name, store.ErrNotFound)
 }
 
 // Namespace is the namespace the store serves.
@@ -319,7 +348,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 			}
 		}
 		if err != nil {
-			skipped = append(skipped, Skip{Repository: r.Name, Ref: ref, Err: err})
+			skipped = append(skipped, Skip{Repository: r.Name, Ref: ref, Err: err, Revision: rev})
 			continue
 		}
 		seen[rev.Name] = ref
@@ -334,6 +363,10 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	commit := r.refs[ref]
 	rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
 		Lifecycle: p.lifecycle, Revision: p.revision}
+	if p.lifecycle == store.Published {
+		rev.Workspace = fmt.Sprintf("v%d", p.revision)
+	}
+	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
 	if p.lifecycle == store.Published {
 		msg, err := cat.message(commit)
 		if err != nil {
