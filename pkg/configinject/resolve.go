@@ -53,9 +53,8 @@ func (r *resolver) compute(t typeKey) choice {
 	if len(named) == 0 {
 		return choice{reason: fmt.Sprintf("no in-cluster resources of type %s", t)} // the reference's text (A4)
 	}
-	group, version := krm.Group(t.apiVersion), krm.Version(t.apiVersion)
 	for _, inj := range r.cfg.Injectors {
-		if !matches(inj.Group, group) || !matches(inj.Version, version) || !matches(inj.Kind, t.kind) {
+		if !MayMatch(inj.Group, inj.Version, inj.Kind, krm.GVK{APIVersion: t.apiVersion, Kind: t.kind}) {
 			continue
 		}
 		if c, ok := named[inj.Name]; ok {
@@ -66,3 +65,10 @@ func (r *resolver) compute(t typeKey) choice {
 }
 
 func matches(want *string, got string) bool { return want == nil || *want == got }
+
+// MayMatch reports whether an injector with these fields can select an
+// object of type g for an injection point: the one matching rule, also used
+// to decide which kinds need listing at all.
+func MayMatch(group, version, kind *string, g krm.GVK) bool {
+	return matches(group, krm.Group(g.APIVersion)) && matches(version, krm.Version(g.APIVersion)) && matches(kind, g.Kind)
+}

@@ -65,6 +65,9 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		}
 	}
 	if len(drafts) == 0 && published == nil {
+		if err := r.precheck(ctx, v, up); err != nil {
+			return nil, err
+		}
 		draft, err := r.createDraft(ctx, v, store.Task{Type: store.Clone, Upstream: up.Name})
 		if err != nil {
 			return nil, err
@@ -408,4 +411,28 @@ func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTar
 	out = append(out, pvapi.DownstreamTarget{Name: t.name, RenderStatus: *t.render.DeepCopy()})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// precheck runs the variant's mutations on the upstream's files before a
+// clone, so that whatever would stall the mutation (a kind pvkit may not
+// read, a package the functions refuse) stalls before anything is
+// created: a clone whose mutation never ran would be a draft that looks
+// finished (unspecialised, without its readiness gates) and could be
+// approved. It costs one read of the upstream per clone; transient errors
+// are retried like any other.
+func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) error {
+	key := up.Namespace + "/" + up.Name + "@" + up.ResourceVersion
+	files, ok := r.upstreams.get(key)
+	if !ok {
+		res, err := r.Store.GetResources(ctx, up.Namespace, up.Name)
+		if err != nil {
+			return fmt.Errorf("reading upstream %s: %w", up.Name, err)
+		}
+		files = res.Files
+		if up.Lifecycle.IsPublished() && up.ResourceVersion != "" {
+			r.upstreams.put(key, files)
+		}
+	}
+	_, _, err := r.runChain(ctx, v, files)
+	return err
 }

@@ -188,3 +188,39 @@ func (a *asked) forget(uid types.UID) {
 	defer a.mu.Unlock()
 	delete(a.m, uid)
 }
+
+// upstreams keeps the files of published upstream revisions, which never
+// change, by name and resource version: a set fanning one upstream out to N
+// variants reads it once for their prechecks, not N times. At most
+// maxUpstreams are kept (the oldest go first).
+type upstreams struct {
+	mu    sync.Mutex
+	files map[string]map[string]string
+	order []string
+}
+
+const maxUpstreams = 64
+
+func (u *upstreams) get(key string) (map[string]string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	f, ok := u.files[key]
+	return f, ok
+}
+
+func (u *upstreams) put(key string, files map[string]string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.files == nil {
+		u.files = map[string]map[string]string{}
+	}
+	if _, ok := u.files[key]; ok {
+		return
+	}
+	if len(u.order) == maxUpstreams {
+		delete(u.files, u.order[0])
+		u.order = u.order[1:]
+	}
+	u.files[key] = files
+	u.order = append(u.order, key)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/chain"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -79,7 +80,7 @@ func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, file
 	if err != nil {
 		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
-	in := &inputs{types: pkg.InjectionTypes()}
+	in := &inputs{types: r.readTypes(v, pkg.InjectionTypes())}
 	candidates, fp, err := r.candidates(ctx, v.Namespace, in.types)
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +95,26 @@ func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, file
 		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
 	return out, in, nil
+}
+
+// readTypes are the injection points' types whose objects the chain needs:
+// every readable one (config-inject's messages depend on whether objects of
+// the type exist), and of the others only those an injector of the variant
+// may select, which stall with KindNotAllowed. A point of a kind pvkit may
+// not read that no injector names is left alone, as Porch leaves it: an
+// optional one proceeds, a required one reports that no object matched.
+func (r *Reconciler) readTypes(v *pvapi.PackageVariant, types []krm.GVK) []krm.GVK {
+	var out []krm.GVK
+	for _, t := range types {
+		wanted := r.Kinds.Allows(t)
+		for _, inj := range v.Spec.Injectors {
+			wanted = wanted || configinject.MayMatch(inj.Group, inj.Version, inj.Kind, t)
+		}
+		if wanted {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // candidates lists the objects of the given kinds (watching each kind) and

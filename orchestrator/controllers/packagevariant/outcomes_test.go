@@ -34,6 +34,9 @@ func TestOutcomes(t *testing.T) {
 		reconciling                           bool
 		retried, terminal                     bool
 		events                                []string // "Type Reason" of each Event, in order
+		// noDraft: the stall is found before the clone (the precheck of the
+		// upstream), so the variant leaves no draft that looks finished.
+		noDraft bool
 	}
 	tests := []struct {
 		name  string
@@ -64,7 +67,7 @@ func TestOutcomes(t *testing.T) {
 			e.store.Publish(ns, "blueprints", "app", badPoint(e.t))
 			e.variant(appVariant)
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: "config-inject:",
-			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
+			terminal: true, events: []string{"Warning MutationFailed"}, noDraft: true}},
 		{"alias bomb in the upstream package", func(e *env) {
 			f := blueprint(e.t)
 			f["lol.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" +
@@ -75,7 +78,7 @@ func TestOutcomes(t *testing.T) {
 			e.store.Publish(ns, "blueprints", "app", f)
 			e.variant(appVariant)
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: `"lol.yaml": its YAML aliases expand`,
-			terminal: true, events: []string{"Normal DraftCreated", "Warning MutationFailed"}}},
+			terminal: true, events: []string{"Warning MutationFailed"}, noDraft: true}},
 		{"injection point of a kind pvkit may not read", func(e *env) {
 			f := blueprint(e.t)
 			f["secret.yaml"] = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-password\n  annotations:\n    kpt.dev/config-injection: required\n"
@@ -83,7 +86,15 @@ func TestOutcomes(t *testing.T) {
 			e.variant(appVariant)
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonKindNotAllowed,
 			readyMsg: "the package has an injection point of kind v1 Secret, a kind pvkit may not read (allowed: ConfigMap, Team.example.com)",
-			terminal: true, events: []string{"Normal DraftCreated", "Warning KindNotAllowed"}}},
+			terminal: true, events: []string{"Warning KindNotAllowed"}, noDraft: true}},
+		{"optional injection point of a kind pvkit may not read, named by no injector", func(e *env) {
+			// Porch proceeds; so does pvkit: no injector can select a Secret.
+			f := blueprint(e.t)
+			f["secret.yaml"] = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-password\n  annotations:\n    kpt.dev/config-injection: optional\n"
+			e.store.Publish(ns, "blueprints", "app", f)
+			e.variant(strings.Replace(appVariant, "  - name: us-east1-endpoints\n", "  - kind: ConfigMap\n    name: us-east1-endpoints\n", 1))
+		}, want{stalled: "False", ready: "True", readyReason: pvapi.ReasonNoErrors, readyMsg: "successfully ensured downstream package variant",
+			events: []string{"Normal DraftCreated"}}},
 		{"injector naming a kind pvkit may not read", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(strings.Replace(appVariant, "  - kind: Team\n", "  - kind: Secret\n", 1))
@@ -166,6 +177,11 @@ func TestOutcomes(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tt.want.events, ",") {
 				t.Errorf("events = %q, want %q", got, tt.want.events)
+			}
+			if tt.want.noDraft {
+				if revs := e.downstream("app-prod"); len(revs) != 0 {
+					t.Errorf("a stall found before the clone left drafts: %+v", revs)
+				}
 			}
 			// A stall is recorded once: reconciling it again unchanged records nothing.
 			if tt.want.terminal {

@@ -55,8 +55,9 @@ type Reconciler struct {
 	watch   *kit.Watcher // set by SetupWithManager
 	memo    memo
 	pkgs    kit.KeyLock
-	asked   asked   // drafts asked for whose create failed
-	created created // drafts created that the cache may not show yet
+	asked     asked     // drafts asked for whose create failed
+	created   created   // drafts created that the cache may not show yet
+	upstreams upstreams // published upstreams' files, for the prechecks of clones
 }
 
 func (r *Reconciler) now() time.Time {

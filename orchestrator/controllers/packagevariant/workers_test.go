@@ -247,7 +247,8 @@ func TestDraftLosingItsOwnerBeforeItsMutationIsReclaimed(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpGetResources, Err: errors.New("the server is currently unable to handle the request"), Times: 2})
+	// (The first read is the upstream's, for the precheck before the clone.)
+	e.store.Inject(memory.Fault{Op: memory.OpGetResources, Err: errors.New("the server is currently unable to handle the request"), Times: 2, Skip: 1})
 	if err := e.reconcile("app-prod"); err == nil {
 		t.Fatal("the failed mutation must be reported")
 	}

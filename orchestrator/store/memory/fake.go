@@ -47,6 +47,7 @@ type Fault struct {
 	After     bool
 	Ownerless bool
 	Times     int
+	Skip      int // the first Skip calls of Op pass
 }
 
 // Inject adds a fault.
@@ -66,6 +67,10 @@ func (f *Fake) fault(op string) *Fault {
 	f.calls[op]++
 	for i := range f.faults {
 		if flt := &f.faults[i]; flt.Op == op && flt.Times > 0 {
+			if flt.Skip > 0 {
+				flt.Skip--
+				return nil
+			}
 			flt.Times--
 			c := *flt
 			return &c
