@@ -52,9 +52,9 @@ type Reconciler struct {
 	// variants writing the same downstream package take turns (pkgs).
 	Workers int
 
-	watch   *kit.Watcher // set by SetupWithManager
-	memo    memo
-	pkgs    kit.KeyLock
+	watch     *kit.Watcher // set by SetupWithManager
+	memo      memo
+	pkgs      kit.KeyLock
 	asked     asked     // drafts asked for whose create failed
 	created   created   // drafts created that the cache may not show yet
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
