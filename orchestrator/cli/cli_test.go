@@ -138,6 +138,7 @@ func TestRunFleet(t *testing.T) {
 			"  updated the resources of edge-useast1.app.packagevariant-1\n",
 		"PackageVariantSet  app ", "PackageVariant     app-edge-useast1-app  True   NoErrors    edge-useast1.app.packagevariant-1")
 	want := []string{
+		"blueprints.app.main Published -", // Porch's branch placeholder of the published package
 		"blueprints.app.v1 Published -",
 		"core-euwest1.app.packagevariant-1 Draft app/v1",
 		"edge-useast1.app.packagevariant-1 Draft app/v1",
@@ -560,15 +561,18 @@ func TestGet(t *testing.T) {
 	w.run(ExitOK)
 	out := w.mustCmd(ExitOK, "get")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") {
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "NAME ") {
 		t.Fatalf("get:\n%s", out)
 	}
-	contains(t, out, "blueprints.app.v1", "edge-useast1.app.packagevariant-1")
+	contains(t, out, "blueprints.app.v1", "edge-useast1.app.packagevariant-1", "blueprints.app.main")
 	contains(t, w.mustCmd(ExitOK, "get", "-o", "wide"), "blueprints:app/v1", "PackageVariant/app-staging")
 	for _, l := range lines[1:] {
 		f := strings.Fields(l)
 		if f[0] == "blueprints.app.v1" && (f[4] != "true" || f[5] != string(store.Published)) {
 			t.Errorf("blueprints.app.v1 must be the latest published revision: %q", l)
+		}
+		if f[0] == "blueprints.app.main" && (f[2] != "main" || f[3] != "-1" || f[4] != "false" || f[5] != string(store.Published)) {
+			t.Errorf("blueprints.app.main must be Porch's placeholder, revision -1, never latest: %q", l)
 		}
 	}
 }
@@ -589,8 +593,9 @@ func TestGetOutputs(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 4 || list.Items[0].Name != "blueprints.app.v1" || list.Items[0].Labels[porchapi.LatestPackageRevisionKey] != "true" ||
-		list.Items[1].Status.UpstreamLock == nil || list.Items[1].OwnerReferences[0].Kind != "PackageVariant" {
+	if len(list.Items) != 5 || list.Items[0].Name != "blueprints.app.main" || list.Items[0].Spec.Revision != -1 ||
+		list.Items[1].Name != "blueprints.app.v1" || list.Items[1].Labels[porchapi.LatestPackageRevisionKey] != "true" ||
+		list.Items[2].Status.UpstreamLock == nil || list.Items[2].OwnerReferences[0].Kind != "PackageVariant" {
 		t.Fatalf("get -o json:\n%s", out)
 	}
 	again, err := json.MarshalIndent(list, "", "  ")
@@ -598,7 +603,7 @@ func TestGetOutputs(t *testing.T) {
 		t.Fatalf("-o json does not round-trip:\n%s\n----\n%s", out, again)
 	}
 	var fromYAML porchapi.PackageRevisionList
-	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "get", "-o", "yaml")), &fromYAML); err != nil || len(fromYAML.Items) != 4 {
+	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "get", "-o", "yaml")), &fromYAML); err != nil || len(fromYAML.Items) != 5 {
 		t.Fatalf("-o yaml: %v", err)
 	}
 	if code, _, errs := w.cmd("get", "nope"); code != ExitNotReady || !strings.Contains(errs, "package revision nope: not found") {
@@ -634,10 +639,20 @@ func TestLifecycle(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "propose-delete", west), "proposed the deletion of "+west)
 	contains(t, w.mustCmd(ExitOK, "del", west), "deleted "+west)
 	contains(t, w.mustCmd(ExitOK, "del", east), "deleted "+east)
+	// As in Porch, deleting the tagged revision leaves the package on main,
+	// as its branch placeholder; deleting that removes it from main.
+	const westMain = "edge-uswest1.app.main"
+	contains(t, strings.Join(w.revisions(), "\n"), westMain+" Published")
+	contains(t, w.mustCmd(ExitOK, "propose-delete", westMain), "proposed the deletion of "+westMain)
+	contains(t, strings.Join(w.revisions(), "\n"), westMain+" DeletionProposed")
+	contains(t, w.mustCmd(ExitOK, "del", westMain), "deleted "+westMain)
 	for _, r := range w.revisions() {
 		if strings.HasPrefix(r, "edge-us") {
 			t.Fatalf("deleted revisions remain: %v", w.revisions())
 		}
+	}
+	if ls := w.gitOut("edge-uswest1", "", "ls-tree", "main"); ls != "" {
+		t.Fatalf("main still holds: %s", ls)
 	}
 	if code, _, errs := w.cmd("propose", "blueprints.app.v1"); code != ExitNotReady || !strings.Contains(errs, "is Published; only a Draft can be proposed") {
 		t.Fatalf("propose published: %d %q", code, errs)

@@ -76,3 +76,40 @@ func TestGetNameRoundTrips(t *testing.T) {
 		t.Fatalf("another kind's prefix: exit %d, %q", code, errs)
 	}
 }
+
+// Issue 19 #3: Porch's revision rules. Every package on main is also its
+// branch placeholder (revision -1, workspace main), usable as an upstream
+// the way Nephio's variants use it; every tag <path>/<ref> with a package
+// at its path is a published revision, numbered -1 unless its ref is vN; a
+// tag with no package at its path (a release tag) is no revision.
+func TestPorchRevisionRules(t *testing.T) {
+	w := newWS(t)
+	v1 := w.gitOut("blueprints", "", "rev-parse", "app/v1")
+	w.gitOut("blueprints", "", "tag", "app/v3.0.0", v1)
+	w.gitOut("blueprints", "", "tag", "Release4", v1)
+	w.gitOut("blueprints", "", "tag", "docs/v1.0", v1)
+	code, out, errs := w.cmd("get", "--repo", "blueprints")
+	if code != ExitOK || errs != "" {
+		t.Fatalf("get: exit %d\n%s\n%s", code, out, errs)
+	}
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(l)
+		rows = append(rows, strings.Join([]string{f[0], f[2], f[3], f[4], f[5]}, " "))
+	}
+	want := "blueprints.app.main main -1 false Published\nblueprints.app.v1 v1 1 true Published\nblueprints.app.v3.0.0 v3.0.0 -1 false Published"
+	if got := strings.Join(rows, "\n"); got != want {
+		t.Fatalf("get:\n%s\nwant:\n%s", got, want)
+	}
+	// Nephio's upstream: workspaceName main.
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")),
+		"    package: app\n  downstream:", "    package: app\n    workspaceName: main\n  downstream:", 1))
+	out = w.run(ExitOK)
+	contains(t, out, "created draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.main)")
+	contains(t, w.files("core-euwest1.app.packagevariant-1")["Kptfile"], "ref: main")
+	// A placeholder has no number to approve, and is not the latest.
+	code, _, errs = w.cmd("approve", "blueprints.app.main")
+	if code == ExitOK || !strings.Contains(errs, "is already published") {
+		t.Fatalf("approve the placeholder: exit %d, %q", code, errs)
+	}
+}

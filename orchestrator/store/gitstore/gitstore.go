@@ -22,6 +22,7 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,12 +99,36 @@ func (s *Store) All(namespace string) []store.Revision { return s.engine.All(nam
 
 // PublishFiles publishes a package's files as its next revision (pvctl publish).
 func (s *Store) PublishFiles(namespace, repo, pkg string, files map[string]string) (store.Revision, error) {
-	return s.engine.PublishFiles(namespace, repo, pkg, files)
+	rev, err := s.engine.PublishFiles(namespace, repo, pkg, files)
+	if err == nil {
+		s.placeholder(rev, files)
+	}
+	return rev, err
 }
 
 // Approve publishes a Draft or Proposed revision with the next number.
 func (s *Store) Approve(namespace, name string) (store.Revision, error) {
-	return s.engine.Approve(namespace, name)
+	rev, err := s.engine.Approve(namespace, name)
+	if err == nil {
+		if res, gerr := s.engine.GetResources(context.Background(), namespace, name); gerr == nil {
+			s.placeholder(rev, res.Files)
+		}
+	}
+	return rev, err
+}
+
+// placeholder refreshes Porch's branch placeholder of a package just
+// published on the branch, so that the store serves what a reopened one
+// would.
+func (s *Store) placeholder(pub store.Revision, files map[string]string) {
+	r := s.git.repos[pub.Repository]
+	if r == nil {
+		return
+	}
+	lock, _ := tasks.LockOf(files)
+	s.engine.SetPlaceholder(store.Revision{Namespace: pub.Namespace, Repository: pub.Repository, Package: pub.Package,
+		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock,
+		Name: store.RevisionName(pub.Repository, pub.Package, r.Branch)}, files)
 }
 
 // backend persists the memory store's changes to git (memory.Persister).
@@ -322,10 +347,10 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 		names = append(names, ref)
 	}
 	sort.Strings(names)
-	deletion := map[string]bool{} // "<pkg>/v<N>" with a deletionProposed branch
+	deletion := map[string]bool{} // "<pkg>/<vN or ref>" with a deletionProposed branch
 	for _, ref := range names {
 		if p, ok := parseRef(ref); ok && p.lifecycle == store.DeletionProposed {
-			deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] = true
+			deletion[p.pkg+"/"+p.publishedRef()] = true
 		}
 	}
 	cat, err := newObjectReader(r.GitDir)
@@ -342,6 +367,9 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 			continue
 		}
 		rev, f, err := s.loadRef(r, cat, ref, p, deletion)
+		if errors.Is(err, errNoPackage) {
+			continue // a tag of no package (a release tag), as Porch skips it
+		}
 		if err == nil {
 			if other, dup := seen[rev.Name]; dup {
 				err = fmt.Errorf("%s already is package revision %s", other, rev.Name)
@@ -355,7 +383,47 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 		revs = append(revs, rev)
 		files = append(files, f)
 	}
+	// Porch's branch placeholders: every package on the branch, numbered
+	// -1 in the workspace named after the branch.
+	if head, ok := all[branchRef(r.Branch)]; ok {
+		pkgs, err := cat.packages(head)
+		if err != nil {
+			skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch), Err: err})
+		}
+		for _, pkg := range pkgs {
+			rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
+				Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch)}
+			if deletion[pkg+"/"+r.Branch] {
+				rev.Lifecycle = store.DeletionProposed
+			}
+			if m, ok := r.meta.Revisions[rev.Name]; ok {
+				rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
+			}
+			f, err := cat.files(head, pkg)
+			if err == nil {
+				rev.Lock, err = tasks.LockOf(f)
+			}
+			if err == nil && seen[rev.Name] != "" {
+				err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
+			}
+			if err != nil {
+				skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch) + ":" + pkg, Err: err, Revision: rev})
+				continue
+			}
+			seen[rev.Name] = branchRef(r.Branch)
+			revs = append(revs, rev)
+			files = append(files, f)
+		}
+	}
 	return revs, files, skipped, nil
+}
+
+// errNoPackage: a tag whose commit has no package (no Kptfile) at its path.
+var errNoPackage = errors.New("no package at the tag's path")
+
+// isPlaceholder reports whether rev is Porch's branch placeholder of r.
+func (r *repo) isPlaceholder(rev store.Revision) bool {
+	return rev.Lifecycle.IsPublished() && rev.Revision < 0 && rev.Workspace == r.Branch
 }
 
 // loadRef reads the revision a ref of Porch's layout holds, and its files.
@@ -364,10 +432,10 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
 		Lifecycle: p.lifecycle, Revision: p.revision}
 	if p.lifecycle == store.Published {
-		rev.Workspace = fmt.Sprintf("v%d", p.revision)
+		rev.Workspace = p.publishedRef()
 	}
 	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
-	if p.lifecycle == store.Published {
+	if p.lifecycle == store.Published && p.revision > 0 {
 		msg, err := cat.message(commit)
 		if err != nil {
 			return rev, nil, err
@@ -375,18 +443,20 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		// The workspace a published revision was approved from, as its
 		// commit records it; only for the revision the commit was published
 		// as (another tag on the same commit is its own revision, vN).
-		rev.Workspace = fmt.Sprintf("v%d", p.revision)
 		if a := annotationOf([]byte("\n\n" + msg)); a.Package == p.pkg && a.Workspace != "" && a.revisionIs(p.revision) {
 			rev.Workspace = a.Workspace
 		}
-		if deletion[fmt.Sprintf("%s/v%d", p.pkg, p.revision)] {
-			rev.Lifecycle = store.DeletionProposed
-		}
+	}
+	if p.lifecycle == store.Published && deletion[p.pkg+"/"+p.publishedRef()] {
+		rev.Lifecycle = store.DeletionProposed
 	}
 	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
 	f, err := cat.files(commit, p.pkg)
 	if err != nil {
 		return rev, nil, err
+	}
+	if _, ok := f["Kptfile"]; !ok && p.lifecycle == store.Published {
+		return rev, nil, errNoPackage
 	}
 	if rev.Lock, err = tasks.LockOf(f); err != nil {
 		return rev, nil, err
@@ -530,11 +600,11 @@ func (s *backend) Update(old, rev store.Revision) error {
 	}
 	switch {
 	case old.Lifecycle.IsPublished() && rev.Lifecycle.IsPublished():
-		if _, err = r.current(refFor(old), deletionRef(rev)); err != nil {
+		if _, err = r.current(r.refOf(old), deletionRef(rev)); err != nil {
 			break
 		}
 		if rev.Lifecycle == store.DeletionProposed {
-			err = r.update([2]string{deletionRef(rev), r.refs[refFor(old)]})
+			err = r.update([2]string{deletionRef(rev), r.refs[r.refOf(old)]})
 		} else {
 			err = r.update([2]string{deletionRef(rev), ""})
 		}
@@ -558,6 +628,9 @@ func (s *backend) Delete(rev store.Revision) error {
 	if err != nil {
 		return err
 	}
+	if r.isPlaceholder(rev) {
+		return s.deletePlaceholder(r, rev)
+	}
 	ops := [][2]string{{refFor(rev), ""}}
 	if rev.Lifecycle == store.DeletionProposed {
 		ops = append(ops, [2]string{deletionRef(rev), ""})
@@ -566,6 +639,32 @@ func (s *backend) Delete(rev store.Revision) error {
 		return err
 	}
 	return r.meta.remove(r.GitDir, rev.Name)
+}
+
+// deletePlaceholder deletes Porch's branch placeholder as Porch does: a
+// commit on the branch removes the package's directory (its tags stay).
+func (s *backend) deletePlaceholder(r *repo, rev store.Revision) error {
+	branch := branchRef(r.Branch)
+	if _, err := r.current(branch, deletionRef(rev)); err != nil {
+		return err
+	}
+	sha, err := writeCommit(r.GitDir, r.refs[branch], rev.Package, nil, message("pvctl: delete "+rev.Package+" from "+r.Branch, rev), s.now())
+	if err != nil {
+		return err
+	}
+	if err := r.update([2]string{branch, sha}, [2]string{deletionRef(rev), ""}); err != nil {
+		return err
+	}
+	return r.meta.remove(r.GitDir, rev.Name)
+}
+
+// refOf is the ref that holds a revision: the branch for Porch's branch
+// placeholder, else refFor's.
+func (r *repo) refOf(rev store.Revision) string {
+	if r.isPlaceholder(rev) {
+		return branchRef(r.Branch)
+	}
+	return refFor(rev)
 }
 
 // Publish implements memory.Persister: the package's files committed on the

@@ -13,10 +13,18 @@ import (
 // Porch's git layout (pkg/externalrepo/git in Porch v1.5.3):
 //   - a published revision N of package P is the tag P/vN, on a commit of the
 //     repository's branch (main) whose directory P holds the package;
+//   - any other tag P/REF whose commit has a Kptfile in P is a published
+//     revision too, numbered -1 (Porch numbers only vN), in workspace REF
+//     (a catalog's infra/capi/kindnet/v3.0.0); a tag whose commit has no
+//     package at P (a release tag) is not a revision;
+//   - every package on the branch is also Porch's branch placeholder: a
+//     published revision numbered -1 in the workspace named after the
+//     branch (repo.P.main), usable as an upstream (workspaceName: main)
+//     but with no lifecycle of its own;
 //   - a draft is the branch drafts/P/<workspace>, a proposed revision the
 //     branch proposed/P/<workspace>; both start from main;
 //   - a published revision proposed for deletion also has the branch
-//     deletionProposed/P/vN;
+//     deletionProposed/P/vN (deletionProposed/P/REF when numbered -1);
 //   - each commit's message carries a line `kpt:{json}` naming the package,
 //     workspace and revision.
 const (
@@ -29,6 +37,15 @@ const (
 // branchRef is the repository's branch of published packages.
 func branchRef(branch string) string { return "refs/heads/" + branch }
 
+// publishedRef is the last segment of a published revision's tag: vN, or
+// the workspace of one Porch numbers -1.
+func publishedRef(r store.Revision) string {
+	if r.Revision > 0 {
+		return "v" + strconv.Itoa(r.Revision)
+	}
+	return r.Workspace
+}
+
 // refFor is the ref that holds a revision in its lifecycle (for a
 // DeletionProposed revision, the tag; the extra branch is deletionRef).
 func refFor(r store.Revision) string {
@@ -38,12 +55,12 @@ func refFor(r store.Revision) string {
 	case store.Proposed:
 		return proposedPrefix + r.Package + "/" + r.Workspace
 	}
-	return tagsPrefix + r.Package + "/v" + strconv.Itoa(r.Revision)
+	return tagsPrefix + r.Package + "/" + publishedRef(r)
 }
 
 // deletionRef is the branch that marks a published revision DeletionProposed.
 func deletionRef(r store.Revision) string {
-	return deletionProposedPrefix + r.Package + "/v" + strconv.Itoa(r.Revision)
+	return deletionProposedPrefix + r.Package + "/" + publishedRef(r)
 }
 
 // parsedRef is what a ref says about a revision.
@@ -52,6 +69,14 @@ type parsedRef struct {
 	pkg       string
 	workspace string // drafts and proposed
 	revision  int    // tags and deletion markers
+}
+
+// publishedRef is the last segment of a published revision's tag.
+func (p parsedRef) publishedRef() string {
+	if p.revision > 0 {
+		return "v" + strconv.Itoa(p.revision)
+	}
+	return p.workspace
 }
 
 // parseRef reads a ref of Porch's layout; ok is false for any other ref.
@@ -76,14 +101,19 @@ func parseRef(ref string) (parsedRef, bool) {
 	}
 	p.pkg, p.workspace = rest[:i], rest[i+1:]
 	if p.lifecycle == store.Published || p.lifecycle == store.DeletionProposed {
-		// Only the canonical form: "v01" or "v+1" would name revision 1
-		// a second time.
+		// vN is revision N, in the canonical form only: "v01" or "v+1"
+		// would name revision 1 a second time. Any other name Porch
+		// numbers -1, with the name as the workspace.
 		digits, isV := strings.CutPrefix(p.workspace, "v")
 		n, err := strconv.Atoi(digits)
-		if err != nil || n <= 0 || !isV || strconv.Itoa(n) != digits {
+		switch {
+		case err == nil && isV && n > 0 && strconv.Itoa(n) == digits:
+			p.revision, p.workspace = n, ""
+		case err == nil && isV, validate.DNS1123Subdomain(p.workspace) != "":
 			return p, false
+		default:
+			p.revision = -1
 		}
-		p.revision, p.workspace = n, ""
 	}
 	return p, validPackage(p.pkg) == nil
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -188,4 +190,38 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 		}
 		out[name] = string(b)
 	}
+}
+
+// packages lists the packages of a commit, as Porch discovers them: every
+// directory, at any depth, that holds a regular file named Kptfile, sorted.
+// A directory whose path is no valid package path (the root, an upper-case
+// name) is not a package of pvkit's.
+func (c *objectReader) packages(commit string) ([]string, error) {
+	co, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	root, err := co.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	var out []string
+	walker := object.NewTreeWalker(root, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+		}
+		if (entry.Mode == filemode.Regular || entry.Mode == filemode.Executable) && path.Base(name) == "Kptfile" {
+			if dir := path.Dir(name); dir != "." && validPackage(dir) == nil {
+				out = append(out, dir)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

@@ -97,6 +97,24 @@ func (s *Store) Restore(rev store.Revision, files map[string]string) {
 	s.add(copyRev(rev), copyFiles(files))
 }
 
+// SetPlaceholder records Porch's branch placeholder of a package (revision
+// -1, workspace = the branch) with the files the branch now holds: added
+// when new, its files and version replaced otherwise. The git store calls it
+// when a publication moves the branch.
+func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[key(rev.Namespace, rev.Repository)] = true
+	if e, ok := s.revs[key(rev.Namespace, rev.Name)]; ok {
+		e.files = copyFiles(files)
+		e.rev.Lock = rev.Lock
+		e.rev.ResourceVersion = s.nextVersion()
+		return
+	}
+	rev.ResourceVersion = s.nextVersion()
+	s.add(copyRev(rev), copyFiles(files))
+}
+
 var _ store.Store = (*Store)(nil)
 
 // AddRepository registers a repository.
