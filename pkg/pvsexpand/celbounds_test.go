@@ -239,3 +239,23 @@ func TestSetCostBudget(t *testing.T) {
 		t.Fatalf("failure: %s", x.Failures[0].Message)
 	}
 }
+
+// Issue 19 #6: a missing map key names the object that lacks it, not the
+// target the failure is reported on.
+func TestMissingKeyNamesItsObject(t *testing.T) {
+	items := []*yaml.RNode{yaml.MustParse(boundsUpstream),
+		yaml.MustParse("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r1\n  namespace: ns\n  labels: {team: a}\n")}
+	for expr, want := range map[string]string{
+		"upstream.labels['team']":   "no such key: team (`upstream.labels` of \"up\" has no key \"team\")",
+		"repository.labels['tier']": "no such key: tier (`repository.labels` of \"r1\" has no key \"tier\")",
+	} {
+		set, problems := ConfigFromObject(setWithExpr(expr))
+		if krm.HasErrorProblems(problems) {
+			t.Fatal(problems)
+		}
+		x, err := Expand(set, NewWorld("ns", items))
+		if err != nil || len(x.Failures) != 1 || !strings.HasSuffix(x.Failures[0].Message, want) {
+			t.Errorf("%s: %v %+v", expr, err, x)
+		}
+	}
+}

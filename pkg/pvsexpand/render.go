@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -106,6 +107,7 @@ func (e *evaluator) eval(field string, s scope, expr string) string {
 		if err == nil {
 			return v
 		}
+		err = e.whoseKey(expr, err)
 	}
 	e.err = fmt.Errorf("`%s`: %v", field, err)
 	return ""
@@ -211,4 +213,31 @@ func (e *evaluator) functions(field string, ts []v1alpha2.FunctionTemplate, s sc
 		out = append(out, fn)
 	}
 	return out
+}
+
+// whoseKey names the object a missing map key was looked up in: CEL says
+// only "no such key: team", which, reported on a target, reads as if the
+// target lacked it when the expression read `upstream.labels`. The objects
+// the expression reads labels or annotations of are checked in order
+// (target, repository, upstream); the first that lacks the key is named.
+func (e *evaluator) whoseKey(expr string, err error) error {
+	key, ok := strings.CutPrefix(err.Error(), "no such key: ")
+	if !ok {
+		return err
+	}
+	for _, v := range []string{"target", "repository", "upstream"} {
+		o, ok := e.vars[v].(*Object)
+		if !ok {
+			continue
+		}
+		for _, f := range []struct {
+			name string
+			m    map[string]string
+		}{{"labels", o.Labels}, {"annotations", o.Annotations}} {
+			if _, has := f.m[key]; !has && strings.Contains(expr, v+"."+f.name) {
+				return fmt.Errorf("%w (`%s.%s` of %q has no key %q)", err, v, f.name, o.Name, key)
+			}
+		}
+	}
+	return err
 }
