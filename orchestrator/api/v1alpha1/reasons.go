@@ -63,6 +63,12 @@ const (
 	// removed. Split the set, or ask the operator to raise the bound.
 	ReasonTooManyChildren = "TooManyChildren"
 
+	// ReasonRepositoryNotFound (transient): the variant's downstream
+	// repository does not exist (no Repository of that name in its
+	// namespace). Retried with backoff, so registering the repository heals
+	// it; fix `spec.downstream.repo` if it is a typo.
+	ReasonRepositoryNotFound = "RepositoryNotFound"
+
 	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
 	// the message is their error. Retried; check Porch if it persists.
 	ReasonError = "Error"

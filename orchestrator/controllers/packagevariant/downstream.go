@@ -314,6 +314,13 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 				return r.reclaim(ctx, v, rev)
 			}
 		}
+		if err != nil && task.Type == store.Clone && errors.Is(err, store.ErrNotFound) {
+			// The upstream was just found, so what is missing is the
+			// downstream repository: the user's to create (retried, so that
+			// creating it heals the variant).
+			return store.Revision{}, kit.Retry(pvapi.ReasonRepositoryNotFound, fmt.Errorf(
+				"the downstream repository %q does not exist in namespace %q: register it (a Repository object) or fix `spec.downstream.repo` (%v)", key.Repository, v.Namespace, err))
+		}
 		if err != nil {
 			r.asked.set(v.UID, name)
 			return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)

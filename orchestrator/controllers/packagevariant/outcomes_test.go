@@ -55,6 +55,12 @@ func TestOutcomes(t *testing.T) {
 		{"upstream not found", func(e *env) { e.variant(appVariant) },
 			want{stalled: "True", ready: "False", readyReason: pvapi.ReasonUpstreamNotFound, readyMsg: "upstream package revision not found",
 				terminal: true, events: []string{"Warning UpstreamNotFound"}}},
+		{"downstream repository missing", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(strings.Replace(appVariant, "repo: deploy,", "repo: depoly,", 1))
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRepositoryNotFound,
+			readyMsg: `the downstream repository "depoly" does not exist in namespace "default": register it`,
+			reconciling: true, retried: true}},
 		{"stale draft", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)
