@@ -341,7 +341,7 @@ func TestTargetFailuresArePartialSuccess(t *testing.T) {
 	want := map[string]string{
 		"`spec.targets[0].repositories[0]` (repository \"cluster-01\", package \"app\")":    "renders the same downstream (repository \"cluster-01\", package \"app\") as `spec.targets[0].repositories[1]` (repository \"cluster-01\", package \"app\"); each downstream may come from one target entry only",
 		"`spec.targets[0].repositories[1]` (repository \"cluster-01\", package \"app\")":    "renders the same downstream (repository \"cluster-01\", package \"app\") as `spec.targets[0].repositories[0]` (repository \"cluster-01\", package \"app\"); each downstream may come from one target entry only",
-		"`spec.targets[1].repositorySelector` (Repository \"cluster-04\", package \"app\")": "`spec.targets[1].template.labelExprs[0].valueExpr`: no such key: region",
+		"`spec.targets[1].repositorySelector` (Repository \"cluster-04\", package \"app\")": "`spec.targets[1].template.labelExprs[0].valueExpr`: no such key: region (`repository.labels` of \"cluster-04\" has no key \"region\")",
 		"`spec.targets[2].objectSelector` (Team \"ledger\", package \"app\")":               "downstream repository \"cluster-09\" not found among the Repository objects in namespace \"default\"",
 	}
 	got := map[string]string{}
