@@ -68,7 +68,7 @@ pvctl() { echo "   \$ pvctl $*"; "$PWD/bin/pvctl" "$@" --repos "$repos" 2>&1 | g
 echo
 echo "== 7. pvctl plan, then run: the fleet of examples/local on local git repositories (no cluster)"
 pvctl publish --repo blueprints --package app examples/app
-echo "   (plan: what run would do, with each package's diff; nothing is written, exit 1 = something would change)"
+echo "   (plan: what run would do, with each package's diff; nothing is written, exit 3 = something would change)"
 pvctl plan -f examples/local | sed -n '1,13p' || true
 echo "   \$ pvctl plan -f examples/local --diff    (one file of it: the staging copy's package context)"
 "$PWD/bin/pvctl" plan -f examples/local --diff --repos "$repos" 2>/dev/null | sed -n '/^+++ b\/core-euwest1.app.packagevariant-1\/package-context.yaml/,+11p' | sed "s/^/   /" || true

@@ -173,7 +173,7 @@ func TestUpgradeAfterPublish(t *testing.T) {
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
 	fntest.WriteTree(t, v2, files)
 	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2), "published blueprints.app.v2: package app revision 2 in blueprints")
-	out := w.run(ExitNotReady)
+	out := w.run(ExitStalled)
 	contains(t, out, "Changes (1):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)",
 		"app-edge-uswest1-app  False  StaleDraft")
 	up := w.files("edge-useast1.app.packagevariant-2")
@@ -271,7 +271,7 @@ func TestInjectedObjectChanged(t *testing.T) {
 func TestReadableKindsApplyToRun(t *testing.T) {
 	w := newWS(t)
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  - kind: ConfigMap\n    name: eu-west1-endpoints\n", "  - kind: Secret\n    name: db-password\n", 1))
-	out := w.run(ExitNotReady)
+	out := w.run(ExitStalled)
 	contains(t, out, "`spec.injectors[0]` names kind \"Secret\", a kind pvkit may not read (allowed: ConfigMap, Team.example.com)")
 	// Its downstream, core-euwest1/app, gets no revision (the clone needs
 	// the injector check to pass first).
@@ -353,7 +353,7 @@ func TestPublishSafety(t *testing.T) {
 func TestVariantPackagePathValidated(t *testing.T) {
 	w := newWS(t)
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "    repo: core-euwest1\n    package: app\n", "    repo: core-euwest1\n    package: ../../../tmp/pwn\n", 1))
-	out := w.run(ExitNotReady)
+	out := w.run(ExitStalled)
 	contains(t, out, "`spec.downstream.package` must not have a \"..\" segment, found \"../../../tmp/pwn\"")
 	for _, r := range w.revisions() {
 		if strings.Contains(r, "pwn") {
@@ -407,7 +407,7 @@ func TestMistakesDeleteNothing(t *testing.T) {
 	// Every child of the set would go: the mass-deletion guard holds, with
 	// or without --prune.
 	for _, args := range [][]string{{"-f", w.in}, {"-f", w.in, "--prune"}} {
-		out := w.mustCmd(ExitNotReady, "run", args...)
+		out := w.mustCmd(ExitStalled, "run", args...)
 		contains(t, out, "MassDeletion")
 		contains(t, out, "the set would remove 2 of its 2 PackageVariants (more than half); none was removed")
 		if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
@@ -425,7 +425,7 @@ func TestMistakesDeleteNothing(t *testing.T) {
 func TestPlanWritesNothing(t *testing.T) {
 	w := newWS(t)
 	before := w.snapshot()
-	out := w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--diff")
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
 	contains(t, out, "Plan (11 changes; dry run: nothing was written):\n  created repository edge-useast1\n",
 		"  created PackageVariant app-edge-useast1-app\n", "created draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.v1)",
 		"+++ b/core-euwest1.app.packagevariant-1/package-context.yaml\n",
@@ -441,7 +441,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--dry-run")
 	contains(t, out, "Plan: no changes (dry run: nothing was written).")
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
-	out = w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--diff")
+	out = w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
 	contains(t, out, "Plan (1 changes; dry run: nothing was written):\n  updated the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan wrote to the repositories directory:\n%s", d)

@@ -20,9 +20,11 @@ import (
 
 // Exit codes of the CLI commands.
 const (
-	ExitOK       = 0 // done; for run: every set and variant is Ready
-	ExitNotReady = 1 // run: some set or variant is not Ready; any command: it failed
+	ExitOK       = 0 // done; for run: every set and variant is Ready; for plan: nothing would change
+	ExitNotReady = 1 // run: some set or variant is not Ready yet (a readiness gate, a transient error); any command: it failed
 	ExitUsage    = 2 // bad flags or input; nothing was written
+	ExitChanges  = 3 // plan: something would change; run: a removal was held back for want of --prune
+	ExitStalled  = 4 // run and plan: some set or variant is stalled: it waits for a change of its input
 )
 
 type usageError struct{ msg string }
@@ -64,8 +66,10 @@ func printReport(w io.Writer, rep *Report, output string) error {
 	switch {
 	case len(rep.Changes) == 0 && rep.DryRun:
 		fmt.Fprintln(w, "Plan: no changes (dry run: nothing was written).")
-	case len(rep.Changes) == 0:
+	case len(rep.Changes) == 0 && rep.AllReady():
 		fmt.Fprintln(w, "No changes: every downstream package is up to date.")
+	case len(rep.Changes) == 0:
+		fmt.Fprintln(w, "No changes.")
 	case rep.DryRun:
 		fmt.Fprintf(w, "Plan (%d changes; dry run: nothing was written):\n", len(rep.Changes))
 		for _, c := range rep.Changes {
@@ -99,6 +103,13 @@ func printReport(w io.Writer, rep *Report, output string) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if ready, notReady, stalled := rep.Counts(); notReady > 0 {
+		fmt.Fprintf(w, "\n%d of %d sets and variants Ready", ready, ready+notReady)
+		if stalled > 0 {
+			fmt.Fprintf(w, "; %d stalled (waiting for a change of the input)", stalled)
+		}
+		fmt.Fprintln(w, ".")
 	}
 	if len(rep.Held) > 0 {
 		fmt.Fprintf(w, "\nNot removed (%d): run again with --prune to remove them:\n", len(rep.Held))
@@ -228,3 +239,4 @@ func readDir(dir string) (map[string]string, error) {
 	})
 	return files, err
 }
+

@@ -27,6 +27,8 @@ import (
 var (
 	errNotReady    = errors.New("not every set and variant is Ready")
 	errWouldChange = errors.New("the run would change something")
+	errHeldBack    = errors.New("a removal was held back for want of --prune")
+	errStalled     = errors.New("a set or variant is stalled")
 )
 
 // lifecycleVerb is one of porchctl's lifecycle commands.

@@ -25,8 +25,8 @@ func TestKindsInTheFilesAreReadable(t *testing.T) {
 	// A Secret in the files is still not injected without --readable-kinds.
 	w.write("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-password\nstringData: {password: x}\n")
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  - kind: ConfigMap\n    name: eu-west1-endpoints\n", "  - kind: Secret\n    name: db-password\n", 1))
-	contains(t, w.run(ExitNotReady), "`spec.injectors[0]` names kind \"Secret\", a kind pvkit may not read")
-	out = w.mustCmd(ExitNotReady, "plan", "-f", w.in, "--readable-kinds", "Secret")
+	contains(t, w.run(ExitStalled), "`spec.injectors[0]` names kind \"Secret\", a kind pvkit may not read")
+	out = w.mustCmd(ExitChanges, "plan", "-f", w.in, "--readable-kinds", "Secret")
 	if strings.Contains(out, "KindNotAllowed") {
 		t.Fatalf("--readable-kinds Secret did not allow it:\n%s", out)
 	}
@@ -112,4 +112,32 @@ func TestPorchRevisionRules(t *testing.T) {
 	if code == ExitOK || !strings.Contains(errs, "is already published") {
 		t.Fatalf("approve the placeholder: exit %d, %q", code, errs)
 	}
+}
+
+// Issue 19 #6: plan and run exit codes tell "would change" (3), "stalled"
+// (4) and "not Ready yet or failed" (1) apart, and the summary counts the
+// stalled objects. A CI gate on plan fails on broken input.
+func TestExitCodes(t *testing.T) {
+	w := newWS(t)
+	contains(t, w.mustCmd(ExitChanges, "plan", "-f", w.in), "Plan (11 changes")
+	w.run(ExitOK)
+	w.mustCmd(ExitOK, "plan", "-f", w.in)
+	// A stalled variant: plan and run say so, whatever else would change.
+	staging := readFile(t, filepath.Join(w.in, "app-staging.yaml"))
+	w.write("app-staging.yaml", strings.Replace(staging, "    package: app\n  downstream:", "    package: nosuch\n  downstream:", 1))
+	out := w.mustCmd(ExitStalled, "plan", "-f", w.in)
+	contains(t, out, "UpstreamNotFound", "3 of 4 sets and variants Ready; 1 stalled (waiting for a change of the input).")
+	out = w.mustCmd(ExitStalled, "run", "-f", w.in)
+	contains(t, out, "No changes.\n", "1 stalled")
+	if strings.Contains(out, "every downstream package is up to date") {
+		t.Fatalf("run says all is up to date while a variant is stalled:\n%s", out)
+	}
+	// Not Ready without a stall (a readiness gate): 1.
+	w.write("app-staging.yaml", strings.Replace(staging, "  - kind: ConfigMap\n    name: eu-west1-endpoints\n", "  - kind: ConfigMap\n    name: no-such-endpoints\n", 1))
+	contains(t, w.run(ExitNotReady), "ReadinessGate", "3 of 4 sets and variants Ready.")
+	// Only a removal held back for want of --prune: 3.
+	w.write("app-staging.yaml", staging)
+	w.run(ExitOK)
+	w.remove("app-staging.yaml")
+	contains(t, w.run(ExitChanges), "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-staging\n")
 }

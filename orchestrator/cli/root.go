@@ -33,7 +33,9 @@ git repositories laid out as Porch lays them out, and manages their package revi
 as porchctl does.
 
 Exit codes: 0 done (run: every set and variant Ready; plan: nothing would change);
-1 not ready, would change, or the command failed; 2 usage or input error, nothing written.`,
+1 not Ready yet (a readiness gate, a transient error) or the command failed; 2 usage or
+input error, nothing written; 3 plan: something would change, run: a removal held back
+for want of --prune; 4 some set or variant is stalled (it waits for a change of its input).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -64,8 +66,13 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	if errors.Is(err, errNotReady) || errors.Is(err, errWouldChange) {
+	switch {
+	case errors.Is(err, errNotReady):
 		return ExitNotReady
+	case errors.Is(err, errWouldChange), errors.Is(err, errHeldBack):
+		return ExitChanges
+	case errors.Is(err, errStalled):
+		return ExitStalled
 	}
 	prefix := "pvctl"
 	if cmd != nil && cmd != root {
@@ -170,14 +177,18 @@ the variants of the last run (and more than one) stop the run before it does any
 			if err := printReport(o.Stdout, rep, output); err != nil {
 				return err
 			}
-			if dryRun {
-				if len(rep.Changes) > 0 || len(rep.Held) > 0 {
-					return errWouldChange
-				}
+			_, notReady, stalled := rep.Counts()
+			switch {
+			case stalled > 0:
+				return errStalled
+			case dryRun && (len(rep.Changes) > 0 || len(rep.Held) > 0):
+				return errWouldChange
+			case dryRun:
 				return nil
-			}
-			if !rep.AllReady() {
+			case notReady > 0:
 				return errNotReady
+			case len(rep.Held) > 0:
+				return errHeldBack
 			}
 			return nil
 		},

@@ -91,6 +91,26 @@ type ObjectStatus struct {
 	Downstream   []string
 	Deleting     bool
 	ReconcileErr string
+	// Stalled: the object waits for a change of its input (Stalled=True);
+	// running again unchanged cannot help.
+	Stalled bool
+}
+
+// Counts are how many sets and variants are Ready, not Ready, and of the
+// latter stalled.
+func (r *Report) Counts() (ready, notReady, stalled int) {
+	for _, o := range r.Objects {
+		switch {
+		case o.Ready == metav1.ConditionTrue && !o.Deleting:
+			ready++
+		case o.Stalled:
+			notReady++
+			stalled++
+		default:
+			notReady++
+		}
+	}
+	return ready, notReady, stalled
 }
 
 // AllReady reports whether every object is Ready and nothing was held back.
@@ -384,7 +404,7 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 		// A stall's own reason and message say what to fix (Ready's may be
 		// Porch's generic "invalid packagevariant object").
 		if c := apimeta.FindStatusCondition(conds, "Stalled"); c != nil && c.Status == metav1.ConditionTrue {
-			s.Reason, s.Message = c.Reason, c.Message
+			s.Reason, s.Message, s.Stalled = c.Reason, c.Message, true
 		}
 		if err := errs[kind+"/"+name]; err != nil {
 			s.ReconcileErr = err.Error()

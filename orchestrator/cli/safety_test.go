@@ -70,7 +70,7 @@ func TestDotGitInPackageIsNotServed(t *testing.T) {
 	// A variant whose upstream is that revision clones nothing.
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")),
 		"    package: app\n  downstream:", "    package: app\n    workspaceName: evil\n  downstream:", 1))
-	out = w.run(ExitNotReady)
+	out = w.run(ExitStalled)
 	contains(t, out, "app-staging", "UpstreamNotFound")
 	for _, r := range w.revisions() {
 		files := w.files(strings.Fields(r)[0])
@@ -265,7 +265,7 @@ func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
 // the count, and creates none; a bound of 0 is a usage error.
 func TestSetChildrenAreBounded(t *testing.T) {
 	w := newWS(t)
-	out := w.mustCmd(ExitNotReady, "run", "-f", w.in, "--max-children-per-set", "1")
+	out := w.mustCmd(ExitStalled, "run", "-f", w.in, "--max-children-per-set", "1")
 	contains(t, out, "PackageVariantSet  app ", "TooManyChildren",
 		"too many children: its targets ask for more than 1 PackageVariants (2 counted at `spec.targets[0].repositorySelector`)")
 	if strings.Contains(out, "created PackageVariant app-") {
