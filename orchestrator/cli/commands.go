@@ -239,4 +239,3 @@ func readDir(dir string) (map[string]string, error) {
 	})
 	return files, err
 }
-

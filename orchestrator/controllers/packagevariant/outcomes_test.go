@@ -59,7 +59,7 @@ func TestOutcomes(t *testing.T) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(strings.Replace(appVariant, "repo: deploy,", "repo: depoly,", 1))
 		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRepositoryNotFound,
-			readyMsg: `the downstream repository "depoly" does not exist in namespace "default": register it`,
+			readyMsg:    `the downstream repository "depoly" does not exist in namespace "default": register it`,
 			reconciling: true, retried: true}},
 		{"stale draft", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
