@@ -176,6 +176,9 @@ func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)
 	}
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		fmt.Fprintf(warn, "warning: the repositories directory %s did not exist: publish creates it (--repos or $PVCTL_REPOS name another)\n", dir)
+	}
 	s, err := openRepos(dir, namespace, true, warn)
 	if err != nil {
 		return err

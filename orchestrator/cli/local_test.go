@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"github.com/pvkit/pvkit/internal/fntest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,4 +142,54 @@ func TestExitCodes(t *testing.T) {
 	w.run(ExitOK)
 	w.remove("app-staging.yaml")
 	contains(t, w.run(ExitChanges), "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-staging\n")
+}
+
+// Issue 19 #6: namespaces are isolated in local mode: `-n other` has its
+// own repositories, drafts, owners and state (it reused the default
+// namespace's UIDs and edited its drafts).
+func TestNamespacesAreIsolated(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	before := w.snapshot()
+	other := filepath.Join(w.repos, "namespaces", "other")
+	contains(t, w.mustCmd(ExitOK, "publish", "-n", "other", "--repo", "blueprints", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app")),
+		"created repository blueprints ("+filepath.Join(other, "blueprints.git")+")")
+	out := w.mustCmd(ExitOK, "run", "-n", "other", "-f", w.in)
+	contains(t, out, "created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v1)")
+	for name, content := range w.snapshot() {
+		if strings.HasPrefix(name, "namespaces/") {
+			continue
+		}
+		if before[name] != content {
+			t.Fatalf("a run in namespace other changed the default namespace's %s", name)
+		}
+	}
+	if got := w.mustCmd(ExitOK, "get", "-n", "other", "-o", "name"); !strings.Contains(got, "packagerevision/edge-useast1.app.packagevariant-1") {
+		t.Fatalf("get -n other:\n%s", got)
+	}
+	contains(t, readFile(t, filepath.Join(other, StateFile)), "namespace: other")
+}
+
+// Issue 19 #6: --repos defaults to $PVCTL_REPOS, then ./repositories; a
+// command that creates the directory says so (run from the wrong directory,
+// it would quietly start a second fleet).
+func TestReposDirectory(t *testing.T) {
+	t.Setenv("PVCTL_REPOS", "/from/env")
+	if got := ReposDir("", "default"); got != "/from/env" {
+		t.Fatalf("ReposDir = %q", got)
+	}
+	if got := ReposDir("/flag", "team-a"); got != "/flag/namespaces/team-a" {
+		t.Fatalf("ReposDir = %q", got)
+	}
+	t.Setenv("PVCTL_REPOS", "")
+	if got := ReposDir("", ""); got != "repositories" {
+		t.Fatalf("ReposDir = %q", got)
+	}
+	w := newWS(t)
+	fresh := filepath.Join(t.TempDir(), "elsewhere")
+	var out, errb strings.Builder
+	code := Command(context.Background(), "run", []string{"--repos", fresh, "-f", w.in}, &out, &errb)
+	if code != ExitStalled || !strings.Contains(errb.String(), "warning: the repositories directory "+fresh+" did not exist: this run creates it") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
 }

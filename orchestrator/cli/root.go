@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
@@ -39,7 +41,11 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.PersistentFlags().StringVar(&o.Repos, "repos", "repositories", "the directory of bare git repositories")
+	root.PersistentFlags().StringVar(&o.Repos, "repos", "", "the directory of bare git repositories (default: $PVCTL_REPOS, else ./repositories); a namespace other than default has its own, REPOS/namespaces/NAMESPACE")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		o.Repos = ReposDir(o.Repos, o.Namespace)
+		return nil
+	}
 	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "default", "the namespace the embedded cluster serves")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.SetOut(stdout)
@@ -49,6 +55,24 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
 	return root
+}
+
+// ReposDir is the directory of a namespace's repositories: flag (or
+// $PVCTL_REPOS, or ./repositories) for the default namespace, and its
+// namespaces/NAMESPACE for any other, so that namespaces share nothing
+// (repositories, drafts, owners, the state file), as in a cluster.
+func ReposDir(flag, namespace string) string {
+	dir := flag
+	if dir == "" {
+		dir = os.Getenv("PVCTL_REPOS")
+	}
+	if dir == "" {
+		dir = "repositories"
+	}
+	if namespace != "" && namespace != "default" {
+		dir = filepath.Join(dir, "namespaces", namespace)
+	}
+	return dir
 }
 
 // Command runs one local command (name and its arguments) and returns the

@@ -178,6 +178,12 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, &inputError{[]string{fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half: %s); "+
 			"nothing was done. Check -f; if that is intended, run with --prune=all", len(deleted), len(st.Variants), strings.Join(names, ", "))}}
 	}
+	var warnings []string
+	if _, err := os.Stat(o.Repos); os.IsNotExist(err) {
+		// Run from the wrong directory, a run would quietly start a second
+		// fleet: say where it is.
+		warnings = append(warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))
+	}
 	repos, missing, err := repositories(o.Repos, o.Namespace, in)
 	if err != nil {
 		return nil, err
@@ -201,7 +207,6 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, err
 	}
 	pr := newPruner(o.Prune)
-	var warnings []string
 	for _, k := range gs.Skipped() {
 		warnings = append(warnings, k.String())
 	}
