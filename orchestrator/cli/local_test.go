@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"path/filepath"
 	"strings"
@@ -47,8 +48,7 @@ func TestLocalConfigIsNoClusterObject(t *testing.T) {
 	local := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: %s\n"
 	w.write("pkg-a-context.yaml", strings.Replace(local, "%s", "a", 1))
 	w.write("pkg-b-context.yaml", strings.Replace(local, "%s", "b", 1))
-	w.run(ExitOK)
-	// The only eu-west1-endpoints ConfigMap is now local-config: app-staging
+	// The only eu-west1-endpoints ConfigMap is local-config: app-staging
 	// finds nothing to inject for it.
 	objs := readFile(t, filepath.Join(w.in, "cluster-objects.yaml"))
 	w.write("cluster-objects.yaml", strings.Replace(objs, "  name: eu-west1-endpoints\n", "  name: eu-west1-endpoints\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", 1))
@@ -191,5 +191,37 @@ func TestReposDirectory(t *testing.T) {
 	code := Command(context.Background(), "run", []string{"--repos", fresh, "-f", w.in}, &out, &errb)
 	if code != ExitStalled || !strings.Contains(errb.String(), "warning: the repositories directory "+fresh+" did not exist: this run creates it") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+// Issue 19 #6: an object left out of -f is kept until --prune, as a
+// variant is (leaving a ConfigMap out rewrote every draft that injected it:
+// removed objects were pruned implicitly, removed variants were not).
+func TestObjectsLeavingTheFilesAreKeptUntilPrune(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	before := w.snapshot()
+	objs := readFile(t, filepath.Join(w.in, "cluster-objects.yaml"))
+	i := strings.Index(objs, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: eu-west1-endpoints")
+	j := strings.Index(objs, "---\napiVersion: example.com/v1")
+	w.write("cluster-objects.yaml", objs[:i]+objs[j:])
+	out := w.run(ExitChanges)
+	contains(t, out, "No changes", "Not removed (1): run again with --prune to remove them:\n  ConfigMap eu-west1-endpoints\n")
+	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+		t.Fatalf("a run without the ConfigMap rewrote drafts:\n%s", d)
+	}
+	out = w.mustCmd(ExitNotReady, "run", "-f", w.in, "--prune")
+	contains(t, out, "removed ConfigMap eu-west1-endpoints from the embedded cluster (no longer in the files)", "updated the resources of core-euwest1.app.packagevariant-1")
+	st, err := readState(filepath.Join(w.repos, StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range st.Objects {
+		if objectKey(o) == "v1 ConfigMap eu-west1-endpoints" {
+			t.Fatal("the pruned object stays in the state")
+		}
+	}
+	if len(st.Objects) != 3 {
+		t.Fatalf("state objects: %d, want the 3 the files give", len(st.Objects))
 	}
 }

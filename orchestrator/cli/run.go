@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -212,6 +213,27 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	j := &journal{Store: gs, pruner: pr, progress: o.Progress}
 	defer o.Progress.done()
+	// The objects the files no longer give stay in the cluster until
+	// --prune, as variants do: an object left out of -f by mistake must not
+	// rewrite every draft that injected it.
+	given := map[string]bool{}
+	for _, obj := range in.others {
+		given[objectKey(obj.(*unstructured.Unstructured).Object)] = true
+	}
+	cluster := append([]map[string]any(nil), objectMaps(in.others)...)
+	for _, old := range st.Objects {
+		k := objectKey(old)
+		if given[k] {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: old}
+		if err := pr.hold("%s %s", u.GetKind(), u.GetName()); err == nil {
+			j.note("removed %s %s from the embedded cluster (no longer in the files)", u.GetKind(), u.GetName())
+			continue
+		}
+		objs = append(objs, u)
+		cluster = append(cluster, old)
+	}
 	c := newCluster(scheme, pr, j.note, objs...)
 	for _, d := range deleted {
 		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
@@ -258,10 +280,26 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err := rep.collect(ctx, c, gs, o.Namespace, errs); err != nil {
 		return nil, err
 	}
-	if err := (&state{Variants: rep.Variants, Sets: rep.Sets}).write(o.State); err != nil {
+	for i, obj := range cluster {
+		u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
+			unstructured.RemoveNestedField(u.Object, "metadata", f)
+		}
+		cluster[i] = u.Object
+	}
+	if err := (&state{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster}).write(o.State); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// objectMaps are the objects' contents, for the state file.
+func objectMaps(objs []client.Object) []map[string]any {
+	out := make([]map[string]any, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*unstructured.Unstructured).Object)
+	}
+	return out
 }
 
 // retried reports an error the controller would retry; a stalling

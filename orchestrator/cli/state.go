@@ -9,6 +9,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -18,13 +19,18 @@ import (
 // in the repositories directory: the PackageVariants (the ones the files
 // give and the ones sets generated) and PackageVariantSets as the cluster
 // holds them, with UIDs, generations, finalizers and status. A variant in
-// it that the files no longer give is deleted on the next run, and its
-// deletion policy applies, as when it is deleted from a cluster.
+// it that the files no longer give is deleted on the next run with
+// --prune, and its deletion policy applies, as when it is deleted from a
+// cluster; so are the other objects (injection and selection candidates).
 const StateFile = "pvctl-state.yaml"
 
 type state struct {
 	Variants []pvapi.PackageVariant     `json:"packageVariants,omitempty"`
 	Sets     []pvsapi.PackageVariantSet `json:"packageVariantSets,omitempty"`
+	// Objects are the other objects of the embedded cluster (injection and
+	// selection candidates): one the files no longer give stays until
+	// --prune, as a variant does.
+	Objects []map[string]any `json:"objects,omitempty"`
 }
 
 func readState(path string) (*state, error) {
@@ -62,6 +68,7 @@ func parseState(path string, b []byte) (*state, error) {
 func (s *state) write(path string) error {
 	sort.Slice(s.Variants, func(i, j int) bool { return s.Variants[i].Name < s.Variants[j].Name })
 	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
+	sort.Slice(s.Objects, func(i, j int) bool { return objectKey(s.Objects[i]) < objectKey(s.Objects[j]) })
 	for i := range s.Variants {
 		s.Variants[i].ResourceVersion = ""
 		s.Variants[i].APIVersion, s.Variants[i].Kind = pvapi.GroupVersion.String(), "PackageVariant"
@@ -80,4 +87,10 @@ func (s *state) write(path string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// objectKey identifies a cluster object of the state: "apiVersion Kind name".
+func objectKey(o map[string]any) string {
+	u := unstructured.Unstructured{Object: o}
+	return u.GetAPIVersion() + " " + u.GetKind() + " " + u.GetName()
 }
