@@ -304,7 +304,7 @@ func TestPublishSafety(t *testing.T) {
 			if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd.yaml")); err != nil {
 				t.Fatal(err)
 			}
-		}, "passwd.yaml: is a symbolic link; publish copies regular files only"},
+		}, "passwd.yaml: is a symbolic link; pvctl copies regular files only"},
 		{"file named .git", func(dir string) {
 			if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
 				t.Fatal(err)

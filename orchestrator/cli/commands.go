@@ -225,9 +225,9 @@ func readDir(dir string) (map[string]string, error) {
 		case d.Name() == ".git":
 			return usageErr("%s: a file named .git cannot be published", path)
 		case d.Type()&fs.ModeSymlink != 0:
-			return usageErr("%s: is a symbolic link; publish copies regular files only", path)
+			return usageErr("%s: is a symbolic link; pvctl copies regular files only", path)
 		case !d.Type().IsRegular():
-			return usageErr("%s: is not a regular file; publish copies regular files only", path)
+			return usageErr("%s: is not a regular file; pvctl copies regular files only", path)
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {

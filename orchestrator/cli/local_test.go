@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -223,5 +224,37 @@ func TestObjectsLeavingTheFilesAreKeptUntilPrune(t *testing.T) {
 	}
 	if len(st.Objects) != 3 {
 		t.Fatalf("state objects: %d, want the 3 the files give", len(st.Objects))
+	}
+}
+
+// pvctl push writes a directory into a draft, as porchctl rpkg push does:
+// pull, edit, push.
+func TestPullEditPush(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const name = "edge-useast1.app.packagevariant-1"
+	dir := filepath.Join(t.TempDir(), "app")
+	w.mustCmd(ExitOK, "pull", name, dir)
+	contains(t, w.mustCmd(ExitOK, "push", name, dir), name+" is unchanged")
+	dep := readFile(t, filepath.Join(dir, "deployment.yaml"))
+	if err := os.WriteFile(filepath.Join(dir, "deployment.yaml"), []byte(strings.Replace(dep, "replicas: 1 #", "replicas: 5 #", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, w.mustCmd(ExitOK, "push", name, dir), "pushed "+dir+" into "+name)
+	contains(t, w.files(name)["deployment.yaml"], "replicas: 5")
+	// The variant keeps its mutation and the edit: nothing to do.
+	contains(t, w.run(ExitOK), "No changes")
+	contains(t, w.files(name)["deployment.yaml"], "replicas: 5")
+	code, _, errs := w.cmd("push", "blueprints.app.v1", dir)
+	if code == ExitOK || !strings.Contains(errs, "package revision blueprints.app.v1 is Published; only a Draft can be pushed to") {
+		t.Fatalf("push to a published revision: exit %d, %q", code, errs)
+	}
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "x.yaml"), []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = w.cmd("push", name, empty)
+	if code != ExitUsage || !strings.Contains(errs, "holds no Kptfile") {
+		t.Fatalf("push without a Kptfile: exit %d, %q", code, errs)
 	}
 }
