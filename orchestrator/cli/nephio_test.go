@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+)
+
+// Issue 19 #7: examples/nephio, a fleet in Nephio's shape, end to end with
+// pvctl and no pvkit-only flag: a catalog with a workload-cluster
+// blueprint (an injection point, nested variants) and an addon published
+// under <path>/vX.Y.Z tags; sets selecting WorkloadCluster objects with
+// Nephio's annotations, one from the branch placeholder (workspaceName:
+// main); plan, run, a local edit (pull, edit, push), approve, and an
+// upgrade that keeps the edit.
+func TestNephioExample(t *testing.T) {
+	root := fntest.RepoRoot()
+	example := filepath.Join(root, "examples", "nephio")
+	repos := filepath.Join(t.TempDir(), "repos")
+	mgmt := t.TempDir()
+	fntest.WriteTree(t, mgmt, fntest.ReadTree(t, filepath.Join(example, "mgmt")))
+	pvctl := func(want int, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := Command(context.Background(), args[0], append([]string{"--repos", repos}, args[1:]...), &out, &errb)
+		if code != want {
+			t.Fatalf("pvctl %v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	tag := func(name, at string) {
+		t.Helper()
+		cmd := exec.Command("git", "--git-dir", filepath.Join(repos, "catalog.git"), "tag", name, at)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git tag: %v: %s", err, out)
+		}
+	}
+	files := func(name string) map[string]string {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "pkg")
+		pvctl(ExitOK, "pull", name, dir)
+		return fntest.ReadTree(t, dir)
+	}
+	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/workload-cluster", filepath.Join(example, "catalog", "workload-cluster"))
+	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/kindnet", filepath.Join(example, "catalog", "kindnet-v1.0.0"))
+	tag("infra/capi/kindnet/v1.0.0", "infra/capi/kindnet/v1")
+
+	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt), "created draft edge01.kindnet.packagevariant-1 (clone of catalog.infra.capi.kindnet.v1.0.0)",
+		"created draft mgmt.regional.packagevariant-1 (clone of catalog.infra.capi.workload-cluster.main)")
+	out := pvctl(ExitOK, "run", "-f", mgmt)
+	if strings.Contains(out, " False ") {
+		t.Fatalf("not every variant is Ready:\n%s", out)
+	}
+	// Every draft holds its cluster's data.
+	for name, cluster := range map[string]string{"mgmt.edge01.packagevariant-1": "edge01", "mgmt.edge02.packagevariant-1": "edge02",
+		"mgmt.regional.packagevariant-1": "regional", "edge01.kindnet.packagevariant-1": "edge01", "edge02.kindnet.packagevariant-1": "edge02"} {
+		f := files(name)
+		contains(t, f["workloadcluster.yaml"], "kpt.dev/injected-resource: "+cluster, "clusterName: "+cluster)
+		contains(t, f["package-context.yaml"], "cluster-name: "+cluster)
+		contains(t, f["Kptfile"], "status: \"True\"")
+	}
+	// A local edit of edge01's kindnet before approval: pull, edit, push.
+	edit := filepath.Join(t.TempDir(), "kindnet")
+	pvctl(ExitOK, "pull", "edge01.kindnet.packagevariant-1", edit)
+	ds := filepath.Join(edit, "daemonset.yaml")
+	b, err := os.ReadFile(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ds, bytes.Replace(b, []byte("memory: 50Mi"), []byte("memory: 100Mi"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pvctl(ExitOK, "push", "edge01.kindnet.packagevariant-1", edit)
+	contains(t, pvctl(ExitOK, "run", "-f", mgmt), "No changes: every downstream package is up to date.")
+	approveAll := func() {
+		t.Helper()
+		var drafts []string
+		for _, l := range strings.Split(pvctl(ExitOK, "get"), "\n") {
+			if f := strings.Fields(l); len(f) == 7 && f[5] == "Draft" {
+				drafts = append(drafts, f[0])
+			}
+		}
+		if len(drafts) == 0 {
+			t.Fatal("no draft to approve")
+		}
+		contains(t, pvctl(ExitOK, append([]string{"approve"}, drafts...)...), "approved "+drafts[0])
+	}
+	approveAll()
+	out = pvctl(ExitOK, "get")
+	if strings.Contains(out, "Draft") {
+		t.Fatalf("drafts remain after approval:\n%s", out)
+	}
+
+	// The catalog moves on: kindnet v1.1.0, and the set follows it.
+	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/kindnet", filepath.Join(example, "catalog", "kindnet-v1.1.0"))
+	tag("infra/capi/kindnet/v1.1.0", "infra/capi/kindnet/v2")
+	set := filepath.Join(mgmt, "kindnet.yaml")
+	b, err = os.ReadFile(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(set, bytes.Replace(b, []byte("workspaceName: v1.0.0"), []byte("workspaceName: v1.1.0"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = pvctl(ExitOK, "run", "-f", mgmt)
+	contains(t, out, "created draft edge01.kindnet.packagevariant-2 (upgrade of edge01.kindnet.packagevariant-1 to catalog.infra.capi.kindnet.v1.1.0)")
+	up := files("edge01.kindnet.packagevariant-2")
+	contains(t, up["daemonset.yaml"], "kindnetd:v0.2.0", "memory: 100Mi")
+	contains(t, up["workloadcluster.yaml"], "clusterName: edge01")
+	contains(t, files("edge02.kindnet.packagevariant-2")["daemonset.yaml"], "kindnetd:v0.2.0", "memory: 50Mi")
+	approveAll()
+	contains(t, pvctl(ExitOK, "run", "-f", mgmt), "No changes: every downstream package is up to date.")
+}
