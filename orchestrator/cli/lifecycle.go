@@ -13,12 +13,14 @@ import (
 	"text/tabwriter"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -161,6 +163,11 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 				if err != nil {
 					return err
 				}
+				if v.name == "approve" || v.name == "propose" {
+					if err := variantDone(o, rev); err != nil {
+						return err
+					}
+				}
 				msg, err := v.do(ctx, s, rev)
 				if err != nil {
 					return err
@@ -180,6 +187,37 @@ func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, err
 	}
 	rev, err := revision(s, o.Namespace, name)
 	return s, rev, err
+}
+
+// variantDone refuses to propose or approve a draft whose PackageVariant
+// (in the state file of pvctl run) is not Ready for a reason that means its
+// mutation may not have run (MutationFailed, KindNotAllowed, an error): such
+// a draft can look finished (cloned, but not specialised) and be published
+// by mistake (nephio#615). A stale draft (StaleDraft: its upstream moved
+// on) was mutated, and may be approved; a draft no variant of the state
+// owns is the user's.
+func variantDone(o *Options, rev store.Revision) error {
+	st, err := readState(filepath.Join(o.Repos, StateFile))
+	if err != nil {
+		return err
+	}
+	for _, owner := range rev.Owners {
+		if owner.Kind != "PackageVariant" {
+			continue
+		}
+		for _, v := range st.Variants {
+			if string(v.UID) != owner.UID {
+				continue
+			}
+			c := apimeta.FindStatusCondition(v.Status.Conditions, "Ready")
+			if c == nil || c.Status == metav1.ConditionTrue || c.Reason == pvapi.ReasonStaleDraft {
+				return nil
+			}
+			return fmt.Errorf("package revision %s is not ready: its PackageVariant %s is not Ready (%s: %s), so its mutation may not have run; fix it and run pvctl run until it is Ready",
+				rev.Name, v.Name, c.Reason, c.Message)
+		}
+	}
+	return nil
 }
 
 // Unreadable is the lifecycle `get` shows for a revision whose ref cannot

@@ -258,3 +258,28 @@ func TestPullEditPush(t *testing.T) {
 		t.Fatalf("push without a Kptfile: exit %d, %q", code, errs)
 	}
 }
+
+// Issue 19 #2: a draft whose variant's mutation fails cannot be proposed or
+// approved: it may look finished, and publishing it is nephio#615.
+func TestApproveRefusesUnmutatedDraft(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const name = "edge-useast1.app.packagevariant-1"
+	dir := filepath.Join(t.TempDir(), "app")
+	w.mustCmd(ExitOK, "pull", name, dir)
+	ep := filepath.Join(dir, "endpoints.yaml")
+	if err := os.WriteFile(ep, []byte(strings.Replace(readFile(t, ep), "kpt.dev/config-injection: required", "kpt.dev/config-injection: maybe", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCmd(ExitOK, "push", name, dir)
+	contains(t, w.run(ExitStalled), "MutationFailed")
+	for _, verb := range []string{"propose", "approve"} {
+		code, _, errs := w.cmd(verb, name)
+		if code == ExitOK || !strings.Contains(errs, "package revision "+name+" is not ready: its PackageVariant app-edge-useast1-app is not Ready (MutationFailed: ") {
+			t.Fatalf("%s: exit %d, %q", verb, code, errs)
+		}
+	}
+	contains(t, strings.Join(w.revisions(), "\n"), name+" Draft")
+	// Another variant's draft is approved as before.
+	w.mustCmd(ExitOK, "approve", "edge-uswest1.app.packagevariant-1")
+}
