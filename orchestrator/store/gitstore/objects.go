@@ -139,10 +139,8 @@ func (c *objectReader) message(commit string) (string, error) {
 	return co.Message, nil
 }
 
-// files reads the regular files below dir in a commit, keyed by their path
-// relative to dir; links and submodules are skipped. A commit without dir
-// has no files.
-func (c *objectReader) files(commit, dir string) (map[string]string, error) {
+// rootTree is a commit's tree.
+func (c *objectReader) rootTree(commit string) (*object.Tree, error) {
 	co, err := c.repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
@@ -150,6 +148,17 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 	root, err := co.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+	}
+	return root, nil
+}
+
+// files reads the regular files below dir in a commit, keyed by their path
+// relative to dir; links and submodules are skipped. A commit without dir
+// has no files.
+func (c *objectReader) files(commit, dir string) (map[string]string, error) {
+	root, err := c.rootTree(commit)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]string{}
 	tree, err := root.Tree(dir)
@@ -197,13 +206,9 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 // A directory whose path is no valid package path (the root, an upper-case
 // name) is not a package of pvkit's.
 func (c *objectReader) packages(commit string) ([]string, error) {
-	co, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	root, err := c.rootTree(commit)
 	if err != nil {
-		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
-	}
-	root, err := co.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+		return nil, err
 	}
 	var out []string
 	walker := object.NewTreeWalker(root, true, nil)
