@@ -125,6 +125,7 @@ check-generated: generate
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg), $(FUZZ_EXECS) executions"; \
+	  go test -list "^$$name\$$" ./$$pkg/ | grep -qx "$$name" || { echo "no fuzz target $$name in ./$$pkg"; exit 1; }; \
 	  go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 3s ./$$pkg/; \
 	done
 
