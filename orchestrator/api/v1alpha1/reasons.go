@@ -69,6 +69,13 @@ const (
 	// it; fix `spec.downstream.repo` if it is a typo.
 	ReasonRepositoryNotFound = "RepositoryNotFound"
 
+	// ReasonRenderConflict (stalling): Porch's render of the package's own
+	// Kptfile pipeline undid the variant's mutation (the package's functions
+	// set what the variant sets otherwise), so every write would be undone
+	// again. pvkit writes once, then waits for a change of the variant, its
+	// upstream, its injected objects or the package. Make them agree.
+	ReasonRenderConflict = "RenderConflict"
+
 	// ReasonError (transient): Porch or the apiserver failed (Porch's reason);
 	// the message is their error. Retried; check Porch if it persists.
 	ReasonError = "Error"

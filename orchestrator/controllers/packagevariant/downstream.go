@@ -83,15 +83,19 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref))
 		}
 	}
-	if t, ok := r.unchanged(ctx, v, up, drafts); ok {
-		return t, nil
+	if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
+		return t, conflict
 	}
 	var targets []target
 	var ms []mutation
+	var conflicts []error
 	for _, d := range drafts {
 		m, err := r.mutate(ctx, v, d)
 		if err != nil {
 			return nil, err
+		}
+		if m.conflict != nil {
+			conflicts = append(conflicts, m.conflict)
 		}
 		if m.wrote {
 			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
@@ -100,8 +104,9 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 		r.created.settle(v.UID, d.Name)
 		targets, ms = append(targets, m.target), append(ms, m)
 	}
-	r.rememberSettled(v, up, drafts, ms, targets)
-	return targets, nil
+	conflict := errors.Join(conflicts...)
+	r.rememberSettled(v, up, drafts, ms, targets, conflict)
+	return targets, conflict
 }
 
 // mutateNew mutates a draft just created and remembers it when the result
@@ -113,14 +118,14 @@ func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up 
 	}
 	r.created.settle(v.UID, draft.Name)
 	targets := []target{m.target}
-	r.rememberSettled(v, up, []store.Revision{draft}, []mutation{m}, targets)
-	return targets, nil
+	r.rememberSettled(v, up, []store.Revision{draft}, []mutation{m}, targets, m.conflict)
+	return targets, m.conflict
 }
 
 // rememberSettled remembers a run over drafts when the chain is known to
 // change none of them as they now are: those it did not write, and those
 // it wrote whose result it checked (mutation.settled, at their new version).
-func (r *Reconciler) rememberSettled(v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, ms []mutation, targets []target) {
+func (r *Reconciler) rememberSettled(v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, ms []mutation, targets []target, conflict error) {
 	revs := make([]store.Revision, len(drafts))
 	ins := make([]*inputs, len(ms))
 	for i, m := range ms {
@@ -132,7 +137,7 @@ func (r *Reconciler) rememberSettled(v *pvapi.PackageVariant, up *store.Revision
 			revs[i].ResourceVersion = m.settled
 		}
 	}
-	r.remember(v, up, revs, ins, targets)
+	r.remember(v, up, revs, ins, targets, conflict)
 }
 
 // reconcilePublished handles a downstream whose newest owned revision is
@@ -158,8 +163,8 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		}
 		return r.mutateNew(ctx, v, up, draft)
 	}
-	if t, ok := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
-		return t, nil
+	if t, ok, conflict := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
+		return t, conflict
 	}
 	res, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
 	if err != nil {
@@ -171,7 +176,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	}
 	if !out.Changed {
 		targets := []target{{name: pub.Name}}
-		r.remember(v, up, []store.Revision{pub}, []*inputs{in}, targets)
+		r.remember(v, up, []store.Revision{pub}, []*inputs{in}, targets, nil)
 		return targets, nil
 	}
 	draft, err := r.createDraft(ctx, v, store.Task{Type: store.Edit, Source: pub.Name})

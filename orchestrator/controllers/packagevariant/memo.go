@@ -32,6 +32,10 @@ type memoEntry struct {
 	fingerprint string
 	types       []krm.GVK
 	targets     []target
+	// conflict: the last write over these inputs was undone by Porch's
+	// render (renderConflict); until an input changes, the variant stays
+	// stalled and writes nothing.
+	conflict error
 }
 
 func fingerprint(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, candidates string) string {
@@ -44,27 +48,27 @@ func fingerprint(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revis
 }
 
 // unchanged returns the remembered targets when the inputs are the ones of
-// a run that changed nothing.
-func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision) ([]target, bool) {
+// a run that changed nothing, or the render conflict that run ended in.
+func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision) ([]target, bool, error) {
 	r.memo.mu.Lock()
 	e, ok := r.memo.m[v.UID]
 	r.memo.mu.Unlock()
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	_, fp, err := r.candidates(ctx, v.Namespace, e.types)
 	if err != nil || fingerprint(v, up, revs, fp) != e.fingerprint {
-		return nil, false
+		return nil, false, nil
 	}
 	out := make([]target, len(e.targets))
 	for i, t := range e.targets {
 		out[i] = target{name: t.name}
 	}
-	return out, true
+	return out, true, e.conflict
 }
 
 // remember records a run that changed nothing.
-func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, ins []*inputs, targets []target) {
+func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, ins []*inputs, targets []target, conflict error) {
 	if len(ins) != 1 || ins[0] == nil {
 		return // several drafts: no memo (rare; adoption)
 	}
@@ -73,7 +77,7 @@ func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs 
 	if r.memo.m == nil {
 		r.memo.m = map[types.UID]memoEntry{}
 	}
-	r.memo.m[v.UID] = memoEntry{fingerprint: fingerprint(v, up, revs, ins[0].candidates), types: ins[0].types, targets: targets}
+	r.memo.m[v.UID] = memoEntry{fingerprint: fingerprint(v, up, revs, ins[0].candidates), types: ins[0].types, targets: targets, conflict: conflict}
 }
 
 // forget drops a variant's memo (deleted).

@@ -12,6 +12,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/configinject"
+	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -27,6 +28,11 @@ type mutation struct {
 	// can then vouch for the draft at that version, and the next reconcile
 	// need not read it again.
 	settled string
+	// conflict: Porch's render of the write undid part of the mutation (the
+	// chain, run on the rendered answer, would change it again): a stall
+	// (RenderConflict), remembered with the draft's new version so that the
+	// variant does not write again for the same inputs.
+	conflict error
 }
 
 // mutate runs the chain on a draft and writes the result when it changed.
@@ -59,11 +65,52 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	}
 	m := mutation{target: target{name: d.Name, render: &render}, wrote: true}
 	if after.ResourceVersion != "" {
-		if again, in2, err := r.runChain(ctx, v, after.Files); err == nil && !again.Changed {
+		again, in2, err := r.runChain(ctx, v, after.Files)
+		switch {
+		case err == nil && !again.Changed:
 			m.in, m.settled = in2, after.ResourceVersion
+		case err == nil:
+			m.in, m.settled = in2, after.ResourceVersion
+			m.conflict = renderConflict(d.Name, after.Files, again.Files)
 		}
 	}
 	return m, nil
+}
+
+// renderConflict names what Porch's render undid: the files the chain
+// would change again, and the package pipeline's functions that ran.
+func renderConflict(name string, rendered, wanted map[string]string) error {
+	var files []string
+	for f, content := range wanted {
+		if rendered[f] != content {
+			files = append(files, f)
+		}
+	}
+	for f := range rendered {
+		if _, ok := wanted[f]; !ok {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	fns := "its Kptfile pipeline"
+	if items, err := krm.FilesToItems(map[string]string{"Kptfile": rendered["Kptfile"]}); err == nil {
+		if kf, err := kptfile.Find(items); err == nil && kf != nil {
+			if steps, err := kf.Pipeline(kptfile.Mutators); err == nil && len(steps) > 0 {
+				var names []string
+				for _, s := range steps {
+					if fn, ok := krm.ScalarAt(s, "image"); ok {
+						names = append(names, fn)
+					} else if fn, ok := krm.ScalarAt(s, "exec"); ok {
+						names = append(names, fn)
+					}
+				}
+				fns = "its Kptfile pipeline (" + strings.Join(names, ", ") + ")"
+			}
+		}
+	}
+	return kit.Stall(pvapi.ReasonRenderConflict, fmt.Errorf(
+		"Porch's render of %s undid the variant's mutation of %s: %s sets what the variant sets otherwise; pvkit does not write again until the variant, its upstream, its injected objects or the package change (make the variant and the package's pipeline agree)",
+		name, strings.Join(files, ", "), fns))
 }
 
 // inputs are what a chain run depended on besides the variant and the

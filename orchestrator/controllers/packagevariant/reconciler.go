@@ -150,6 +150,11 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
 		return kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
+	var st *kit.Stalling
+	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && len(targets) > 0 {
+		// The write happened: its draft and render status are the variant's.
+		v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
+	}
 	if err != nil {
 		return err
 	}

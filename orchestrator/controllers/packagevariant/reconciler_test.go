@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"errors"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"strings"
 	"testing"
 
@@ -528,5 +529,50 @@ func TestRenderStatusInDownstreamTargets(t *testing.T) {
 	}
 	if strings.Contains(e.files(e.downstream("app-prod")[0])["package-context.yaml"], "region") {
 		t.Fatal("Porch writes nothing when the render fails")
+	}
+}
+
+// Issue 21 #4: when the package's own pipeline undoes the variant's
+// mutation on every render (env: dev in the pipeline, env: prod in the
+// variant), the variant stalls with RenderConflict after one write, naming
+// the files and the pipeline, and writes nothing more for the same inputs;
+// a change of the variant tries once more. (On a real Porch this loop made
+// 430 writes in 5 minutes.)
+func TestRenderConflictStopsWriting(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		out := map[string]string{}
+		for k, v := range files {
+			out[k] = v
+		}
+		out["package-context.yaml"] = strings.Replace(out["package-context.yaml"], "env: prod", "env: dev", 1)
+		return out, store.RenderStatus{}
+	})
+	e.variant(appVariant)
+	err := e.reconcile("app-prod")
+	var stall *kit.Stalling
+	if !errors.As(err, &stall) || stall.Reason != pvapi.ReasonRenderConflict {
+		t.Fatalf("err = %v, want a RenderConflict stall", err)
+	}
+	c := e.condition("app-prod", pvapi.ConditionReady)
+	if c.Reason != pvapi.ReasonRenderConflict || !strings.Contains(c.Message, "undid the variant's mutation of package-context.yaml: its Kptfile pipeline") {
+		t.Fatalf("Ready = %+v", c)
+	}
+	writes := e.store.Calls()["updateResources"]
+	for i := 0; i < 5; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	if w := e.store.Calls()["updateResources"]; w != writes {
+		t.Fatalf("the variant wrote %d more times after RenderConflict", w-writes)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue || c.Reason != pvapi.ReasonRenderConflict {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	// A change of the variant: one more attempt (and the same stall).
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Labels["tier"] = "web" })
+	_ = e.reconcile("app-prod")
+	if w := e.store.Calls()["updateResources"]; w != writes+1 {
+		t.Fatalf("after a change of the variant: %d writes, want one more than %d", w, writes)
 	}
 }
