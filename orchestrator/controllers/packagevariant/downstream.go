@@ -50,7 +50,17 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 			}
 			mine = append(mine, rev)
 		case !found && r.now().Sub(d.at) < createdTTL:
-			return nil, errCacheBehind{name: d.name}
+			// The cache may lag behind the create; a direct read tells.
+			_, gerr := r.Store.GetResources(ctx, v.Namespace, d.name)
+			switch {
+			case gerr == nil:
+				return nil, errCacheBehind{name: d.name}
+			case !errors.Is(gerr, store.ErrNotFound):
+				return nil, gerr
+			case !r.created.gone(v.UID, d.name):
+				return nil, errCacheBehind{name: d.name}
+			}
+			r.created.forget(v.UID) // lost: created again below
 		default: // gone for good, published, or someone else's: not ours to wait for
 			r.created.forget(v.UID)
 		}

@@ -104,10 +104,12 @@ type created struct {
 }
 
 type createdDraft struct {
-	pkg     store.PackageKey
-	name    string
-	at      time.Time
-	mutated bool // a mutation of it succeeded
+	pkg      store.PackageKey
+	name     string
+	at       time.Time
+	mutated  bool // a mutation of it succeeded
+	listed   bool // the owned revisions showed it once
+	notFound int  // direct reads that found no such revision, in a row
 }
 
 const createdTTL = 2 * time.Minute
@@ -122,8 +124,13 @@ func (c *created) set(uid types.UID, pkg store.PackageKey, name string, now time
 }
 
 // missing returns the draft created for uid in package pkg when names (the
-// owned revisions listed) lack it. It is forgotten once it is both listed
-// and mutated, or when it is of another package (the downstream changed).
+// owned revisions listed) lack it. It is remembered for as long as it is
+// a draft the variant created last, listed or not: Porch can drop a draft's
+// owner reference at any time (a repository refresh racing a write), an
+// upgrade draft's too, and the variant must then take it back rather than
+// create another. It is forgotten when it is of another package (the
+// downstream changed), and by the caller once it is published, deleted or
+// someone else's.
 func (c *created) missing(uid types.UID, pkg store.PackageKey, names []string) (createdDraft, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,12 +138,32 @@ func (c *created) missing(uid types.UID, pkg store.PackageKey, names []string) (
 	if !ok {
 		return createdDraft{}, false
 	}
-	listed := slices.Contains(names, d.name)
-	if d.pkg != pkg || (listed && d.mutated) {
+	if d.pkg != pkg {
 		delete(c.m, uid)
 		return createdDraft{}, false
 	}
-	return d, !listed
+	if slices.Contains(names, d.name) {
+		d.listed, d.notFound = true, 0
+		c.m[uid] = d
+		return d, false
+	}
+	return d, true
+}
+
+// gone records a direct read that found no revision d.name, and reports
+// whether that settles it: twice in a row, or once for a draft that was
+// listed before (deleted since). A draft Porch lost right after creating
+// it is then created again within a second or so, not after createdTTL.
+func (c *created) gone(uid types.UID, name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[uid]
+	if !ok || d.name != name {
+		return true
+	}
+	d.notFound++
+	c.m[uid] = d
+	return d.listed || d.notFound >= 2
 }
 
 // settle records that a mutation of draft name succeeded.

@@ -267,3 +267,72 @@ func TestDraftLosingItsOwnerBeforeItsMutationIsReclaimed(t *testing.T) {
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
 }
+
+// Issue 21 #6: Porch answers a create and then loses the draft (seen on a
+// real Porch v1.5.3 under load). A direct read that finds no such revision
+// twice is enough: the variant creates its draft again within a reconcile
+// or two, not after the 2-minute wait for the cache.
+func TestDraftLostAfterCreateIsCreatedAgainSoon(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	lost := e.downstream("app-prod")[0]
+	if err := e.store.Store.Delete(context.Background(), ns, lost.Name); err != nil { // behind the controller's back
+		t.Fatal(err)
+	}
+	for i := 0; i < 3 && len(e.downstream("app-prod")) == 0; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+		t.Fatalf("want the draft created again within three reconciles (the clock does not move), got %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
+}
+
+// Issue 21 #6: never an ownerless draft holds for upgrades too. Porch
+// dropped the owner of 2 of 50 upgrade drafts after they were listed and
+// mutated; pvkit made packagevariant-3 for both minutes later and left the
+// -2 drafts ownerless for good. The upgrade draft is taken back instead.
+func TestUpgradeDraftLosingItsOwnerIsReclaimed(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	bp := blueprint(t)
+	e.store.Publish(ns, "blueprints", "app", bp)
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	if _, err := e.store.Approve(ns, e.downstream("app-prod")[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	bp["deployment.yaml"] = strings.Replace(bp["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.store.Publish(ns, "blueprints", "app", bp)
+	e.mustReconcile("app-prod") // the upgrade draft, listed and mutated
+	e.mustReconcile("app-prod")
+	var up store.Revision
+	for _, r := range e.downstream("app-prod") {
+		if !r.Lifecycle.IsPublished() {
+			up = r
+		}
+	}
+	if up.Name == "" {
+		t.Fatalf("no upgrade draft: %+v", e.downstream("app-prod"))
+	}
+	up.Owners = nil
+	if err := e.store.Update(context.Background(), up); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	var drafts []string
+	for _, r := range e.downstream("app-prod") {
+		if !r.Lifecycle.IsPublished() {
+			drafts = append(drafts, r.Name)
+			if !r.OwnedBy("uid-app-prod") {
+				t.Fatalf("%s is not owned", r.Name)
+			}
+		}
+	}
+	if len(drafts) != 1 || drafts[0] != up.Name {
+		t.Fatalf("want %s taken back, got drafts %v", up.Name, drafts)
+	}
+}
