@@ -471,7 +471,7 @@ func pushCommand(ctx context.Context, o *Options) *cobra.Command {
 				fmt.Fprintf(o.Stdout, "%s is unchanged: %s holds its files\n", rev.Name, a[1])
 				return nil
 			}
-			if _, err := s.UpdateResources(ctx, o.Namespace, rev.Name, store.Resources{Files: files, ResourceVersion: res.ResourceVersion}); err != nil {
+			if err := s.PushFiles(ctx, o.Namespace, rev.Name, store.Resources{Files: files, ResourceVersion: res.ResourceVersion}); err != nil {
 				return err
 			}
 			fmt.Fprintf(o.Stdout, "pushed %s into %s (%d files)\n", a[1], rev.Name, len(files))

@@ -283,3 +283,61 @@ func TestApproveRefusesUnmutatedDraft(t *testing.T) {
 	// Another variant's draft is approved as before.
 	w.mustCmd(ExitOK, "approve", "edge-uswest1.app.packagevariant-1")
 }
+
+// Issue 21 #5: pvctl run approves the drafts whose variant asks for it
+// (approval.nephio.org/policy, Nephio's rules): initial approves the first
+// revision only, always every one; never while a readiness gate is False,
+// before a delay, or after a person's edit; a bad annotation is a warning.
+func TestApprovalByPolicy(t *testing.T) {
+	w := newWS(t)
+	staging := readFile(t, filepath.Join(w.in, "app-staging.yaml"))
+	annotate := func(ann string) {
+		w.write("app-staging.yaml", strings.Replace(staging, "spec:\n", "spec:\n  annotations:\n"+ann, 1))
+	}
+	const draft1 = "core-euwest1.app.packagevariant-1"
+	// A delay not met yet, then a bad policy: nothing approved.
+	annotate("    approval.nephio.org/policy: initial\n    approval.nephio.org/delay: 1h\n")
+	out := w.run(ExitOK)
+	if strings.Contains(out, "approved") {
+		t.Fatalf("approved before the delay:\n%s", out)
+	}
+	// (Annotations reach a draft when it is created, as in Porch: each case
+	// starts from a fresh draft.)
+	w.mustCmd(ExitOK, "del", draft1)
+	annotate("    approval.nephio.org/policy: sometimes\n")
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code != ExitOK || !strings.Contains(errs, `warning: `+draft1+`: invalid approval.nephio.org/policy annotation "sometimes": want "initial" or "always"; not approved`) {
+		t.Fatalf("bad policy: exit %d, %q", code, errs)
+	}
+	w.mustCmd(ExitOK, "del", draft1)
+	// initial: the first revision is approved in the run that makes it.
+	annotate("    approval.nephio.org/policy: initial\n")
+	out = w.run(ExitOK)
+	contains(t, out, "approved core-euwest1.app.packagevariant-1: revision 1 of app (approval.nephio.org/policy: initial)")
+	// always: approved whenever Ready; never with a readiness gate False.
+	variant := func(name, injected string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + name + "\nspec:\n" +
+			"  annotations:\n    approval.nephio.org/policy: always\n  upstream: {repo: blueprints, package: app}\n" +
+			"  downstream: {repo: core-euwest1, package: " + name + "}\n  injectors:\n  - kind: ConfigMap\n    name: " + injected + "\n"
+	}
+	w.write("app-canary.yaml", variant("app-canary", "eu-west1-endpoints"))
+	w.write("app-qa.yaml", variant("app-qa", "no-such-endpoints"))
+	out = w.run(ExitNotReady)
+	contains(t, out, "approved core-euwest1.app-canary.packagevariant-1: revision 1 of app-canary (approval.nephio.org/policy: always)")
+	if strings.Contains(out, "approved core-euwest1.app-qa") {
+		t.Fatalf("approved with a readiness gate False:\n%s", out)
+	}
+	// initial, the package published: an upgrade draft is left to a person;
+	// always approves it.
+	v2 := filepath.Join(t.TempDir(), "app")
+	files := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
+	fntest.WriteTree(t, v2, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2)
+	out = w.run(ExitStalled) // the drafts of v1 nobody approved are stale
+	contains(t, out, "created draft core-euwest1.app.packagevariant-2 (upgrade of core-euwest1.app.packagevariant-1")
+	if strings.Contains(out, "approved core-euwest1.app.packagevariant") {
+		t.Fatalf("initial approved a second revision:\n%s", out)
+	}
+	contains(t, out, "approved core-euwest1.app-canary.packagevariant-2: revision 2 of app-canary (approval.nephio.org/policy: always)")
+}

@@ -57,6 +57,11 @@ func TestNephioExample(t *testing.T) {
 	if strings.Contains(out, " False ") {
 		t.Fatalf("not every variant is Ready:\n%s", out)
 	}
+	// approval.nephio.org/policy: initial approved the cluster packages.
+	contains(t, out, "approved mgmt.edge01.packagevariant-1: revision 1 of edge01 (approval.nephio.org/policy: initial)")
+	if strings.Contains(out, "approved edge01.kindnet") {
+		t.Fatalf("a draft without a policy was approved:\n%s", out)
+	}
 	// Every draft holds its cluster's data.
 	for name, cluster := range map[string]string{"mgmt.edge01.packagevariant-1": "edge01", "mgmt.edge02.packagevariant-1": "edge02",
 		"mgmt.regional.packagevariant-1": "regional", "edge01.kindnet.packagevariant-1": "edge01", "edge02.kindnet.packagevariant-1": "edge02"} {

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -273,6 +277,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 				errs["PackageVariant/"+v.Name] = err
 			}
 		}
+		if err := approveByPolicy(ctx, c, gs, j, o.Namespace, rep); err != nil {
+			return nil, err
+		}
 		settled = c.Writes()+len(j.Changes()) == before
 	}
 	rep.Changes = j.Changes()
@@ -490,4 +497,67 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 func IsInputError(err error) bool {
 	var ie *inputError
 	return errors.As(err, &ie)
+}
+
+// approveByPolicy approves, as Nephio's approval controller would, the
+// drafts of Ready variants that ask for it (approval.nephio.org/policy):
+// approval.Decide's rules, with the draft's readiness gates, its package's
+// published revisions, its creation time and whether a person changed it
+// since its variant's last write. A bad annotation is a warning.
+func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j *journal, namespace string, rep *Report) error {
+	var variants pvapi.PackageVariantList
+	if err := c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for _, v := range variants.Items {
+		revs, err := gs.ListOwned(ctx, namespace, string(v.UID))
+		if err != nil {
+			return err
+		}
+		ready := apimeta.IsStatusConditionTrue(v.Status.Conditions, "Ready")
+		for _, rev := range revs {
+			if rev.Lifecycle.IsPublished() || rev.Annotations[approval.PolicyAnnotation] == "" {
+				continue
+			}
+			pkg, err := gs.ListRevisions(ctx, rev.Key())
+			if err != nil {
+				return err
+			}
+			published := false
+			for _, r := range pkg {
+				published = published || r.Lifecycle.IsPublished()
+			}
+			edited, err := gs.EditedByPerson(rev)
+			if err != nil {
+				return err
+			}
+			created, err := gs.CreatedAt(rev)
+			if err != nil {
+				return err
+			}
+			d, err := approval.Decide(approval.Facts{Annotations: rev.Annotations, Created: created, Now: time.Now(),
+				VariantReady: ready, GatesTrue: readinessGates(ctx, gs, rev) == nil, PublishedExists: published, EditedByPerson: edited})
+			if err != nil {
+				msg := fmt.Sprintf("%s: %v; not approved", rev.Name, err)
+				if !slices.Contains(rep.Warnings, msg) {
+					rep.Warnings = append(rep.Warnings, msg)
+				}
+				continue
+			}
+			if !d.Approve {
+				continue
+			}
+			if rev.Lifecycle == store.Draft {
+				if err := setLifecycle(ctx, gs, rev, store.Proposed); err != nil {
+					return err
+				}
+			}
+			pub, err := gs.Approve(namespace, rev.Name)
+			if err != nil {
+				return err
+			}
+			j.note("approved %s: revision %d of %s (%s: %s)", rev.Name, pub.Revision, pub.Package, approval.PolicyAnnotation, d.Policy)
+		}
+	}
+	return nil
 }

@@ -137,6 +137,7 @@ type backend struct {
 	repos     map[string]*repo
 	now       func() time.Time
 	skipped   []Skip
+	edit      bool // the write under way is a person's (PushFiles)
 }
 
 type repo struct {
@@ -242,6 +243,67 @@ func (s *Store) DeleteUnreadable(name string) (Skip, error) {
 		return k, nil
 	}
 	return Skip{}, fmt.Errorf("package revision %s: not found: %w", name, store.ErrNotFound)
+}
+
+// PushFiles writes a person's files into a draft (pvctl push): the commit
+// says so, and EditedByPerson tells it from the variants' own writes.
+func (s *Store) PushFiles(ctx context.Context, namespace, name string, res store.Resources) error {
+	s.git.edit = true
+	defer func() { s.git.edit = false }()
+	_, err := s.engine.UpdateResources(ctx, namespace, name, res)
+	return err
+}
+
+// EditedByPerson reports whether a draft's last commit is anyone's but a
+// variant's (pvctl's clone or update): a pvctl push, or a commit made with
+// git. Approval by policy leaves such a draft to a person.
+func (s *Store) EditedByPerson(rev store.Revision) (bool, error) {
+	r, err := s.git.repoOf(rev)
+	if err != nil {
+		return false, err
+	}
+	commit, ok := r.refs[refFor(rev)]
+	if !ok {
+		return false, fmt.Errorf("package revision %s: no ref %s", rev.Name, refFor(rev))
+	}
+	cat, err := newObjectReader(r.GitDir)
+	if err != nil {
+		return false, err
+	}
+	msg, err := cat.message(commit)
+	if err != nil {
+		return false, err
+	}
+	return !strings.HasPrefix(msg, "pvctl: update ") && !strings.HasPrefix(msg, "pvctl: create draft "), nil
+}
+
+// CreatedAt is when a draft (or proposed revision) was created: the time
+// of the commit that created its branch ("pvctl: create draft"), or the
+// zero time when its history does not say (a branch pushed with git).
+func (s *Store) CreatedAt(rev store.Revision) (time.Time, error) {
+	r, err := s.git.repoOf(rev)
+	if err != nil {
+		return time.Time{}, err
+	}
+	repo, err := gogit.PlainOpen(r.GitDir)
+	if err != nil {
+		return time.Time{}, err
+	}
+	h, ok := r.refs[refFor(rev)]
+	for i := 0; ok && i < 100; i++ {
+		c, err := repo.CommitObject(plumbing.NewHash(h))
+		if err != nil {
+			return time.Time{}, err
+		}
+		if strings.HasPrefix(c.Message, "pvctl: create draft ") {
+			return c.Committer.When, nil
+		}
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0].String()
+	}
+	return time.Time{}, nil
 }
 
 // Namespace is the namespace the store serves.
@@ -580,7 +642,11 @@ func (s *backend) WriteFiles(rev store.Revision, files map[string]string) error 
 	if err != nil {
 		return err
 	}
-	_, err = s.commit(r, refFor(rev), "", rev, files, "pvctl: update "+rev.Name)
+	summary := "pvctl: update " + rev.Name
+	if s.edit {
+		summary = "pvctl: edit of " + rev.Name + " (pvctl push)"
+	}
+	_, err = s.commit(r, refFor(rev), "", rev, files, summary)
 	return err
 }
 

@@ -382,3 +382,45 @@ func TestApproveIsAtomic(t *testing.T) {
 		t.Fatal("the tag must be main's commit")
 	}
 }
+
+// EditedByPerson tells a variant's writes (create, update) from a person's
+// (PushFiles, a git commit); CreatedAt is the draft's creation commit time.
+func TestEditedByPersonAndCreatedAt(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	up := h.Publish(ns, "blueprints", "app", storetest.Blueprint)
+	h.AddRepository(ns, "deploy")
+	rev, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "p", Workspace: "w",
+		Task: store.Task{Type: store.Clone, Upstream: up.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(want bool) {
+		t.Helper()
+		if got, err := h.EditedByPerson(rev); err != nil || got != want {
+			t.Fatalf("EditedByPerson = %v, %v; want %v", got, err, want)
+		}
+	}
+	check(false)
+	if at, err := h.CreatedAt(rev); err != nil || !at.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("CreatedAt = %v, %v", at, err)
+	}
+	res, _ := h.GetResources(ctx, ns, rev.Name)
+	res.Files["a.yaml"] = "a: 1\n"
+	if _, err := h.UpdateResources(ctx, ns, rev.Name, res); err != nil {
+		t.Fatal(err)
+	}
+	check(false)
+	res, _ = h.GetResources(ctx, ns, rev.Name)
+	res.Files["b.yaml"] = "b: 1\n"
+	if err := h.PushFiles(ctx, ns, rev.Name, res); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
+	res, _ = h.GetResources(ctx, ns, rev.Name)
+	res.Files["c.yaml"] = "c: 1\n"
+	if _, err := h.UpdateResources(ctx, ns, rev.Name, res); err != nil {
+		t.Fatal(err)
+	}
+	check(false) // the variant's write since the person's
+}

@@ -1,0 +1,97 @@
+// Package approval decides, as Nephio's approval controller does, whether a
+// draft package revision that asks for it is approved: the annotations
+// approval.nephio.org/policy (initial or always) and approval.nephio.org/delay
+// on the revision (a PackageVariant's spec.annotations put them there).
+// pvctl run applies it to the drafts of its variants; the decision is pure,
+// so that the controller (behind a flag: Nephio runs its own) can share it.
+//
+// The rules (nephio-project/nephio, controllers/pkg/reconcilers/approval):
+//   - only a Draft or Proposed revision with a policy annotation is
+//     considered;
+//   - its owning PackageVariant must be Ready, and every readiness gate of
+//     the revision True;
+//   - policy initial approves only when the package has no published
+//     revision yet; always approves every time; any other value is an error;
+//   - with a delay annotation (a Go duration, 0 or more), not before the
+//     revision has existed that long.
+//
+// pvkit adds one rule: a draft a person changed since the variant's last
+// write (pvctl push, a git commit) is left to a person.
+package approval
+
+import (
+	"fmt"
+	"time"
+)
+
+// Annotations Nephio's approval controller reads.
+const (
+	PolicyAnnotation = "approval.nephio.org/policy"
+	DelayAnnotation  = "approval.nephio.org/delay"
+	Initial          = "initial"
+	Always           = "always"
+)
+
+// Facts are what the decision reads about one draft.
+type Facts struct {
+	Annotations map[string]string
+	// Created is when the revision was created (zero: unknown, which
+	// satisfies any delay), Now the time of the decision.
+	Created, Now time.Time
+	// VariantReady: the owning PackageVariant is Ready (true when none owns
+	// the revision).
+	VariantReady bool
+	// GatesTrue: every readiness gate of the revision has a True condition.
+	GatesTrue bool
+	// PublishedExists: the package has a published revision already.
+	PublishedExists bool
+	// EditedByPerson: someone but the variant changed the draft since the
+	// variant's last write.
+	EditedByPerson bool
+}
+
+// Decision is the outcome: approve or not, and why, in words.
+type Decision struct {
+	Approve bool
+	Policy  string // "" when the revision asks for no approval
+	Why     string
+}
+
+// Decide applies the rules to f. An error is a bad annotation (an unknown
+// policy, a delay that does not parse), which a person must fix.
+func Decide(f Facts) (Decision, error) {
+	policy, ok := f.Annotations[PolicyAnnotation]
+	if !ok {
+		return Decision{Why: "no " + PolicyAnnotation + " annotation"}, nil
+	}
+	d := Decision{Policy: policy}
+	if policy != Initial && policy != Always {
+		return d, fmt.Errorf("invalid %s annotation %q: want %q or %q", PolicyAnnotation, policy, Initial, Always)
+	}
+	var delay time.Duration
+	if s, ok := f.Annotations[DelayAnnotation]; ok {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return d, fmt.Errorf("invalid %s annotation %q: %v", DelayAnnotation, s, err)
+		}
+		if v < 0 {
+			return d, fmt.Errorf("invalid %s annotation %q: a delay must be 0 or more", DelayAnnotation, s)
+		}
+		delay = v
+	}
+	switch {
+	case !f.VariantReady:
+		d.Why = "its PackageVariant is not Ready"
+	case !f.GatesTrue:
+		d.Why = "a readiness gate is not True"
+	case f.EditedByPerson:
+		d.Why = "a person changed it since its variant's last write; approve it by hand"
+	case policy == Initial && f.PublishedExists:
+		d.Why = "policy initial: the package has a published revision already"
+	case !f.Created.IsZero() && f.Now.Sub(f.Created) < delay:
+		d.Why = fmt.Sprintf("%s %s: created %s ago", DelayAnnotation, delay, f.Now.Sub(f.Created).Round(time.Second))
+	default:
+		d.Approve, d.Why = true, "policy "+policy+" met"
+	}
+	return d, nil
+}
