@@ -442,7 +442,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	contains(t, out, "Plan: no changes (dry run: nothing was written).")
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
 	out = w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
-	contains(t, out, "Plan (1 changes; dry run: nothing was written):\n  updated the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
+	contains(t, out, "Plan (1 change; dry run: nothing was written):\n  updated the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
 	}

@@ -48,7 +48,14 @@ type RunOutput struct {
 
 func printReport(w io.Writer, rep *Report, output string) error {
 	if output == "yaml" || output == "json" {
-		doc := RunOutput{DryRun: rep.DryRun, Changes: rep.Changes, NotRemoved: rep.Held, Diffs: rep.Diffs, Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
+		doc := RunOutput{DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs,
+			Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
+		if doc.Sets == nil {
+			doc.Sets = []pvsapi.PackageVariantSet{}
+		}
+		if doc.Variants == nil {
+			doc.Variants = []pvapi.PackageVariant{}
+		}
 		var b []byte
 		var err error
 		if output == "json" {
@@ -71,7 +78,7 @@ func printReport(w io.Writer, rep *Report, output string) error {
 	case len(rep.Changes) == 0:
 		fmt.Fprintln(w, "No changes.")
 	case rep.DryRun:
-		fmt.Fprintf(w, "Plan (%d changes; dry run: nothing was written):\n", len(rep.Changes))
+		fmt.Fprintf(w, "Plan (%s; dry run: nothing was written):\n", plural(len(rep.Changes), "change"))
 		for _, c := range rep.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
@@ -241,4 +248,21 @@ func readDir(dir string) (map[string]string, error) {
 		return nil
 	})
 	return files, err
+}
+
+// plural is "1 change" or "N changes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// orEmpty is s, or an empty list where s is nil: JSON says [] for no
+// changes, not null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -341,3 +341,22 @@ func TestApprovalByPolicy(t *testing.T) {
 	}
 	contains(t, out, "approved core-euwest1.app-canary.packagevariant-2: revision 2 of app-canary (approval.nephio.org/policy: always)")
 }
+
+// Issue 22 #5 (part): singular and plural right, [] not null in JSON, and
+// plan refuses --dry-run=false rather than write.
+func TestOutputHabits(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", "json")
+	if !strings.Contains(out, `"changes": []`) || strings.Contains(out, "null") {
+		t.Fatalf("-o json with no change:\n%s", out)
+	}
+	before := w.snapshot()
+	code, _, errs := w.cmd("plan", "-f", w.in, "--dry-run=false")
+	if code != ExitUsage || !strings.Contains(errs, "plan never writes: --dry-run=false goes with pvctl run") {
+		t.Fatalf("plan --dry-run=false: exit %d, %q", code, errs)
+	}
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("plan --dry-run=false wrote:\n%s", d)
+	}
+}

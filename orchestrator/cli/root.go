@@ -180,6 +180,9 @@ the variants of the last run (and more than one) stop the run before it does any
 			if diff && !dryRun {
 				return usageErr("--diff goes with --dry-run (pvctl plan --diff)")
 			}
+			if plan && !dryRun {
+				return usageErr("plan never writes: --dry-run=false goes with pvctl run")
+			}
 			var stdin []byte
 			for _, f := range files {
 				if f == "-" {
