@@ -42,16 +42,19 @@ type lifecycleVerb struct {
 var lifecycleVerbs = []lifecycleVerb{
 	{"propose", "Propose draft package revisions for approval", "  pvctl propose edge-useast1.app.packagevariant-1",
 		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
-			if rev.Lifecycle != store.Draft {
-				return "", fmt.Errorf("package revision %s is %s; only a Draft can be proposed", rev.Name, rev.Lifecycle)
+			switch rev.Lifecycle {
+			case store.Proposed:
+				return rev.Name + " is already proposed", nil
+			case store.Draft:
+				return "proposed " + rev.Name, setLifecycle(ctx, s, rev, store.Proposed)
 			}
-			return "proposed " + rev.Name, setLifecycle(ctx, s, rev, store.Proposed)
+			return "", fmt.Errorf("package revision %s is %s; only a Draft can be proposed", rev.Name, rev.Lifecycle)
 		}},
 	{"approve", "Approve package revisions (proposing drafts first); refused while a readiness gate is not True",
 		"  pvctl approve edge-useast1.app.packagevariant-1 edge-uswest1.app.packagevariant-1",
 		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
 			if rev.Lifecycle.IsPublished() {
-				return "", fmt.Errorf("package revision %s is already published", rev.Name)
+				return rev.Name + " is already published", nil
 			}
 			if err := readinessGates(ctx, s, rev); err != nil {
 				return "", err
@@ -87,10 +90,13 @@ var lifecycleVerbs = []lifecycleVerb{
 		}},
 	{"propose-delete", "Propose published package revisions for deletion", "  pvctl propose-delete edge-useast1.app.packagevariant-1",
 		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
-			if rev.Lifecycle != store.Published {
-				return "", fmt.Errorf("package revision %s is %s; only a Published revision can be proposed for deletion", rev.Name, rev.Lifecycle)
+			switch rev.Lifecycle {
+			case store.DeletionProposed:
+				return rev.Name + " is already proposed for deletion", nil
+			case store.Published:
+				return "proposed the deletion of " + rev.Name, setLifecycle(ctx, s, rev, store.DeletionProposed)
 			}
-			return "proposed the deletion of " + rev.Name, setLifecycle(ctx, s, rev, store.DeletionProposed)
+			return "", fmt.Errorf("package revision %s is %s; only a Published revision can be proposed for deletion", rev.Name, rev.Lifecycle)
 		}},
 }
 
@@ -150,34 +156,48 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 			if err != nil {
 				return err
 			}
+			// Each name is acted on and reported, as porchctl and kubectl
+			// do: a failure is reported and the next name is still done.
+			failed := 0
 			for _, name := range names {
-				rev, err := revision(s, o.Namespace, name)
-				if err != nil && v.name == "del" {
-					msg, derr := deleteUnreadable(s, err)
-					if derr != nil {
-						return derr
-					}
-					fmt.Fprintln(o.Stdout, msg)
+				msg, err := lifecycleOne(ctx, o, s, v, name)
+				if err != nil {
+					failed++
+					fmt.Fprintf(o.Stderr, "pvctl %s: %v\n", v.name, err)
 					continue
 				}
-				if err != nil {
-					return err
-				}
-				if v.name == "approve" || v.name == "propose" {
-					if err := variantDone(o, rev); err != nil {
-						return err
-					}
-				}
-				msg, err := v.do(ctx, s, rev)
-				if err != nil {
-					return err
-				}
 				fmt.Fprintln(o.Stdout, msg)
+			}
+			if failed > 0 {
+				return &reportedError{fmt.Sprintf("%d of %d failed", failed, len(names))}
 			}
 			return nil
 		},
 	}
 }
+
+// lifecycleOne applies a lifecycle verb to one named revision.
+func lifecycleOne(ctx context.Context, o *Options, s *gitstore.Store, v lifecycleVerb, name string) (string, error) {
+	rev, err := revision(s, o.Namespace, name)
+	if err != nil && v.name == "del" {
+		return deleteUnreadable(s, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	if (v.name == "approve" || v.name == "propose") && !rev.Lifecycle.IsPublished() {
+		if err := variantDone(o, rev); err != nil {
+			return "", err
+		}
+	}
+	return v.do(ctx, s, rev)
+}
+
+// reportedError is a failure whose details were printed already; the
+// command says only how many of its names failed.
+type reportedError struct{ msg string }
+
+func (e *reportedError) Error() string { return e.msg }
 
 // openRevision opens the repositories and finds one revision by name.
 func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, error) {

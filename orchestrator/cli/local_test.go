@@ -111,10 +111,7 @@ func TestPorchRevisionRules(t *testing.T) {
 	contains(t, out, "created draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.main)")
 	contains(t, w.files("core-euwest1.app.packagevariant-1")["Kptfile"], "ref: main")
 	// A placeholder has no number to approve, and is not the latest.
-	code, _, errs = w.cmd("approve", "blueprints.app.main")
-	if code == ExitOK || !strings.Contains(errs, "is already published") {
-		t.Fatalf("approve the placeholder: exit %d, %q", code, errs)
-	}
+	contains(t, w.mustCmd(ExitOK, "approve", "blueprints.app.main"), "blueprints.app.main is already published")
 }
 
 // Issue 19 #6: plan and run exit codes tell "would change" (3), "stalled"
@@ -359,4 +356,23 @@ func TestOutputHabits(t *testing.T) {
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan --dry-run=false wrote:\n%s", d)
 	}
+}
+
+// Issue 22 #5: a verb given several names acts on each and reports each,
+// whatever their order (`propose nosuch a` did nothing); repeating an action
+// already done is a no-op that says so.
+func TestVerbsActOnEachName(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const a, b = "edge-useast1.app.packagevariant-1", "edge-uswest1.app.packagevariant-1"
+	code, out, errs := w.cmd("propose", "nosuch", a, b)
+	if code != ExitNotReady || !strings.Contains(out, "proposed "+a+"\nproposed "+b+"\n") ||
+		!strings.Contains(errs, "pvctl propose: package revision nosuch: not found") || !strings.Contains(errs, "pvctl propose: 1 of 3 failed") {
+		t.Fatalf("propose nosuch a b: exit %d\n%s\n%s", code, out, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "propose", a), a+" is already proposed")
+	contains(t, w.mustCmd(ExitOK, "approve", a, b), "approved "+a, "approved "+b)
+	contains(t, w.mustCmd(ExitOK, "approve", a), a+" is already published")
+	contains(t, w.mustCmd(ExitOK, "propose-delete", a), "proposed the deletion of "+a)
+	contains(t, w.mustCmd(ExitOK, "propose-delete", a), a+" is already proposed for deletion")
 }
