@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/validate"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -204,6 +206,18 @@ func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 		}
 		fmt.Fprintf(w, "created repository %s (%s)\n", repo, r.GitDir)
 	}
+	// Publishing the same files again would make a revision that changes
+	// nothing, and an upgrade draft of it in every downstream.
+	if latest, ok := latestPublished(s, namespace, repo, pkg); ok {
+		res, err := s.GetResources(context.Background(), namespace, latest.Name)
+		if err != nil {
+			return err
+		}
+		if sameFiles(res.Files, files) {
+			fmt.Fprintf(w, "%s already holds these files: nothing was published\n", latest.Name)
+			return nil
+		}
+	}
 	rev, err := s.PublishFiles(namespace, repo, pkg, files)
 	if err != nil {
 		return err
@@ -265,4 +279,15 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// latestPublished is a package's published revision with the highest number.
+func latestPublished(s *gitstore.Store, namespace, repo, pkg string) (store.Revision, bool) {
+	var best store.Revision
+	for _, r := range s.All(namespace) {
+		if r.Repository == repo && r.Package == pkg && r.Lifecycle.IsPublished() && r.Revision > best.Revision {
+			best = r
+		}
+	}
+	return best, best.Revision > 0
 }

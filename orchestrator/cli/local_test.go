@@ -376,3 +376,15 @@ func TestVerbsActOnEachName(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "propose-delete", a), "proposed the deletion of "+a)
 	contains(t, w.mustCmd(ExitOK, "propose-delete", a), a+" is already proposed for deletion")
 }
+
+// Issue 22 #5: publishing unchanged content is a no-op that says so (it
+// made a new revision, and an upgrade draft in every downstream).
+func TestPublishUnchangedIsNoOp(t *testing.T) {
+	w := newWS(t)
+	before := w.snapshot()
+	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app")),
+		"blueprints.app.v1 already holds these files: nothing was published")
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("an unchanged publish wrote:\n%s", d)
+	}
+}
