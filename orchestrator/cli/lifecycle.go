@@ -21,6 +21,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -307,14 +308,15 @@ func deleteUnreadable(s *gitstore.Store, err error) (string, error) {
 }
 
 func getCommand(o *Options) *cobra.Command {
-	var repo, pkg, workspace, output string
+	var repo, pkg, workspace, output, selector string
 	c := &cobra.Command{
-		Use:   "get [NAME]",
+		Use:   "get [NAME...]",
 		Short: "List the package revisions of the local repositories, as porchctl rpkg get does",
 		Example: `  pvctl get
   pvctl get --repo edge-useast1 -o wide
-  pvctl get edge-useast1.app.packagevariant-1 -o yaml`,
-		Args:              args(0, 1, "get takes at most one name"),
+  pvctl get -l env=prod
+  pvctl get edge-useast1.app.packagevariant-1 -o yaml    # one name: the PackageRevision itself`,
+		Args:              args(0, -1, ""),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
 			switch output {
@@ -322,16 +324,26 @@ func getCommand(o *Options) *cobra.Command {
 			default:
 				return usageErr("-o must be table, wide, yaml, json or name, not %q", output)
 			}
+			sel, err := labels.Parse(selector)
+			if err != nil {
+				return usageErr("-l: %v", err)
+			}
 			s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 			if err != nil {
 				return err
 			}
-			var revs []store.Revision
-			if len(a) == 1 {
-				a[0] = revisionArg(a[0])
+			named := map[string]bool{}
+			for i := range a {
+				a[i] = revisionArg(a[i])
+				named[a[i]] = true
 			}
+			match := func(r store.Revision) bool {
+				return (len(a) == 0 || named[r.Name]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) &&
+					(workspace == "" || r.Workspace == workspace) && sel.Matches(labels.Set(r.Labels))
+			}
+			var revs []store.Revision
 			for _, r := range s.All(o.Namespace) {
-				if (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
+				if match(r) {
 					revs = append(revs, r)
 				}
 			}
@@ -341,24 +353,78 @@ func getCommand(o *Options) *cobra.Command {
 			if output == "table" || output == "wide" || output == "name" {
 				for _, k := range s.Skipped() {
 					r := k.Revision
-					if r.Name != "" && (len(a) == 0 || r.Name == a[0]) && (repo == "" || r.Repository == repo) && (pkg == "" || r.Package == pkg) && (workspace == "" || r.Workspace == workspace) {
+					if r.Name != "" && match(r) {
 						r.Lifecycle = Unreadable
 						revs = append(revs, r)
 					}
 				}
 			}
-			if len(a) == 1 && len(revs) == 0 {
-				return fmt.Errorf("package revision %s: not found", a[0])
+			// Each name not found is an error, as kubectl reports it; the
+			// others are printed.
+			found := map[string]bool{}
+			for _, r := range revs {
+				found[r.Name] = true
+			}
+			var missing []string
+			for _, n := range a {
+				if !found[n] {
+					missing = append(missing, n)
+				}
 			}
 			sort.Slice(revs, func(i, j int) bool { return revs[i].Name < revs[j].Name })
-			return printRevisions(o.Stdout, revs, s.All(o.Namespace), output)
+			if len(revs) == 0 && len(a) == 0 && (output == "table" || output == "wide") {
+				fmt.Fprintf(o.Stderr, "No resources found in %s namespace.\n", o.Namespace)
+				return nil
+			}
+			if len(a) == 1 && len(revs) == 1 && (output == "yaml" || output == "json") {
+				err = printRevision(o.Stdout, revs[0], s.All(o.Namespace), output)
+			} else if len(revs) > 0 {
+				err = printRevisions(o.Stdout, revs, s.All(o.Namespace), output)
+			}
+			if err != nil {
+				return err
+			}
+			for _, n := range missing {
+				fmt.Fprintf(o.Stderr, "pvctl get: package revision %s: not found\n", n)
+			}
+			if len(missing) > 0 {
+				return &reportedError{fmt.Sprintf("%d of %d not found", len(missing), len(a))}
+			}
+			return nil
 		},
 	}
+	c.Flags().StringVarP(&selector, "selector", "l", "", "only revisions whose labels match this selector (env=prod,tier!=canary)")
 	c.Flags().StringVar(&repo, "repo", "", "only this repository's revisions")
 	c.Flags().StringVar(&pkg, "package", "", "only this package's revisions")
 	c.Flags().StringVar(&workspace, "workspace", "", "only revisions of this workspace")
 	c.Flags().StringVarP(&output, "output", "o", "table", "table, wide, yaml, json or name")
 	return c
+}
+
+// printRevision prints one revision as a PackageRevision (get NAME -o
+// yaml|json, as kubectl prints one object).
+func printRevision(w io.Writer, r store.Revision, all []store.Revision, output string) error {
+	latest := r.Lifecycle.IsPublished() && r.Revision > 0
+	for _, o := range all {
+		if o.Key() == r.Key() && o.Lifecycle.IsPublished() && o.Revision > r.Revision {
+			latest = false
+		}
+	}
+	pr := toPorch(r, latest)
+	pr.APIVersion, pr.Kind = porchapi.SchemeGroupVersion.String(), "PackageRevision"
+	var b []byte
+	var err error
+	if output == "json" {
+		b, err = json.MarshalIndent(pr, "", "  ")
+		b = append(b, '\n')
+	} else {
+		b, err = sigsyaml.Marshal(pr)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // printRevisions prints revisions as porchctl does; yaml and json are a

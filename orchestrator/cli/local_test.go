@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"github.com/google/go-cmp/cmp"
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"os"
 	"path/filepath"
+	sigsyaml "sigs.k8s.io/yaml"
 	"strings"
 	"testing"
 )
@@ -386,5 +388,38 @@ func TestPublishUnchangedIsNoOp(t *testing.T) {
 		"blueprints.app.v1 already holds these files: nothing was published")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("an unchanged publish wrote:\n%s", d)
+	}
+}
+
+// Issue 22 #5: get takes several names and -l; one name with -o yaml|json
+// is the PackageRevision itself, not a list; nothing matching says "No
+// resources found", as kubectl does.
+func TestGetHabits(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const a, b = "edge-useast1.app.packagevariant-1", "edge-uswest1.app.packagevariant-1"
+	out := w.mustCmd(ExitOK, "get", a, "packagerevision/"+b, "-o", "name")
+	if out != "packagerevision/"+a+"\npackagerevision/"+b+"\n" {
+		t.Fatalf("get a b -o name = %q", out)
+	}
+	code, out, errs := w.cmd("get", a, "nosuch")
+	if code != ExitNotReady || !strings.Contains(out, a) || !strings.Contains(errs, "pvctl get: package revision nosuch: not found") {
+		t.Fatalf("get a nosuch: exit %d\n%s\n%s", code, out, errs)
+	}
+	out = w.mustCmd(ExitOK, "get", "-l", "region=us-west1", "-o", "name")
+	if out != "packagerevision/"+b+"\n" {
+		t.Fatalf("get -l region=us-west1 = %q", out)
+	}
+	var pr porchapi.PackageRevision
+	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "get", a, "-o", "yaml")), &pr); err != nil || pr.Kind != "PackageRevision" || pr.Name != a {
+		t.Fatalf("get NAME -o yaml: %v, %s %s", err, pr.Kind, pr.Name)
+	}
+	code, out, errs = w.cmd("get", "--repo", "nosuch")
+	if code != ExitOK || out != "" || errs != "No resources found in default namespace.\n" {
+		t.Fatalf("get --repo nosuch: exit %d, %q, %q", code, out, errs)
+	}
+	code, _, errs = w.cmd("get", "-l", "a b")
+	if code != ExitUsage || !strings.Contains(errs, "pvctl get: -l: ") {
+		t.Fatalf("get -l 'a b': exit %d, %q", code, errs)
 	}
 }
