@@ -664,7 +664,7 @@ func TestDiffAndPull(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
 	const rev = "core-euwest1.app.packagevariant-1"
-	out := w.mustCmd(ExitOK, "diff", rev)
+	out := w.mustCmd(ExitNotReady, "diff", rev) // differences: exit 1, as kubectl diff
 	contains(t, out, "# blueprints.app.v1 -> "+rev+"\n", "+  env: staging")
 	if code, _, errs := w.cmd("diff", rev, "--against", "published"); code != ExitNotReady || !strings.Contains(errs, "has no other published revision") {
 		t.Fatalf("diff --against published: %d %q", code, errs)
@@ -676,6 +676,12 @@ func TestDiffAndPull(t *testing.T) {
 	}
 	if code, _, errs := w.cmd("pull", rev, dir); code != ExitUsage || !strings.Contains(errs, "is not empty") {
 		t.Fatalf("pull into a non-empty directory: %d %q", code, errs)
+	}
+	// pull NAME - writes a ResourceList to standard output, as porchctl does.
+	out = w.mustCmd(ExitOK, "pull", rev, "-")
+	contains(t, out, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n", "internal.config.kubernetes.io/path: 'package-context.yaml'", "env: staging")
+	if _, err := os.Stat("-"); !os.IsNotExist(err) {
+		t.Fatal("pull NAME - created a directory named -")
 	}
 }
 

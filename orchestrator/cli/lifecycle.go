@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -31,6 +32,7 @@ var (
 	errNotReady    = errors.New("not every set and variant is Ready")
 	errWouldChange = errors.New("the run would change something")
 	errHeldBack    = errors.New("a removal was held back for want of --prune")
+	errDiffers     = errors.New("the revisions differ")
 	errStalled     = errors.New("a set or variant is stalled")
 )
 
@@ -624,7 +626,7 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(o.Stdout, "# %s -> %s\n%s", base.Name, rev.Name, d)
-			return nil
+			return errDiffers // exit 1, as kubectl diff and diff(1) do
 		},
 	}
 	c.Flags().StringVar(&against, "against", "upstream", "upstream (the revision its lock names) or published (its package's latest other published revision)")
@@ -643,8 +645,8 @@ func lockedRevision(s *gitstore.Store, namespace string, rev store.Revision) (st
 
 func pullCommand(ctx context.Context, o *Options) *cobra.Command {
 	return &cobra.Command{
-		Use:               "pull NAME DIR",
-		Short:             "Write a package revision's files into a new or empty directory",
+		Use:               "pull NAME DIR|-",
+		Short:             "Write a package revision's files into a new or empty directory, or as a ResourceList to standard output (-)",
 		Example:           "  pvctl pull edge-useast1.app.packagevariant-1 ./app && kpt fn render ./app",
 		Args:              args(2, 2, "pull needs a package revision name and a directory"),
 		ValidArgsFunction: revisionNames(o),
@@ -652,6 +654,13 @@ func pullCommand(ctx context.Context, o *Options) *cobra.Command {
 			s, rev, err := openRevision(o, a[0])
 			if err != nil {
 				return err
+			}
+			if a[1] == "-" { // as porchctl rpkg pull without a directory
+				res, err := s.GetResources(ctx, o.Namespace, rev.Name)
+				if err != nil {
+					return err
+				}
+				return writeResourceList(o.Stdout, res.Files)
 			}
 			if entries, err := os.ReadDir(a[1]); err == nil && len(entries) > 0 {
 				return usageErr("%s is not empty", a[1])
@@ -699,4 +708,16 @@ func sameFiles(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// writeResourceList writes a package's resource files as a ResourceList, as
+// porchctl rpkg pull does without a directory: every object annotated with
+// its file and index (the input kpt fn eval and source/sink functions read).
+func writeResourceList(w io.Writer, files map[string]string) error {
+	items, err := krm.FilesToItems(files)
+	if err != nil {
+		return err
+	}
+	return kio.ByteWriter{Writer: w, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind,
+		WrappingAPIVersion: kio.ResourceListAPIVersion}.Write(items)
 }

@@ -72,7 +72,7 @@ func TestGetNameRoundTrips(t *testing.T) {
 		t.Fatalf("get -o name = %q", names)
 	}
 	contains(t, w.mustCmd(ExitOK, "get", names[0]), "edge-useast1.app.packagevariant-1")
-	contains(t, w.mustCmd(ExitOK, "diff", names[0]), "package-context.yaml")
+	contains(t, w.mustCmd(ExitNotReady, "diff", names[0]), "package-context.yaml")
 	contains(t, w.mustCmd(ExitOK, "pull", names[0], filepath.Join(t.TempDir(), "app")), "pulled edge-useast1.app.packagevariant-1")
 	contains(t, w.mustCmd(ExitOK, "propose", names[0]), "proposed edge-useast1.app.packagevariant-1")
 	contains(t, w.mustCmd(ExitOK, "approve", "packagerevisions.porch.kpt.dev/edge-useast1.app.packagevariant-1"), "approved edge-useast1.app.packagevariant-1")

@@ -91,7 +91,7 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 		return ExitOK
 	}
 	switch {
-	case errors.Is(err, errNotReady):
+	case errors.Is(err, errNotReady), errors.Is(err, errDiffers):
 		return ExitNotReady
 	case errors.Is(err, errWouldChange), errors.Is(err, errHeldBack):
 		return ExitChanges
