@@ -43,10 +43,10 @@ all: build
 build: $(BINARIES) bin/pvctl bin/pvkit-controller
 
 bin/pvctl: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION) -X github.com/pvkit/pvkit/orchestrator/controller.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
 
 bin/pvkit-controller: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./orchestrator/cmd/pvkit-controller
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit/orchestrator/controller.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
 
 bin/%: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*

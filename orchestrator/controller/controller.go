@@ -31,6 +31,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,8 +76,11 @@ type Options struct {
 	zap                        zap.Options
 }
 
+// Version is the controller's version, set at build time (-ldflags -X).
+var Version = "v0.1.0-dev"
+
 // flags declares the controller's flags on fs.
-func flags(fs *flag.FlagSet, o *Options) {
+func flags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials)")
 	fs.StringVar(&o.Context, "context", "", "the kubeconfig context to use (default: its current context)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
@@ -89,33 +94,45 @@ func flags(fs *flag.FlagSet, o *Options) {
 	fs.IntVar(&o.Workers, "workers", 8, "variants (and, separately, sets) reconciled at once; one variant is never reconciled twice at once, and variants writing the same package take turns")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 0, "requests per second to the API server, client-side; 0: no client-side limit, the API server's priority and fairness decides (as in a cluster)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "requests allowed in a burst above --kube-api-qps (default: twice --kube-api-qps)")
-	o.zap.BindFlags(fs)
+	// The logging flags are zap's (Go flag style), carried over as --zap-*.
+	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	o.zap.BindFlags(gofs)
+	fs.AddGoFlagSet(gofs)
 }
 
 // Main runs `pvctl controller ARGS` and returns the exit code: 0 after a
-// clean stop or for --help, 2 for a usage error, 1 for any other failure.
+// clean stop or for --help and --version, 2 for a usage error (the error
+// and a one-line hint, not the whole help), 1 for any other failure.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o Options
-	fs := flag.NewFlagSet("pvctl controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Errors are logged without a stack trace (a missing kubeconfig is no
+	// crash); a panic still has one; --zap-stacktrace-level changes it.
+	o.zap.StacktraceLevel = zapcore.PanicLevel
+	var version bool
+	fs := pflag.NewFlagSet("pvctl controller", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	flags(fs, &o)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
+	fs.BoolVar(&version, "version", false, "print the version and exit")
+	fs.SortFlags = false
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, fs.FlagUsages())
 			return 0
 		}
+		fmt.Fprintf(stderr, "pvctl controller: %v\nRun 'pvctl controller --help' for the flags.\n", err)
 		return 2
 	}
+	if version {
+		fmt.Fprintln(stdout, Version)
+		return 0
+	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "pvctl controller: unexpected argument %q (see pvctl controller --help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "pvctl controller: unexpected argument %q\nRun 'pvctl controller --help' for the flags.\n", fs.Arg(0))
 		return 2
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	ctrl.Log.WithName("setup").Info("pvkit-controller", "version", Version)
 	if err := Run(ctx, o); err != nil {
 		fmt.Fprintln(stderr, "pvctl controller:", err)
 		return 1
@@ -184,7 +201,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting", "readableKinds", kinds.String(), "workers", o.Workers)
+	ctrl.Log.WithName("setup").Info("starting", "version", Version, "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren)
 	return mgr.Start(ctx)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,8 @@ func TestBinaryLocalCommands(t *testing.T) {
 		}
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = fntest.RepoRoot()
+		// No kubeconfig anywhere and no in-cluster credentials.
+		cmd.Env = append(os.Environ(), "HOME="+dir, "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=")
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
@@ -44,9 +47,15 @@ func TestBinaryLocalCommands(t *testing.T) {
 		{[]string{"run", "-f", "examples/local", "-o", "bad"}, 2, "-o must be table, yaml or json"},
 		{[]string{"controller", "--help"}, 0, "--kubeconfig"},
 		{[]string{"controller", "--kubeconfig", filepath.Join(dir, "nope"), "--metrics-bind-address", "0"}, 1, "pvctl controller: loading the kubeconfig:"},
-		{[]string{"controller", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"controller", "--bogus"}, 2, "pvctl controller: unknown flag: --bogus\nRun 'pvctl controller --help' for the flags."},
+		{[]string{"controller", "--version"}, 0, "v0.1.0"},
+		// Issue 22 #4: no cluster to talk to is an error, not a stack trace.
+		{[]string{"controller", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, 1, "pvctl controller: "},
 	} {
 		code, out := pvctl(c.args...)
+		if strings.Contains(out, `"stacktrace":`) || strings.Contains(out, "goroutine ") {
+			t.Errorf("pvctl %v printed a stack trace:\n%s", c.args, out)
+		}
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("pvctl %v: exit %d, want %d and %q in:\n%s", c.args, code, c.code, c.want, out)
 		}
