@@ -426,8 +426,8 @@ func TestPlanWritesNothing(t *testing.T) {
 	w := newWS(t)
 	before := w.snapshot()
 	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
-	contains(t, out, "Plan (11 changes; dry run: nothing was written):\n  created repository edge-useast1\n",
-		"  created PackageVariant app-edge-useast1-app\n", "created draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.v1)",
+	contains(t, out, "Plan (11 changes; dry run: nothing was written):\n  would create repository edge-useast1\n",
+		"  would create PackageVariant app-edge-useast1-app\n", "would create draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.v1)",
 		"+++ b/core-euwest1.app.packagevariant-1/package-context.yaml\n",
 		"+  env: staging")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
@@ -442,7 +442,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	contains(t, out, "Plan: no changes (dry run: nothing was written).")
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
 	out = w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
-	contains(t, out, "Plan (1 change; dry run: nothing was written):\n  updated the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
+	contains(t, out, "Plan (1 change; dry run: nothing was written):\n  would update the resources of core-euwest1.app.packagevariant-1\n", "+  tier: canary\n")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
 	}

@@ -51,8 +51,8 @@ func TestNephioExample(t *testing.T) {
 	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/kindnet", filepath.Join(example, "catalog", "kindnet-v1.0.0"))
 	tag("infra/capi/kindnet/v1.0.0", "infra/capi/kindnet/v1")
 
-	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt), "created draft edge01.kindnet.packagevariant-1 (clone of catalog.infra.capi.kindnet.v1.0.0)",
-		"created draft mgmt.regional.packagevariant-1 (clone of catalog.infra.capi.workload-cluster.main)")
+	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt), "would create draft edge01.kindnet.packagevariant-1 (clone of catalog.infra.capi.kindnet.v1.0.0)",
+		"would create draft mgmt.regional.packagevariant-1 (clone of catalog.infra.capi.workload-cluster.main)")
 	out := pvctl(ExitOK, "run", "-f", mgmt)
 	if strings.Contains(out, " False ") {
 		t.Fatalf("not every variant is Ready:\n%s", out)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // dryRun runs o on a scratch copy of the repositories directory (and the
@@ -43,6 +44,9 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, err
 	}
 	rep.DryRun = true
+	for i, c := range rep.Changes {
+		rep.Changes[i] = conditional(c)
+	}
 	if real.Diff {
 		if rep.Diffs, err = diffRevisions(real.Repos, scratch, real.Namespace, tmp); err != nil {
 			return nil, err
@@ -176,4 +180,14 @@ func unifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 		return "", fmt.Errorf("git diff: %w", err)
 	}
 	return string(out), nil
+}
+
+// conditional rewrites a change the scratch run made ("created draft X")
+// as what a run would do ("would create draft X"): a plan did nothing.
+func conditional(change string) string {
+	verb, rest, _ := strings.Cut(change, " ")
+	if v, ok := map[string]string{"created": "create", "updated": "update", "deleted": "delete", "removed": "remove", "approved": "approve"}[verb]; ok {
+		return "would " + v + " " + rest
+	}
+	return change
 }
