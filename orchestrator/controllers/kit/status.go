@@ -15,7 +15,15 @@ func PatchStatus(ctx context.Context, c client.Client, orig, obj client.Object, 
 	if equality.Semantic.DeepEqual(origStatus, status) {
 		return nil
 	}
-	err := c.Status().Patch(ctx, obj, client.MergeFrom(orig))
+	// With the version read (optimistic lock): a reconcile that read the
+	// object before another's status patch landed (a lagging cache) must
+	// not overwrite that status with its older view; it fails with a
+	// conflict instead and the next reconcile reads afresh.
+	// (The version is the latest this reconcile saw: its own writes, such
+	// as adding the finalizer, moved it on.)
+	base := orig.DeepCopyObject().(client.Object)
+	base.SetResourceVersion(obj.GetResourceVersion())
+	err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

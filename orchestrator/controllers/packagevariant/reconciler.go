@@ -151,8 +151,11 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		return kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
 	var st *kit.Stalling
-	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && len(targets) > 0 {
+	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && wrote(targets) {
 		// The write happened: its draft and render status are the variant's.
+		// (A reconcile that found the conflict in its memo wrote nothing and
+		// leaves them as they are: it may have read a variant older than the
+		// status the writing reconcile patched.)
 		v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
 	}
 	if err != nil {
@@ -177,4 +180,14 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVarian
 // ownerRef is the variant as the owner of its revisions.
 func ownerRef(v *pvapi.PackageVariant) store.OwnerRef {
 	return store.OwnerRef{APIVersion: pv.APIVersion, Kind: pv.Kind, Name: v.Name, UID: string(v.UID), Controller: true}
+}
+
+// wrote reports whether targets carry the render status of a write.
+func wrote(targets []target) bool {
+	for _, t := range targets {
+		if t.render != nil {
+			return true
+		}
+	}
+	return false
 }
