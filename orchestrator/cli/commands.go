@@ -58,19 +58,7 @@ func printReport(w io.Writer, rep *Report, output string) error {
 		if doc.Variants == nil {
 			doc.Variants = []pvapi.PackageVariant{}
 		}
-		var b []byte
-		var err error
-		if output == "json" {
-			b, err = json.MarshalIndent(doc, "", "  ")
-			b = append(b, '\n')
-		} else {
-			b, err = sigsyaml.Marshal(doc)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		return writeDoc(w, doc, output)
 	}
 	switch {
 	case len(rep.Changes) == 0 && rep.DryRun:
@@ -290,4 +278,21 @@ func latestPublished(s *gitstore.Store, namespace, repo, pkg string) (store.Revi
 		}
 	}
 	return best, best.Revision > 0
+}
+
+// writeDoc writes v as indented JSON (output "json") or as YAML.
+func writeDoc(w io.Writer, v any, output string) error {
+	var b []byte
+	var err error
+	if output == "json" {
+		b, err = json.MarshalIndent(v, "", "  ")
+		b = append(b, '\n')
+	} else {
+		b, err = sigsyaml.Marshal(v)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 var (
@@ -414,19 +412,7 @@ func printRevision(w io.Writer, r store.Revision, all []store.Revision, output s
 	}
 	pr := toPorch(r, latest)
 	pr.APIVersion, pr.Kind = porchapi.SchemeGroupVersion.String(), "PackageRevision"
-	var b []byte
-	var err error
-	if output == "json" {
-		b, err = json.MarshalIndent(pr, "", "  ")
-		b = append(b, '\n')
-	} else {
-		b, err = sigsyaml.Marshal(pr)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+	return writeDoc(w, pr, output)
 }
 
 // printRevisions prints revisions as porchctl does; yaml and json are a
@@ -449,19 +435,7 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 		for _, r := range revs {
 			list.Items = append(list.Items, toPorch(r, r.Lifecycle.IsPublished() && r.Revision == latest[r.Key()]))
 		}
-		var b []byte
-		var err error
-		if output == "json" {
-			b, err = json.MarshalIndent(list, "", "  ")
-			b = append(b, '\n')
-		} else {
-			b, err = sigsyaml.Marshal(list)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		return writeDoc(w, list, output)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "NAME\tPACKAGE\tWORKSPACE\tREVISION\tLATEST\tLIFECYCLE\tREPOSITORY"
