@@ -22,7 +22,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy undeploy undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -65,13 +65,23 @@ images: build
 	    -t $(IMAGE_REPO)/controller:$(VERSION) -t $(IMAGE_REPO)/controller:dev . 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "built $(IMAGE_REPO)/controller:$(VERSION) and $(IMAGE_REPO)/controller:dev ($$(docker image inspect -f '{{.Size}}' $(IMAGE_REPO)/controller:dev) bytes; $$(docker save $(IMAGE_REPO)/controller:dev | gzip -c | wc -c) bytes compressed)"
 
-## deploy: install the controller next to Porch (kubectl's current context): CRDs, RBAC, Deployment
+## deploy: install the controller next to Porch (kubectl's current context): CRDs, RBAC, Deployment.
+## IMAGE names the controller image you pushed (make images builds it; there is no public one)
 deploy:
-	kubectl apply -k config/default
+	@test -n "$(IMAGE)" || { echo "make deploy needs IMAGE=REGISTRY/pvkit/controller:TAG, the image you pushed (make images builds pvkit/controller:$(VERSION)); pvkit publishes no image"; exit 2; }
+	@rm -rf .cache/deploy && mkdir -p .cache/deploy && printf 'resources:\n- ../../config/default\nimages:\n- name: pvkit/controller\n  newName: %s\n  newTag: %s\n' \
+	  "$$(echo '$(IMAGE)' | sed 's/:[^:/]*$$//')" "$$(echo '$(IMAGE)' | sed -n 's/.*:\([^:/]*\)$$/\1/p')" > .cache/deploy/kustomization.yaml
+	kubectl apply -k .cache/deploy
 
-## undeploy: remove what deploy installed (the CRDs too: every PackageVariant and PackageVariantSet goes with them)
+## undeploy: remove the controller (Deployment, RBAC, namespace); the CRDs stay, and with them every
+## PackageVariant and PackageVariantSet (Porch ships the same CRDs; make undeploy-crds removes them)
 undeploy:
-	kubectl delete -k config/default --ignore-not-found
+	kubectl delete -k config/manager --ignore-not-found
+	kubectl delete -k config/rbac --ignore-not-found
+
+## undeploy-crds: remove the CRDs too, and with them every PackageVariant and PackageVariantSet
+undeploy-crds: undeploy
+	kubectl delete -k config/crd --ignore-not-found
 
 ## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
 function-runner:

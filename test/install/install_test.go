@@ -30,14 +30,19 @@ type object struct {
 // build runs `kubectl kustomize config/default` and splits the result.
 func build(t *testing.T) map[string]object {
 	t.Helper()
+	return buildDir(t, filepath.Join(fntest.RepoRoot(), "config/default"))
+}
+
+// buildDir runs `kubectl kustomize DIR` and splits the result by
+// "Kind/name".
+func buildDir(t *testing.T, dir string) map[string]object {
+	t.Helper()
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("SKIP: kubectl is not on PATH; the install manifests are not built")
 	}
-	cmd := exec.Command("kubectl", "kustomize", "config/default")
-	cmd.Dir = fntest.RepoRoot()
-	out, err := cmd.Output()
+	out, err := exec.Command("kubectl", "kustomize", dir).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize config/default: %v", err)
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
 	}
 	objs := map[string]object{}
 	for _, doc := range strings.Split(string(out), "\n---\n") {
@@ -166,14 +171,57 @@ func TestInstallManifests(t *testing.T) {
 		t.Errorf("the ClusterRole grants %q on Leases in every namespace", v)
 	}
 	lr := decode[rbacv1.Role](t, objs, "Role/pvkit-controller")
-	if lr.Namespace != d.Namespace || args["--leader-election-namespace"] != d.Namespace || len(lr.Rules) != 1 ||
+	if _, set := args["--leader-election-namespace"]; set {
+		t.Errorf("--leader-election-namespace is set: the Lease must follow the controller's namespace (a namespace overlay)")
+	}
+	if lr.Namespace != d.Namespace || len(lr.Rules) != 1 ||
 		!slices.Equal(lr.Rules[0].Resources, []string{"leases"}) || !slices.Equal(lr.Rules[0].Verbs, []string{"create", "get", "update"}) {
-		t.Errorf("leader election role %+v (namespace %q, --leader-election-namespace %q): want leases get/create/update in the controller's namespace",
-			lr.Rules, lr.Namespace, args["--leader-election-namespace"])
+		t.Errorf("leader election role %+v (namespace %q): want leases get/create/update in the controller's namespace", lr.Rules, lr.Namespace)
 	}
 	lb := decode[rbacv1.RoleBinding](t, objs, "RoleBinding/pvkit-controller")
 	if lb.Namespace != d.Namespace || lb.RoleRef.Kind != "Role" || lb.RoleRef.Name != lr.Name || len(lb.Subjects) != 1 ||
 		lb.Subjects[0].Name != spec.ServiceAccountName || lb.Subjects[0].Namespace != d.Namespace {
 		t.Errorf("leader election binding %+v does not bind the Role to the controller's ServiceAccount", lb)
+	}
+}
+
+// Issue 22 #3: everything namespace-bound follows a namespace overlay (the
+// Lease too: no --leader-election-namespace left behind).
+func TestNamespaceOverlay(t *testing.T) {
+	dir := filepath.Join(fntest.RepoRoot(), ".cache", "test-overlay")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("namespace: platform\nresources:\n- ../../config/default\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := buildDir(t, dir)
+	for key, o := range objs {
+		if strings.Contains(string(o.raw), "pvkit-system") {
+			t.Errorf("%s still names pvkit-system:\n%s", key, o.raw)
+		}
+	}
+	if b := decode[rbacv1.RoleBinding](t, objs, "RoleBinding/pvkit-controller"); b.Namespace != "platform" || b.Subjects[0].Namespace != "platform" {
+		t.Errorf("RoleBinding %+v", b)
+	}
+}
+
+// Issue 22 #3: make deploy needs the image named (there is no public
+// pvkit/controller to pull), and make undeploy keeps the CRDs (Porch ships
+// them too; deleting them deletes every variant).
+func TestDeployTargets(t *testing.T) {
+	root := fntest.RepoRoot()
+	out, err := exec.Command("make", "-C", root, "--no-print-directory", "deploy").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "make deploy needs IMAGE=REGISTRY/pvkit/controller:TAG") {
+		t.Fatalf("make deploy without IMAGE: %v\n%s", err, out)
+	}
+	out, err = exec.Command("make", "-C", root, "--no-print-directory", "-n", "undeploy").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "config/crd") || !strings.Contains(string(out), "config/manager") {
+		t.Fatalf("make -n undeploy: %v\n%s", err, out)
+	}
+	out, err = exec.Command("make", "-C", root, "--no-print-directory", "-n", "undeploy-crds").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "kubectl delete -k config/crd") {
+		t.Fatalf("make -n undeploy-crds: %v\n%s", err, out)
 	}
 }
