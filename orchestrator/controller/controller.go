@@ -22,7 +22,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
+	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
@@ -234,10 +236,26 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("informers", CacheSynced(mgr.GetCache())); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// CacheSynced is the readiness check: ready once the informer caches have
+// synced (a rollout waits for a replica that can reconcile). Every replica
+// runs the caches, the leader and the standbys alike: a standby is ready
+// too, and takes over without a cold start; which one leads is the Lease's
+// holderIdentity (kubectl -n pvkit-system get lease).
+func CacheSynced(c interface{ WaitForCacheSync(context.Context) bool }) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 100*time.Millisecond)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the informer caches have not synced yet")
+		}
+		return nil
+	}
 }
 
 // MaxWorkers bounds --workers: Porch serialises writes per package and

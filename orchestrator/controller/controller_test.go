@@ -180,3 +180,24 @@ func TestNoLocalCommandsLinked(t *testing.T) {
 		}
 	}
 }
+
+type syncCache bool
+
+func (s syncCache) WaitForCacheSync(ctx context.Context) bool {
+	if !s {
+		<-ctx.Done()
+	}
+	return bool(s)
+}
+
+// Issue 22 #2: /readyz is false until the informer caches have synced (it
+// was a plain ping: a rollout passed with no synced cache).
+func TestReadyzWaitsForTheCaches(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodGet, "/readyz", nil)
+	if err := CacheSynced(syncCache(false))(req); err == nil || err.Error() != "the informer caches have not synced yet" {
+		t.Fatalf("before the sync: %v", err)
+	}
+	if err := CacheSynced(syncCache(true))(req); err != nil {
+		t.Fatalf("after the sync: %v", err)
+	}
+}
