@@ -5,6 +5,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"os"
 	"path/filepath"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -421,5 +422,33 @@ func TestGetHabits(t *testing.T) {
 	code, _, errs = w.cmd("get", "-l", "a b")
 	if code != ExitUsage || !strings.Contains(errs, "pvctl get: -l: ") {
 		t.Fatalf("get -l 'a b': exit %d, %q", code, errs)
+	}
+}
+
+// Issue 22 #1 (local part): pvctl status shows the last run's sets and
+// variants, or one in detail: conditions, downstream revisions with their
+// lifecycle and readiness gates, a set's children; -o yaml the object.
+func TestStatus(t *testing.T) {
+	w := newWS(t)
+	w.write("cluster-objects.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "cluster-objects.yaml")), "name: us-east1-endpoints", "name: other-endpoints", 1))
+	w.run(ExitNotReady)
+	out := w.mustCmd(ExitOK, "status")
+	contains(t, out, "KIND               NAME                  READY  REASON", "PackageVariant     app-staging           True   NoErrors")
+	out = w.mustCmd(ExitOK, "status", "packagevariant/app-edge-useast1-app")
+	contains(t, out, "PackageVariant app-edge-useast1-app (namespace default, generation 1, observed 1)",
+		"Upstream:   repository blueprints, package app", "Ready=True", "Downstream revisions:",
+		`edge-useast1.app.packagevariant-1: Draft; package revision edge-useast1.app.packagevariant-1 is not ready: readiness gate "config.injection.ConfigMap.endpoints" is False`)
+	contains(t, w.mustCmd(ExitOK, "status", "pvs/app"), "PackageVariantSet app", "Children:", "PackageVariant app-edge-useast1-app: Ready True NoErrors")
+	var v pvapi.PackageVariant
+	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "status", "pv/app-staging", "-o", "yaml")), &v); err != nil || v.Name != "app-staging" {
+		t.Fatalf("status -o yaml: %v %s", err, v.Name)
+	}
+	code, _, errs := w.cmd("status", "packagevariant/nosuch")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariant nosuch: not found in the last run's state") {
+		t.Fatalf("status of a missing variant: exit %d, %q", code, errs)
+	}
+	code, _, errs = w.cmd("status", "configmap/x")
+	if code != ExitUsage || !strings.Contains(errs, `status shows packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
+		t.Fatalf("status configmap/x: exit %d, %q", code, errs)
 	}
 }

@@ -50,7 +50,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o))
+	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), statusCommand(ctx, o))
 	for _, v := range lifecycleVerbs {
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
