@@ -1,0 +1,90 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Issue 21 #6: never an ownerless draft, for upgrades too. A set over 20
+// repositories, every draft approved, then the set moved to blueprint v2:
+// every variant ends Ready with exactly one upgrade draft, owned by it. (On
+// a real Porch v1.5.3, 2 of 50 upgrade drafts were recorded without owner
+// and replaced by packagevariant-3 minutes later.)
+func TestFleetUpgradeEndsOwned(t *testing.T) {
+	const n = 20
+	e := newEnv(t, "upgrade")
+	bp := blueprint(t)
+	e.upstream(bp)
+	e.apply(cluster)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("f-%02d", i)
+		e.repository(name, e.bareRepo(name), true, map[string]string{"fleet": "yes"})
+	}
+	template := "      injectors:\n      - kind: ConfigMap\n        name: us-east1-endpoints\n"
+	e.apply(setOver("workspaceName: v1", `fleet: "yes"`, template))
+	drafts := func() (owned, ownerless []porchapi.PackageRevision) {
+		var l porchapi.PackageRevisionList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.Items {
+			if r.Spec.RepositoryName == "blueprints" || r.Spec.Lifecycle != porchapi.PackageRevisionLifecycleDraft || r.DeletionTimestamp != nil {
+				continue
+			}
+			if len(r.OwnerReferences) == 0 {
+				ownerless = append(ownerless, r)
+			} else {
+				owned = append(owned, r)
+			}
+		}
+		return owned, ownerless
+	}
+	settled := func(what string) {
+		e.eventually(10*converge, what, func() (bool, string) {
+			var l pvapi.PackageVariantList
+			if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+				return false, err.Error()
+			}
+			if len(l.Items) != n {
+				return false, fmt.Sprintf("%d children", len(l.Items))
+			}
+			for _, v := range l.Items {
+				if ok, msg := e.ready(v.Name); !ok {
+					return false, v.Name + ": " + msg
+				}
+			}
+			owned, ownerless := drafts()
+			return len(owned) == n && len(ownerless) == 0, fmt.Sprintf("%d owned drafts, %d ownerless", len(owned), len(ownerless))
+		})
+	}
+	settled(fmt.Sprintf("%d children Ready with one owned draft each", n))
+	owned, _ := drafts()
+	for _, d := range owned {
+		e.approve(d.Name)
+	}
+	bp["deployment.yaml"] = strings.Replace(bp["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.publishUpstream("file://"+filepath.Join(stackDir, "git", e.ns, "blueprints.git"), "app", "v2", bp)
+	e.eventually(converge, "Porch lists blueprints/app v2", func() (bool, string) {
+		for _, r := range e.revisions("blueprints", "app") {
+			if r.Spec.WorkspaceName == "v2" {
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+	e.apply(setOver("workspaceName: v2", `fleet: "yes"`, template))
+	settled(fmt.Sprintf("%d children Ready with one owned upgrade draft each", n))
+	owned, _ = drafts()
+	for _, d := range owned {
+		if !strings.HasSuffix(d.Name, ".packagevariant-2") {
+			t.Errorf("upgrade draft %s: want packagevariant-2 (an ownerless -2 replaced by -3?)", d.Name)
+		}
+	}
+}
