@@ -22,7 +22,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -78,6 +78,11 @@ deploy:
 undeploy:
 	kubectl delete -k config/manager --ignore-not-found
 	kubectl delete -k config/rbac --ignore-not-found
+
+## uninstall: the controller goes (undeploy), then pvctl release -A: every revision a variant owns is
+## released (ownerless, in place) and every variant loses pvkit's finalizer; nothing is deleted
+uninstall: undeploy bin/pvctl
+	bin/pvctl release -A
 
 ## undeploy-crds: remove the CRDs too, and with them every PackageVariant and PackageVariantSet
 undeploy-crds: undeploy

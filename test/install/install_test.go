@@ -220,6 +220,10 @@ func TestDeployTargets(t *testing.T) {
 	if err != nil || strings.Contains(string(out), "config/crd") || !strings.Contains(string(out), "config/manager") {
 		t.Fatalf("make -n undeploy: %v\n%s", err, out)
 	}
+	out, err = exec.Command("make", "-C", root, "--no-print-directory", "-n", "uninstall").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "config/crd") || !strings.Contains(string(out), "bin/pvctl release -A") {
+		t.Fatalf("make -n uninstall: %v\n%s", err, out)
+	}
 	out, err = exec.Command("make", "-C", root, "--no-print-directory", "-n", "undeploy-crds").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "kubectl delete -k config/crd") {
 		t.Fatalf("make -n undeploy-crds: %v\n%s", err, out)

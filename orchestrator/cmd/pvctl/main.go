@@ -39,6 +39,16 @@ func main() {
 			return nil
 		},
 	}, &cobra.Command{
+		Use:                "release (-n NAMESPACE | -A) [--dry-run]",
+		Short:              "Before uninstalling the controller: release every revision a variant owns and every variant's finalizer; deletes nothing",
+		DisableFlagParsing: true, // pvctl release --help
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := controller.ReleaseMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
+				os.Exit(code)
+			}
+			return nil
+		},
+	}, &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
