@@ -122,17 +122,8 @@ func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
         name: us-east1-endpoints
 `))
 	e.eventually(10*converge, fmt.Sprintf("%d children Ready with one draft each", n), func() (bool, string) {
-		var l pvapi.PackageVariantList
-		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
-			return false, err.Error()
-		}
-		if len(l.Items) != n {
-			return false, fmt.Sprintf("%d children", len(l.Items))
-		}
-		for _, v := range l.Items {
-			if ok, msg := e.ready(v.Name); !ok {
-				return false, v.Name + ": " + msg
-			}
+		if ok, msg := e.allReady(n); !ok {
+			return false, msg
 		}
 		drafts := 0
 		for _, r := range e.revisionNames(t) {

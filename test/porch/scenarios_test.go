@@ -50,6 +50,24 @@ func (e *env) ready(name string) (bool, string) {
 	return c.Status == "True" && current, fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
 }
 
+// allReady says whether the namespace holds exactly n PackageVariants and
+// every one of them is Ready; the message names the first that is not.
+func (e *env) allReady(n int) (bool, string) {
+	var l pvapi.PackageVariantList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		return false, err.Error()
+	}
+	if len(l.Items) != n {
+		return false, fmt.Sprintf("%d children", len(l.Items))
+	}
+	for _, v := range l.Items {
+		if ok, msg := e.ready(v.Name); !ok {
+			return false, v.Name + ": " + msg
+		}
+	}
+	return true, ""
+}
+
 // blueprint is examples/app without its own pipeline: Porch renders a
 // clone at once, with the package context Porch generates (name only), and
 // the example's apply-replacements reads data.env from it, so Porch v1.5.3

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
-	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -48,17 +47,8 @@ func TestFleetUpgradeEndsOwned(t *testing.T) {
 	}
 	settled := func(what string) {
 		e.eventually(10*converge, what, func() (bool, string) {
-			var l pvapi.PackageVariantList
-			if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
-				return false, err.Error()
-			}
-			if len(l.Items) != n {
-				return false, fmt.Sprintf("%d children", len(l.Items))
-			}
-			for _, v := range l.Items {
-				if ok, msg := e.ready(v.Name); !ok {
-					return false, v.Name + ": " + msg
-				}
+			if ok, msg := e.allReady(n); !ok {
+				return false, msg
 			}
 			owned, ownerless := drafts()
 			return len(owned) == n && len(ownerless) == 0, fmt.Sprintf("%d owned drafts, %d ownerless", len(owned), len(ownerless))
