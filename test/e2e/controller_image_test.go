@@ -13,6 +13,7 @@ import (
 // cluster, it must get as far as loading its kubeconfig and fail there with
 // exit 1, which proves the binary starts under those constraints.
 func TestControllerImage(t *testing.T) {
+	needKpt(t)
 	imagesEnabled(t)
 	out, err := exec.Command("docker", "image", "inspect", "pvkit/controller:dev").Output()
 	if err != nil {

@@ -22,6 +22,7 @@ func imagesEnabled(t *testing.T) {
 // requires exactly the exec runs' results: the same package, byte for byte,
 // the same kpt output, and the same failures.
 func TestImages(t *testing.T) {
+	needKpt(t)
 	imagesEnabled(t)
 	for _, c := range cases {
 		c := c
@@ -36,6 +37,7 @@ func TestImages(t *testing.T) {
 // The image example differs from the exec example only in exec/image lines,
 // so the image render is checked against the exec render's expectations.
 func TestRenderExamplesAgree(t *testing.T) {
+	needKpt(t)
 	execs := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "render", "app"))
 	images := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "render-images", "app"))
 	for k, v := range images {

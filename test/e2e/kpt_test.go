@@ -79,6 +79,7 @@ var cases = []kptCase{
 }
 
 func TestKpt(t *testing.T) {
+	needKpt(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { runCase(t, c) })
 	}
