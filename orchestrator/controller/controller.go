@@ -31,6 +31,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
@@ -41,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -262,18 +264,22 @@ func CacheSynced(c interface{ WaitForCacheSync(context.Context) bool }) healthz.
 // serves a few dozen requests at once; more workers only queue there.
 const MaxWorkers = 64
 
-// Setup registers the store's indexes and both reconcilers, with an Event
-// recorder each, the kinds they may read, their number of workers and the
+// Setup registers the store's indexes, pvkit's metrics (package metrics)
+// and both reconcilers, with an Event recorder each, the kinds they may read, their number of workers and the
 // bound on a set's children (0: the default).
 func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int) error {
 	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	porch := &store.Porch{Client: mgr.GetClient()}
+	m, err := metrics.New(crmetrics.Registry, mgr.GetClient())
+	if err != nil {
+		return fmt.Errorf("registering pvkit's metrics: %w", err)
+	}
+	porch := &store.Porch{Client: m.Porch(mgr.GetClient())}
 	rec := mgr.GetEventRecorderFor(EventSource)
-	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Kinds: kinds, Workers: workers,
+	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
 		MaxChildren: maxChildren}).SetupWithManager(ctx, mgr)
 }

@@ -3,7 +3,10 @@ package porch
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,4 +80,48 @@ func TestFleetUpgradeEndsOwned(t *testing.T) {
 			t.Errorf("upgrade draft %s: want packagevariant-2 (an ownerless -2 replaced by -3?)", d.Name)
 		}
 	}
+	// The leader's metrics count the same fleet (other scenarios' variants
+	// may be there too: at least n).
+	m := scrapeMetrics(t)
+	for _, series := range []string{
+		`pvkit_packagevariants{ready="True",reason="NoErrors"}`,
+		`pvkit_drafts{lifecycle="Draft"}`,
+		`pvkit_porch_requests_total{code="OK",resource="packagerevisions",verb="create"}`,
+		`pvkit_porch_requests_total{code="OK",resource="packagerevisionresources",verb="update"}`,
+	} {
+		if m[series] < n {
+			t.Errorf("/metrics: %s = %v, want at least %d", series, m[series], n)
+		}
+	}
+	if m[`pvkit_reconcile_duration_seconds_count{kind="PackageVariant",result="success"}`] < n {
+		t.Errorf("/metrics: no successful PackageVariant reconciles counted")
+	}
+}
+
+// scrapeMetrics reads the controller's /metrics as series → value.
+func scrapeMetrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://127.0.0.1:18080/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndex(line, " ")
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
 }

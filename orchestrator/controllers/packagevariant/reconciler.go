@@ -8,6 +8,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/upstream"
@@ -44,6 +45,8 @@ type Reconciler struct {
 	Clock kit.Clock
 	// Recorder records Events on the variants (nil: none).
 	Recorder record.EventRecorder
+	// Metrics records each reconcile's duration and result (nil: none).
+	Metrics *metrics.Metrics
 	// Kinds are the kinds the reconciler may read for injection (the zero
 	// value: kit.DefaultReadableKinds).
 	Kinds kit.ReadableKinds
@@ -76,6 +79,8 @@ const cacheRetry = 500 * time.Millisecond
 // the conditions (kit.Summarize), record a stall as an Event, and patch the
 // status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	result, start := metrics.ResultError, time.Now()
+	defer func() { r.Metrics.ObserveReconcile("PackageVariant", result, start) }()
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, req.NamespacedName, v); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -92,6 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var behind errCacheBehind
 	if errors.As(err, &behind) { // nothing decided: run again once the cache has caught up
 		ctrl.LoggerFrom(ctx).V(1).Info(behind.Error())
+		result = metrics.ResultWaiting
 		return ctrl.Result{RequeueAfter: cacheRetry}, nil
 	}
 	var res kit.Result
@@ -106,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		v.Status.ObservedGeneration = v.Generation
 	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
+	result = metrics.Result(res.Stalled != nil, errors.Join(res.Err, patchErr))
 	return ctrl.Result{}, errors.Join(res.Err, patchErr)
 }
 

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -42,6 +44,8 @@ type Reconciler struct {
 	Clock  kit.Clock
 	// Recorder records Events on the sets (nil: none).
 	Recorder record.EventRecorder
+	// Metrics records each reconcile's duration and result (nil: none).
+	Metrics *metrics.Metrics
 	// Kinds are the kinds objectSelector may select (the zero value:
 	// kit.DefaultReadableKinds).
 	Kinds kit.ReadableKinds
@@ -62,6 +66,8 @@ type Reconciler struct {
 // summarize its outcome into the conditions (kit.Summarize), record a stall
 // as an Event, and patch the status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	result, start := metrics.ResultError, time.Now()
+	defer func() { r.Metrics.ObserveReconcile("PackageVariantSet", result, start) }()
 	set := &pvsapi.PackageVariantSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -80,6 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	set.Status.ObservedGeneration = set.Generation
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status)
+	result = metrics.Result(res.Stalled != nil, errors.Join(res.Err, patchErr))
 	return ctrl.Result{}, errors.Join(res.Err, patchErr)
 }
 
