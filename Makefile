@@ -22,7 +22,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -72,6 +72,11 @@ deploy:
 	@rm -rf .cache/deploy && mkdir -p .cache/deploy && printf 'resources:\n- ../../config/default\nimages:\n- name: pvkit/controller\n  newName: %s\n  newTag: %s\n' \
 	  "$$(echo '$(IMAGE)' | sed 's/:[^:/]*$$//')" "$$(echo '$(IMAGE)' | sed -n 's/.*:\([^:/]*\)$$/\1/p')" > .cache/deploy/kustomization.yaml
 	kubectl apply -k .cache/deploy
+
+## stop-porch-controllers: stop Porch's own PackageVariant and PackageVariantSet controllers (kubectl's
+## current context; DRY_RUN=1 previews), before make deploy
+stop-porch-controllers: bin/pvctl
+	bin/pvctl stop-porch-controllers $(if $(DRY_RUN),--dry-run)
 
 ## undeploy: remove the controller (Deployment, RBAC, namespace); the CRDs stay, and with them every
 ## PackageVariant and PackageVariantSet (Porch ships the same CRDs; make undeploy-crds removes them)

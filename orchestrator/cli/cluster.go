@@ -131,7 +131,7 @@ func (c *cluster) Writes() int {
 	return c.writes
 }
 
-func kindOf(scheme *runtime.Scheme, o client.Object) string {
+func kindOf(scheme *runtime.Scheme, o runtime.Object) string {
 	if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
 		return k
 	}

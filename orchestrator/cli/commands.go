@@ -48,7 +48,7 @@ type RunOutput struct {
 	Warnings   []string                   `json:"warnings,omitempty"`
 }
 
-func printReport(w io.Writer, rep *Report, output string) error {
+func printReport(w io.Writer, rep *Report, output string, paint painter) error {
 	if output == "yaml" || output == "json" {
 		doc := RunOutput{DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs,
 			Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
@@ -80,7 +80,7 @@ func printReport(w io.Writer, rep *Report, output string) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tNAME\tREADY\tREASON\tDOWNSTREAM\tMESSAGE")
+	fmt.Fprintf(tw, "KIND\tNAME\t%s\tREASON\tDOWNSTREAM\tMESSAGE\n", paint.header("READY"))
 	for _, o := range rep.Objects {
 		msg := o.Message
 		if o.ReconcileErr != "" && !strings.Contains(msg, o.ReconcileErr) {
@@ -96,7 +96,7 @@ func printReport(w io.Writer, rep *Report, output string) error {
 		if o.Ready == "True" && !o.Deleting {
 			msg = ""
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, o.Ready, o.Reason, down, strings.ReplaceAll(msg, "\n", " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, paint.ready(string(o.Ready)), o.Reason, down, strings.ReplaceAll(msg, "\n", " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -38,6 +38,15 @@
 //     names file, object and field. Exit codes: 0 every set and variant
 //     Ready; 1 some are not (or a command failed); 2 usage or input errors,
 //     nothing written.
+//   - `status` and `events` read; they reconcile nothing. Locally they read
+//     the state file: the reconcilers record the same Events in pvctl run
+//     as in the controller, and the state keeps them across runs, repeats
+//     aggregated (Count), the newest 1,000, an object's events going with
+//     it. With --kubeconfig or --context they read a namespace of a
+//     cluster instead (variants, sets, PackageRevisions, core/v1 Events).
+//   - Colour only where it helps a glance (the READY column, Warning
+//     events), on a terminal, unless NO_COLOR or --color=never; a painted
+//     column has its header painted too, so tabwriter keeps it aligned.
 //   - One pvctl writes to a repositories directory at a time; a ref moved by
 //     another writer since the run read it is a conflict, not overwritten.
 package cli

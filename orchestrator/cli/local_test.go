@@ -448,7 +448,7 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status of a missing variant: exit %d, %q", code, errs)
 	}
 	code, _, errs = w.cmd("status", "configmap/x")
-	if code != ExitUsage || !strings.Contains(errs, `status shows packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
+	if code != ExitUsage || !strings.Contains(errs, `pvctl status: want packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
 		t.Fatalf("status configmap/x: exit %d, %q", code, errs)
 	}
 }

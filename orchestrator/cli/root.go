@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
@@ -20,7 +21,12 @@ type Options struct {
 	Stdin     io.Reader
 	Stdout    io.Writer
 	Stderr    io.Writer
+	// Color is --color: auto, always or never.
+	Color string
 }
+
+// paint is the painter for stdout.
+func (o *Options) paint() painter { return newPainter(o.Color, o.Stdout) }
 
 // NewRoot returns pvctl's command tree with the local commands; the binary
 // adds `controller` and `version`. Flags may come before or after arguments.
@@ -42,15 +48,19 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&o.Repos, "repos", "", "the directory of bare git repositories (default: $PVCTL_REPOS, else ./repositories); a namespace other than default has its own, REPOS/namespaces/NAMESPACE")
+	root.PersistentFlags().StringVar(&o.Color, "color", "auto", "colour tables: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		o.Repos = ReposDir(o.Repos, o.Namespace)
+		if !slices.Contains(colorChoices, o.Color) {
+			return usageErr("--color must be auto, always or never, not %q", o.Color)
+		}
 		return nil
 	}
 	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "default", "the namespace the embedded cluster serves")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), statusCommand(ctx, o))
+	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o))
 	for _, v := range lifecycleVerbs {
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
@@ -201,7 +211,7 @@ the variants of the last run (and more than one) stop the run before it does any
 			for _, w := range rep.Warnings {
 				fmt.Fprintf(o.Stderr, "warning: %s\n", w)
 			}
-			if err := printReport(o.Stdout, rep, output); err != nil {
+			if err := printReport(o.Stdout, rep, output, o.paint()); err != nil {
 				return err
 			}
 			_, notReady, stalled := rep.Counts()

@@ -247,8 +247,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
-	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds}
-	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds}
+	events := newEventLog(scheme, o.Clock, st.Events)
+	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
+	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events}
 
 	rep := &Report{Warnings: warnings}
 	errs := map[string]error{}
@@ -294,7 +295,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 		cluster[i] = u.Object
 	}
-	if err := (&state{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster}).write(o.State); err != nil {
+	if err := (&state{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: events.Of(rep.Variants, rep.Sets)}).write(o.State); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -31,6 +31,9 @@ type state struct {
 	// selection candidates): one the files no longer give stays until
 	// --prune, as a variant does.
 	Objects []map[string]any `json:"objects,omitempty"`
+	// Events are the Events the reconcilers recorded, every run's, the
+	// newest MaxEvents (pvctl events).
+	Events []Event `json:"events,omitempty"`
 }
 
 func readState(path string) (*state, error) {

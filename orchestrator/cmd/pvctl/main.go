@@ -3,6 +3,8 @@
 //	pvctl controller [flags]   reconcile PackageVariants and PackageVariantSets against Porch
 //	pvctl run -f FILE...       the same reconcile on local git repositories, once
 //	pvctl plan | get | diff | pull | publish | propose | approve | reject | del | propose-delete
+//	pvctl status | events      the fleet at a glance: the last run's, or a cluster's (--kubeconfig)
+//	pvctl release | stop-porch-controllers   uninstall pvkit's controller; stop Porch's before installing it
 //	pvctl completion bash|zsh|fish|powershell
 //	pvctl version
 //
@@ -44,6 +46,16 @@ func main() {
 		DisableFlagParsing: true, // pvctl release --help
 		RunE: func(_ *cobra.Command, args []string) error {
 			if code := controller.ReleaseMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
+				os.Exit(code)
+			}
+			return nil
+		},
+	}, &cobra.Command{
+		Use:                "stop-porch-controllers [--dry-run]",
+		Short:              "Before installing the controller: stop Porch's own PackageVariant and PackageVariantSet controllers",
+		DisableFlagParsing: true, // pvctl stop-porch-controllers --help
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := controller.StopPorchControllersMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)
 			}
 			return nil
