@@ -21,6 +21,7 @@ package approval
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,28 @@ const (
 	Initial          = "initial"
 	Always           = "always"
 )
+
+// Split separates annotations a variant gives its drafts into those
+// written when the draft is created (now) and those that ask for its
+// approval (later: every approval.nephio.org/ annotation), written only
+// once the draft is finished, so that no approver sees a half-made draft
+// that asks to be approved.
+func Split(annotations map[string]string) (now, later map[string]string) {
+	for k, v := range annotations {
+		if strings.HasPrefix(k, "approval.nephio.org/") {
+			if later == nil {
+				later = map[string]string{}
+			}
+			later[k] = v
+			continue
+		}
+		if now == nil {
+			now = map[string]string{}
+		}
+		now[k] = v
+	}
+	return now, later
+}
 
 // Facts are what the decision reads about one draft.
 type Facts struct {

@@ -5,6 +5,9 @@
 // own code in pkg/, so a fix in a function reaches the orchestrator too; a
 // test runs the chain both ways and requires identical output.
 //
+// The readiness gate MutationGate, when the package has it, is set True
+// once every step succeeded: the draft is finished in the same write.
+//
 // Change detection is semantic (F9): a file whose content only moved keys or
 // formatting is no change and keeps its bytes, so an unchanged variant never
 // causes a write.
@@ -13,12 +16,14 @@ package chain
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/configinject"
+	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/packagecontext"
 	"github.com/pvkit/pvkit/pkg/pipelineprepend"
@@ -128,12 +133,49 @@ func (p *Package) Run(steps []Step) (*Result, error) {
 		}
 		items = rl.Items
 	}
+	if err := closeGate(items); err != nil {
+		return out, err
+	}
 	var err error
 	if out.Files, err = krm.ItemsToFiles(items, p.files); err != nil {
 		return out, err
 	}
 	out.Changed = !maps.Equal(p.files, out.Files)
 	return out, nil
+}
+
+// MutationGate is the readiness gate a PackageVariant's drafts carry from
+// their creation (store.DraftSpec.ReadinessGates, its condition False) until
+// the chain has run on them: a draft whose mutation has not run, or failed,
+// is not approvable (porchctl, Nephio's approval controller and pvctl
+// approve check every gate).
+const MutationGate = "pvkit.dev/mutation"
+
+// The condition the chain sets when it has run.
+const (
+	MutatedReason  = "Mutated"
+	MutatedMessage = "the PackageVariant's mutations ran"
+)
+
+// closeGate sets the MutationGate's condition True in a package that has
+// the gate; a package without it is left alone (a draft pvkit did not
+// create: taken over from Porch's controllers, say).
+func closeGate(items []*yaml.RNode) error {
+	kf, err := kptfile.Find(items)
+	if err != nil || kf == nil {
+		return err
+	}
+	gates, err := kf.ReadinessGates()
+	if err != nil {
+		return fmt.Errorf("Kptfile: %w", err)
+	}
+	if !slices.Contains(gates, MutationGate) {
+		return nil
+	}
+	if err := kf.SetConditions([]kptfile.Condition{{Type: MutationGate, Status: kptfile.ConditionTrue, Reason: MutatedReason, Message: MutatedMessage}}); err != nil {
+		return fmt.Errorf("Kptfile: %w", err)
+	}
+	return nil
 }
 
 // InjectionTypes lists the apiVersion/kind of the package's injection points:

@@ -174,7 +174,11 @@ func TestUpgradeAfterPublish(t *testing.T) {
 	fntest.WriteTree(t, v2, files)
 	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2), "published blueprints.app.v2: package app revision 2 in blueprints")
 	out := w.run(ExitStalled)
-	contains(t, out, "Changes (1):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)",
+	// Two writes: the upgrade draft is created with its mutation gate False,
+	// and the chain's run sets it True (nothing else changes: the merge kept
+	// the variant's mutations).
+	contains(t, out, "Changes (2):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)\n"+
+		"  updated the resources of edge-useast1.app.packagevariant-2\n",
 		"app-edge-uswest1-app  False  StaleDraft")
 	up := w.files("edge-useast1.app.packagevariant-2")
 	contains(t, up["Kptfile"], "ref: app/v2", "name: PackageVariant.app-edge-useast1-app.set-ns.0")

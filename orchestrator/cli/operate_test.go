@@ -13,6 +13,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -212,5 +214,36 @@ func TestStatusFromCluster(t *testing.T) {
 	contains(t, errs, `pvctl events: loading the kubeconfig: context "nowhere" does not exist`)
 	if strings.Join(asked, ",") != "/k|,/k|,|prod,/k|,/k|,/k|,|nowhere" {
 		t.Errorf("clusters asked for: %v", asked)
+	}
+}
+
+// Issue 21 #3 in pvctl: a draft whose mutation has not run (created with
+// the mutation gate, as the reconciler creates every draft, and never
+// finished: a run stopped between the two writes) is refused by approve,
+// naming the gate; after a run, every draft has the gate True.
+func TestUnfinishedDraftIsNotApprovable(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	const name = "edge-useast1.app.packagevariant-1"
+	kf := w.files(name)["Kptfile"]
+	contains(t, kf, "- conditionType: pvkit.dev/mutation\n")
+	if i := strings.Index(kf, "- type: pvkit.dev/mutation\n"); i < 0 || !strings.HasPrefix(strings.TrimLeft(kf[i+len("- type: pvkit.dev/mutation\n"):], " "), "status: \"True\"") {
+		t.Fatalf("the finished draft's mutation condition is not True:\n%s", kf)
+	}
+	s := w.store()
+	up := ""
+	for _, r := range s.All("default") {
+		if r.Repository == "blueprints" {
+			up = r.Name
+		}
+	}
+	d, err := s.CreateDraft(context.Background(), store.DraftSpec{Namespace: "default", Repository: "edge-useast1", Package: "half", Workspace: "packagevariant-1",
+		Task: store.Task{Type: store.Clone, Upstream: up}, ReadinessGates: []string{chain.MutationGate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := w.cmd("approve", d.Name)
+	if code != ExitNotReady || !strings.Contains(errs, `package revision edge-useast1.half.packagevariant-1 is not ready: readiness gate "pvkit.dev/mutation" is False`) {
+		t.Fatalf("approve of an unfinished draft: exit %d, %q", code, errs)
 	}
 }

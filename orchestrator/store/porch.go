@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,7 +136,43 @@ func (p *Porch) CreateDraft(ctx context.Context, s DraftSpec) (Revision, error) 
 	if err := p.Client.Create(ctx, pr); err != nil {
 		return Revision{}, wrap(err)
 	}
+	if err := p.pendingGates(ctx, pr, s.ReadinessGates); err != nil {
+		return fromPorch(pr), fmt.Errorf("created %s/%s, but could not set its readiness gates %v: %w", pr.Namespace, pr.Name, s.ReadinessGates, err)
+	}
 	return fromPorch(pr), nil
+}
+
+// pendingGates adds the readiness gates, each with a False condition, to a
+// draft just created: Porch v1.5.3 ignores them in a create, and writes a
+// draft's spec.readinessGates and status.conditions into its Kptfile on
+// update (replacing the lists, so the package's own are sent along). pr
+// is the create's answer; a conflict (Porch's background refresh moved the
+// draft on) is retried on a fresh read.
+func (p *Porch) pendingGates(ctx context.Context, pr *porchapi.PackageRevision, gates []string) error {
+	if len(gates) == 0 {
+		return nil
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			if err = p.Client.Get(ctx, client.ObjectKeyFromObject(pr), pr); err != nil {
+				return wrap(err)
+			}
+		}
+		for _, g := range gates {
+			if !slices.ContainsFunc(pr.Spec.ReadinessGates, func(r porchapi.ReadinessGate) bool { return r.ConditionType == g }) {
+				pr.Spec.ReadinessGates = append(pr.Spec.ReadinessGates, porchapi.ReadinessGate{ConditionType: g})
+			}
+			if !slices.ContainsFunc(pr.Status.Conditions, func(c porchapi.Condition) bool { return c.Type == g }) {
+				pr.Status.Conditions = append(pr.Status.Conditions, porchapi.Condition{Type: g, Status: porchapi.ConditionFalse,
+					Reason: PendingReason, Message: PendingMessage})
+			}
+		}
+		if err = p.Client.Update(ctx, pr); !apierrors.IsConflict(err) {
+			return wrap(err)
+		}
+	}
+	return wrap(err)
 }
 
 // GetResources implements Store.

@@ -155,7 +155,22 @@ type DraftSpec struct {
 	Owners                                    []OwnerRef
 	Labels, Annotations                       map[string]string
 	Task                                      Task
+	// ReadinessGates are condition types the draft carries from its
+	// creation, each with a False condition (reason Pending), so that it is
+	// not approvable until its owner sets them True (the mutation chain does,
+	// in the write that finishes the draft). The stores that write files
+	// themselves put them in the draft's first commit; Porch ignores a new
+	// PackageRevision's readiness gates, so the Porch store writes them with
+	// an update right after the create.
+	ReadinessGates []string
 }
+
+// The condition a store writes for each readiness gate a new draft is
+// created with (DraftSpec.ReadinessGates).
+const (
+	PendingReason  = "Pending"
+	PendingMessage = "set when the draft was created; True once its owner has finished it"
+)
 
 // Resources are a revision's files.
 type Resources struct {

@@ -36,6 +36,21 @@
 //     draft in a pvkit workspace the variant did not ask for is reported
 //     (Warning OwnerlessDraft) when a draft is created next to it.
 //
+// A draft is never approvable before its mutation ran: every draft (clone,
+// upgrade, edit) is created with the readiness gate chain.MutationGate,
+// its condition False (reason Pending), which the chain sets True in the
+// write that finishes the draft; porchctl, Nephio's approval controller and
+// pvctl approve all refuse a draft with a gate not True. On a real Porch
+// the gate is the next request after the create (Porch v1.5.3 ignores a new
+// PackageRevision's gates), so the window is one request long; the local
+// stores write it in the draft's first commit. A draft pvkit did not
+// create (taken over from Porch's controllers) gets no gate, so a converged
+// fleet still costs no write. The annotations that ask for approval
+// (approval.nephio.org/...) are held back at creation and written once the
+// draft is finished, so an approver never sees a half-made draft asking to
+// be approved. Cost: an upgrade whose merge already kept every mutation now
+// takes two writes (create, then the gate), as a clone always did.
+//
 // Workers: the controller reconciles --workers variants at once; two
 // variants writing the same downstream package take turns (a lock per
 // package), so neither picks the workspace the other is creating.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/approval"
+	"github.com/pvkit/pvkit/orchestrator/chain"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -313,9 +315,10 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 			ownerless = append(ownerless, rev.Name)
 		}
 	}
+	now, _ := approval.Split(v.Spec.Annotations)
 	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
 		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
-		Labels: v.Spec.Labels, Annotations: v.Spec.Annotations, Task: task}
+		Labels: v.Spec.Labels, Annotations: now, Task: task, ReadinessGates: []string{chain.MutationGate}}
 	if len(ownerless) > 0 {
 		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
 	}
@@ -372,9 +375,10 @@ func (r *Reconciler) findRevision(ctx context.Context, key store.PackageKey, nam
 // reclaim makes the variant the owner of the ownerless draft it asked for,
 // with its labels and annotations, as the create would have.
 func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev store.Revision) (store.Revision, error) {
+	now, _ := approval.Split(v.Spec.Annotations)
 	rev.Owners = []store.OwnerRef{ownerRef(v)}
 	rev.Labels = overlay(rev.Labels, v.Spec.Labels)
-	rev.Annotations = overlay(rev.Annotations, v.Spec.Annotations)
+	rev.Annotations = overlay(rev.Annotations, now)
 	if err := r.Store.Update(ctx, rev); err != nil {
 		r.asked.set(v.UID, rev.Name)
 		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)

@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/chain"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -35,8 +37,35 @@ type mutation struct {
 	conflict error
 }
 
-// mutate runs the chain on a draft and writes the result when it changed.
+// mutate runs the chain on a draft and writes the result when it changed;
+// once the draft is finished (its mutation gate True, no render conflict),
+// it gets the annotations that ask for its approval, held back until then
+// (approval.Later).
 func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (mutation, error) {
+	m, err := r.mutateFiles(ctx, v, d)
+	if err != nil || m.conflict != nil {
+		return m, err
+	}
+	_, later := approval.Split(v.Spec.Annotations)
+	missing := false
+	for k, val := range later {
+		missing = missing || d.Annotations[k] != val
+	}
+	if !missing {
+		return m, nil
+	}
+	d.Annotations, d.ResourceVersion = overlay(d.Annotations, later), ""
+	if err := r.Store.Update(ctx, d); err != nil {
+		return m, fmt.Errorf("annotating the finished draft %s for approval: %w", d.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("annotated the finished draft for approval", "revision", d.Name)
+	m.settled = "" // the update moved the draft on
+	return m, nil
+}
+
+// mutateFiles runs the chain on a draft and writes the result when it
+// changed.
+func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
 		return mutation{}, err

@@ -8,6 +8,8 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/krm"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +89,7 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	case *porchapi.PackageRevision:
 		for _, r := range c.store.All(key.Namespace) {
 			if r.Name == key.Name {
-				*o = toPorch(r)
+				*o = c.withKptfileStatus(ctx, toPorch(r))
 				return nil
 			}
 		}
@@ -165,7 +167,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err != nil {
 		return apiError(err, pr.Name)
 	}
-	*pr = toPorch(rev)
+	*pr = c.withKptfileStatus(ctx, toPorch(rev))
 	return nil
 }
 
@@ -177,6 +179,9 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 		rev := store.Revision{Namespace: o.Namespace, Name: o.Name, Lifecycle: store.Lifecycle(o.Spec.Lifecycle), Labels: o.Labels, Annotations: o.Annotations}
 		for _, ref := range o.OwnerReferences {
 			rev.Owners = append(rev.Owners, store.OwnerRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID), Controller: ref.Controller != nil && *ref.Controller})
+		}
+		if err := c.patchKptfile(ctx, o); err != nil {
+			return apiError(err, o.Name)
 		}
 		return apiError(c.store.Update(ctx, rev), o.Name)
 	case *porchapi.PackageRevisionResources:
@@ -195,6 +200,90 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 		return renderStatusInto(rs, &o.Status.RenderStatus)
 	}
 	return c.Client.Update(ctx, obj, opts...)
+}
+
+// withKptfileStatus adds what Porch reads from a revision's Kptfile:
+// spec.readinessGates and status.conditions (List leaves them out: nothing
+// pvkit lists needs them, and it saves parsing every Kptfile).
+func (c *Client) withKptfileStatus(ctx context.Context, pr porchapi.PackageRevision) porchapi.PackageRevision {
+	kf := c.kptfile(ctx, pr.Namespace, pr.Name)
+	if kf == nil {
+		return pr
+	}
+	gates, _ := kf.ReadinessGates()
+	for _, g := range gates {
+		pr.Spec.ReadinessGates = append(pr.Spec.ReadinessGates, porchapi.ReadinessGate{ConditionType: g})
+	}
+	conds, _ := kf.Conditions()
+	for _, cd := range conds {
+		pr.Status.Conditions = append(pr.Status.Conditions, porchapi.Condition{Type: cd.Type, Status: porchapi.ConditionStatus(cd.Status), Reason: cd.Reason, Message: cd.Message})
+	}
+	return pr
+}
+
+func (c *Client) kptfile(ctx context.Context, namespace, name string) *kptfile.Kptfile {
+	res, err := c.store.GetResources(ctx, namespace, name)
+	if err != nil {
+		return nil
+	}
+	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: res.Files[kptfile.FileName]})
+	if err != nil {
+		return nil
+	}
+	kf, _ := kptfile.Find(items)
+	return kf
+}
+
+// patchKptfile does what Porch does when a draft's PackageRevision is
+// updated: its spec.readinessGates and status.conditions are written into
+// the Kptfile (Porch replaces the lists when they are not empty; this
+// merges, the same for a client that sends them back whole, as pvkit does).
+func (c *Client) patchKptfile(ctx context.Context, pr *porchapi.PackageRevision) error {
+	if len(pr.Spec.ReadinessGates) == 0 && len(pr.Status.Conditions) == 0 {
+		return nil
+	}
+	res, err := c.store.GetResources(ctx, pr.Namespace, pr.Name)
+	if err != nil {
+		return err
+	}
+	for _, r := range c.store.All(pr.Namespace) {
+		if r.Name == pr.Name && r.Lifecycle != store.Draft {
+			return nil // Porch patches drafts only
+		}
+	}
+	orig := map[string]string{kptfile.FileName: res.Files[kptfile.FileName]}
+	items, err := krm.FilesToItems(orig)
+	if err != nil {
+		return err
+	}
+	kf, err := kptfile.Find(items)
+	if err != nil || kf == nil {
+		return err
+	}
+	var gates []string
+	for _, g := range pr.Spec.ReadinessGates {
+		gates = append(gates, g.ConditionType)
+	}
+	if _, err := kf.AddReadinessGates(gates); err != nil {
+		return err
+	}
+	var conds []kptfile.Condition
+	for _, cd := range pr.Status.Conditions {
+		conds = append(conds, kptfile.Condition{Type: cd.Type, Status: string(cd.Status), Reason: cd.Reason, Message: cd.Message})
+	}
+	if err := kf.SetConditions(conds); err != nil {
+		return err
+	}
+	out, err := krm.ItemsToFiles(items, orig)
+	if err != nil {
+		return err
+	}
+	if out[kptfile.FileName] == res.Files[kptfile.FileName] {
+		return nil
+	}
+	res.Files[kptfile.FileName] = out[kptfile.FileName]
+	_, err = c.store.UpdateResources(ctx, pr.Namespace, pr.Name, res)
+	return err
 }
 
 // Delete implements client.Client.

@@ -24,6 +24,9 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 		return store.Revision{}, fmt.Errorf("package revision %s/%s: %w", spec.Namespace, name, store.ErrAlreadyExists)
 	}
 	files, lock, err := s.taskFiles(spec)
+	if err == nil {
+		files, err = tasks.WithPendingGates(files, spec.ReadinessGates)
+	}
 	if err != nil {
 		return store.Revision{}, err
 	}

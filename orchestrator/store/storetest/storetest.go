@@ -38,6 +38,59 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("resources", func(t *testing.T) { testResources(t, newHarness(t)) })
 	t.Run("edit and upgrade", func(t *testing.T) { testEditUpgrade(t, newHarness(t)) })
 	t.Run("lifecycle", func(t *testing.T) { testLifecycle(t, newHarness(t)) })
+	t.Run("readiness gates from the first write", func(t *testing.T) { testPendingGates(t, newHarness(t)) })
+}
+
+// testPendingGates: a draft created with readiness gates carries them,
+// each with a False condition, next to the package's own, in every kind of
+// draft (clone, edit, upgrade).
+func testPendingGates(t *testing.T, h Harness) {
+	ctx := context.Background()
+	h.AddRepository(ns, "deploy")
+	bp := map[string]string{}
+	for k, v := range Blueprint {
+		bp[k] = v
+	}
+	bp["Kptfile"] += "info:\n  readinessGates:\n  - conditionType: config.injection.ConfigMap.endpoints\n"
+	up := h.Publish(ns, "blueprints", "app", bp)
+	gate := "pvkit.dev/mutation"
+	check := func(name string) {
+		t.Helper()
+		res, err := h.GetResources(ctx, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kf := res.Files["Kptfile"]
+		for _, want := range []string{"- conditionType: config.injection.ConfigMap.endpoints\n", "- conditionType: pvkit.dev/mutation\n",
+			"  - type: pvkit.dev/mutation\n    status: \"False\"\n    reason: Pending\n    message: set when the draft was created; True once its owner has finished it\n"} {
+			if !strings.Contains(kf, want) {
+				t.Errorf("%s: Kptfile without %q:\n%s", name, want, kf)
+			}
+		}
+	}
+	rev, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
+		Task: store.Task{Type: store.Clone, Upstream: up.Name}, ReadinessGates: []string{gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(rev.Name)
+	pub, err := h.Approve(ns, rev.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "packagevariant-2",
+		Task: store.Task{Type: store.Edit, Source: pub.Name}, ReadinessGates: []string{gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(edit.Name)
+	up2 := h.Publish(ns, "blueprints", "app", bp)
+	upg, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "packagevariant-3",
+		Task: store.Task{Type: store.Upgrade, OldUpstream: up.Name, NewUpstream: up2.Name, Local: pub.Name}, ReadinessGates: []string{gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(upg.Name)
 }
 
 func clone(t *testing.T, h Harness, ws string, up store.Revision) store.Revision {

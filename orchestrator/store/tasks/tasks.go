@@ -178,3 +178,46 @@ func LockOf(files map[string]string) (*store.Lock, error) {
 	}
 	return &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref")}, nil
 }
+
+// WithPendingGates adds a readiness gate (info.readinessGates) for each
+// condition type, with a False condition (status.conditions), to the
+// Kptfile: a draft created so is not approvable (porchctl, Nephio's
+// approval controller, pvctl approve) until its owner sets the conditions
+// True. Gates and conditions the package has are kept; a package without a
+// Kptfile is left as it is.
+func WithPendingGates(files map[string]string, gates []string) (map[string]string, error) {
+	if len(gates) == 0 {
+		return files, nil
+	}
+	if _, ok := files[kptfile.FileName]; !ok {
+		return files, nil
+	}
+	orig := map[string]string{kptfile.FileName: files[kptfile.FileName]}
+	items, err := krm.FilesToItems(orig)
+	if err != nil {
+		return nil, err
+	}
+	kf, err := kptfile.Find(items)
+	if err != nil {
+		return nil, fmt.Errorf("Kptfile: %w", err)
+	}
+	if kf == nil {
+		return files, nil
+	}
+	if _, err := kf.AddReadinessGates(gates); err != nil {
+		return nil, fmt.Errorf("Kptfile: %w", err)
+	}
+	conds := make([]kptfile.Condition, 0, len(gates))
+	for _, g := range gates {
+		conds = append(conds, kptfile.Condition{Type: g, Status: kptfile.ConditionFalse, Reason: store.PendingReason, Message: store.PendingMessage})
+	}
+	if err := kf.SetConditions(conds); err != nil {
+		return nil, fmt.Errorf("Kptfile: %w", err)
+	}
+	out, err := krm.ItemsToFiles(items, orig)
+	if err != nil {
+		return nil, err
+	}
+	files[kptfile.FileName] = out[kptfile.FileName]
+	return files, nil
+}
