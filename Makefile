@@ -128,7 +128,8 @@ e2e-porch: build
 	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 20m -v ./test/porch
 
 ## e2e-porch-bench: one set fanned out to N=20 and N=50 repositories on the real stack, converged by
-## pvkit and by Porch's own controllers: seconds and API requests per variant (docs/performance.md)
+## pvkit and by Porch's own controllers, and Porch's floor (the same clones and writes issued directly):
+## seconds, API requests per variant, ratio to the floor (docs/performance.md). PORCH_BENCH=200 for N=200
 PORCH_BENCH ?= 20,50
 e2e-porch-bench: build
 	test/porch/stack.sh build
@@ -166,8 +167,9 @@ bench-security:
 bench-pvctl:
 	PVKIT_BENCH_PVCTL=1 go test -run '^$$' -bench BenchmarkPvctlRun -benchtime 1x -timeout 30m ./test/bench/
 
-## lint: gofmt check and go vet
+## lint: gofmt check, go vet, go.mod tidy
 lint:
+	@go mod tidy -diff >/dev/null 2>&1 || { echo "go.mod is not tidy (go mod tidy):"; go mod tidy -diff; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...

@@ -23,6 +23,10 @@ const (
 	costLimit      = 1_000_000
 	interruptEvery = 100
 	evalTimeout    = time.Second // for all the expressions of one target entry
+	// celStringsVersion is the version of CEL's strings extension (cel-go
+	// v0.26.1's newest: format as the CEL spec has it, reverse, join,
+	// quote...). Raise it deliberately, with a test of what changes.
+	celStringsVersion = 4
 )
 
 // maxSetCost bounds the cost of all the evaluations of one set's expansion
@@ -132,7 +136,9 @@ func newEngine() (*engine, error) {
 			cel.ParserExpressionSizeLimit(maxExpressionLength),
 			cel.EagerlyValidateDeclarations(true),
 			ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(&Object{}), reflect.TypeOf(&RepoTarget{})),
-			ext.Strings(),
+			// Pinned, as the apiserver pins its CEL libraries: a cel-go
+			// upgrade must not change what a stored expression means.
+			ext.Strings(ext.StringsVersion(celStringsVersion)),
 			cel.HomogeneousAggregateLiterals(),
 			cel.EagerlyValidateDeclarations(true),
 			cel.DefaultUTCTimeZone(true),

@@ -3,6 +3,8 @@ package pvsexpand
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +194,36 @@ func TestDeadlineBetweenExpressions(t *testing.T) {
 	ev.eval("spec.targets[0].template.labelExprs[0].valueExpr", listScope, "'x'")
 	if ev.err == nil || ev.err.Error() != "`spec.targets[0].template.labelExprs[0].valueExpr`: not evaluated: the expressions of one target entry may take 1s in all" {
 		t.Fatalf("err = %v", ev.err)
+	}
+}
+
+// Issue 20 #6: CEL's libraries are versioned, as the apiserver's are: every
+// extension library pkg/pvsexpand uses is given its version explicitly,
+// so that a cel-go upgrade cannot change what a stored expression means;
+// and the pinned version is the one whose functions the templates use.
+func TestCELLibrariesPinned(t *testing.T) {
+	src, err := os.ReadFile("cel.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range regexp.MustCompile(`ext\.(Strings|Lists|Sets|Math|Encoders|Bindings|Protos)\([^)]*\)`).FindAllString(string(src), -1) {
+		if !strings.Contains(call, "Version(") {
+			t.Errorf("%s: an unversioned CEL library (pass ext.%sVersion(N))", call, strings.TrimSuffix(strings.TrimPrefix(call, "ext."), call[strings.Index(call, "("):]))
+		}
+	}
+	for expr, want := range map[string]string{`'gums'.reverse()`: "smug", `['a','b'].join('-')`: "a-b", `'%s-%d'.format(['x', 3])`: "x-3"} {
+		eng, err := celEngine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := eng.compile(objectScope, expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		vars := map[string]any{"repoDefault": "r", "packageDefault": "p", "upstream": &Object{}, "repository": &Object{}, "target": &Object{}}
+		got, _, err := eval(context.Background(), p, vars)
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q (strings library version %d)", expr, got, err, want, celStringsVersion)
+		}
 	}
 }

@@ -22,7 +22,10 @@ import (
 // controller made in that namespace, per variant (kube-apiserver's audit
 // log, by user and user agent). Not a pass/fail test: a table. Each run is
 // cleared away before the next (retire).
-// PVKIT_PORCH_BENCH_ONLY=pvkit (or porch) runs one controller;
+// A third run, floor, is Porch alone: the same clones and resource writes
+// issued directly (fanOutFloor), and the table gives each controller's time
+// as a ratio to it. PVKIT_PORCH_BENCH=200 runs N=200.
+// PVKIT_PORCH_BENCH_ONLY=pvkit,floor (any of pvkit, porch, floor) runs those;
 // PVKIT_PORCH_WORKERS sets pvkit's --workers (default 8).
 func TestFanOutBench(t *testing.T) {
 	sizes := os.Getenv("PVKIT_PORCH_BENCH")
@@ -42,12 +45,24 @@ func TestFanOutBench(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("PVKIT_PORCH_BENCH: %q is not a size", f)
 		}
-		whos := []string{"pvkit", "porch"}
+		whos := []string{"pvkit", "porch", "floor"}
 		if only := os.Getenv("PVKIT_PORCH_BENCH_ONLY"); only != "" {
-			whos = []string{only}
+			whos = strings.Split(only, ",")
 		}
 		for _, who := range whos {
 			e := newEnv(t, fmt.Sprintf("bench-%s-%d", who, n))
+			if who == "floor" {
+				stopPorchControllers()
+				stopController()
+				w, err := strconv.Atoi(workers())
+				if err != nil {
+					t.Fatal(err)
+				}
+				secs, requests := e.fanOutFloor(t, n, w)
+				e.retireFloor(t)
+				rows = append(rows, row{n: n, who: who, seconds: secs, perVari: float64(requests) / float64(n), creates: n})
+				continue
+			}
 			if who == "pvkit" {
 				stopPorchControllers()
 				if controller == nil {
@@ -76,6 +91,14 @@ func TestFanOutBench(t *testing.T) {
 	fmt.Fprintf(&b, "\n| N | controller | seconds to converge | API requests per variant | drafts created |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %d |\n", r.n, r.who, r.seconds, r.perVari, r.creates)
+	}
+	fmt.Fprintf(&b, "\nAgainst Porch's floor (the same clones and writes issued directly, %s at a time, no controller):\n\n| N | controller | seconds | floor | ratio |\n|---|---|---|---|---|\n", workers())
+	for _, r := range rows {
+		for _, f := range rows {
+			if f.who == "floor" && f.n == r.n && r.who != "floor" {
+				fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %.2fx |\n", r.n, r.who, r.seconds, f.seconds, r.seconds/f.seconds)
+			}
+		}
 	}
 	fmt.Fprintf(&b, "\nRequests per variant, by call:\n\n| N | controller | call | per variant |\n|---|---|---|---|\n")
 	for _, r := range rows {

@@ -1,0 +1,136 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// fanOutFloor is Porch's own floor for the fan-out benchmark: with no
+// controller running, the same N clones of blueprints/app v1 into the same
+// N repositories, each followed by a read and a write of its resources (a
+// package-context key, so that Porch renders and commits as it does for
+// pvkit's mutation), issued directly by workers requests at a time (pvkit's
+// --workers). It returns the seconds from the first request to the last
+// answer, and the requests made (3 per variant). Nothing waits for a
+// cache: what is left is Porch's own time.
+func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	repos := make([]string, n)
+	for i := range repos {
+		repos[i] = fmt.Sprintf("r-%03d", i)
+		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"bench": "yes"})
+	}
+	e.eventually(3*converge, "repositories ready", func() (bool, string) {
+		out, err := kubectl("", "get", "repositories", "-n", e.ns, "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Count(out, "True") == n+1, out
+	})
+	upstream := ""
+	for _, r := range e.revisions("blueprints", "app") {
+		if r.Spec.WorkspaceName == "v1" {
+			upstream = r.Name
+		}
+	}
+	if upstream == "" {
+		t.Fatal("no blueprints/app v1")
+	}
+	ctx := context.Background()
+	jobs := make(chan string)
+	var mu sync.Mutex
+	var errs []string
+	requests := 0
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for repo := range jobs {
+				calls, err := floorVariant(ctx, e.c, e.ns, repo, upstream)
+				mu.Lock()
+				requests += calls
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("%s: %v", repo, err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, r := range repos {
+		jobs <- r
+	}
+	close(jobs)
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	if len(errs) > 0 {
+		t.Errorf("the floor's requests failed for %d of %d variants:\n%s", len(errs), n, strings.Join(errs, "\n"))
+	}
+	return secs, requests
+}
+
+// floorVariant clones the upstream into repo and writes a package-context
+// key into the clone, retrying a conflict (Porch's refresh moved the draft
+// on) as any client must.
+func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream string) (int, error) {
+	pr := &porchapi.PackageRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns},
+		Spec: porchapi.PackageRevisionSpec{PackageName: "app", RepositoryName: repo, WorkspaceName: "packagevariant-1",
+			Lifecycle: porchapi.PackageRevisionLifecycleDraft,
+			Tasks: []porchapi.Task{{Type: porchapi.TaskTypeClone, Clone: &porchapi.PackageCloneTaskSpec{
+				Upstream: porchapi.UpstreamPackage{UpstreamRef: &porchapi.PackageRevisionRef{Name: upstream}}}}}},
+	}
+	calls := 1
+	if err := c.Create(ctx, pr); err != nil {
+		return calls, fmt.Errorf("create: %w", err)
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		var prr porchapi.PackageRevisionResources
+		calls++
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pr.Name}, &prr); err != nil {
+			return calls, fmt.Errorf("get resources: %w", err)
+		}
+		pc := prr.Spec.Resources["package-context.yaml"]
+		if !strings.Contains(pc, "\ndata:\n") {
+			return calls, fmt.Errorf("package-context.yaml has no data: %q", pc)
+		}
+		prr.Spec.Resources["package-context.yaml"] = strings.Replace(pc, "\ndata:\n", "\ndata:\n  cluster: "+repo+"\n", 1)
+		calls++
+		err := c.Update(ctx, &prr)
+		if err == nil {
+			return calls, nil
+		}
+		if !strings.Contains(err.Error(), "conflict") && !strings.Contains(err.Error(), "modified") {
+			return calls, fmt.Errorf("update resources: %w", err)
+		}
+	}
+	return calls, fmt.Errorf("update resources: a conflict five times")
+}
+
+// retireFloor deletes the floor's drafts and repositories.
+func (e *env) retireFloor(t *testing.T) {
+	var l porchapi.PackageRevisionList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		if r := &l.Items[i]; r.Spec.RepositoryName != "blueprints" && r.Spec.Lifecycle == porchapi.PackageRevisionLifecycleDraft {
+			if err := client.IgnoreNotFound(e.c.Delete(context.Background(), r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := kubectl("", "delete", "-n", e.ns, "repositories", "--all", "--timeout=120s"); err != nil {
+		t.Fatal(err)
+	}
+}
