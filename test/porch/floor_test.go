@@ -9,17 +9,20 @@ import (
 	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // fanOutFloor is Porch's own floor for the fan-out benchmark: with no
 // controller running, the same N clones of blueprints/app v1 into the same
-// N repositories, each followed by a read and a write of its resources (a
-// package-context key, so that Porch renders and commits as it does for
-// pvkit's mutation), issued directly by workers requests at a time (pvkit's
-// --workers). It returns the seconds from the first request to the last
-// answer, and the requests made (3 per variant). Nothing waits for a
+// N repositories, each followed by the writes pvkit makes to a clone: the
+// readiness gate (an update of the PackageRevision; the floor reads it
+// first, as its create's answer is not kept), then a read and a write of
+// its resources (a package-context key, so that Porch renders and commits
+// as it does for pvkit's mutation), issued directly, workers at a time
+// (pvkit's --workers). It returns the seconds from the first request to the
+// last answer, and the requests made (5 per variant when nothing fails). Nothing waits for a
 // cache: what is left is Porch's own time.
 func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
 	e.upstream(blueprint(t))
@@ -80,8 +83,8 @@ func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
 }
 
 // floorVariant clones the upstream into repo and writes a package-context
-// key into the clone, retrying a conflict (Porch's refresh moved the draft
-// on) as any client must.
+// key into the clone, retrying a failed create and a conflict (Porch's
+// refresh moved the draft on) as any client must.
 func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream string) (int, error) {
 	pr := &porchapi.PackageRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns},
@@ -90,9 +93,39 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 			Tasks: []porchapi.Task{{Type: porchapi.TaskTypeClone, Clone: &porchapi.PackageCloneTaskSpec{
 				Upstream: porchapi.UpstreamPackage{UpstreamRef: &porchapi.PackageRevisionRef{Name: upstream}}}}}},
 	}
-	calls := 1
-	if err := c.Create(ctx, pr); err != nil {
-		return calls, fmt.Errorf("create: %w", err)
+	calls := 0
+	for attempt := 0; ; attempt++ {
+		// Porch fails some creates under load ("cannot determine upstream
+		// lock ... remote not found"); a client tries again, as pvkit does.
+		calls++
+		err := c.Create(ctx, pr.DeepCopy())
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			pr.Name = repo + ".app.packagevariant-1"
+			break
+		}
+		if attempt == 4 {
+			return calls, fmt.Errorf("create, five times: %w", err)
+		}
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	// The readiness gate pvkit sets right after the create (issue 21 #3):
+	// an update of the PackageRevision, which Porch renders and commits.
+	for attempt := 0; ; attempt++ {
+		calls++
+		var cur porchapi.PackageRevision
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pr.Name}, &cur)
+		if err == nil {
+			calls++
+			cur.Spec.ReadinessGates = append(cur.Spec.ReadinessGates, porchapi.ReadinessGate{ConditionType: "pvkit.dev/mutation"})
+			cur.Status.Conditions = append(cur.Status.Conditions, porchapi.Condition{Type: "pvkit.dev/mutation", Status: porchapi.ConditionFalse, Reason: "Pending"})
+			err = c.Update(ctx, &cur)
+		}
+		if err == nil {
+			break
+		}
+		if attempt == 4 {
+			return calls, fmt.Errorf("gate update, five times: %w", err)
+		}
 	}
 	for attempt := 0; attempt < 5; attempt++ {
 		var prr porchapi.PackageRevisionResources
