@@ -45,17 +45,7 @@ func (cf clusterFlags) set() bool { return cf.kubeconfig != "" || cf.context != 
 
 // ClusterClient connects to the cluster a kubeconfig and context name (as
 // kubectl picks them); tests replace it.
-var ClusterClient = func(kubeconfig, kubecontext string) (client.Client, error) {
-	cfg, err := controller.RESTConfig(kubeconfig, kubecontext)
-	if err != nil {
-		return nil, err
-	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
-}
+var ClusterClient = controller.NewClient
 
 // loadFleet reads the state file, or the cluster when cf says so.
 func (o *Options) loadFleet(ctx context.Context, cf clusterFlags) (*fleet, error) {

@@ -34,10 +34,8 @@ func statusCommand(ctx context.Context, o *Options) *cobra.Command {
   pvctl status --kubeconfig ~/.kube/config -n fleet packagevariant/app-staging`,
 		Args: args(0, 1, "status takes at most one KIND/NAME"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			switch output {
-			case "", "yaml", "json":
-			default:
-				return usageErr("-o must be yaml or json, not %q", output)
+			if err := checkDocOutput(output); err != nil {
+				return err
 			}
 			kind, name := "", ""
 			if len(a) == 1 {
@@ -98,10 +96,8 @@ func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
   pvctl events --kubeconfig ~/.kube/config -n fleet`,
 		Args: args(0, 1, "events takes at most one KIND/NAME"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			switch output {
-			case "", "yaml", "json":
-			default:
-				return usageErr("-o must be yaml or json, not %q", output)
+			if err := checkDocOutput(output); err != nil {
+				return err
 			}
 			f, err := o.loadFleet(ctx, cf)
 			if err != nil {
@@ -131,6 +127,15 @@ func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
 	c.Flags().StringVarP(&output, "output", "o", "", "yaml or json: the events as a list")
 	cf.add(c)
 	return c
+}
+
+// checkDocOutput checks -o for commands that print a document: yaml or
+// json (or nothing, for the table).
+func checkDocOutput(output string) error {
+	if output != "" && output != "yaml" && output != "json" {
+		return usageErr("-o must be yaml or json, not %q", output)
+	}
+	return nil
 }
 
 // parseKindName reads packagevariant/NAME or packagevariantset/NAME (pv,

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -173,17 +172,7 @@ func StopPorchControllersMain(ctx context.Context, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "pvctl stop-porch-controllers: takes no arguments, not %q\nRun 'pvctl stop-porch-controllers --help' for the flags.\n", fs.Args())
 		return 2
 	}
-	cfg, err := RESTConfig(kubeconfig, kctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "pvctl stop-porch-controllers:", err)
-		return 1
-	}
-	scheme, err := api.Scheme()
-	if err != nil {
-		fmt.Fprintln(stderr, "pvctl stop-porch-controllers:", err)
-		return 1
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := NewClient(kubeconfig, kctx)
 	if err == nil {
 		err = StopPorchControllers(ctx, c, types.NamespacedName{Namespace: namespace, Name: name}, dryRun, stdout)
 	}

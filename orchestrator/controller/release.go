@@ -83,6 +83,22 @@ func Release(ctx context.Context, c client.Client, namespace string, dryRun bool
 
 func key(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
+// NewClient is a client of the cluster a kubeconfig file and context name
+// pick (kubectl's rules), with the orchestrator's scheme: the one pvctl's
+// cluster commands (release, stop-porch-controllers, status and events
+// with --kubeconfig) use.
+func NewClient(kubeconfig, kubecontext string) (client.Client, error) {
+	cfg, err := RESTConfig(kubeconfig, kubecontext)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := api.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
 // ReleaseMain is `pvctl release`: Release against the cluster of
 // --kubeconfig/--context, in one namespace (-n) or all (-A).
 func ReleaseMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -107,17 +123,7 @@ func ReleaseMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "pvctl release: name one namespace (-n NAMESPACE) or all of them (-A)\nRun 'pvctl release --help' for the flags.")
 		return 2
 	}
-	cfg, err := RESTConfig(kubeconfig, kctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "pvctl release:", err)
-		return 1
-	}
-	scheme, err := api.Scheme()
-	if err != nil {
-		fmt.Fprintln(stderr, "pvctl release:", err)
-		return 1
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := NewClient(kubeconfig, kctx)
 	if err == nil {
 		err = Release(ctx, c, namespace, dryRun, stdout)
 	}

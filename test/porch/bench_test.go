@@ -118,22 +118,7 @@ func TestFanOutBench(t *testing.T) {
 // children with one owned draft each; it returns the seconds that took and
 // the controller's requests in the namespace meanwhile.
 func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
-	e.upstream(blueprint(t))
-	e.apply(cluster)
-	repos := make([]string, n)
-	for i := range repos {
-		repos[i] = fmt.Sprintf("r-%03d", i)
-		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"bench": "yes"})
-	}
-	// Porch lists a repository once it has synced it: wait until all are
-	// ready, so that the clock measures the controller, not the sync.
-	e.eventually(3*converge, "repositories ready", func() (bool, string) {
-		out, err := kubectl("", "get", "repositories", "-n", e.ns, "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
-		if err != nil {
-			return false, err.Error()
-		}
-		return strings.Count(out, "True") == n+1, out
-	})
+	e.benchRepos(t, n)
 	offset := auditSize(t)
 	start := time.Now()
 	e.apply(setOver("workspaceName: v1", `bench: "yes"`, `      packageContext:
@@ -159,6 +144,27 @@ func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
 	secs := time.Since(start).Seconds()
 	time.Sleep(2 * time.Second) // the audit log is written asynchronously
 	return secs, audit(t, offset, e.ns, func(user, agent string) bool { return isPvkit(user, agent) || isPorchControllers(user, agent) })
+}
+
+// benchRepos sets up the blueprint, the cluster's objects and N
+// repositories labelled bench=yes, and waits until Porch has synced them
+// all, so that the clock measures the controller, not the sync.
+func (e *env) benchRepos(t *testing.T, n int) []string {
+	e.upstream(blueprint(t))
+	e.apply(cluster)
+	repos := make([]string, n)
+	for i := range repos {
+		repos[i] = fmt.Sprintf("r-%03d", i)
+		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"bench": "yes"})
+	}
+	e.eventually(3*converge, "repositories ready", func() (bool, string) {
+		out, err := kubectl("", "get", "repositories", "-n", e.ns, "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Count(out, "True") == n+1, out
+	})
+	return repos
 }
 
 // retire clears a run away, so that the next one starts on an equal stack:

@@ -25,20 +25,7 @@ import (
 // last answer, and the requests made (5 per variant when nothing fails). Nothing waits for a
 // cache: what is left is Porch's own time.
 func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
-	e.upstream(blueprint(t))
-	e.apply(cluster)
-	repos := make([]string, n)
-	for i := range repos {
-		repos[i] = fmt.Sprintf("r-%03d", i)
-		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"bench": "yes"})
-	}
-	e.eventually(3*converge, "repositories ready", func() (bool, string) {
-		out, err := kubectl("", "get", "repositories", "-n", e.ns, "-o", "jsonpath={range .items[*]}{.status.conditions[0].status}{\"\\n\"}{end}")
-		if err != nil {
-			return false, err.Error()
-		}
-		return strings.Count(out, "True") == n+1, out
-	})
+	repos := e.benchRepos(t, n)
 	upstream := ""
 	for _, r := range e.revisions("blueprints", "app") {
 		if r.Spec.WorkspaceName == "v1" {

@@ -20,25 +20,7 @@ import (
 // no kubelet here, so no pod runs), and is a no-op the second time.
 func TestOperateFromTheCluster(t *testing.T) {
 	e := newEnv(t, "operate")
-	e.upstream(blueprint(t))
-	e.repository("deploy", e.bareRepo("deploy"), true, nil)
-	e.apply(cluster)
-	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha1
-kind: PackageVariant
-metadata: {name: app-prod}
-spec:
-  upstream: {repo: blueprints, package: app}
-  downstream: {repo: deploy, package: app}
-  injectors:
-  - kind: ConfigMap
-    name: us-east1-endpoints
-`)
-	e.eventually(converge, "a draft, Ready", func() (bool, string) {
-		if len(e.owned("deploy", "app")) != 1 {
-			return false, "no owned draft"
-		}
-		return e.ready("app-prod")
-	})
+	e.appProd()
 	pvctl := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command(filepath.Join(repoRoot, "bin/pvctl"), append(args, "--kubeconfig", adminKC)...).CombinedOutput()

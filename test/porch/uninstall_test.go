@@ -19,25 +19,7 @@ import (
 // after.
 func TestUninstallReleasesEverything(t *testing.T) {
 	e := newEnv(t, "uninstall")
-	e.upstream(blueprint(t))
-	e.repository("deploy", e.bareRepo("deploy"), true, nil)
-	e.apply(cluster)
-	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha1
-kind: PackageVariant
-metadata: {name: app-prod}
-spec:
-  upstream: {repo: blueprints, package: app}
-  downstream: {repo: deploy, package: app}
-  injectors:
-  - kind: ConfigMap
-    name: us-east1-endpoints
-`)
-	e.eventually(converge, "a draft, Ready", func() (bool, string) {
-		if len(e.owned("deploy", "app")) != 1 {
-			return false, "no owned draft"
-		}
-		return e.ready("app-prod")
-	})
+	e.appProd()
 	count := func() int {
 		var l porchapi.PackageRevisionList
 		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
@@ -87,4 +69,29 @@ spec:
 	if after := count(); after != before {
 		t.Fatalf("%d PackageRevisions before the uninstall, %d after: something was deleted", before, after)
 	}
+}
+
+// appProd sets up the blueprint, a deploy repository, the cluster's
+// objects and one PackageVariant, app-prod, and waits until it is Ready
+// with one owned draft.
+func (e *env) appProd() {
+	e.upstream(blueprint(e.t))
+	e.repository("deploy", e.bareRepo("deploy"), true, nil)
+	e.apply(cluster)
+	e.apply(`apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: app-prod}
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: app}
+  injectors:
+  - kind: ConfigMap
+    name: us-east1-endpoints
+`)
+	e.eventually(converge, "a draft, Ready", func() (bool, string) {
+		if len(e.owned("deploy", "app")) != 1 {
+			return false, "no owned draft"
+		}
+		return e.ready("app-prod")
+	})
 }
