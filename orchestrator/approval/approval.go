@@ -33,6 +33,14 @@ const (
 	Always           = "always"
 )
 
+// LastWriteAnnotation records, on a draft a variant asks to be approved,
+// the fingerprint (chain.Fingerprint) of the draft as pvkit last left it:
+// written with the approval annotations once the draft is finished, and
+// again after each of pvkit's writes. The controller's approval by policy
+// approves a draft only while its content still has that fingerprint, so a
+// draft a person changed since is left to a person.
+const LastWriteAnnotation = "pvkit.dev/last-write"
+
 // Split separates annotations a variant gives its drafts into those
 // written when the draft is created (now) and those that ask for its
 // approval (later: every approval.nephio.org/ annotation), written only
@@ -78,6 +86,9 @@ type Decision struct {
 	Approve bool
 	Policy  string // "" when the revision asks for no approval
 	Why     string
+	// Wait, when the delay holds the approval back, is how long until it
+	// is due.
+	Wait time.Duration
 }
 
 // Decide applies the rules to f. An error is a bad annotation (an unknown
@@ -113,6 +124,7 @@ func Decide(f Facts) (Decision, error) {
 		d.Why = "policy initial: the package has a published revision already"
 	case !f.Created.IsZero() && f.Now.Sub(f.Created) < delay:
 		d.Why = fmt.Sprintf("%s %s: created %s ago", DelayAnnotation, delay, f.Now.Sub(f.Created).Round(time.Second))
+		d.Wait = delay - f.Now.Sub(f.Created)
 	default:
 		d.Approve, d.Why = true, "policy "+policy+" met"
 	}

@@ -3,6 +3,7 @@ package chain
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,5 +203,41 @@ func TestInjectionTypes(t *testing.T) {
 	want := []krm.GVK{{APIVersion: "v1", Kind: "ConfigMap"}, {APIVersion: "example.com/v1", Kind: "Team"}}
 	if !cmp.Equal(got, want) {
 		t.Fatalf("InjectionTypes = %v, want %v", got, want)
+	}
+}
+
+// Fingerprint is by meaning: formatting, key order and comments do not
+// change it (Porch rewrites the Kptfile in its own format), content does.
+func TestFingerprint(t *testing.T) {
+	a := map[string]string{
+		"Kptfile":   "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app # the package\ninfo:\n  readinessGates:\n  - conditionType: x\n",
+		"cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+		"README.md": "# app\n",
+	}
+	b := map[string]string{
+		"Kptfile":   "kind: Kptfile\napiVersion: kpt.dev/v1\nmetadata: {name: app}\ninfo:\n  readinessGates:\n    - conditionType: x\n",
+		"cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {k: v}\n",
+		"README.md": "# app\n",
+	}
+	if Fingerprint(a) != Fingerprint(b) {
+		t.Errorf("the same package, formatted otherwise, has another fingerprint")
+	}
+	// Not objects: a list and a scalar document are taken as they are.
+	odd := map[string]string{"list.yaml": "- group: example.com\n   CCCC\n", "text.yaml": "just text\n"}
+	if Fingerprint(odd) == Fingerprint(map[string]string{"list.yaml": "- group: example.com\n", "text.yaml": "just text\n"}) {
+		t.Errorf("a list's content is not in the fingerprint")
+	}
+	for name, change := range map[string]func(map[string]string){
+		"a value":         func(f map[string]string) { f["cm.yaml"] = strings.Replace(f["cm.yaml"], "k: v", "k: w", 1) },
+		"a file added":    func(f map[string]string) { f["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n" },
+		"a non-YAML file": func(f map[string]string) { f["README.md"] = "# app!\n" },
+		"a file renamed":  func(f map[string]string) { f["cm2.yaml"] = f["cm.yaml"]; delete(f, "cm.yaml") },
+		"a Kptfile gate":  func(f map[string]string) { f["Kptfile"] += "  - conditionType: y\n" },
+	} {
+		c := maps.Clone(a)
+		change(c)
+		if Fingerprint(c) == Fingerprint(a) {
+			t.Errorf("%s: the fingerprint did not change", name)
+		}
 	}
 }

@@ -113,6 +113,10 @@ func (in *input) readBytes(file string, b []byte, namespace string) []string {
 			msgs = append(msgs, fmt.Sprintf("%s: object %d: %v", file, i, err))
 			continue
 		}
+		if k := n.YNode().Kind; k != yaml.MappingNode {
+			msgs = append(msgs, fmt.Sprintf("%s: object %d: a %s, not an object (a mapping of fields: apiVersion, kind, metadata...)", file, i, nodeKind(k)))
+			continue
+		}
 		// A package's own configuration (its kptfile.kpt.dev ConfigMap, a
 		// function's config) is marked local-config: kpt and ConfigSync
 		// never apply it, so it is no cluster object either, and two
@@ -262,4 +266,17 @@ func metadataProblems(n *yaml.RNode) []string {
 	}
 	msgs = append(msgs, validate.Labels("metadata.labels", n.GetLabels())...)
 	return append(msgs, validate.Annotations("metadata.annotations", n.GetAnnotations())...)
+}
+
+// nodeKind names a YAML node kind for a message.
+func nodeKind(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar value"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
 }

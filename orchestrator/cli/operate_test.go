@@ -247,3 +247,22 @@ func TestUnfinishedDraftIsNotApprovable(t *testing.T) {
 		t.Fatalf("approve of an unfinished draft: exit %d, %q", code, errs)
 	}
 }
+
+// Found by FuzzRunInput in CI: a YAML document that is a list or a scalar
+// (not an object) made kyaml panic on its annotations; it is an input
+// error naming file and object, exit 2, nothing written.
+func TestInputThatIsNotAnObject(t *testing.T) {
+	w := newWS(t)
+	before := w.snapshot()
+	w.write("list.yaml", "- group: example.com\n   CCCCCCCCCCCCCCCCC")
+	w.write("text.yaml", "just some text\n")
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errs)
+	}
+	contains(t, errs, "list.yaml: object 0: a list, not an object (a mapping of fields: apiVersion, kind, metadata...)",
+		"text.yaml: object 0: a scalar value, not an object")
+	if len(w.snapshot()) != len(before) {
+		t.Fatalf("an input error wrote something")
+	}
+}

@@ -77,6 +77,7 @@ type Options struct {
 	MaxChildren                int    // PackageVariants one set may have
 	QPS                        float64
 	Burst                      int
+	ApproveByPolicy            bool // approve drafts as Nephio's approval controller does
 	zap                        zap.Options
 }
 
@@ -98,6 +99,7 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.IntVar(&o.Workers, "workers", 8, "variants (and, separately, sets) reconciled at once; one variant is never reconciled twice at once, and variants writing the same package take turns")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 0, "requests per second to the API server, client-side; 0: no client-side limit, the API server's priority and fairness decides (as in a cluster)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "requests allowed in a burst above --kube-api-qps (default: twice --kube-api-qps)")
+	fs.BoolVar(&o.ApproveByPolicy, "approve-by-policy", false, "approve the finished drafts of Ready variants that ask for it (approval.nephio.org/policy: initial or always; approval.nephio.org/delay), as Nephio's approval controller does; off by default (Nephio runs its own). Needs config/rbac/approve-by-policy.yaml")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -202,10 +204,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren); err != nil {
+	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting", "version", Version, "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren)
+	ctrl.Log.WithName("setup").Info("starting", "version", Version, "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren, "approveByPolicy", o.ApproveByPolicy)
 	return mgr.Start(ctx)
 }
 
@@ -267,7 +269,7 @@ const MaxWorkers = 64
 // Setup registers the store's indexes, pvkit's metrics (package metrics)
 // and both reconcilers, with an Event recorder each, the kinds they may read, their number of workers and the
 // bound on a set's children (0: the default).
-func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int, approveByPolicy bool) error {
 	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -277,7 +279,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 	}
 	porch := &store.Porch{Client: m.Porch(mgr.GetClient())}
 	rec := mgr.GetEventRecorderFor(EventSource)
-	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
+		ApproveByPolicy: approveByPolicy}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,

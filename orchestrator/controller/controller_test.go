@@ -44,7 +44,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0); err != nil {
+	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0, true); err != nil {
 		t.Fatal(err)
 	}
 }

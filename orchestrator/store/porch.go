@@ -91,7 +91,7 @@ func fromList(items []porchapi.PackageRevision) []Revision {
 func fromPorch(pr *porchapi.PackageRevision) Revision {
 	r := Revision{Namespace: pr.Namespace, Name: pr.Name, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
 		Workspace: pr.Spec.WorkspaceName, Revision: pr.Spec.Revision, Lifecycle: Lifecycle(pr.Spec.Lifecycle),
-		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion}
+		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion, Created: pr.CreationTimestamp.Time}
 	if r.Lifecycle == "" {
 		r.Lifecycle = Draft
 	}
@@ -263,6 +263,23 @@ func (p *Porch) Update(ctx context.Context, rev Revision) error {
 	pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
 	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
 	return wrap(p.Client.Update(ctx, &pr))
+}
+
+// ApproveRevision implements Approving: a Proposed revision is published
+// through Porch's approval subresource, as porchctl approve does.
+func (p *Porch) ApproveRevision(ctx context.Context, namespace, name string) (Revision, error) {
+	var pr porchapi.PackageRevision
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pr); err != nil {
+		return Revision{}, wrap(err)
+	}
+	if pr.Spec.Lifecycle != porchapi.PackageRevisionLifecycleProposed {
+		return Revision{}, fmt.Errorf("package revision %s/%s is %s: only a Proposed revision can be approved", namespace, name, pr.Spec.Lifecycle)
+	}
+	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
+	if err := p.Client.SubResource("approval").Update(ctx, &pr); err != nil {
+		return Revision{}, wrap(err)
+	}
+	return fromPorch(&pr), nil
 }
 
 // Delete implements Store.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/api/render"
 )
@@ -107,6 +108,9 @@ type Revision struct {
 	Labels, Annotations            map[string]string
 	Lock                           *Lock
 	ResourceVersion                string
+	// Created is when the revision was created (zero: unknown; Porch's
+	// creationTimestamp), for approval.nephio.org/delay.
+	Created time.Time
 }
 
 // OwnedBy reports whether uid owns the revision.
@@ -214,6 +218,13 @@ type Store interface {
 // it again.
 type Rendering interface {
 	UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error)
+}
+
+// Approving is implemented by a store that can publish a Proposed revision
+// (Porch: its approval subresource), for approval by policy in the
+// controller.
+type Approving interface {
+	ApproveRevision(ctx context.Context, namespace, name string) (Revision, error)
 }
 
 // Errors the stores return (wrapped).

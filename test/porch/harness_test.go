@@ -141,6 +141,10 @@ users:
 	return startController()
 }
 
+// controllerExtraArgs are more flags for the controller (a test that needs
+// them restarts it, and restores them).
+var controllerExtraArgs []string
+
 // startController starts bin/pvkit-controller with the ServiceAccount's
 // kubeconfig and waits for its readiness probe; its log is appended to
 // pvkit-controller.log.
@@ -149,9 +153,10 @@ func startController() error {
 	if err != nil {
 		return err
 	}
-	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), "--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
+	args := append([]string{"--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
 		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
-		"--workers", workers(), "--zap-encoder", "console")
+		"--workers", workers(), "--zap-encoder", "console"}, controllerExtraArgs...)
+	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
 	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
 	controller.Stdout, controller.Stderr = logf, logf
 	if err := controller.Start(); err != nil {

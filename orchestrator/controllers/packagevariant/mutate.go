@@ -35,6 +35,9 @@ type mutation struct {
 	// (RenderConflict), remembered with the draft's new version so that the
 	// variant does not write again for the same inputs.
 	conflict error
+	// files are the draft's files afterwards, as far as pvkit knows them
+	// (Porch's rendered answer when it gave one).
+	files map[string]string
 }
 
 // mutate runs the chain on a draft and writes the result when it changed;
@@ -47,6 +50,19 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 		return m, err
 	}
 	_, later := approval.Split(v.Spec.Annotations)
+	if len(later) == 0 {
+		return m, nil
+	}
+	// With them, the fingerprint of the draft as pvkit left it: the
+	// controller's approval by policy approves only a draft nobody changed
+	// since (approval.LastWriteAnnotation).
+	// It moves only with pvkit's own writes: a draft pvkit found changed
+	// but had nothing to rewrite in keeps the fingerprint it had.
+	fp := chain.Fingerprint(m.files)
+	if old, ok := d.Annotations[approval.LastWriteAnnotation]; ok && !m.wrote {
+		fp = old
+	}
+	later = overlay(later, map[string]string{approval.LastWriteAnnotation: fp})
 	missing := false
 	for k, val := range later {
 		missing = missing || d.Annotations[k] != val
@@ -75,7 +91,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{}, err
 	}
 	if !out.Changed {
-		return mutation{target: target{name: d.Name}, in: in}, nil
+		return mutation{target: target{name: d.Name}, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	var render store.RenderStatus
@@ -92,8 +108,9 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	m := mutation{target: target{name: d.Name, render: &render}, wrote: true}
+	m := mutation{target: target{name: d.Name, render: &render}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
+		m.files = after.Files
 		again, in2, err := r.runChain(ctx, v, after.Files)
 		switch {
 		case err == nil && !again.Changed:

@@ -33,6 +33,8 @@ const (
 	EventDeletionWithdrawn   = "DeletionWithdrawn"   // a DeletionProposed revision wanted again
 	EventDraftReclaimed      = "DraftReclaimed"      // the draft asked for, recorded by Porch without owner, taken back
 	EventOwnerlessDraft      = "OwnerlessDraft"      // Warning: an ownerless draft in a pvkit workspace next to a new one
+	EventDraftApproved       = "DraftApproved"       // --approve-by-policy published a draft its variant asks to be approved
+	EventApprovalRefused     = "ApprovalRefused"     // Warning: a bad approval.nephio.org annotation
 )
 
 // Reconciler reconciles PackageVariants.
@@ -47,6 +49,10 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Metrics records each reconcile's duration and result (nil: none).
 	Metrics *metrics.Metrics
+	// ApproveByPolicy approves the finished drafts of Ready variants that
+	// ask for it (approval.nephio.org/policy), as Nephio's approval
+	// controller does (approve.go). Off by default: Nephio runs its own.
+	ApproveByPolicy bool
 	// Kinds are the kinds the reconciler may read for injection (the zero
 	// value: kit.DefaultReadableKinds).
 	Kinds kit.ReadableKinds
@@ -94,6 +100,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err = r.ensureFinalizer(ctx, v); err == nil {
 		err = r.reconcileVariant(ctx, v)
 	}
+	var again time.Duration
+	if err == nil && !deleting && r.ApproveByPolicy {
+		again, err = r.approveByPolicy(ctx, v)
+	}
 	var behind errCacheBehind
 	if errors.As(err, &behind) { // nothing decided: run again once the cache has caught up
 		ctrl.LoggerFrom(ctx).V(1).Info(behind.Error())
@@ -113,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
 	result = metrics.Result(res.Stalled != nil, errors.Join(res.Err, patchErr))
-	return ctrl.Result{}, errors.Join(res.Err, patchErr)
+	return ctrl.Result{RequeueAfter: again}, errors.Join(res.Err, patchErr)
 }
 
 func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {

@@ -301,6 +301,43 @@ func (c *Client) Status() client.SubResourceWriter {
 	return c.Client.Status()
 }
 
+// SubResource serves Porch's approval subresource of PackageRevisions (an
+// update to Published approves a Proposed revision); any other goes to Base.
+func (c *Client) SubResource(sub string) client.SubResourceClient {
+	if sub == "approval" {
+		return approval{c}
+	}
+	return c.Client.SubResource(sub)
+}
+
+type approval struct{ c *Client }
+
+func (a approval) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
+	return errors.New("get of the approval subresource is not served")
+}
+
+func (a approval) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+	return errors.New("create of the approval subresource is not served")
+}
+
+func (a approval) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	return errors.New("patch of the approval subresource is not served")
+}
+
+func (a approval) Update(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+	a.c.count("approve")
+	pr, ok := obj.(*porchapi.PackageRevision)
+	if !ok || pr.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished {
+		return apierrors.NewBadRequest("the approval subresource takes a PackageRevision with lifecycle Published")
+	}
+	rev, err := a.c.store.ApproveRevision(ctx, pr.Namespace, pr.Name)
+	if err != nil {
+		return apiError(err, pr.Name)
+	}
+	*pr = a.c.withKptfileStatus(ctx, toPorch(rev))
+	return nil
+}
+
 // Store returns the store the view serves.
 func (c *Client) Store() *Fake { return c.store }
 

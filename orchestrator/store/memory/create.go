@@ -165,6 +165,25 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	return copyRev(e.rev), nil
 }
 
+// ApproveRevision implements store.Approving: as Porch, only a Proposed
+// revision is approved.
+func (s *Store) ApproveRevision(_ context.Context, namespace, name string) (store.Revision, error) {
+	s.mu.Lock()
+	e, err := s.get(namespace, name)
+	lifecycle := store.Lifecycle("")
+	if err == nil {
+		lifecycle = e.rev.Lifecycle
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if lifecycle != store.Proposed {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s is %s: only a Proposed revision can be approved", namespace, name, lifecycle)
+	}
+	return s.Approve(namespace, name)
+}
+
 // Files returns a revision's files (for tests).
 func (s *Store) Files(namespace, name string) map[string]string {
 	s.mu.Lock()

@@ -1,0 +1,116 @@
+package packagevariant
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/approval"
+	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/krm"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// approveByPolicy approves, by Nephio's rules (approval.Decide), the
+// variant's drafts that ask for it with approval.nephio.org/policy, once the
+// variant is Ready (the caller runs it only then):
+//   - every readiness gate of the draft's Kptfile True (the mutation gate
+//     included, so never a draft whose mutation has not run);
+//   - the draft as pvkit last left it (approval.LastWriteAnnotation): one a
+//     person changed since is left to a person;
+//   - initial: only while the package has no published revision; always:
+//     every time; approval.nephio.org/delay after the draft's creation
+//     (the reconcile comes back when it is due: the duration returned).
+//
+// A Draft is proposed, then approved (Porch's approval subresource). A bad
+// annotation is a Warning Event, ApprovalRefused, and nothing else: the
+// variant stays Ready. Errors are Porch's, retried.
+func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (time.Duration, error) {
+	approver, ok := r.Store.(store.Approving)
+	if !ok {
+		return 0, nil
+	}
+	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	if err != nil {
+		return 0, err
+	}
+	var again time.Duration
+	for _, d := range owned {
+		if d.Lifecycle.IsPublished() || d.Annotations[approval.PolicyAnnotation] == "" {
+			continue
+		}
+		res, err := r.Store.GetResources(ctx, d.Namespace, d.Name)
+		if err != nil {
+			return 0, err
+		}
+		pkg, err := r.Store.ListRevisions(ctx, d.Key())
+		if err != nil {
+			return 0, err
+		}
+		published := false
+		for _, p := range pkg {
+			published = published || p.Lifecycle.IsPublished()
+		}
+		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
+			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
+			EditedByPerson: d.Annotations[approval.LastWriteAnnotation] != chain.Fingerprint(res.Files)})
+		if err != nil {
+			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
+			continue
+		}
+		if !dec.Approve {
+			ctrl.LoggerFrom(ctx).V(1).Info("not approved", "revision", d.Name, "why", dec.Why)
+			if dec.Wait > 0 && (again == 0 || dec.Wait < again) {
+				again = dec.Wait
+			}
+			continue
+		}
+		if d.Lifecycle == store.Draft {
+			d.Lifecycle, d.ResourceVersion = store.Proposed, ""
+			if err := r.Store.Update(ctx, d); err != nil {
+				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
+			}
+		}
+		pub, err := approver.ApproveRevision(ctx, d.Namespace, d.Name)
+		if err != nil {
+			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", d.Name, "policy", dec.Policy)
+		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", d.Name, approval.PolicyAnnotation, dec.Policy, pub.Revision, pub.Package)
+	}
+	return again, nil
+}
+
+// gatesTrue reports whether every readiness gate of a package's Kptfile
+// has a True condition (kpt's and porchctl's rule).
+func gatesTrue(files map[string]string) bool {
+	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: files[kptfile.FileName]})
+	if err != nil {
+		return false
+	}
+	kf, err := kptfile.Find(items)
+	if err != nil || kf == nil {
+		return kf == nil && err == nil
+	}
+	gates, err := kf.ReadinessGates()
+	if err != nil {
+		return false
+	}
+	conds, err := kf.Conditions()
+	if err != nil {
+		return false
+	}
+	status := map[string]string{}
+	for _, c := range conds {
+		status[c.Type] = c.Status
+	}
+	for _, g := range gates {
+		if status[g] != kptfile.ConditionTrue {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,135 @@
+package packagevariant
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+)
+
+// policyVariant is appVariant asking for approval with the given
+// annotations.
+func policyVariant(annotations string) string {
+	return strings.Replace(appVariant, "  labels: {env: prod}\n", "  labels: {env: prod}\n  annotations: {"+annotations+"}\n", 1)
+}
+
+// lifecycles lists app-prod's downstream revisions as "name lifecycle N".
+func (e *env) lifecycles() string {
+	var out []string
+	for _, r := range e.downstream("app-prod") {
+		out = append(out, fmt.Sprintf("%s %s %d", r.Name, r.Lifecycle, r.Revision))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+func approvingEnv(t *testing.T, porch bool) *env {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	if porch {
+		e.r.Store = &store.Porch{Client: e.store.Client(e.client)}
+	}
+	e.r.ApproveByPolicy = true
+	return e
+}
+
+// Issue 21 #5, the controller side (--approve-by-policy): initial approves
+// a package's first revision only; always every one, upgrades included.
+// With the memory store and with the Porch store (Porch's approval
+// subresource).
+func TestApproveByPolicy(t *testing.T) {
+	for _, porch := range []bool{false, true} {
+		for _, policy := range []string{"initial", "always"} {
+			t.Run(fmt.Sprintf("%s porch=%v", policy, porch), func(t *testing.T) {
+				e := approvingEnv(t, porch)
+				e.store.Publish(ns, "blueprints", "app", blueprint(t))
+				e.variant(policyVariant("approval.nephio.org/policy: " + policy))
+				e.mustReconcile("app-prod")
+				if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+					t.Fatalf("after the first reconcile: %s", got)
+				}
+				if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "Normal DraftApproved approved deploy.app-prod.packagevariant-1 (approval.nephio.org/policy: "+policy+"): revision 1 of app-prod") {
+					t.Fatalf("events:\n%s", evs)
+				}
+				e.store.Publish(ns, "blueprints", "app", blueprint(t)) // v2: an upgrade draft
+				e.mustReconcile("app-prod")
+				want := map[string]string{
+					"initial": "deploy.app-prod.packagevariant-1 Published 1; deploy.app-prod.packagevariant-2 Draft 0",
+					"always":  "deploy.app-prod.packagevariant-1 Published 1; deploy.app-prod.packagevariant-2 Published 2",
+				}[policy]
+				if got := e.lifecycles(); got != want {
+					t.Fatalf("after the upgrade: %s, want %s", got, want)
+				}
+			})
+		}
+	}
+}
+
+// Not approved: the flag off; a readiness gate not True; a bad policy (a
+// Warning Event, the variant still Ready); a draft a person changed since
+// pvkit's last write.
+func TestApproveByPolicyRefuses(t *testing.T) {
+	t.Run("flag off", func(t *testing.T) {
+		e := approvingEnv(t, false)
+		e.r.ApproveByPolicy = false
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		e.variant(policyVariant("approval.nephio.org/policy: always"))
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("%s", got)
+		}
+	})
+	t.Run("a readiness gate not True", func(t *testing.T) {
+		e := approvingEnv(t, false)
+		bp := blueprint(t)
+		bp["Kptfile"] = strings.Replace(bp["Kptfile"], "info:\n", "info:\n  readinessGates:\n    - conditionType: example.com/reviewed\n", 1)
+		if !strings.Contains(bp["Kptfile"], "example.com/reviewed") {
+			t.Fatalf("examples/app's Kptfile has no info:\n%s", bp["Kptfile"])
+		}
+		e.store.Publish(ns, "blueprints", "app", bp)
+		e.variant(policyVariant("approval.nephio.org/policy: always"))
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("%s", got)
+		}
+	})
+	t.Run("a bad policy", func(t *testing.T) {
+		e := approvingEnv(t, false)
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		e.variant(policyVariant("approval.nephio.org/policy: sometimes"))
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("%s", got)
+		}
+		if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, `Warning ApprovalRefused deploy.app-prod.packagevariant-1: invalid approval.nephio.org/policy annotation "sometimes": want "initial" or "always"; not approved`) {
+			t.Fatalf("events:\n%s", evs)
+		}
+		if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+			t.Fatalf("Ready = %+v", c)
+		}
+	})
+	t.Run("a person's edit", func(t *testing.T) {
+		e := approvingEnv(t, false)
+		e.r.ApproveByPolicy = false
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		e.variant(policyVariant("approval.nephio.org/policy: always"))
+		e.mustReconcile("app-prod")
+		d := e.downstream("app-prod")[0]
+		res, err := e.store.GetResources(context.Background(), ns, d.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Files["notes.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  by: a person\n"
+		if _, err := e.store.UpdateResources(context.Background(), ns, d.Name, res); err != nil {
+			t.Fatal(err)
+		}
+		e.r.ApproveByPolicy = true
+		e.mustReconcile("app-prod")
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("a draft a person changed was approved: %s", got)
+		}
+	})
+}
