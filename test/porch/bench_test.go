@@ -26,6 +26,8 @@ import (
 // issued directly (fanOutFloor), and the table gives each controller's time
 // as a ratio to it. PVKIT_PORCH_BENCH=200 runs N=200.
 // PVKIT_PORCH_BENCH_ONLY=pvkit,floor (any of pvkit, porch, floor) runs those;
+// PVKIT_PORCH_FLOOR_WATCHING=1 keeps pvkit's controller running, idle, during
+// the floor (its informers watching Porch);
 // PVKIT_PORCH_WORKERS sets pvkit's --workers (default 8).
 func TestFanOutBench(t *testing.T) {
 	sizes := os.Getenv("PVKIT_PORCH_BENCH")
@@ -53,7 +55,13 @@ func TestFanOutBench(t *testing.T) {
 			e := newEnv(t, fmt.Sprintf("bench-%s-%d", who, n))
 			if who == "floor" {
 				stopPorchControllers()
-				stopController()
+				if os.Getenv("PVKIT_PORCH_FLOOR_WATCHING") == "" {
+					stopController()
+				} else if controller == nil { // the floor with pvkit's informers watching Porch (idle: no variant in the namespace)
+					if err := startController(); err != nil {
+						t.Fatal(err)
+					}
+				}
 				w, err := strconv.Atoi(workers())
 				if err != nil {
 					t.Fatal(err)
