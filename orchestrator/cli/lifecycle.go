@@ -230,7 +230,7 @@ func variantDone(o *Options, rev store.Revision) error {
 			if string(v.UID) != owner.UID {
 				continue
 			}
-			c := apimeta.FindStatusCondition(v.Status.Conditions, "Ready")
+			c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 			if c == nil || c.Status == metav1.ConditionTrue || c.Reason == pvapi.ReasonStaleDraft {
 				return nil
 			}

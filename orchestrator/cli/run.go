@@ -448,15 +448,8 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 	sort.Slice(sets.Items, func(i, j int) bool { return sets.Items[i].Name < sets.Items[j].Name })
 	sort.Slice(variants.Items, func(i, j int) bool { return variants.Items[i].Name < variants.Items[j].Name })
 	status := func(kind, name string, conds []metav1.Condition) ObjectStatus {
-		s := ObjectStatus{Kind: kind, Name: name, Ready: metav1.ConditionUnknown}
-		if c := apimeta.FindStatusCondition(conds, "Ready"); c != nil {
-			s.Ready, s.Reason, s.Message = c.Status, c.Reason, c.Message
-		}
-		// A stall's own reason and message say what to fix (Ready's may be
-		// Porch's generic "invalid packagevariant object").
-		if c := apimeta.FindStatusCondition(conds, "Stalled"); c != nil && c.Status == metav1.ConditionTrue {
-			s.Reason, s.Message, s.Stalled = c.Reason, c.Message, true
-		}
+		s := ObjectStatus{Kind: kind, Name: name}
+		s.Ready, s.Reason, s.Message, s.Stalled = kit.Readiness(conds)
 		if err := errs[kind+"/"+name]; err != nil {
 			s.ReconcileErr = err.Error()
 			if s.Ready == metav1.ConditionTrue {
@@ -515,7 +508,7 @@ func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j
 		if err != nil {
 			return err
 		}
-		ready := apimeta.IsStatusConditionTrue(v.Status.Conditions, "Ready")
+		ready := apimeta.IsStatusConditionTrue(v.Status.Conditions, kit.ConditionReady)
 		for _, rev := range revs {
 			if rev.Lifecycle.IsPublished() || rev.Annotations[approval.PolicyAnnotation] == "" {
 				continue

@@ -10,6 +10,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -177,21 +178,11 @@ func statusTable(w, errw io.Writer, f *fleet, namespace string, paint painter) e
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "KIND\tNAME\t%s\tREASON\tMESSAGE\n", paint.header("READY"))
 	row := func(kind, name string, conds []metav1.Condition) {
-		ready, reason, msg := "Unknown", "", ""
-		for _, c := range conds {
-			if c.Type == "Ready" {
-				ready, reason, msg = string(c.Status), c.Reason, c.Message
-			}
-		}
-		for _, c := range conds {
-			if c.Type == "Stalled" && c.Status == metav1.ConditionTrue {
-				reason, msg = c.Reason, c.Message
-			}
-		}
-		if ready == "True" {
+		ready, reason, msg, _ := kit.Readiness(conds)
+		if ready == metav1.ConditionTrue {
 			msg = ""
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kind, name, paint.ready(ready), reason, strings.ReplaceAll(msg, "\n", " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kind, name, paint.ready(string(ready)), reason, strings.ReplaceAll(msg, "\n", " "))
 	}
 	for _, s := range f.sets {
 		row("PackageVariantSet", s.Name, s.Status.Conditions)
@@ -211,7 +202,7 @@ func writeConditions(w io.Writer, conds []metav1.Condition, paint painter) {
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Type < sorted[j].Type })
 	for _, c := range sorted {
 		status := string(c.Status)
-		if c.Type == "Ready" {
+		if c.Type == kit.ConditionReady {
 			status = paint.ready(status)
 		}
 		fmt.Fprintf(w, "  %s=%s  %s: %s\n", c.Type, status, c.Reason, c.Message)
@@ -274,7 +265,7 @@ func describeSet(w io.Writer, f *fleet, s *pvsapi.PackageVariantSet, paint paint
 		if owner := metav1.GetControllerOf(&v); owner != nil && owner.UID == s.UID {
 			ready, reason := "Unknown", ""
 			for _, c := range v.Status.Conditions {
-				if c.Type == "Ready" {
+				if c.Type == kit.ConditionReady {
 					ready, reason = string(c.Status), c.Reason
 				}
 			}

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -270,21 +271,10 @@ func ownedByVariant(pr *porchapi.PackageRevision) bool {
 	return false
 }
 
-// readiness is an object's (ready, reason): the Ready condition's status,
-// and the Stalled reason when it is stalled, else the Ready reason.
+// readiness is an object's (ready, reason) label pair (kit.Readiness).
 func readiness(conds []metav1.Condition) [2]string {
-	ready, reason := "Unknown", ""
-	for _, c := range conds {
-		if c.Type == "Ready" {
-			ready, reason = string(c.Status), c.Reason
-		}
-	}
-	for _, c := range conds {
-		if c.Type == "Stalled" && c.Status == metav1.ConditionTrue {
-			reason = c.Reason
-		}
-	}
-	return [2]string{ready, reason}
+	ready, reason, _, _ := kit.Readiness(conds)
+	return [2]string{string(ready), reason}
 }
 
 func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, counts map[[2]string]float64) {

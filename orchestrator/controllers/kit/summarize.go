@@ -1,25 +1,39 @@
 package kit
 
 import (
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Condition types both kinds carry.
+// Condition types both kinds carry, defined once, in the API
+// (orchestrator/api/v1alpha1).
 const (
-	// ConditionReady is True when the object's downstream is what it asks for.
-	ConditionReady = "Ready"
-	// ConditionStalled is True when reconciling waits for the user to act.
-	ConditionStalled = "Stalled"
-	// ConditionReconciling is True while a transient failure is retried.
-	ConditionReconciling = "Reconciling"
+	ConditionReady       = pvapi.ConditionReady
+	ConditionStalled     = pvapi.ConditionStalled
+	ConditionReconciling = pvapi.ConditionReconciling
 )
+
+// Readiness reads an object's conditions as status, events and metrics
+// show them: the Ready status ("Unknown" before any reconcile), and the
+// reason and message that say what to do, the Stalled ones when it is
+// stalled (Ready's may be Porch's generic "invalid packagevariant object").
+func Readiness(conds []metav1.Condition) (ready metav1.ConditionStatus, reason, message string, stalled bool) {
+	ready = metav1.ConditionUnknown
+	if c := meta.FindStatusCondition(conds, ConditionReady); c != nil {
+		ready, reason, message = c.Status, c.Reason, c.Message
+	}
+	if c := meta.FindStatusCondition(conds, ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		reason, message, stalled = c.Reason, c.Message, true
+	}
+	return ready, reason, message, stalled
+}
 
 // Reasons Summarize sets itself.
 const (
 	// ReasonValid is Stalled=False: nothing waits for the user (Porch's).
-	ReasonValid = "Valid"
+	ReasonValid = pvapi.ReasonValid
 	// ReasonProgressingWithRetry is Reconciling=True after a transient failure.
 	ReasonProgressingWithRetry = "ProgressingWithRetry"
 )
