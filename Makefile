@@ -99,11 +99,11 @@ function-runner:
 
 ## test: lint, unit, golden and end-to-end tests (kpt, images, Porch's function
 ## runner); what cannot run here is skipped with a visible SKIP line
-test: lint check-generated
+test: lint check-generated build
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
-	PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
+	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
 	@if ! command -v etcd >/dev/null 2>&1; then \
 	  echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; \
 	elif [ -n "$$PVKIT_E2E_PORCH_SKIP" ]; then \
