@@ -3,10 +3,24 @@
 package main
 
 import (
+	"context"
 	"os"
+	"time"
 
 	"github.com/pvkit/pvkit/internal/fnmain"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 )
 
-func main() { os.Exit(fnmain.Main("pvs-expand", pvsexpand.Process)) }
+// timeout bounds one run's expansion (its CEL evaluations), as the
+// controller bounds one reconcile's: the set's cost budget keeps the worst
+// case near 11 s (docs/security.md).
+const timeout = 30 * time.Second
+
+func main() {
+	os.Exit(fnmain.Main("pvs-expand", func(rl *krm.ResourceList) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		pvsexpand.ProcessContext(ctx, rl)
+	}))
+}

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func BenchmarkEvaluateAtCostLimit(b *testing.B) {
 	set, w := squareWorld(b, 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		x, err := Expand(set, w)
+		x, err := Expand(context.Background(), set, w)
 		if err != nil || len(x.Failures) != 1 || !strings.Contains(x.Failures[0].Message, "actual cost limit exceeded") {
 			b.Fatalf("%v, %+v", err, x)
 		}
@@ -109,7 +110,7 @@ func BenchmarkHostileSetEvaluation(b *testing.B) {
 	set, w := squareWorld(b, 20)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		x, err := Expand(set, w)
+		x, err := Expand(context.Background(), set, w)
 		if err != nil || len(x.Failures) != 20 {
 			b.Fatalf("%v, %+v", err, x)
 		}
@@ -123,7 +124,7 @@ func BenchmarkFanOutRefused(b *testing.B) {
 	w := NewWorld("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Expand(set, w); err == nil {
+		if _, err := Expand(context.Background(), set, w); err == nil {
 			b.Fatal("not refused")
 		}
 	}
@@ -140,7 +141,7 @@ func BenchmarkFanOutAtBound(b *testing.B) {
 	w := NewWorld("ns", items)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		x, err := Expand(set, w)
+		x, err := Expand(context.Background(), set, w)
 		if err != nil || len(x.Children) != DefaultMaxChildren {
 			b.Fatalf("%v, %d children, failures %v", err, len(x.Children), x.Failures[:1])
 		}

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -37,7 +38,7 @@ func TestFanOutIsBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	x, err := Expand(set, NewWorld("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)}))
+	x, err := Expand(context.Background(), set, NewWorld("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)}))
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrTooManyChildren) || x != nil ||
 		err.Error() != "too many children: its targets ask for more than 5000 PackageVariants (5100 counted at `spec.targets[0].repositories[16]`); "+
@@ -63,11 +64,11 @@ func TestFanOutBoundIsConfigurable(t *testing.T) {
 	}
 	w := NewWorld("ns", items)
 	w.MaxChildren = 7
-	if _, err := Expand(set, w); !errors.Is(err, ErrTooManyChildren) || !strings.Contains(err.Error(), "more than 7 PackageVariants (8 counted at `spec.targets[0].repositorySelector`)") {
+	if _, err := Expand(context.Background(), set, w); !errors.Is(err, ErrTooManyChildren) || !strings.Contains(err.Error(), "more than 7 PackageVariants (8 counted at `spec.targets[0].repositorySelector`)") {
 		t.Fatalf("err = %v", err)
 	}
 	w.MaxChildren = 8
-	if x, err := Expand(set, w); err != nil || len(x.Children) != 8 {
+	if x, err := Expand(context.Background(), set, w); err != nil || len(x.Children) != 8 {
 		t.Fatalf("at the bound: %v, %d children", err, len(x.Children))
 	}
 }

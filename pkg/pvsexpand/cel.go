@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -17,12 +16,13 @@ import (
 )
 
 // Limits of every CEL evaluation, as the Kubernetes apiserver does it: a cost
-// budget checked while evaluating, and a deadline checked every
-// interruptEvery comprehension steps.
+// budget checked while evaluating, and the caller's deadline (Expand's
+// context: set at the edges, the controller and the binary, never here)
+// checked every interruptEvery comprehension steps and before each
+// expression.
 const (
 	costLimit      = 1_000_000
 	interruptEvery = 100
-	evalTimeout    = time.Second // for all the expressions of one target entry
 	// celStringsVersion is the version of CEL's strings extension (cel-go
 	// v0.26.1's newest: format as the CEL spec has it, reverse, join,
 	// quote...). Raise it deliberately, with a test of what changes.
@@ -231,7 +231,7 @@ func compileMessage(report string) string {
 }
 
 // eval runs a compiled expression with the cost limit, interrupted when ctx
-// (one deadline per target entry) ends, and returns its value and the cost
+// (the expansion's) ends, and returns its value and the cost
 // it spent, stopped or not.
 func eval(ctx context.Context, p cel.Program, vars map[string]any) (string, uint64, error) {
 	out, det, err := p.ContextEval(ctx, vars)

@@ -43,7 +43,7 @@ spec:
 	if krm.HasErrorProblems(problems) {
 		t.Fatalf("the expression must pass validation: %v", problems)
 	}
-	x, err := Expand(set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, NewWorld("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ spec:
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	x, err := Expand(set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, NewWorld("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestDeadlineBetweenExpressions(t *testing.T) {
 	cancel()
 	ev := &evaluator{ctx: ctx, eng: eng, vars: map[string]any{"repoDefault": "r", "packageDefault": "p", "upstream": &Object{}, "target": &RepoTarget{}, "repository": &Object{}}}
 	ev.eval("spec.targets[0].template.labelExprs[0].valueExpr", listScope, "'x'")
-	if ev.err == nil || ev.err.Error() != "`spec.targets[0].template.labelExprs[0].valueExpr`: not evaluated: the expressions of one target entry may take 1s in all" {
+	if ev.err == nil || ev.err.Error() != "`spec.targets[0].template.labelExprs[0].valueExpr`: not evaluated: the set's expansion ran out of time (context canceled)" {
 		t.Fatalf("err = %v", ev.err)
 	}
 }

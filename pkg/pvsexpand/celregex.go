@@ -16,7 +16,7 @@ import (
 // RE2 runs in time linear in the input, but the factor is the size of the
 // compiled program, not of the pattern: `a{0,1000}` is 9 characters and
 // 2,000 instructions, and one call cannot be interrupted (a 282-character
-// expression ran 62.7 s while the 1 s deadline waited). So pvkit's own
+// expression ran 62.7 s while a 1 s deadline waited). So pvkit's own
 // `matches` (the standard one is left out of the environment):
 //   - refuses a pattern whose program has more than maxRegexInsts
 //     instructions: at validation when the pattern is a literal, at run time

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,7 +51,7 @@ var ErrUpstreamNotFound = errors.New("upstream package revision not found")
 // error means nothing can be computed (ErrUpstreamNotFound, wrapped, when the
 // upstream is missing); a failing target entry is a Failure and the others
 // are still computed.
-func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
+func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	eng, err := celEngine()
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func Expand(set *v1alpha2.PackageVariantSet, w *World) (*Expansion, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &renderer{eng: eng, world: w, upstream: set.Spec.Upstream, upObject: objectOf(up)}
+	r := &renderer{ctx: ctx, eng: eng, world: w, upstream: set.Spec.Upstream, upObject: objectOf(up)}
 	insts, failures, err := unroll(set, w)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ spec:
 	}
 	w := NewWorld("ns", items)
 	w.Unavailable = map[krm.GVK]string{{APIVersion: "example.com/v1", Kind: "Team"}: "teams.example.com is forbidden"}
-	x, err := Expand(set, w)
+	x, err := Expand(context.Background(), set, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ spec:
 	}
 	// With the kind listable (and empty), the same child is removed.
 	w.Unavailable = nil
-	x, _ = Expand(set, w)
+	x, _ = Expand(context.Background(), set, w)
 	steps, _ = Plan(set, x, items)
 	for _, s := range steps {
 		if s.Name == "s-team-a-p" && s.Action != Remove {

@@ -1,6 +1,7 @@
 package pvsexpand
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -46,7 +47,11 @@ func ConfigFromObject(fc *yaml.RNode) (*v1alpha2.PackageVariantSet, []krm.Proble
 // Partial success (the other children written, nothing removed) is the
 // controller's, which calls Expand and Plan itself. A dry run still lists
 // every planned step next to the errors.
-func Process(rl *krm.ResourceList) {
+func Process(rl *krm.ResourceList) { ProcessContext(context.Background(), rl) }
+
+// ProcessContext is Process within ctx: its deadline, set by the caller
+// (the binary sets one), bounds the expansion's CEL evaluations.
+func ProcessContext(ctx context.Context, rl *krm.ResourceList) {
 	set, problems := ConfigFromObject(rl.FunctionConfig)
 	report := func(ps []krm.Problem) {
 		for _, p := range ps {
@@ -58,7 +63,7 @@ func Process(rl *krm.ResourceList) {
 		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
 		return
 	}
-	x, err := Expand(set, NewWorld(set.Metadata.Namespace, rl.Items))
+	x, err := Expand(ctx, set, NewWorld(set.Metadata.Namespace, rl.Items))
 	field := "spec.upstream"
 	if errors.Is(err, ErrTooManyChildren) {
 		field = "spec.targets"

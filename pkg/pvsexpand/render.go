@@ -12,6 +12,7 @@ import (
 
 // renderer computes PackageVariant specs for the instances of one set.
 type renderer struct {
+	ctx      context.Context // the caller's: its deadline bounds the expansion
 	eng      *engine
 	world    *World
 	upstream *pv.Upstream
@@ -39,9 +40,7 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 		return nil, err
 	}
 	vars := map[string]any{"repoDefault": in.repoDefault, "packageDefault": in.packageDefault, "upstream": r.upObject, "target": in.targetVar}
-	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
-	defer cancel()
-	ev := &evaluator{ctx: ctx, eng: r.eng, vars: vars, spent: &r.spent}
+	ev := &evaluator{ctx: r.ctx, eng: r.eng, vars: vars, spent: &r.spent}
 	if d := tpl.Downstream; d != nil {
 		spec.Downstream.Repo = ev.value(field+".downstream.repo", d.Repo, d.RepoExpr, in.scope.withoutRepository(), spec.Downstream.Repo)
 	}
@@ -91,7 +90,7 @@ func (e *evaluator) eval(field string, s scope, expr string) string {
 	// The deadline is checked before every expression, not only inside
 	// comprehensions (where CEL checks it every interruptEvery steps).
 	if err := e.ctx.Err(); err != nil {
-		e.err = fmt.Errorf("`%s`: not evaluated: the expressions of one target entry may take %s in all", field, evalTimeout)
+		e.err = fmt.Errorf("`%s`: not evaluated: the set's expansion ran out of time (%v)", field, err)
 		return ""
 	}
 	if *e.spent > maxSetCost {

@@ -39,7 +39,7 @@ func BenchmarkPVSExpandLibrary(b *testing.B) {
 			if krm.HasErrorProblems(problems) {
 				b.Fatal(problems)
 			}
-			x, err := pvsexpand.Expand(set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
+			x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestFanoutSidesAgree(t *testing.T) {
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	x, err := pvsexpand.Expand(set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
+	x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
 	if err != nil {
 		t.Fatal(err)
 	}

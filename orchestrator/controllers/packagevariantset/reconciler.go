@@ -90,6 +90,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, errors.Join(res.Err, patchErr)
 }
 
+// ExpandTimeout bounds one set's expansion (its CEL evaluations) in the
+// controller; past it, the targets not yet computed fail, the others are
+// applied, nothing is removed, and the set is retried.
+const ExpandTimeout = 30 * time.Second
+
 // reconcileSet validates, expands and applies, and returns the outcome in
 // kit's error model: an invalid set or a missing upstream stalls; target
 // entries that could not be computed are a Partial outcome (the others are
@@ -119,7 +124,12 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	x, err := pvsexpand.Expand(env, world)
+	// The controller's deadline for one expansion (the edge sets it,
+	// pkg/pvsexpand never does): the set's cost budget bounds it to about
+	// 11 s at worst, measured (docs/security.md).
+	expandCtx, cancel := context.WithTimeout(ctx, ExpandTimeout)
+	defer cancel()
+	x, err := pvsexpand.Expand(expandCtx, env, world)
 	if errors.Is(err, pvsexpand.ErrUpstreamNotFound) { // the revision watch brings the next reconcile
 		return kit.Stall(pvsapi.ReasonUpstreamNotFound, err)
 	} else if errors.Is(err, pvsexpand.ErrTooManyChildren) {
