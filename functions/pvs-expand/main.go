@@ -13,9 +13,8 @@ import (
 )
 
 // timeout bounds one run's expansion (its CEL evaluations), as the
-// controller bounds one reconcile's: the set's cost budget keeps the worst
-// case near 11 s (docs/security.md).
-const timeout = 30 * time.Second
+// controller bounds one reconcile's (docs/security.md).
+const timeout = 10 * time.Second
 
 func main() {
 	os.Exit(fnmain.Main("pvs-expand", func(rl *krm.ResourceList) {

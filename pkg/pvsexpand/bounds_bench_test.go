@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -112,6 +113,22 @@ func BenchmarkHostileSetEvaluation(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		x, err := Expand(context.Background(), set, w)
 		if err != nil || len(x.Failures) != 20 {
+			b.Fatalf("%v, %+v", err, x)
+		}
+	}
+}
+
+// BenchmarkHostileSetAtTheEdge: the same set under the controller's and
+// the binary's deadline (10 s): the expansion stops there, every target
+// not computed by then failing, naming the deadline.
+func BenchmarkHostileSetAtTheEdge(b *testing.B) {
+	set, w := squareWorld(b, 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		x, err := Expand(ctx, set, w)
+		cancel()
+		if err != nil || len(x.Failures) != 20 || !strings.Contains(x.Failures[19].Message, "ran out of time") {
 			b.Fatalf("%v, %+v", err, x)
 		}
 	}
