@@ -22,7 +22,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -468,23 +467,13 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	return tw.Flush()
 }
 
-// toPorch is a revision as Porch's API shows it.
+// toPorch is a revision as Porch's API shows it (store.ToPorch), with
+// Porch's latest-revision label on the latest published one.
 func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
-	pr := porchapi.PackageRevision{
-		TypeMeta:   metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevision"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: r.Labels, Annotations: r.Annotations},
-		Spec: porchapi.PackageRevisionSpec{PackageName: r.Package, RepositoryName: r.Repository, WorkspaceName: r.Workspace,
-			Revision: r.Revision, Lifecycle: porchapi.PackageRevisionLifecycle(r.Lifecycle)},
-	}
+	pr := store.ToPorch(r)
+	pr.ResourceVersion = ""
 	if latest {
 		pr.Labels = overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})
-	}
-	for _, o := range r.Owners {
-		c := o.Controller
-		pr.OwnerReferences = append(pr.OwnerReferences, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
-	}
-	if r.Lock != nil {
-		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Repo: r.Lock.Repository, Directory: r.Lock.Package, Ref: r.Lock.Ref}}
 	}
 	return pr
 }

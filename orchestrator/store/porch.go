@@ -79,24 +79,23 @@ func (p *Porch) ListOwned(ctx context.Context, namespace, uid string) ([]Revisio
 func fromList(items []porchapi.PackageRevision) []Revision {
 	out := make([]Revision, 0, len(items))
 	for i := range items {
-		out = append(out, fromPorch(&items[i]))
+		out = append(out, FromPorch(&items[i]))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// fromPorch converts a PackageRevision. Porch's lock names the upstream's
-// git repository by URL, not by Repository object, so Lock.Repository is
-// empty and locks are compared by package and ref.
-func fromPorch(pr *porchapi.PackageRevision) Revision {
+// FromPorch converts a PackageRevision: the one conversion from Porch's API
+// (the Porch store, the memory store's API view). Porch's lock names the
+// upstream's git repository by URL, not by Repository object, so
+// Lock.Repository is empty and locks are compared by package and ref.
+func FromPorch(pr *porchapi.PackageRevision) Revision {
 	r := Revision{Namespace: pr.Namespace, Name: pr.Name, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
 		Workspace: pr.Spec.WorkspaceName, Revision: pr.Spec.Revision, Lifecycle: Lifecycle(pr.Spec.Lifecycle),
-		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion, Created: pr.CreationTimestamp.Time}
+		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion, Created: pr.CreationTimestamp.Time,
+		Owners: OwnersFromAPI(pr.OwnerReferences)}
 	if r.Lifecycle == "" {
 		r.Lifecycle = Draft
-	}
-	for _, o := range pr.OwnerReferences {
-		r.Owners = append(r.Owners, OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
 	}
 	if l := pr.Status.UpstreamLock; l != nil && l.Git != nil {
 		r.Lock = &Lock{Package: l.Git.Directory, Ref: l.Git.Ref}
@@ -104,11 +103,41 @@ func fromPorch(pr *porchapi.PackageRevision) Revision {
 	return r
 }
 
-func ownerRefs(owners []OwnerRef) []metav1.OwnerReference {
+// ToPorch is a revision as Porch's API shows it: the one conversion to it
+// (the memory store's API view, pvctl get -o yaml). The lock's repository
+// is written as the git repo, where Porch has the repository's URL.
+func ToPorch(r Revision) porchapi.PackageRevision {
+	pr := porchapi.PackageRevision{
+		TypeMeta: metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevision"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: r.Labels, Annotations: r.Annotations,
+			ResourceVersion: r.ResourceVersion, OwnerReferences: OwnerRefsToAPI(r.Owners)},
+		Spec: porchapi.PackageRevisionSpec{PackageName: r.Package, RepositoryName: r.Repository, WorkspaceName: r.Workspace,
+			Revision: r.Revision, Lifecycle: porchapi.PackageRevisionLifecycle(r.Lifecycle)},
+	}
+	if !r.Created.IsZero() {
+		pr.CreationTimestamp = metav1.NewTime(r.Created)
+	}
+	if r.Lock != nil {
+		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Repo: r.Lock.Repository, Directory: r.Lock.Package, Ref: r.Lock.Ref}}
+	}
+	return pr
+}
+
+// OwnerRefsToAPI converts owners to Kubernetes owner references.
+func OwnerRefsToAPI(owners []OwnerRef) []metav1.OwnerReference {
 	var out []metav1.OwnerReference
 	for _, o := range owners {
 		c := o.Controller
 		out = append(out, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
+	}
+	return out
+}
+
+// OwnersFromAPI converts Kubernetes owner references to owners.
+func OwnersFromAPI(refs []metav1.OwnerReference) []OwnerRef {
+	var out []OwnerRef
+	for _, o := range refs {
+		out = append(out, OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
 	}
 	return out
 }
@@ -129,7 +158,7 @@ func (p *Porch) CreateDraft(ctx context.Context, s DraftSpec) (Revision, error) 
 		return Revision{}, fmt.Errorf("unknown task type %q", s.Task.Type)
 	}
 	pr := &porchapi.PackageRevision{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, OwnerReferences: ownerRefs(s.Owners), Labels: s.Labels, Annotations: s.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, OwnerReferences: OwnerRefsToAPI(s.Owners), Labels: s.Labels, Annotations: s.Annotations},
 		Spec: porchapi.PackageRevisionSpec{PackageName: s.Package, RepositoryName: s.Repository, WorkspaceName: s.Workspace,
 			Lifecycle: porchapi.PackageRevisionLifecycleDraft, Tasks: []porchapi.Task{task}},
 	}
@@ -137,9 +166,9 @@ func (p *Porch) CreateDraft(ctx context.Context, s DraftSpec) (Revision, error) 
 		return Revision{}, wrap(err)
 	}
 	if err := p.pendingGates(ctx, pr, s.ReadinessGates); err != nil {
-		return fromPorch(pr), fmt.Errorf("created %s/%s, but could not set its readiness gates %v: %w", pr.Namespace, pr.Name, s.ReadinessGates, err)
+		return FromPorch(pr), fmt.Errorf("created %s/%s, but could not set its readiness gates %v: %w", pr.Namespace, pr.Name, s.ReadinessGates, err)
 	}
-	return fromPorch(pr), nil
+	return FromPorch(pr), nil
 }
 
 // pendingGates adds the readiness gates, each with a False condition, to a
@@ -259,7 +288,7 @@ func (p *Porch) Update(ctx context.Context, rev Revision) error {
 	if rev.ResourceVersion != "" && pr.ResourceVersion != rev.ResourceVersion {
 		return fmt.Errorf("package revision %s/%s changed since version %s: %w", rev.Namespace, rev.Name, rev.ResourceVersion, ErrConflict)
 	}
-	pr.OwnerReferences = ownerRefs(rev.Owners)
+	pr.OwnerReferences = OwnerRefsToAPI(rev.Owners)
 	pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
 	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
 	return wrap(p.Client.Update(ctx, &pr))
@@ -279,7 +308,7 @@ func (p *Porch) ApproveRevision(ctx context.Context, namespace, name string) (Re
 	if err := p.Client.SubResource("approval").Update(ctx, &pr); err != nil {
 		return Revision{}, wrap(err)
 	}
-	return fromPorch(&pr), nil
+	return FromPorch(&pr), nil
 }
 
 // Delete implements Store.

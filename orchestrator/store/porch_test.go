@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +67,7 @@ func TestPorchStore(t *testing.T) {
 	if err != nil || len(revs) != 1 || revs[0].Name != down.Name || !revs[0].OwnedBy("uid-a") {
 		t.Fatalf("ListRevisions = %+v, %v", revs, err)
 	}
-	if l := revs[0].Lock; l == nil || l.Repository != "" || l.Package != "app" || !l.Matches(fromPorch(up)) {
+	if l := revs[0].Lock; l == nil || l.Repository != "" || l.Package != "app" || !l.Matches(FromPorch(up)) {
 		t.Fatalf("lock = %+v", l)
 	}
 	owned, err := p.ListOwned(ctx, "ns", "uid-a")
@@ -280,5 +282,23 @@ func TestPorchStoreListsSorted(t *testing.T) {
 		if err != nil || err2 != nil || strings.Join(names, " ") != "blueprints.app.v1 blueprints.app.v2 blueprints.app.v3" {
 			t.Errorf("listed %v (%v, %v), want v1 v2 v3 in order", names, err, err2)
 		}
+	}
+}
+
+// Issue 20 #2: one conversion each way, and they agree: a revision through
+// Porch's API and back is the same revision, but for the lock's
+// repository, which Porch records as a git URL and pvkit does not read
+// back (locks are compared by package and ref).
+func TestPorchConversionRoundTrip(t *testing.T) {
+	in := Revision{Namespace: "ns", Name: "deploy.app.packagevariant-1", Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
+		Revision: 3, Lifecycle: Published, Owners: []OwnerRef{{APIVersion: "config.porch.kpt.dev/v1alpha1", Kind: "PackageVariant", Name: "pv", UID: "u", Controller: true}},
+		Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{"a": "b"}, Lock: &Lock{Repository: "blueprints", Package: "app", Ref: "app/v1"},
+		ResourceVersion: "7", Created: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)}
+	pr := ToPorch(in)
+	out := FromPorch(&pr)
+	want := in
+	want.Lock = &Lock{Package: "app", Ref: "app/v1"}
+	if d := cmp.Diff(want, out); d != "" {
+		t.Fatalf("round trip (-want +got):\n%s", d)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -53,22 +52,7 @@ func (s *Store) All(namespace string) []store.Revision {
 	return out
 }
 
-func toPorch(r store.Revision) porchapi.PackageRevision {
-	pr := porchapi.PackageRevision{
-		TypeMeta:   metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevision"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: r.Labels, Annotations: r.Annotations, ResourceVersion: r.ResourceVersion},
-		Spec: porchapi.PackageRevisionSpec{PackageName: r.Package, RepositoryName: r.Repository, WorkspaceName: r.Workspace,
-			Revision: r.Revision, Lifecycle: porchapi.PackageRevisionLifecycle(r.Lifecycle)},
-	}
-	for _, o := range r.Owners {
-		c := o.Controller
-		pr.OwnerReferences = append(pr.OwnerReferences, metav1.OwnerReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: types.UID(o.UID), Controller: &c})
-	}
-	if r.Lock != nil {
-		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Directory: r.Lock.Package, Ref: r.Lock.Ref}}
-	}
-	return pr
-}
+func toPorch(r store.Revision) porchapi.PackageRevision { return store.ToPorch(r) }
 
 func apiError(err error, name string) error {
 	switch {
@@ -147,9 +131,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	}
 	spec := store.DraftSpec{Namespace: pr.Namespace, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
 		Workspace: pr.Spec.WorkspaceName, Labels: pr.Labels, Annotations: pr.Annotations}
-	for _, o := range pr.OwnerReferences {
-		spec.Owners = append(spec.Owners, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID), Controller: o.Controller != nil && *o.Controller})
-	}
+	spec.Owners = store.OwnersFromAPI(pr.OwnerReferences)
 	if len(pr.Spec.Tasks) != 1 {
 		return fmt.Errorf("a new PackageRevision needs exactly one task")
 	}
@@ -176,10 +158,8 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 	c.count("update")
 	switch o := obj.(type) {
 	case *porchapi.PackageRevision:
-		rev := store.Revision{Namespace: o.Namespace, Name: o.Name, Lifecycle: store.Lifecycle(o.Spec.Lifecycle), Labels: o.Labels, Annotations: o.Annotations}
-		for _, ref := range o.OwnerReferences {
-			rev.Owners = append(rev.Owners, store.OwnerRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: string(ref.UID), Controller: ref.Controller != nil && *ref.Controller})
-		}
+		rev := store.Revision{Namespace: o.Namespace, Name: o.Name, Lifecycle: store.Lifecycle(o.Spec.Lifecycle), Labels: o.Labels, Annotations: o.Annotations,
+			Owners: store.OwnersFromAPI(o.OwnerReferences)}
 		if err := c.patchKptfile(ctx, o); err != nil {
 			return apiError(err, o.Name)
 		}
