@@ -22,20 +22,19 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/api/render"
+	"github.com/pvkit/pvkit/pkg/api/meta"
 )
 
-// Lifecycle of a package revision.
-type Lifecycle string
+// Lifecycle of a package revision: pkg/api/meta's, the one type for it.
+type Lifecycle = meta.Lifecycle
 
+// The lifecycles, by their short names here.
 const (
-	Draft            Lifecycle = "Draft"
-	Proposed         Lifecycle = "Proposed"
-	Published        Lifecycle = "Published"
-	DeletionProposed Lifecycle = "DeletionProposed"
+	Draft            = meta.LifecycleDraft
+	Proposed         = meta.LifecycleProposed
+	Published        = meta.LifecyclePublished
+	DeletionProposed = meta.LifecycleDeletionProposed
 )
-
-// IsPublished reports Published or DeletionProposed, as Porch does.
-func (l Lifecycle) IsPublished() bool { return l == Published || l == DeletionProposed }
 
 // OwnerRef is an owner reference; ownership is decided by UID.
 type OwnerRef struct {

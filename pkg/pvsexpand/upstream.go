@@ -3,6 +3,7 @@ package pvsexpand
 import (
 	"fmt"
 
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,7 +21,7 @@ func findUpstream(w *World, u *pv.Upstream) (*yaml.RNode, error) {
 			continue
 		}
 		nodes = append(nodes, r)
-		cands = append(cands, upstream.Candidate{Workspace: rev.workspace, Revision: rev.number, Lifecycle: rev.lifecycle})
+		cands = append(cands, upstream.Candidate{Workspace: rev.workspace, Revision: rev.number, Lifecycle: meta.Lifecycle(rev.lifecycle)})
 	}
 	if i := upstream.Select(*u, cands); i >= 0 {
 		return nodes[i], nil

@@ -20,20 +20,19 @@ package upstream
 import (
 	"fmt"
 
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 )
 
 // Candidate is what the rule reads of one revision of the upstream package.
 type Candidate struct {
 	Workspace string
-	Revision  int    // 0 until published
-	Lifecycle string // Draft, Proposed, Published or DeletionProposed
+	Revision  int // 0 until published
+	Lifecycle meta.Lifecycle
 }
 
 // Published reports Published or DeletionProposed, as Porch does.
-func (c Candidate) Published() bool {
-	return c.Lifecycle == "Published" || c.Lifecycle == "DeletionProposed"
-}
+func (c Candidate) Published() bool { return c.Lifecycle.IsPublished() }
 
 // Select returns the index in revs of the revision u names, or -1 when none
 // does (yet). revs are the revisions of u's repository and package.

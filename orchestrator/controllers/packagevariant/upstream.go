@@ -18,7 +18,7 @@ func (r *Reconciler) findUpstream(ctx context.Context, v *pvapi.PackageVariant) 
 	}
 	cands := make([]upstream.Candidate, len(revs))
 	for i, rev := range revs {
-		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: string(rev.Lifecycle)}
+		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle}
 	}
 	if i := upstream.Select(*u, cands); i >= 0 {
 		return &revs[i], nil
