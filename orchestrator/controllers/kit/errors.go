@@ -3,6 +3,7 @@ package kit
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Stalling is a failure only a change by the user can fix (the spec, the
@@ -44,6 +45,23 @@ func (e *Transient) Unwrap() error { return e.Err }
 
 // Retry wraps err as Transient with reason.
 func Retry(reason string, err error) *Transient { return &Transient{Reason: reason, Err: err} }
+
+// Waiting is an outcome that decides nothing yet: the reconcile cannot
+// tell what to do until something it is sure will happen has happened (the
+// informer cache showing a draft it has just created). Summarize leaves the
+// conditions as they are, records nothing, and asks for the reconcile again
+// After; it is not an error and gets no backoff.
+type Waiting struct {
+	After time.Duration
+	Why   string
+}
+
+func (e *Waiting) Error() string { return e.Why }
+
+// Wait returns a Waiting outcome.
+func Wait(after time.Duration, format string, a ...any) *Waiting {
+	return &Waiting{After: after, Why: fmt.Sprintf(format, a...)}
+}
 
 // Partial is an outcome where some of the work was done and some could not
 // be (a set whose target entries partly failed): Ready=False with its reason,

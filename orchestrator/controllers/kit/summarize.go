@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"errors"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,17 @@ type Result struct {
 	// StallChanged reports a Stalled condition that is new or says something
 	// new: the moment to record an Event (a steady stall records none).
 	StallChanged bool
+	// Waiting is the Waiting outcome, when that was it: nothing was
+	// decided, the conditions are as they were, and the reconcile runs again
+	// after Waiting.After.
+	Waiting *Waiting
 }
+
+// Observed reports whether the outcome settles the object's current
+// generation, so that status.observedGeneration may say so: a success, a
+// stall, or a partial outcome that is not retried. A retried error and a
+// wait do not (Flux's rule: observedGeneration means "decided").
+func (r Result) Observed() bool { return r.Waiting == nil && (r.Err == nil || r.Stalled != nil) }
 
 // Summarize sets Ready, Stalled and Reconciling from err (nil: success).
 func (s Summary) Summarize(err error) Result {
@@ -71,6 +82,10 @@ func (s Summary) Summarize(err error) Result {
 		s.set(ConditionReady, metav1.ConditionTrue, s.ReadyReason, s.ReadyMessage)
 		meta.RemoveStatusCondition(s.Conditions, ConditionReconciling)
 		return Result{}
+	}
+	var w *Waiting
+	if errors.As(err, &w) {
+		return Result{Waiting: w}
 	}
 	o := classify(err, s.ErrorReason)
 	switch {

@@ -2,12 +2,14 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
 )
 
 // policyVariant is appVariant asking for approval with the given
@@ -132,4 +134,23 @@ func TestApproveByPolicyRefuses(t *testing.T) {
 			t.Fatalf("a draft a person changed was approved: %s", got)
 		}
 	})
+}
+
+// Issue 20 #4: observedGeneration says "decided": a reconcile that Porch
+// failed (retried) leaves it where it was; the next, successful one sets it.
+func TestObservedGenerationOnlyWhenSettled(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.store.Inject(memory.Fault{Op: memory.OpList, Err: errors.New("the server is currently unable to handle the request")})
+	if err := e.reconcile("app-prod"); err == nil {
+		t.Fatal("a Porch failure was not reported")
+	}
+	if v := e.get("app-prod"); v.Status.ObservedGeneration != 0 || v.Generation == 0 {
+		t.Fatalf("after a retried failure: generation %d, observed %d; want observed 0", v.Generation, v.Status.ObservedGeneration)
+	}
+	e.mustReconcile("app-prod")
+	if v := e.get("app-prod"); v.Status.ObservedGeneration != v.Generation {
+		t.Fatalf("after success: generation %d, observed %d", v.Generation, v.Status.ObservedGeneration)
+	}
 }

@@ -56,11 +56,11 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 			_, gerr := r.Store.GetResources(ctx, v.Namespace, d.name)
 			switch {
 			case gerr == nil:
-				return nil, errCacheBehind{name: d.name}
+				return nil, cacheBehind(d.name)
 			case !errors.Is(gerr, store.ErrNotFound):
 				return nil, gerr
 			case !r.created.gone(v.UID, d.name):
-				return nil, errCacheBehind{name: d.name}
+				return nil, cacheBehind(d.name)
 			}
 			r.created.forget(v.UID) // lost: created again below
 		default: // gone for good, published, or someone else's: not ours to wait for

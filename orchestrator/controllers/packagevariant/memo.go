@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"k8s.io/apimachinery/pkg/types"
@@ -96,7 +97,7 @@ func (r *Reconciler) forget(uid types.UID) {
 // was killed between writing the draft and its metadata). While the
 // listing of owned revisions lacks the draft, the reconcile takes it back
 // when the package shows it without owner, and otherwise waits and runs
-// again (errCacheBehind), for at most createdTTL: a draft deleted meanwhile
+// again (cacheBehind, a kit.Waiting), for at most createdTTL: a draft deleted meanwhile
 // must not block the variant for ever.
 type created struct {
 	mu sync.Mutex
@@ -182,12 +183,11 @@ func (c *created) forget(uid types.UID) {
 	delete(c.m, uid)
 }
 
-// errCacheBehind: the listing does not show the draft this variant just
-// created; Reconcile runs again shortly, changing nothing meanwhile.
-type errCacheBehind struct{ name string }
-
-func (e errCacheBehind) Error() string {
-	return "waiting for the cache to show draft " + e.name
+// cacheBehind: the listing does not show the draft this variant just
+// created; a Waiting outcome, so Reconcile runs again shortly, changing
+// nothing meanwhile.
+func cacheBehind(name string) *kit.Waiting {
+	return kit.Wait(cacheRetry, "waiting for the cache to show draft %s", name)
 }
 
 // asked remembers, per variant, the draft whose create failed: Porch may

@@ -84,46 +84,58 @@ const cacheRetry = 500 * time.Millisecond
 // (deletion, finalizer, then reconcileVariant), summarize their outcome into
 // the conditions (kit.Summarize), record a stall as an Event, and patch the
 // status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	result, start := metrics.ResultError, time.Now()
-	defer func() { r.Metrics.ObserveReconcile("PackageVariant", result, start) }()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, req.NamespacedName, v); err != nil {
+		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultSuccess, start)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := v.DeepCopy()
-	var err error
 	deleting := !v.DeletionTimestamp.IsZero()
+	var outcome error
+	var again time.Duration
+	defer func() { result, retErr = r.finish(ctx, orig, v, deleting, outcome, again, start) }()
 	if deleting {
 		r.forget(v.UID)
-		err = r.reconcileDelete(ctx, v)
-	} else if err = r.ensureFinalizer(ctx, v); err == nil {
-		err = r.reconcileVariant(ctx, v)
+		outcome = r.reconcileDelete(ctx, v)
+		return
 	}
-	var again time.Duration
-	if err == nil && !deleting && r.ApproveByPolicy {
-		again, err = r.approveByPolicy(ctx, v)
+	if outcome = r.ensureFinalizer(ctx, v); outcome != nil {
+		return
 	}
-	var behind errCacheBehind
-	if errors.As(err, &behind) { // nothing decided: run again once the cache has caught up
-		ctrl.LoggerFrom(ctx).V(1).Info(behind.Error())
-		result = metrics.ResultWaiting
-		return ctrl.Result{RequeueAfter: cacheRetry}, nil
+	if outcome = r.reconcileVariant(ctx, v); outcome == nil && r.ApproveByPolicy {
+		again, outcome = r.approveByPolicy(ctx, v)
 	}
+	return
+}
+
+// finish is Reconcile's one finish step, deferred: summarize the outcome
+// into the conditions (a Waiting outcome changes nothing and comes back
+// later), record a new stall as an Event, set observedGeneration only when
+// the outcome settles the generation (kit.Result.Observed), patch the
+// status when it changed, and record the reconcile's metrics.
+func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, deleting bool, outcome error, again time.Duration, start time.Time) (ctrl.Result, error) {
 	var res kit.Result
-	if !deleting || err != nil {
-		res = r.summary(v).Summarize(err)
+	if !deleting || outcome != nil {
+		res = r.summary(v).Summarize(outcome)
+	}
+	if res.Waiting != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info(res.Waiting.Why)
+		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultWaiting, start)
+		return ctrl.Result{RequeueAfter: res.Waiting.After}, nil
 	}
 	if res.StallChanged {
-		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", err.Error())
-		r.events().Warning(v, res.Stalled.Reason, "%s", err.Error())
+		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", outcome.Error())
+		r.events().Warning(v, res.Stalled.Reason, "%s", outcome.Error())
 	}
-	if !deleting {
+	if !deleting && res.Observed() {
 		v.Status.ObservedGeneration = v.Generation
 	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
-	result = metrics.Result(res.Stalled != nil, errors.Join(res.Err, patchErr))
-	return ctrl.Result{RequeueAfter: again}, errors.Join(res.Err, patchErr)
+	err := errors.Join(res.Err, patchErr)
+	r.Metrics.ObserveReconcile("PackageVariant", metrics.Result(res.Stalled != nil, err), start)
+	return ctrl.Result{RequeueAfter: again}, err
 }
 
 func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {

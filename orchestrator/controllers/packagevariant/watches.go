@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -40,7 +41,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
-		For(&pvapi.PackageVariant{}).
+		For(&pvapi.PackageVariant{}, builder.WithPredicates(kit.Changed())).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Build(r)

@@ -65,29 +65,47 @@ type Reconciler struct {
 // Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,
 // summarize its outcome into the conditions (kit.Summarize), record a stall
 // as an Event, and patch the status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	result, start := metrics.ResultError, time.Now()
-	defer func() { r.Metrics.ObserveReconcile("PackageVariantSet", result, start) }()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
 	set := &pvsapi.PackageVariantSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
+		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !set.DeletionTimestamp.IsZero() {
+		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
 		return ctrl.Result{}, nil // children go with it (owner references)
 	}
 	orig := set.DeepCopy()
-	err := r.reconcileSet(ctx, set)
+	var outcome error
+	defer func() { result, retErr = r.finish(ctx, orig, set, outcome, start) }()
+	outcome = r.reconcileSet(ctx, set)
+	return
+}
+
+// finish is Reconcile's one finish step, deferred: summarize, record a new
+// stall as an Event, set observedGeneration only when the outcome settles
+// the generation (kit.Result.Observed), patch the status when it changed,
+// record the metrics.
+func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVariantSet, outcome error, start time.Time) (ctrl.Result, error) {
 	res := kit.Summary{Conditions: &set.Status.Conditions, Generation: set.Generation, Clock: r.Clock,
 		ReadyReason: pvsapi.ReasonReconciled, ReadyMessage: "package variants successfully reconciled",
-		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(err)
-	if res.StallChanged {
-		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", err.Error())
-		kit.Events{Recorder: r.Recorder}.Warning(set, res.Stalled.Reason, "%s", err.Error())
+		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(outcome)
+	if res.Waiting != nil {
+		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultWaiting, start)
+		return ctrl.Result{RequeueAfter: res.Waiting.After}, nil
 	}
-	set.Status.ObservedGeneration = set.Generation
+	if res.StallChanged {
+		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", outcome.Error())
+		kit.Events{Recorder: r.Recorder}.Warning(set, res.Stalled.Reason, "%s", outcome.Error())
+	}
+	if res.Observed() {
+		set.Status.ObservedGeneration = set.Generation
+	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status)
-	result = metrics.Result(res.Stalled != nil, errors.Join(res.Err, patchErr))
-	return ctrl.Result{}, errors.Join(res.Err, patchErr)
+	err := errors.Join(res.Err, patchErr)
+	r.Metrics.ObserveReconcile("PackageVariantSet", metrics.Result(res.Stalled != nil, err), start)
+	return ctrl.Result{}, err
 }
 
 // ExpandTimeout bounds one set's expansion (its CEL evaluations) in the

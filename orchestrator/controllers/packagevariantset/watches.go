@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -65,8 +66,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariantset").
-		For(&pvsapi.PackageVariantSet{}).
-		Owns(&pvapi.PackageVariant{}).
+		For(&pvsapi.PackageVariantSet{}, builder.WithPredicates(kit.Changed())).
+		Owns(&pvapi.PackageVariant{}, builder.WithPredicates(kit.Changed())).
 		Watches(&porchconfig.Repository{}, handler.EnqueueRequestsFromMapFunc(r.mapRepository)).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
