@@ -44,8 +44,10 @@ type PackageVariant struct {
 // PackageVariantSpec is the desired state of a PackageVariant.
 type PackageVariantSpec struct {
 	// Upstream is the package revision to clone.
+	// +required
 	Upstream *Upstream `json:"upstream,omitempty"`
 	// Downstream is the repository and package to create.
+	// +required
 	Downstream *Downstream `json:"downstream,omitempty"`
 
 	// AdoptionPolicy is adoptNone (default) or adoptExisting.
@@ -71,10 +73,16 @@ type PackageVariantSpec struct {
 // Upstream names an upstream package revision.
 type Upstream struct {
 	// Repo is the name of a Repository in the PackageVariant's namespace.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Repo string `json:"repo,omitempty"`
-	// Package is the package name in that repository.
+	// Package is the package name in that repository: '/'-separated
+	// DNS-1123 labels, as Porch requires.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Package string `json:"package,omitempty"`
 	// Revision is a published revision number.
+	// +kubebuilder:validation:Minimum=0
 	Revision int `json:"revision,omitempty"`
 	// WorkspaceName names a revision by its workspace.
 	WorkspaceName string `json:"workspaceName,omitempty"`
@@ -83,8 +91,13 @@ type Upstream struct {
 // Downstream names the package a PackageVariant creates.
 type Downstream struct {
 	// Repo is the name of a Repository in the PackageVariant's namespace.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Repo string `json:"repo,omitempty"`
-	// Package is the package name to create in that repository.
+	// Package is the package name to create in that repository:
+	// '/'-separated DNS-1123 labels, as Porch requires.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Package string `json:"package,omitempty"`
 }
 
