@@ -34,6 +34,10 @@ func TestCRDValidatesAtApply(t *testing.T) {
 			`spec.upstream.revision: Invalid value: -1: spec.upstream.revision in body should be greater than or equal to 0`},
 		"no downstream": {pv("  upstream: {repo: blueprints, package: app}\n", ""),
 			`spec.downstream: Required value`},
+		"a reserved package-context key": {pv("  upstream: {repo: blueprints, package: app}\n", "  downstream: {repo: deploy, package: app}\n  packageContext:\n    data: {name: other}\n"),
+			`spec.packageContext: Invalid value: "object": data must not contain the reserved keys name and package-path (kpt and Porch set them)`},
+		"removing a reserved package-context key": {pv("  upstream: {repo: blueprints, package: app}\n", "  downstream: {repo: deploy, package: app}\n  packageContext:\n    removeKeys: [package-path]\n"),
+			`spec.packageContext: Invalid value: "object": removeKeys must not contain the reserved keys name and package-path`},
 	} {
 		_, err := apply(tc.doc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -103,6 +103,8 @@ type Downstream struct {
 
 // PackageContext is the data to add to or remove from the kptfile.kpt.dev
 // ConfigMap.
+// +kubebuilder:validation:XValidation:rule="!has(self.data) || !self.data.exists(k, k == 'name' || k == 'package-path')",message="data must not contain the reserved keys name and package-path (kpt and Porch set them)"
+// +kubebuilder:validation:XValidation:rule="!has(self.removeKeys) || !self.removeKeys.exists(k, k == 'name' || k == 'package-path')",message="removeKeys must not contain the reserved keys name and package-path (kpt and Porch set them)"
 type PackageContext struct {
 	// Data are keys to set.
 	Data map[string]string `json:"data,omitempty"`
