@@ -112,34 +112,21 @@ func readinessGates(ctx context.Context, s *gitstore.Store, rev store.Revision) 
 	if err != nil {
 		return err
 	}
-	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: res.Files[kptfile.FileName]})
+	kf, err := kptfile.FromFiles(res.Files)
 	if err != nil {
 		return fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
-	kf, err := kptfile.Find(items)
-	if err != nil || kf == nil {
-		return err
+	if kf == nil {
+		return nil
 	}
-	gates, err := kf.ReadinessGates()
-	if err != nil {
+	gate, c, err := kf.NotReady()
+	switch {
+	case err != nil:
 		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
-	}
-	conds, err := kf.Conditions()
-	if err != nil {
-		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
-	}
-	byType := map[string]kptfile.Condition{}
-	for _, c := range conds {
-		byType[c.Type] = c
-	}
-	for _, g := range gates {
-		c, ok := byType[g]
-		switch {
-		case !ok:
-			return fmt.Errorf("package revision %s is not ready: readiness gate %q has no condition", rev.Name, g)
-		case c.Status != kptfile.ConditionTrue:
-			return fmt.Errorf("package revision %s is not ready: readiness gate %q is %s (%s: %s)", rev.Name, g, c.Status, c.Reason, c.Message)
-		}
+	case gate != "" && c == nil:
+		return fmt.Errorf("package revision %s is not ready: readiness gate %q has no condition", rev.Name, gate)
+	case gate != "":
+		return fmt.Errorf("package revision %s is not ready: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message)
 	}
 	return nil
 }

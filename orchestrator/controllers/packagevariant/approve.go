@@ -10,7 +10,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/chain"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
-	"github.com/pvkit/pvkit/pkg/krm"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -85,32 +84,13 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 }
 
 // gatesTrue reports whether every readiness gate of a package's Kptfile
-// has a True condition (kpt's and porchctl's rule).
+// has a True condition (kptfile.NotReady); a package without a Kptfile has
+// none to wait for.
 func gatesTrue(files map[string]string) bool {
-	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: files[kptfile.FileName]})
-	if err != nil {
-		return false
-	}
-	kf, err := kptfile.Find(items)
+	kf, err := kptfile.FromFiles(files)
 	if err != nil || kf == nil {
-		return kf == nil && err == nil
+		return err == nil
 	}
-	gates, err := kf.ReadinessGates()
-	if err != nil {
-		return false
-	}
-	conds, err := kf.Conditions()
-	if err != nil {
-		return false
-	}
-	status := map[string]string{}
-	for _, c := range conds {
-		status[c.Type] = c.Status
-	}
-	for _, g := range gates {
-		if status[g] != kptfile.ConditionTrue {
-			return false
-		}
-	}
-	return true
+	gate, _, err := kf.NotReady()
+	return err == nil && gate == ""
 }

@@ -8,8 +8,8 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/kptfile"
-	"github.com/pvkit/pvkit/pkg/krm"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -206,11 +206,7 @@ func (c *Client) kptfile(ctx context.Context, namespace, name string) *kptfile.K
 	if err != nil {
 		return nil
 	}
-	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: res.Files[kptfile.FileName]})
-	if err != nil {
-		return nil
-	}
-	kf, _ := kptfile.Find(items)
+	kf, _ := kptfile.FromFiles(res.Files)
 	return kf
 }
 
@@ -231,37 +227,22 @@ func (c *Client) patchKptfile(ctx context.Context, pr *porchapi.PackageRevision)
 			return nil // Porch patches drafts only
 		}
 	}
-	orig := map[string]string{kptfile.FileName: res.Files[kptfile.FileName]}
-	items, err := krm.FilesToItems(orig)
-	if err != nil {
-		return err
-	}
-	kf, err := kptfile.Find(items)
-	if err != nil || kf == nil {
-		return err
-	}
 	var gates []string
 	for _, g := range pr.Spec.ReadinessGates {
 		gates = append(gates, g.ConditionType)
-	}
-	if _, err := kf.AddReadinessGates(gates); err != nil {
-		return err
 	}
 	var conds []kptfile.Condition
 	for _, cd := range pr.Status.Conditions {
 		conds = append(conds, kptfile.Condition{Type: cd.Type, Status: string(cd.Status), Reason: cd.Reason, Message: cd.Message})
 	}
-	if err := kf.SetConditions(conds); err != nil {
-		return err
-	}
-	out, err := krm.ItemsToFiles(items, orig)
+	before := res.Files[kptfile.FileName]
+	out, err := tasks.WithGates(res.Files, gates, conds)
 	if err != nil {
 		return err
 	}
-	if out[kptfile.FileName] == res.Files[kptfile.FileName] {
+	if out[kptfile.FileName] == before {
 		return nil
 	}
-	res.Files[kptfile.FileName] = out[kptfile.FileName]
 	_, err = c.store.UpdateResources(ctx, pr.Namespace, pr.Name, res)
 	return err
 }

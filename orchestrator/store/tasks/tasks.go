@@ -189,35 +189,25 @@ func WithPendingGates(files map[string]string, gates []string) (map[string]strin
 	if len(gates) == 0 {
 		return files, nil
 	}
-	if _, ok := files[kptfile.FileName]; !ok {
-		return files, nil
-	}
-	orig := map[string]string{kptfile.FileName: files[kptfile.FileName]}
-	items, err := krm.FilesToItems(orig)
-	if err != nil {
-		return nil, err
-	}
-	kf, err := kptfile.Find(items)
-	if err != nil {
-		return nil, fmt.Errorf("Kptfile: %w", err)
-	}
-	if kf == nil {
-		return files, nil
-	}
-	if _, err := kf.AddReadinessGates(gates); err != nil {
-		return nil, fmt.Errorf("Kptfile: %w", err)
-	}
 	conds := make([]kptfile.Condition, 0, len(gates))
 	for _, g := range gates {
 		conds = append(conds, kptfile.Condition{Type: g, Status: kptfile.ConditionFalse, Reason: store.PendingReason, Message: store.PendingMessage})
 	}
-	if err := kf.SetConditions(conds); err != nil {
+	return WithGates(files, gates, conds)
+}
+
+// WithGates adds readiness gates and sets conditions in the Kptfile
+// (existing gates and conditions of other types are kept), as Porch writes
+// a draft's spec.readinessGates and status.conditions into it.
+func WithGates(files map[string]string, gates []string, conds []kptfile.Condition) (map[string]string, error) {
+	out, err := kptfile.Edit(files, func(kf *kptfile.Kptfile) error {
+		if _, err := kf.AddReadinessGates(gates); err != nil {
+			return err
+		}
+		return kf.SetConditions(conds)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("Kptfile: %w", err)
 	}
-	out, err := krm.ItemsToFiles(items, orig)
-	if err != nil {
-		return nil, err
-	}
-	files[kptfile.FileName] = out[kptfile.FileName]
-	return files, nil
+	return out, nil
 }
