@@ -13,7 +13,7 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -238,7 +238,7 @@ func TestUnfinishedDraftIsNotApprovable(t *testing.T) {
 		}
 	}
 	d, err := s.CreateDraft(context.Background(), store.DraftSpec{Namespace: "default", Repository: "edge-useast1", Package: "half", Workspace: "packagevariant-1",
-		Task: store.Task{Type: store.Clone, Upstream: up}, ReadinessGates: []string{chain.MutationGate}})
+		Task: store.Task{Type: store.Clone, Upstream: up}, ReadinessGates: []string{variant.MutationGate}})
 	if err != nil {
 		t.Fatal(err)
 	}

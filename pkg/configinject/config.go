@@ -3,6 +3,7 @@ package configinject
 import (
 	"fmt"
 
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -31,7 +32,38 @@ type Config struct {
 	Ignored int
 }
 
-// ConfigFromObject reads and validates a ConfigInjection.
+// NewConfig builds the config from typed injectors and the in-cluster
+// candidates (objects read from the cluster, as YAML: they become package
+// content) and checks it: every injector names an object; every candidate
+// has apiVersion, kind and name, and appears once. Candidates outside
+// namespace are counted and ignored. Field paths are a ConfigInjection's
+// (`spec.injectors[i]`, `spec.resources[i]`); the problems name no object
+// (krm.About attaches one).
+func NewConfig(namespace string, injectors []pv.InjectionSelector, candidates []*yaml.RNode) (*Config, []krm.Problem) {
+	cfg := &Config{Namespace: namespace}
+	var problems []krm.Problem
+	for i, sel := range injectors {
+		inj := Injector{Group: sel.Group, Version: sel.Version, Kind: sel.Kind, Name: sel.Name}
+		problems = append(problems, checkInjector(inj, fmt.Sprintf("spec.injectors[%d]", i))...)
+		cfg.Injectors = append(cfg.Injectors, inj)
+	}
+	nodes := make([]*yaml.Node, len(candidates))
+	for i, c := range candidates {
+		nodes[i] = c.YNode()
+	}
+	return cfg, append(problems, cfg.candidates(nodes)...)
+}
+
+func checkInjector(inj Injector, field string) []krm.Problem {
+	if inj.Name == "" {
+		return []krm.Problem{krm.Errorf(nil, field+".name", "`%s.name` must not be empty", field)}
+	}
+	return nil
+}
+
+// ConfigFromObject reads a ConfigInjection (the binary's edge): the kind,
+// the shapes of its fields, then NewConfig's checks, every problem about
+// fc.
 func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 	if fc == nil || krm.IsKptPlaceholder(fc) {
 		return nil, []krm.Problem{krm.MissingConfig(Accepted)}
@@ -47,8 +79,16 @@ func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 	problems = append(problems, p...)
 	cfg.Injectors, p = injectors(fc, krm.Field(spec, "injectors"))
 	problems = append(problems, p...)
-	p = cfg.candidates(fc, krm.Field(spec, "resources"))
-	return cfg, append(problems, p...)
+	const field = "spec.resources"
+	list := krm.Field(spec, "resources")
+	switch {
+	case krm.IsNull(list):
+	case list.Kind != yaml.SequenceNode:
+		problems = append(problems, krm.Errorf(fc, field, "`%s` must be a list of objects, found %s", field, krm.KindName(list)))
+	default:
+		problems = append(problems, krm.About(fc, cfg.candidates(list.Content))...)
+	}
+	return cfg, problems
 }
 
 func injectors(fc *yaml.RNode, list *yaml.Node) ([]Injector, []krm.Problem) {
@@ -84,40 +124,33 @@ func injectors(fc *yaml.RNode, list *yaml.Node) ([]Injector, []krm.Problem) {
 			}
 		}
 		inj.Name, _ = krm.ScalarAt(e, "name")
-		if inj.Name == "" {
-			problems = append(problems, krm.Errorf(fc, f+".name", "`%s.name` must not be empty", f))
-		}
+		problems = append(problems, krm.About(fc, checkInjector(inj, f))...)
 		out = append(out, inj)
 	}
 	return out, problems
 }
 
-// candidates checks spec.resources and keeps the objects in the namespace.
-func (c *Config) candidates(fc *yaml.RNode, list *yaml.Node) []krm.Problem {
+// candidates checks the candidate objects and keeps those in the
+// namespace.
+func (c *Config) candidates(list []*yaml.Node) []krm.Problem {
 	const field = "spec.resources"
-	if krm.IsNull(list) {
-		return nil
-	}
-	if list.Kind != yaml.SequenceNode {
-		return []krm.Problem{krm.Errorf(fc, field, "`%s` must be a list of objects, found %s", field, krm.KindName(list))}
-	}
 	var problems []krm.Problem
-	seen := make(map[objectKey]int, len(list.Content))
-	for i, e := range list.Content {
+	seen := make(map[objectKey]int, len(list))
+	for i, e := range list {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		if e.Kind != yaml.MappingNode {
-			problems = append(problems, krm.Errorf(fc, f, "`%s` must be an object, found %s", f, krm.KindName(e)))
+			problems = append(problems, krm.Errorf(nil, f, "`%s` must be an object, found %s", f, krm.KindName(e)))
 			continue
 		}
 		apiVersion, kind := krm.TypeMeta(e)
 		name := krm.Name(e)
 		if apiVersion == "" || kind == "" || name == "" {
-			problems = append(problems, krm.Errorf(fc, f, "`%s` must have `apiVersion`, `kind` and `metadata.name`", f))
+			problems = append(problems, krm.Errorf(nil, f, "`%s` must have `apiVersion`, `kind` and `metadata.name`", f))
 			continue
 		}
 		k := objectKey{apiVersion, kind, krm.Namespace(e), name}
 		if j, dup := seen[k]; dup {
-			problems = append(problems, krm.Errorf(fc, f, "`%s` is the same object as `%s[%d]` (%s %s %q in namespace %q)",
+			problems = append(problems, krm.Errorf(nil, f, "`%s` is the same object as `%s[%d]` (%s %s %q in namespace %q)",
 				f, field, j, apiVersion, kind, name, k.namespace))
 			continue
 		}

@@ -133,9 +133,15 @@ func Mutate[C any, S fmt.Stringer](name string, items []*yaml.RNode, fc *yaml.RN
 	if HasErrorProblems(problems) {
 		return FailureSummary(name, problems), problems
 	}
-	s, applyProblems := apply(items, cfg)
-	problems = append(problems, applyProblems...)
-	if HasErrorProblems(applyProblems) {
+	summary, applyProblems := Applied(name, items, cfg, apply)
+	return summary, append(problems, applyProblems...)
+}
+
+// Applied runs a mutation's apply step with a config already built (and
+// found valid), and returns the summary line and the apply's problems.
+func Applied[C any, S fmt.Stringer](name string, items []*yaml.RNode, cfg C, apply func([]*yaml.RNode, C) (S, []Problem)) (string, []Problem) {
+	s, problems := apply(items, cfg)
+	if HasErrorProblems(problems) {
 		return FailureSummary(name, problems), problems
 	}
 	return s.String(), problems

@@ -3,6 +3,7 @@ package pipelineprepend
 import (
 	"fmt"
 
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -29,7 +30,63 @@ func (c *Config) List(name string) []*yaml.Node {
 	return c.Validators
 }
 
-// ConfigFromObject reads and validates a functionConfig of an accepted kind.
+// NewConfig builds the config from a typed owner and pipeline (nil:
+// nothing to prepend) and checks it: an owner, and each function with
+// exactly one of image and exec and at most one of configMap and
+// configPath. The functions become Kptfile pipeline entries as Go's JSON
+// encoding of pv.Function writes them. The problems name no object
+// (krm.About attaches one).
+func NewConfig(owner string, p *pv.Pipeline) (*Config, []krm.Problem) {
+	cfg := &Config{Owner: owner}
+	problems := checkOwner(owner)
+	if p == nil {
+		return cfg, problems
+	}
+	for _, l := range []struct {
+		name string
+		fns  []pv.Function
+		dst  *[]*yaml.Node
+	}{{kptfile.Mutators, p.Mutators, &cfg.Mutators}, {kptfile.Validators, p.Validators, &cfg.Validators}} {
+		for i, f := range l.fns {
+			problems = append(problems, checkFunction(f, fmt.Sprintf("spec.pipeline.%s[%d]", l.name, i))...)
+			n, err := krm.Encode(f)
+			if err != nil {
+				problems = append(problems, krm.Errorf(nil, fmt.Sprintf("spec.pipeline.%s[%d]", l.name, i), "%v", err))
+				continue
+			}
+			*l.dst = append(*l.dst, n)
+		}
+	}
+	return cfg, problems
+}
+
+func checkOwner(owner string) []krm.Problem {
+	if owner == "" {
+		return []krm.Problem{krm.Errorf(nil, "metadata.name", "`metadata.name` must not be empty; it names the owner of the prepended functions")}
+	}
+	return nil
+}
+
+// checkFunction is NewConfig's check of one function.
+func checkFunction(f pv.Function, field string) []krm.Problem {
+	var problems []krm.Problem
+	switch {
+	case f.Image == "" && f.Exec == "":
+		problems = append(problems, krm.Errorf(nil, field, "`%s` must specify one of `image` or `exec`", field))
+	case f.Image != "" && f.Exec != "":
+		problems = append(problems, krm.Errorf(nil, field, "`%s` must specify only one of `image` and `exec`", field))
+	}
+	if len(f.ConfigMap) > 0 && f.ConfigPath != "" {
+		problems = append(problems, krm.Errorf(nil, field, "`%s` must specify only one of `configMap` and `configPath`", field))
+	}
+	return problems
+}
+
+// ConfigFromObject reads a functionConfig of an accepted kind (the
+// binary's edge): the kind, the shapes of its fields, then NewConfig's
+// checks of each function that could be read, every problem about fc.
+// The functions keep the YAML they were written in (field order, fields
+// pvkit does not know), comments aside.
 func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 	if fc == nil || krm.IsKptPlaceholder(fc) {
 		return nil, []krm.Problem{krm.MissingConfig(Accepted)}
@@ -46,9 +103,7 @@ func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 		return nil, []krm.Problem{krm.UnsupportedConfig(fc, Accepted)}
 	}
 	cfg := &Config{Owner: krm.Name(n)}
-	if cfg.Owner == "" {
-		problems = append(problems, krm.Errorf(fc, "metadata.name", "`metadata.name` must not be empty; it names the owner of the prepended functions"))
-	}
+	problems = append(problems, krm.About(fc, checkOwner(cfg.Owner))...)
 	spec, p := krm.MapAt(fc, krm.Field(n, "spec"), "spec")
 	problems = append(problems, p...)
 	pipeline, p := krm.MapAt(fc, krm.Field(spec, "pipeline"), "spec.pipeline")
@@ -60,7 +115,8 @@ func ConfigFromObject(fc *yaml.RNode) (*Config, []krm.Problem) {
 	return cfg, problems
 }
 
-// functions reads and checks one list of pipeline functions.
+// functions reads one list of pipeline functions: the shape of each entry,
+// and NewConfig's checks of each entry whose fields could be read.
 func functions(fc *yaml.RNode, list *yaml.Node, field string) ([]*yaml.Node, []krm.Problem) {
 	if krm.IsNull(list) {
 		return nil, nil
@@ -70,31 +126,40 @@ func functions(fc *yaml.RNode, list *yaml.Node, field string) ([]*yaml.Node, []k
 	}
 	var problems []krm.Problem
 	for i, f := range list.Content {
-		problems = append(problems, checkFunction(fc, f, fmt.Sprintf("%s[%d]", field, i))...)
+		at := fmt.Sprintf("%s[%d]", field, i)
+		fn, p := readFunction(fc, f, at)
+		problems = append(problems, p...)
+		if fn != nil {
+			problems = append(problems, krm.About(fc, checkFunction(*fn, at))...)
+		}
 	}
 	return list.Content, problems
 }
 
-func checkFunction(fc *yaml.RNode, f *yaml.Node, field string) []krm.Problem {
+// readFunction reads the fields of one function that NewConfig checks; nil
+// when the entry is not a map or any of its fields is of the wrong type.
+func readFunction(fc *yaml.RNode, f *yaml.Node, field string) (*pv.Function, []krm.Problem) {
 	if f.Kind != yaml.MappingNode {
-		return []krm.Problem{krm.Errorf(fc, field, "`%s` must be a function (a map), found %s", field, krm.KindName(f))}
+		return nil, []krm.Problem{krm.Errorf(fc, field, "`%s` must be a function (a map), found %s", field, krm.KindName(f))}
 	}
 	var problems []krm.Problem
-	for _, key := range []string{"image", "exec", "name", "configPath", "tag"} {
-		if v := krm.Field(f, key); v != nil && (v.Kind != yaml.ScalarNode || krm.IsNull(v)) {
-			problems = append(problems, krm.Errorf(fc, field+"."+key, "`%s.%s` must be a string, found %s", field, key, krm.KindName(v)))
+	fn := &pv.Function{}
+	for _, s := range []struct {
+		key string
+		dst *string
+	}{{"image", &fn.Image}, {"exec", &fn.Exec}, {"name", &fn.Name}, {"configPath", &fn.ConfigPath}, {"tag", &fn.Tag}} {
+		switch v := krm.Field(f, s.key); {
+		case v == nil:
+		case v.Kind != yaml.ScalarNode || krm.IsNull(v):
+			problems = append(problems, krm.Errorf(fc, field+"."+s.key, "`%s.%s` must be a string, found %s", field, s.key, krm.KindName(v)))
+		default:
+			*s.dst = v.Value
 		}
 	}
-	image, exec := krm.Field(f, "image"), krm.Field(f, "exec")
-	switch {
-	case krm.IsNull(image) && krm.IsNull(exec):
-		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify one of `image` or `exec`", field))
-	case !krm.IsNull(image) && !krm.IsNull(exec):
-		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify only one of `image` and `exec`", field))
+	var p []krm.Problem
+	fn.ConfigMap, p = krm.StringMap(fc, krm.Field(f, "configMap"), field+".configMap")
+	if problems = append(problems, p...); len(problems) > 0 {
+		return nil, problems
 	}
-	if !krm.IsNull(krm.Field(f, "configMap")) && !krm.IsNull(krm.Field(f, "configPath")) {
-		problems = append(problems, krm.Errorf(fc, field, "`%s` must specify only one of `configMap` and `configPath`", field))
-	}
-	_, p := krm.StringMap(fc, krm.Field(f, "configMap"), field+".configMap")
-	return append(problems, p...)
+	return fn, nil
 }

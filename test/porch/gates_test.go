@@ -8,7 +8,7 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -58,11 +58,11 @@ func TestNoDraftApprovableBeforeItsMutation(t *testing.T) {
 		return true, ""
 	})
 	gate := func(pr porchapi.PackageRevision) string {
-		if !slices.ContainsFunc(pr.Spec.ReadinessGates, func(g porchapi.ReadinessGate) bool { return g.ConditionType == chain.MutationGate }) {
+		if !slices.ContainsFunc(pr.Spec.ReadinessGates, func(g porchapi.ReadinessGate) bool { return g.ConditionType == variant.MutationGate }) {
 			return "no gate"
 		}
 		for _, c := range pr.Status.Conditions {
-			if c.Type == chain.MutationGate {
+			if c.Type == variant.MutationGate {
 				return string(c.Status)
 			}
 		}

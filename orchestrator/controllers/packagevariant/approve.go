@@ -7,7 +7,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,7 +55,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
-			EditedByPerson: d.Annotations[approval.LastWriteAnnotation] != chain.Fingerprint(res.Files)})
+			EditedByPerson: d.Annotations[approval.LastWriteAnnotation] != variant.Fingerprint(res.Files)})
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			continue

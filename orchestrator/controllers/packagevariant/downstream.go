@@ -10,7 +10,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -318,7 +318,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 	now, _ := approval.Split(v.Spec.Annotations)
 	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
 		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
-		Labels: v.Spec.Labels, Annotations: now, Task: task, ReadinessGates: []string{chain.MutationGate}}
+		Labels: v.Spec.Labels, Annotations: now, Task: task, ReadinessGates: []string{variant.MutationGate}}
 	if len(ownerless) > 0 {
 		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -40,10 +40,10 @@ func gates(t *testing.T, files map[string]string) (all bool, mutation kptfile.Co
 	for _, g := range gs {
 		all = all && status[g].Status == kptfile.ConditionTrue
 	}
-	if !strings.Contains(files[kptfile.FileName], "conditionType: "+chain.MutationGate) {
-		t.Fatalf("the draft has no %s gate:\n%s", chain.MutationGate, files[kptfile.FileName])
+	if !strings.Contains(files[kptfile.FileName], "conditionType: "+variant.MutationGate) {
+		t.Fatalf("the draft has no %s gate:\n%s", variant.MutationGate, files[kptfile.FileName])
 	}
-	return all, status[chain.MutationGate]
+	return all, status[variant.MutationGate]
 }
 
 // Issue 21 #3: no draft is approvable before its mutation ran. The draft
@@ -94,7 +94,7 @@ func TestNoDraftApprovableBeforeItsMutation(t *testing.T) {
 			e.mustReconcile("app-prod")
 			d = e.downstream("app-prod")[0]
 			ready, gate = gates(t, e.files(d))
-			if !ready || gate.Status != kptfile.ConditionTrue || gate.Reason != chain.MutatedReason {
+			if !ready || gate.Status != kptfile.ConditionTrue || gate.Reason != variant.MutatedReason {
 				t.Fatalf("the finished draft: every gate True %v, mutation gate %+v", ready, gate)
 			}
 			if d.Annotations[approval.PolicyAnnotation] != approval.Initial {

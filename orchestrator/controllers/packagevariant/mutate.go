@@ -9,7 +9,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
-	"github.com/pvkit/pvkit/orchestrator/chain"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/configinject"
@@ -58,7 +58,7 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	// since (approval.LastWriteAnnotation).
 	// It moves only with pvkit's own writes: a draft pvkit found changed
 	// but had nothing to rewrite in keeps the fingerprint it had.
-	fp := chain.Fingerprint(m.files)
+	fp := variant.Fingerprint(m.files)
 	if old, ok := d.Annotations[approval.LastWriteAnnotation]; ok && !m.wrote {
 		fp = old
 	}
@@ -168,8 +168,8 @@ type inputs struct {
 
 // runChain runs the variant's mutations on files (parsed once), with the
 // in-cluster objects of the package's injection points' types as candidates.
-func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, files map[string]string) (*chain.Result, *inputs, error) {
-	pkg, err := chain.Load(files)
+func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, files map[string]string) (*variant.Result, *inputs, error) {
+	pkg, err := variant.Load(files)
 	if err != nil {
 		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
@@ -179,11 +179,11 @@ func (r *Reconciler) runChain(ctx context.Context, v *pvapi.PackageVariant, file
 		return nil, nil, err
 	}
 	in.candidates = fp
-	steps, err := chain.Steps(v, candidates)
+	c, err := variant.NewChain(v.Core(), candidates)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}
-	out, err := pkg.Run(steps)
+	out, err := pkg.Run(c)
 	if err != nil {
 		return nil, nil, kit.Stall(pvapi.ReasonMutationFailed, err)
 	}

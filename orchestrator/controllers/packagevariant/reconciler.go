@@ -11,7 +11,9 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,8 +157,8 @@ func (r *Reconciler) events() kit.Events { return kit.Events{Recorder: r.Recorde
 //     mutated, a locked upstream that is gone; a refused render is retried
 //     with its render status in the targets; a Porch failure is retried.
 func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVariant) error {
-	if msg := validate(v); msg != "" {
-		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: errors.New(msg),
+	if invalid := krm.InvalidFrom(variant.Validate(v.Core())); invalid != nil {
+		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: invalid,
 			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
 	}
 	for i, inj := range v.Spec.Injectors {

@@ -1,7 +1,9 @@
-package chain
+package variant
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -12,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
-	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -62,8 +64,8 @@ spec:
     name: web-team
 `
 
-func loadVariant(t *testing.T, text string) *pvapi.PackageVariant {
-	v := &pvapi.PackageVariant{}
+func loadVariant(t *testing.T, text string) *pv.PackageVariant {
+	v := &pv.PackageVariant{}
 	if err := sigsyaml.Unmarshal([]byte(text), v); err != nil {
 		t.Fatal(err)
 	}
@@ -84,19 +86,49 @@ func candidates(t *testing.T) []*yaml.RNode {
 	return out
 }
 
-// viaBinaries runs the steps through the function binaries, as kpt would.
-func viaBinaries(t *testing.T, files map[string]string, steps []Step) (map[string]string, string, error) {
+// binaryConfigs are the function configs a kpt user gives the binaries for
+// the variant as the cluster serves it (kubectl get -o yaml: fields in the
+// API type's order, block style): the PackageVariant itself to
+// package-context and pipeline-prepend, and a ConfigInjection of its
+// injectors and the candidates to config-inject.
+func binaryConfigs(t *testing.T, text string, cands []*yaml.RNode) [][2]any {
+	b, err := json.Marshal(loadVariant(t, text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := krm.ParseJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj := yaml.MustParse("apiVersion: fn.pvkit.dev/v1alpha1\nkind: ConfigInjection\nmetadata:\n  name: app-prod\n  namespace: default\nspec:\n  injectors: []\n")
+	spec := krm.Field(inj.YNode(), "spec")
+	if injectors := krm.Lookup(v.YNode(), "spec", "injectors"); injectors != nil {
+		krm.SetField(spec, "injectors", injectors)
+	}
+	if len(cands) > 0 {
+		res := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+		for _, c := range cands {
+			res.Content = append(res.Content, c.YNode())
+		}
+		krm.SetField(spec, "resources", res)
+	}
+	return [][2]any{{"package-context", v}, {"pipeline-prepend", v}, {"config-inject", inj}}
+}
+
+// viaBinaries runs the functions' binaries, as kpt would, with the configs
+// a user gives them for the variant.
+func viaBinaries(t *testing.T, files map[string]string, text string, cands []*yaml.RNode) (map[string]string, string, error) {
 	items, err := krm.FilesToItems(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range steps {
-		in, err := (&krm.ResourceList{Items: items, FunctionConfig: s.Config}).Bytes()
+	for _, s := range binaryConfigs(t, text, cands) {
+		in, err := (&krm.ResourceList{Items: items, FunctionConfig: s[1].(*yaml.RNode)}).Bytes()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(filepath.Join(binDir, s.Name))
+		cmd := exec.Command(filepath.Join(binDir, s[0].(string)))
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
 		if err := cmd.Run(); err != nil {
 			return nil, stderr.String(), err
@@ -114,20 +146,26 @@ func viaBinaries(t *testing.T, files map[string]string, steps []Step) (map[strin
 	return out, "", nil
 }
 
-func TestInProcessEqualsBinaries(t *testing.T) {
-	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
-	steps, err := Steps(loadVariant(t, variant), candidates(t))
+func newChainT(t *testing.T, text string, cands []*yaml.RNode) *Chain {
+	t.Helper()
+	c, err := NewChain(loadVariant(t, text), cands)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Run(files, steps)
+	return c
+}
+
+func TestInProcessEqualsBinaries(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
+	c := newChainT(t, variant, candidates(t))
+	got, err := Run(files, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !got.Changed {
 		t.Fatal("the first run must change the package")
 	}
-	want, stderr, err := viaBinaries(t, files, steps)
+	want, stderr, err := viaBinaries(t, files, variant, candidates(t))
 	if err != nil {
 		t.Fatalf("binaries: %v\n%s", err, stderr)
 	}
@@ -146,7 +184,7 @@ func TestInProcessEqualsBinaries(t *testing.T) {
 		}
 	}
 	// F9: the output run again is no change, and keeps its bytes.
-	again, err := Run(got.Files, steps)
+	again, err := Run(got.Files, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +196,8 @@ func TestInProcessEqualsBinaries(t *testing.T) {
 // F9: a file that differs only in key order or formatting is no change.
 func TestKeyOrderIsNoChange(t *testing.T) {
 	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
-	steps, _ := Steps(loadVariant(t, variant), candidates(t))
-	once, err := Run(files, steps)
+	c := newChainT(t, variant, candidates(t))
+	once, err := Run(files, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +206,7 @@ func TestKeyOrderIsNoChange(t *testing.T) {
 		reordered[k] = v
 	}
 	reordered["deployment.yaml"] = "kind: Deployment\napiVersion: apps/v1\nspec:\n  replicas: 1\n  template: {spec: {containers: [{name: web, image: 'nginx:1.27'}], }, metadata: {labels: {app: web}}}\n  selector: {matchLabels: {app: web}}\nmetadata: {name: web, labels: {app: web}}\n"
-	r, err := Run(reordered, steps)
+	r, err := Run(reordered, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,18 +215,37 @@ func TestKeyOrderIsNoChange(t *testing.T) {
 	}
 }
 
-// A failing function stops the chain with its error, in-process and through
-// the binaries alike.
+// An invalid variant is refused with the same problem in-process (typed,
+// with its field path, before anything runs) and through the binaries.
 func TestErrorsAgree(t *testing.T) {
 	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
 	bad := strings.Replace(variant, "data: {env: prod, region: us-east1}", "data: {name: renamed}", 1)
-	steps, _ := Steps(loadVariant(t, bad), nil)
-	_, err := Run(files, steps)
-	want := "package-context: error: PackageVariant \"app-prod\": `spec.packageContext.data` must not contain the reserved key \"name\" (kpt and Porch set it)"
+	_, err := NewChain(loadVariant(t, bad), nil)
+	var invalid *krm.Invalid
+	if !errors.As(err, &invalid) || len(invalid.Problems) != 1 || invalid.Problems[0].Field != "spec.packageContext.data.name" {
+		t.Fatalf("in-process error = %#v, want one problem at spec.packageContext.data.name", err)
+	}
+	msg := "`spec.packageContext.data` must not contain the reserved key \"name\" (kpt and Porch set it)"
+	if err.Error() != msg {
+		t.Fatalf("in-process error = %q, want %q", err, msg)
+	}
+	_, stderr, berr := viaBinaries(t, files, bad, nil)
+	if want := "package-context: error: PackageVariant \"app-prod\": " + msg; berr == nil || strings.TrimSpace(stderr) != want {
+		t.Fatalf("binaries: %v, stderr %q, want %q", berr, stderr, want)
+	}
+}
+
+// A function that fails on the package stops the chain with its error, in
+// process and through the binaries alike: the package is left as it was.
+func TestPackageErrorsAgree(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
+	delete(files, "package-context.yaml")
+	_, err := Run(files, newChainT(t, variant, nil))
+	want := "package-context: error: package-context.yaml: file not found; the package context must be ConfigMap \"kptfile.kpt.dev\" in \"package-context.yaml\""
 	if err == nil || err.Error() != want {
 		t.Fatalf("in-process error = %v, want %q", err, want)
 	}
-	_, stderr, berr := viaBinaries(t, files, steps)
+	_, stderr, berr := viaBinaries(t, files, variant, nil)
 	if berr == nil || strings.TrimSpace(stderr) != want {
 		t.Fatalf("binaries: %v, stderr %q", berr, stderr)
 	}
