@@ -143,4 +143,3 @@ func (p *Package) InjectionTypes() []krm.GVK {
 	}
 	return out
 }
-

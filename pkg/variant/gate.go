@@ -41,4 +41,3 @@ func closeGate(items []*yaml.RNode) error {
 	}
 	return nil
 }
-

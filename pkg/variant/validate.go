@@ -14,7 +14,9 @@ import (
 // variant invalid (krm.InvalidFrom); the problems name no object.
 func Validate(v *pv.PackageVariant) []krm.Problem {
 	var problems []krm.Problem
-	add := func(field, format string, a ...any) { problems = append(problems, krm.Errorf(nil, field, format, a...)) }
+	add := func(field, format string, a ...any) {
+		problems = append(problems, krm.Errorf(nil, field, format, a...))
+	}
 	s := &v.Spec
 	if u := s.Upstream; u == nil {
 		add("spec.upstream", "`spec.upstream` must be set")
