@@ -36,11 +36,9 @@ const (
 	DeletionProposed = meta.LifecycleDeletionProposed
 )
 
-// OwnerRef is an owner reference; ownership is decided by UID.
-type OwnerRef struct {
-	APIVersion, Kind, Name, UID string
-	Controller                  bool
-}
+// OwnerRef is an owner of a revision (pkg/api/meta's owner reference, the
+// one type pvkit has for it).
+type OwnerRef = meta.OwnerReference
 
 // Lock records the upstream a revision was cloned or upgraded from, as
 // Porch's status.upstreamLock does: the upstream repository and package and

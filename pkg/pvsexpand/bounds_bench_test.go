@@ -88,7 +88,7 @@ func squareWorld(b *testing.B, repos int) (*v1alpha2.PackageVariantSet, *World) 
 	if krm.HasErrorProblems(problems) {
 		b.Fatal(problems)
 	}
-	return set, NewWorld("ns", items)
+	return set, WorldFromItems("ns", items)
 }
 
 // BenchmarkEvaluateAtCostLimit: one evaluation stopped by the runtime cost
@@ -138,7 +138,7 @@ func BenchmarkHostileSetAtTheEdge(b *testing.B) {
 // refused by the children bound.
 func BenchmarkFanOutRefused(b *testing.B) {
 	set := fanOutSet(b, 300, 300)
-	w := NewWorld("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)})
+	w := WorldFromItems("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Expand(context.Background(), set, w); err == nil {
@@ -155,7 +155,7 @@ func BenchmarkFanOutAtBound(b *testing.B) {
 	for i := 0; i < 50; i++ {
 		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: cluster-%03d\n  namespace: ns\n", i)))
 	}
-	w := NewWorld("ns", items)
+	w := WorldFromItems("ns", items)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		x, err := Expand(context.Background(), set, w)

@@ -38,7 +38,7 @@ func TestFanOutIsBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	x, err := Expand(context.Background(), set, NewWorld("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)}))
+	x, err := Expand(context.Background(), set, WorldFromItems("ns", []*yaml.RNode{yaml.MustParse(boundsUpstream)}))
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrTooManyChildren) || x != nil ||
 		err.Error() != "too many children: its targets ask for more than 5000 PackageVariants (5100 counted at `spec.targets[0].repositories[16]`); "+
@@ -62,7 +62,7 @@ func TestFanOutBoundIsConfigurable(t *testing.T) {
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	w := NewWorld("ns", items)
+	w := WorldFromItems("ns", items)
 	w.MaxChildren = 7
 	if _, err := Expand(context.Background(), set, w); !errors.Is(err, ErrTooManyChildren) || !strings.Contains(err.Error(), "more than 7 PackageVariants (8 counted at `spec.targets[0].repositorySelector`)") {
 		t.Fatalf("err = %v", err)

@@ -43,7 +43,7 @@ spec:
 	if krm.HasErrorProblems(problems) {
 		t.Fatalf("the expression must pass validation: %v", problems)
 	}
-	x, err := Expand(context.Background(), set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, WorldFromItems("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ spec:
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	x, err := Expand(context.Background(), set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, WorldFromItems("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestRegexFromInputBoundedAtRunTime(t *testing.T) {
 	for name, pattern := range map[string]string{"evil": strings.Repeat("[a-z]{0,1000}", 20), "fine": "^[a-z]+$"} {
 		items = append(items, yaml.MustParse(fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: %s\n  namespace: ns\n  annotations: {p: %q}\n", name, pattern)))
 	}
-	x, err := Expand(context.Background(), set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, WorldFromItems("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestSetCostBudget(t *testing.T) {
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	x, err := Expand(context.Background(), set, NewWorld("ns", items))
+	x, err := Expand(context.Background(), set, WorldFromItems("ns", items))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestMissingKeyNamesItsObject(t *testing.T) {
 		if krm.HasErrorProblems(problems) {
 			t.Fatal(problems)
 		}
-		x, err := Expand(context.Background(), set, NewWorld("ns", items))
+		x, err := Expand(context.Background(), set, WorldFromItems("ns", items))
 		if err != nil || len(x.Failures) != 1 || !strings.HasSuffix(x.Failures[0].Message, want) {
 			t.Errorf("%s: %v %+v", expr, err, x)
 		}

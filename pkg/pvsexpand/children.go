@@ -1,13 +1,12 @@
 package pvsexpand
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
-	"github.com/pvkit/pvkit/pkg/krm"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -29,11 +28,16 @@ const (
 
 // Step is the planned action for one child.
 type Step struct {
-	Action  Action
-	Name    string
-	Where   string      // the target entry, for create/update/unchanged
-	Item    *yaml.RNode // the existing child (nil for create)
-	Desired *yaml.RNode // the child as it should be (nil for remove/keep)
+	Action Action
+	Name   string
+	Where  string // the target entry, for create/update/unchanged
+	// Current is the existing child (nil for create).
+	Current *v1alpha1.PackageVariant
+	// Desired is the child as it should be (nil for remove and keep): for
+	// an update, the existing child's name with the computed spec.
+	Desired *v1alpha1.PackageVariant
+
+	item *yaml.RNode // Current's input item, at the function's edge (PlanItems)
 }
 
 // SetID is the value of the set label on its children: the set's UID, or its
@@ -45,8 +49,9 @@ func SetID(set *v1alpha2.PackageVariantSet) string {
 	return set.Metadata.Name
 }
 
-// Plan matches the computed children with the existing ones (items of kind
-// PackageVariant in the set's namespace carrying the set label), by
+// Plan matches the computed children with the existing PackageVariants of
+// the set's namespace (existing: the set's children, those carrying its set
+// label, and any other PackageVariant whose name a child would take), by
 // downstream repository and package as Porch does, not by name.
 //
 // A child to create whose name another PackageVariant of the namespace
@@ -54,34 +59,27 @@ func SetID(set *v1alpha2.PackageVariantSet) string {
 // another set's child) is never planned: applying it would replace that
 // variant. Its target entry becomes a failure naming both (so nothing is
 // removed either), and the set waits for one of them to be renamed.
-func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([]Step, error) {
+func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, existing []*v1alpha1.PackageVariant) ([]Step, error) {
 	id := SetID(set)
-	existing := map[[2]string]*yaml.RNode{}
+	mine := map[[2]string]*v1alpha1.PackageVariant{}
 	others := map[string]string{} // name -> its set label, of the namespace's other PackageVariants
-	var order []*yaml.RNode
-	for _, it := range items {
-		n := it.YNode()
-		apiVersion, kind := krm.TypeMeta(n)
-		if apiVersion != v1alpha1.APIVersion || kind != v1alpha1.Kind || krm.Namespace(n) != set.Metadata.Namespace {
+	var order []*v1alpha1.PackageVariant
+	for _, pv := range existing {
+		if pv.Metadata.Namespace != set.Metadata.Namespace {
 			continue
 		}
-		if v, _ := krm.ScalarAt(n, "metadata", "labels", v1alpha2.SetLabel); v != id {
-			others[krm.Name(n)] = v
+		if pv.Metadata.Labels[v1alpha2.SetLabel] != id {
+			others[pv.Metadata.Name] = pv.Metadata.Labels[v1alpha2.SetLabel]
 			continue
 		}
-		repo, _ := krm.ScalarAt(n, "spec", "downstream", "repo")
-		pkg, _ := krm.ScalarAt(n, "spec", "downstream", "package")
-		existing[[2]string{repo, pkg}] = it
-		order = append(order, it)
+		mine[downstreamOf(pv)] = pv
+		order = append(order, pv)
 	}
 	var steps []Step
-	matched := map[*yaml.RNode]bool{}
+	matched := map[*v1alpha1.PackageVariant]bool{}
 	for _, c := range x.Children {
-		desired, err := childNode(set, id, c)
-		if err != nil {
-			return nil, err
-		}
-		cur := existing[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]
+		desired := NewChild(set, c)
+		cur := mine[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]
 		if label, taken := others[c.Name]; taken && cur == nil {
 			owner := "one that is no set's child"
 			if label != "" {
@@ -92,86 +90,55 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNode) ([
 					"the set never replaces it: rename the set, the target or the other PackageVariant", c.Name, owner)})
 			continue
 		}
-		step := Step{Action: Create, Name: c.Name, Where: c.Where, Item: cur, Desired: desired}
+		step := Step{Action: Create, Name: c.Name, Where: c.Where, Current: cur, Desired: desired}
 		if cur != nil {
 			matched[cur] = true
-			step.Name = krm.Name(cur.YNode())
+			step.Name, desired.Metadata.Name = cur.Metadata.Name, cur.Metadata.Name
 			step.Action = Update
-			if krm.SemanticEqual(krm.Field(cur.YNode(), "spec"), krm.Field(desired.YNode(), "spec")) {
+			if sameSpec(cur.Spec, desired.Spec) {
 				step.Action = Unchanged
 			}
 		}
 		steps = append(steps, step)
 	}
-	for _, it := range order {
-		if matched[it] {
+	for _, pv := range order {
+		if matched[pv] {
 			continue
 		}
 		a := Remove
 		if !x.Complete() {
 			a = Keep
 		}
-		steps = append(steps, Step{Action: a, Name: krm.Name(it.YNode()), Item: it})
+		steps = append(steps, Step{Action: a, Name: pv.Metadata.Name, Current: pv})
 	}
 	return steps, nil
 }
 
-// childNode builds a child PackageVariant.
-func childNode(set *v1alpha2.PackageVariantSet, id string, c Child) (*yaml.RNode, error) {
-	spec, err := krm.Encode(c.Spec)
-	if err != nil {
-		return nil, err
+func downstreamOf(pv *v1alpha1.PackageVariant) [2]string {
+	if d := pv.Spec.Downstream; d != nil {
+		return [2]string{d.Repo, d.Package}
 	}
-	md := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	krm.SetField(md, "name", krm.StringNode(c.Name))
-	if set.Metadata.Namespace != "" {
-		krm.SetField(md, "namespace", krm.StringNode(set.Metadata.Namespace))
-	}
-	labels := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	krm.SetField(labels, v1alpha2.SetLabel, krm.StringNode(id))
-	krm.SetField(md, "labels", labels)
-	if set.Metadata.UID != "" {
-		controller := true
-		ref, err := krm.Encode([]meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
-			Name: set.Metadata.Name, UID: set.Metadata.UID, Controller: &controller}})
-		if err != nil {
-			return nil, err
-		}
-		krm.SetField(md, "ownerReferences", ref)
-	}
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	krm.SetField(n, "apiVersion", krm.StringNode(v1alpha1.APIVersion))
-	krm.SetField(n, "kind", krm.StringNode(v1alpha1.Kind))
-	krm.SetField(n, "metadata", md)
-	krm.SetField(n, "spec", spec)
-	return yaml.NewRNode(n), nil
+	return [2]string{}
 }
 
-// Apply carries out the steps on items and returns the new items: updates
-// replace the spec in place, creations are appended (one file each under
-// ChildrenDir), removals are dropped.
-func Apply(items []*yaml.RNode, steps []Step) []*yaml.RNode {
-	drop := map[*yaml.RNode]bool{}
-	var created []*yaml.RNode
-	for _, s := range steps {
-		switch s.Action {
-		case Update:
-			krm.SetField(s.Item.YNode(), "spec", krm.Field(s.Desired.YNode(), "spec"))
-		case Remove:
-			drop[s.Item] = true
-		case Create:
-			path := ChildrenDir + "/" + s.Name + ".yaml"
-			ann := krm.EnsureMap(krm.EnsureMap(s.Desired.YNode(), "metadata"), "annotations")
-			krm.SetField(ann, kioutil.PathAnnotation, krm.StringNode(path))
-			krm.SetField(ann, kioutil.LegacyPathAnnotation, krm.StringNode(path))
-			created = append(created, s.Desired)
-		}
+// sameSpec compares two specs by meaning: their JSON (omitted empty fields,
+// sorted map keys), so that an empty list and a missing one are the same.
+func sameSpec(a, b v1alpha1.PackageVariantSpec) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// NewChild is the PackageVariant a set has for a computed child: its name,
+// the set's namespace, the set label, the set as its controller owner when
+// the set has a UID, and the computed spec.
+func NewChild(set *v1alpha2.PackageVariantSet, c Child) *v1alpha1.PackageVariant {
+	pv := &v1alpha1.PackageVariant{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind,
+		Metadata: meta.ObjectMeta{Name: c.Name, Namespace: set.Metadata.Namespace, Labels: map[string]string{v1alpha2.SetLabel: SetID(set)}},
+		Spec:     *c.Spec}
+	if set.Metadata.UID != "" {
+		pv.Metadata.OwnerReferences = []meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
+			Name: set.Metadata.Name, UID: set.Metadata.UID, Controller: true}}
 	}
-	out := make([]*yaml.RNode, 0, len(items)+len(created))
-	for _, it := range items {
-		if !drop[it] {
-			out = append(out, it)
-		}
-	}
-	return append(out, created...)
+	return pv
 }

@@ -60,7 +60,7 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	r := &renderer{ctx: ctx, eng: eng, world: w, upstream: set.Spec.Upstream, upObject: objectOf(up)}
+	r := &renderer{ctx: ctx, eng: eng, world: w, upstream: set.Spec.Upstream, upObject: &up.Object}
 	insts, failures, err := unroll(set, w)
 	if err != nil {
 		return nil, err

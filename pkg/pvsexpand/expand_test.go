@@ -30,7 +30,7 @@ spec:
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	w := NewWorld("ns", items)
+	w := WorldFromItems("ns", items)
 	w.Unavailable = map[krm.GVK]string{{APIVersion: "example.com/v1", Kind: "Team"}: "teams.example.com is forbidden"}
 	x, err := Expand(context.Background(), set, w)
 	if err != nil {
@@ -39,7 +39,7 @@ spec:
 	if len(x.Failures) != 1 || !strings.Contains(x.Failures[0].Message, "example.com/v1 Team objects could not be listed: teams.example.com is forbidden") {
 		t.Fatalf("failures = %+v", x.Failures)
 	}
-	steps, err := Plan(set, x, items)
+	steps, err := PlanItems(set, x, items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ spec:
 	// With the kind listable (and empty), the same child is removed.
 	w.Unavailable = nil
 	x, _ = Expand(context.Background(), set, w)
-	steps, _ = Plan(set, x, items)
+	steps, _ = PlanItems(set, x, items)
 	for _, s := range steps {
 		if s.Name == "s-team-a-p" && s.Action != Remove {
 			t.Fatalf("with a complete expansion the orphan must be removed, got %s", s.Action)

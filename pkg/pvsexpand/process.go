@@ -32,7 +32,7 @@ func ConfigFromObject(fc *yaml.RNode) (*v1alpha2.PackageVariantSet, []krm.Proble
 	if krm.HasErrorProblems(problems) {
 		return nil, problems
 	}
-	problems = append(problems, Validate(fc, set)...)
+	problems = append(problems, krm.About(fc, Validate(set))...)
 	return set, problems
 }
 
@@ -63,14 +63,14 @@ func ProcessContext(ctx context.Context, rl *krm.ResourceList) {
 		rl.Results = append(rl.Results, krm.Info("%s", krm.FailureSummary("pvs-expand", problems)))
 		return
 	}
-	x, err := Expand(ctx, set, NewWorld(set.Metadata.Namespace, rl.Items))
+	x, err := Expand(ctx, set, WorldFromItems(set.Metadata.Namespace, rl.Items))
 	field := "spec.upstream"
 	if errors.Is(err, ErrTooManyChildren) {
 		field = "spec.targets"
 	}
 	var steps []Step
 	if err == nil {
-		steps, err = Plan(set, x, rl.Items)
+		steps, err = PlanItems(set, x, rl.Items)
 		field = ""
 	}
 	if err != nil {
@@ -94,7 +94,12 @@ func ProcessContext(ctx context.Context, rl *krm.ResourceList) {
 	}
 	rl.Results = append(rl.Results, stepResults(steps, dryRun)...)
 	if !dryRun {
-		rl.Items = Apply(rl.Items, steps)
+		items, err := ApplyItems(rl.Items, steps)
+		if err != nil {
+			rl.Results = append(rl.Results, krm.Errorf(rl.FunctionConfig, "", "%v", err).Result())
+			return
+		}
+		rl.Items = items
 	}
 	rl.Results = append(rl.Results, krm.Info("%s", summary(set, x, steps, dryRun)))
 }
@@ -105,10 +110,6 @@ func stepResults(steps []Step, dryRun bool) fn.Results {
 		if !dryRun && s.Action == Unchanged {
 			continue
 		}
-		obj := s.Desired
-		if obj == nil {
-			obj = s.Item
-		}
 		msg := fmt.Sprintf("PackageVariant %q: %s", s.Name, s.Action)
 		switch {
 		case s.Action == Keep:
@@ -116,7 +117,11 @@ func stepResults(steps []Step, dryRun bool) fn.Results {
 		case s.Where != "":
 			msg += " for target " + s.Where
 		}
-		r := krm.Problem{Severity: fn.Info, Object: obj, Message: msg}.Result()
+		r := krm.Problem{Severity: fn.Info, Object: s.item, Message: msg}.Result()
+		if d := s.Desired; d != nil { // the child as written: no file yet
+			r.File = nil
+			r.ResourceRef = &fn.ResourceRef{APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Metadata.Name, Namespace: d.Metadata.Namespace}
+		}
 		out = append(out, r)
 	}
 	return out

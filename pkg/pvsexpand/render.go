@@ -51,7 +51,7 @@ func (r *renderer) render(in instance, tpl *v1alpha2.PackageVariantTemplate, fie
 	if repo == nil {
 		return nil, fmt.Errorf("downstream repository %q not found among the Repository objects in namespace %q", spec.Downstream.Repo, r.world.Namespace)
 	}
-	repoObj := toObject(repo.YNode())
+	repoObj := repo
 	if err := repoObj.withinBounds(); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // instance is one target entry: one repository and package of a list, or one
@@ -106,8 +105,7 @@ func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector,
 		names = []string{pkg}
 	}
 	var out []instance
-	for _, o := range objs {
-		obj := toObject(o.YNode())
+	for _, obj := range objs {
 		if (name != nil && obj.Name != *name) || !sel.Matches(obj.Labels) {
 			continue
 		}
@@ -120,12 +118,4 @@ func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector,
 		}
 	}
 	return out, nil
-}
-
-// objectOf is the CEL view of an optional node.
-func objectOf(n *yaml.RNode) *Object {
-	if n == nil {
-		return &Object{}
-	}
-	return toObject(n.YNode())
 }

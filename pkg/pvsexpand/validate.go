@@ -7,7 +7,6 @@ import (
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // reservedKeys of the package context (package-context rejects them too).
@@ -15,7 +14,6 @@ var reservedKeys = []string{"name", "package-path"}
 
 // validator collects every problem of a set, with kpt field paths.
 type validator struct {
-	obj      *yaml.RNode
 	eng      *engine
 	problems []krm.Problem
 	// exprBytes is the length of the distinct expressions compiled so far
@@ -27,18 +25,19 @@ type validator struct {
 }
 
 func (v *validator) errorf(field, format string, a ...any) {
-	v.problems = append(v.problems, krm.Errorf(v.obj, field, format, a...))
+	v.problems = append(v.problems, krm.Errorf(nil, field, format, a...))
 }
 
-// Validate checks a set the way the reference does (in kpt style) and also
-// compiles and type-checks every CEL expression, so a bad expression is
-// reported with its field path before anything is generated.
-func Validate(obj *yaml.RNode, set *v1alpha2.PackageVariantSet) []krm.Problem {
+// Validate checks a typed set the way the reference does (in kpt style)
+// and also compiles and type-checks every CEL expression, so a bad
+// expression is reported with its field path before anything is
+// generated. The problems name no object (krm.About attaches one).
+func Validate(set *v1alpha2.PackageVariantSet) []krm.Problem {
 	eng, err := celEngine()
 	if err != nil {
-		return []krm.Problem{krm.Errorf(obj, "", "%v", err)}
+		return []krm.Problem{krm.Errorf(nil, "", "%v", err)}
 	}
-	v := &validator{obj: obj, eng: eng, seen: map[string]bool{}}
+	v := &validator{eng: eng, seen: map[string]bool{}}
 	v.upstream(set.Spec.Upstream)
 	if len(set.Spec.Targets) == 0 {
 		v.errorf("spec.targets", "`spec.targets` must list at least one target")

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 
+	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/krm"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Kinds the set reads from its inputs.
@@ -16,14 +15,26 @@ var (
 	PackageRevisionGVK = krm.GVK{APIVersion: "porch.kpt.dev/v1alpha1", Kind: "PackageRevision"}
 )
 
-// World is everything a set is expanded against: the objects in its namespace
-// (Repositories, PackageRevisions and whatever an objectSelector selects).
-// The function builds it from its input items; the orchestrator from its
-// caches.
+// Revision is what a set needs of a PackageRevision: its metadata (the CEL
+// `upstream`) and what the upstream rule (pkg/upstream) reads.
+type Revision struct {
+	Object
+	Repository, Package, Workspace string
+	Revision                       int
+	Lifecycle                      meta.Lifecycle
+}
+
+// World is everything a set is expanded against, typed: the Repositories
+// in its namespace, the upstream package's revisions, and the objects of
+// each kind an objectSelector selects, as CEL sees them (Object). The
+// controller fills it from its caches and the store; the function from its
+// input items (WorldFromItems).
 type World struct {
 	Namespace string
-	byType    map[krm.GVK][]*yaml.RNode
-	repos     map[string]*yaml.RNode
+	objects   map[krm.GVK][]*Object
+	sorted    map[krm.GVK]bool
+	repos     map[string]*Object
+	revisions []Revision
 	// Unavailable names the kinds that could not be listed, with the reason.
 	// A target that selects such a kind fails; it never counts as selecting
 	// nothing (F8).
@@ -51,82 +62,54 @@ func (w *World) maxChildren() int {
 	return DefaultMaxChildren
 }
 
-// NewWorld indexes the objects of namespace among items, each kind's objects
-// sorted by name (the order the apiserver lists them in).
-func NewWorld(namespace string, items []*yaml.RNode) *World {
-	w := &World{Namespace: namespace, byType: map[krm.GVK][]*yaml.RNode{}, repos: map[string]*yaml.RNode{}}
-	for _, it := range items {
-		n := it.YNode()
-		if krm.Namespace(n) != namespace {
-			continue
-		}
-		apiVersion, kind := krm.TypeMeta(n)
-		g := krm.GVK{APIVersion: apiVersion, Kind: kind}
-		w.byType[g] = append(w.byType[g], it)
-		if g == RepositoryGVK {
-			w.repos[krm.Name(n)] = it
-		}
-	}
-	for _, objs := range w.byType {
-		sort.SliceStable(objs, func(i, j int) bool { return krm.Name(objs[i].YNode()) < krm.Name(objs[j].YNode()) })
-	}
-	return w
+// NewWorld is an empty world of a namespace.
+func NewWorld(namespace string) *World {
+	return &World{Namespace: namespace, objects: map[krm.GVK][]*Object{}, sorted: map[krm.GVK]bool{}, repos: map[string]*Object{}}
 }
 
-// Objects returns the objects of a kind, or an error when the kind could not
-// be listed.
-func (w *World) Objects(g krm.GVK) ([]*yaml.RNode, error) {
+// Add adds an object of kind g: a Repository is also found by name, a
+// PackageRevision is not an object a target selects (AddRevision). Empty
+// label and annotation maps are nil, as CEL sees a missing map.
+func (w *World) Add(g krm.GVK, o Object) {
+	if len(o.Labels) == 0 {
+		o.Labels = nil
+	}
+	if len(o.Annotations) == 0 {
+		o.Annotations = nil
+	}
+	w.objects[g] = append(w.objects[g], &o)
+	w.sorted[g] = false
+	if g == RepositoryGVK {
+		w.repos[o.Name] = &o
+	}
+}
+
+// AddRevision adds a PackageRevision.
+func (w *World) AddRevision(r Revision) {
+	if len(r.Labels) == 0 {
+		r.Labels = nil
+	}
+	if len(r.Annotations) == 0 {
+		r.Annotations = nil
+	}
+	w.revisions = append(w.revisions, r)
+}
+
+// Objects returns the objects of a kind in name order (the order the
+// apiserver lists them in), or an error when the kind could not be listed.
+func (w *World) Objects(g krm.GVK) ([]*Object, error) {
 	if reason, ok := w.Unavailable[g]; ok {
 		return nil, fmt.Errorf("%s objects could not be listed: %s", g, reason)
 	}
-	return w.byType[g], nil
+	objs := w.objects[g]
+	if !w.sorted[g] {
+		sort.SliceStable(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+		w.sorted[g] = true
+	}
+	return objs, nil
 }
 
 // Repository returns the Repository named name, or nil.
-func (w *World) Repository(name string) *yaml.RNode {
+func (w *World) Repository(name string) *Object {
 	return w.repos[name]
-}
-
-// toObject is the CEL view of an object: name, namespace, labels, annotations.
-func toObject(n *yaml.Node) *Object {
-	o := &Object{Name: krm.Name(n), Namespace: krm.Namespace(n)}
-	o.Labels = stringMap(krm.Lookup(n, "metadata", "labels"), nil)
-	// kpt's own path and index annotations are not the object's: an
-	// expression must see the same object under kpt and in-process.
-	o.Annotations = stringMap(krm.Lookup(n, "metadata", "annotations"), krm.IsReaderAnnotation)
-	return o
-}
-
-func stringMap(m *yaml.Node, skip func(string) bool) map[string]string {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	out := make(map[string]string, len(m.Content)/2)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i].Value; skip == nil || !skip(k) {
-			out[k] = m.Content[i+1].Value
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// revision is what the set needs of a PackageRevision.
-type revision struct {
-	repository, packageName, workspace, lifecycle string
-	number                                        int
-}
-
-func readRevision(r *yaml.RNode) revision {
-	n := r.YNode()
-	var rev revision
-	rev.repository, _ = krm.ScalarAt(n, "spec", "repository")
-	rev.packageName, _ = krm.ScalarAt(n, "spec", "packageName")
-	rev.workspace, _ = krm.ScalarAt(n, "spec", "workspaceName")
-	rev.lifecycle, _ = krm.ScalarAt(n, "spec", "lifecycle")
-	s, _ := krm.ScalarAt(n, "spec", "revision")
-	rev.number, _ = strconv.Atoi(s)
-	return rev
 }

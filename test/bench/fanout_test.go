@@ -39,11 +39,11 @@ func BenchmarkPVSExpandLibrary(b *testing.B) {
 			if krm.HasErrorProblems(problems) {
 				b.Fatal(problems)
 			}
-			x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
+			x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.WorldFromItems(set.Metadata.Namespace, rl.Items))
 			if err != nil {
 				b.Fatal(err)
 			}
-			steps, err := pvsexpand.Plan(set, x, rl.Items)
+			steps, err := pvsexpand.PlanItems(set, x, rl.Items)
 			if err != nil || len(steps) != fanoutTargets {
 				b.Fatalf("%d steps, %v", len(steps), err)
 			}
@@ -108,7 +108,7 @@ func TestFanoutSidesAgree(t *testing.T) {
 	if krm.HasErrorProblems(problems) {
 		t.Fatal(problems)
 	}
-	x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.NewWorld(set.Metadata.Namespace, rl.Items))
+	x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.WorldFromItems(set.Metadata.Namespace, rl.Items))
 	if err != nil {
 		t.Fatal(err)
 	}

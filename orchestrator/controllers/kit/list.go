@@ -17,11 +17,11 @@ import (
 // ErrNotServed: the cluster serves no such kind (no CRD, or not yet).
 var ErrNotServed = errors.New("the cluster does not serve this kind")
 
-// ListNodes lists the objects of a kind in a namespace as YAML nodes, as the
-// functions read them. A kind the cluster does not serve is ErrNotServed
-// (wrapped, naming the kind): the PackageVariant reconciler reads it as "no
-// objects of that type", the set reconciler as a failed target (F8).
-func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK) ([]*yaml.RNode, error) {
+// List lists the objects of a kind in a namespace. A kind the cluster does
+// not serve is ErrNotServed (wrapped, naming the kind): the PackageVariant
+// reconciler reads it as "no objects of that type", the set reconciler as a
+// failed target (F8).
+func List(ctx context.Context, c client.Client, namespace string, g krm.GVK) ([]unstructured.Unstructured, error) {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind+"List"))
 	if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
@@ -30,9 +30,19 @@ func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK
 		}
 		return nil, fmt.Errorf("listing %s in %q: %w", g, namespace, err)
 	}
-	out := make([]*yaml.RNode, 0, len(l.Items))
-	for i := range l.Items {
-		n, err := ToNode(l.Items[i].Object)
+	return l.Items, nil
+}
+
+// ListNodes is List with each object as a YAML node: objects config-inject
+// copies into a package, whose content is YAML.
+func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK) ([]*yaml.RNode, error) {
+	items, err := List(ctx, c, namespace, g)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*yaml.RNode, 0, len(items))
+	for i := range items {
+		n, err := ToNode(items[i].Object)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package packagevariantset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -25,7 +23,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Event reasons: one per child written, so that `kubectl describe
@@ -122,17 +119,9 @@ const ExpandTimeout = 10 * time.Second
 // listed); a failing LIST or write is transient. It sets
 // status.targetFailures.
 func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet) error {
-	env := envelope(set)
-	node, err := krm.Encode(env)
-	if err != nil {
-		return err
-	}
-	if problems := pvsexpand.Validate(yaml.NewRNode(node), env); len(problems) > 0 {
-		msgs := make([]string, len(problems))
-		for i, p := range problems {
-			msgs[i] = p.Message
-		}
-		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: errors.New(strings.Join(msgs, "; ")),
+	core := set.Core()
+	if invalid := krm.InvalidFrom(pvsexpand.Validate(core)); invalid != nil {
+		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: invalid,
 			ReadyReason: pvsapi.ReasonValidationError, ReadyMessage: "invalid packagevariant object"}
 	}
 	for i, t := range set.Spec.Targets {
@@ -149,7 +138,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	// cost budget is spent, 22.8 s measured (docs/security.md).
 	expandCtx, cancel := context.WithTimeout(ctx, ExpandTimeout)
 	defer cancel()
-	x, err := pvsexpand.Expand(expandCtx, env, world)
+	x, err := pvsexpand.Expand(expandCtx, core, world)
 	if errors.Is(err, pvsexpand.ErrUpstreamNotFound) { // the revision watch brings the next reconcile
 		return kit.Stall(pvsapi.ReasonUpstreamNotFound, err)
 	} else if errors.Is(err, pvsexpand.ErrTooManyChildren) {
@@ -165,7 +154,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	steps, err := pvsexpand.Plan(env, x, append(existing, holders...))
+	steps, err := pvsexpand.Plan(core, x, append(existing, holders...))
 	if err != nil {
 		return err
 	}
@@ -192,31 +181,18 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	return nil
 }
 
-// envelope is the set as pvs-expand reads it.
-func envelope(set *pvsapi.PackageVariantSet) *v1alpha2.PackageVariantSet {
-	return &v1alpha2.PackageVariantSet{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
-		Metadata: meta.ObjectMeta{Name: set.Name, Namespace: set.Namespace, UID: string(set.UID), Labels: set.Labels, Annotations: set.Annotations},
-		Spec:     set.Spec}
-}
-
 // world gathers what the set is expanded against: the Repositories in its
 // namespace, the upstream package's revisions (only that package, F7), and
 // the objects of each selected kind; a kind that cannot be listed is
 // Unavailable, which fails its targets (F8).
 func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (*pvsexpand.World, error) {
-	var items []*yaml.RNode
+	w := pvsexpand.NewWorld(set.Namespace)
 	var repos porchconfig.RepositoryList
 	if err := r.Client.List(ctx, &repos, client.InNamespace(set.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing Repositories: %w", err)
 	}
 	for i := range repos.Items {
-		repo := &repos.Items[i]
-		repo.APIVersion, repo.Kind = pvsexpand.RepositoryGVK.APIVersion, pvsexpand.RepositoryGVK.Kind
-		n, err := toNode(repo)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, n)
+		w.Add(pvsexpand.RepositoryGVK, objectOf(&repos.Items[i]))
 	}
 	u := set.Spec.Upstream
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: set.Namespace, Repository: u.Repo, Package: u.Package})
@@ -224,66 +200,47 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 		return nil, err
 	}
 	for _, rev := range revs {
-		n, err := toNode(revisionObject(rev))
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, n)
+		w.AddRevision(pvsexpand.Revision{
+			Object:     pvsexpand.Object{Name: rev.Name, Namespace: rev.Namespace, Labels: rev.Labels, Annotations: rev.Annotations},
+			Repository: rev.Repository, Package: rev.Package, Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle})
 	}
-	unavailable := map[krm.GVK]string{}
+	w.Unavailable = map[krm.GVK]string{}
 	for _, t := range set.Spec.Targets {
 		if s := t.ObjectSelector; s != nil {
 			g := krm.GVK{APIVersion: s.APIVersion, Kind: s.Kind}
 			if err := r.watchKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind)); err != nil {
-				unavailable[g] = err.Error()
+				w.Unavailable[g] = err.Error()
 				continue
 			}
-			objs, err := r.list(ctx, set.Namespace, g)
+			objs, err := kit.List(ctx, r.Client, set.Namespace, g)
 			if err != nil {
-				unavailable[g] = err.Error()
+				w.Unavailable[g] = err.Error()
 				continue
 			}
-			items = append(items, objs...)
+			for i := range objs {
+				w.Add(g, objectOf(&objs[i]))
+			}
 		}
 	}
-	w := pvsexpand.NewWorld(set.Namespace, items)
 	w.MaxChildren = r.MaxChildren
-	w.Unavailable = unavailable
 	return w, nil
 }
 
-func (r *Reconciler) list(ctx context.Context, namespace string, g krm.GVK) ([]*yaml.RNode, error) {
-	return kit.ListNodes(ctx, r.Client, namespace, g)
+// objectOf is an object as a set's CEL expressions see it.
+func objectOf(o client.Object) pvsexpand.Object {
+	return pvsexpand.Object{Name: o.GetName(), Namespace: o.GetNamespace(), Labels: o.GetLabels(), Annotations: o.GetAnnotations()}
 }
 
-// revisionObject is a revision as pvs-expand reads PackageRevisions.
-func revisionObject(rev store.Revision) map[string]any {
-	return map[string]any{
-		"apiVersion": pvsexpand.PackageRevisionGVK.APIVersion, "kind": pvsexpand.PackageRevisionGVK.Kind,
-		"metadata": map[string]any{"name": rev.Name, "namespace": rev.Namespace, "labels": rev.Labels, "annotations": rev.Annotations},
-		"spec": map[string]any{"repository": rev.Repository, "packageName": rev.Package, "workspaceName": rev.Workspace,
-			"revision": rev.Revision, "lifecycle": string(rev.Lifecycle)},
-	}
-}
-
-func toNode(v any) (*yaml.RNode, error) { return kit.ToNode(v) }
-
-// children lists the set's PackageVariants as nodes for the plan.
-func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*yaml.RNode, error) {
+// children lists the set's PackageVariants.
+func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*pv.PackageVariant, error) {
 	var list pvapi.PackageVariantList
 	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace),
-		client.MatchingLabels{v1alpha2.SetLabel: pvsexpand.SetID(envelope(set))}); err != nil {
+		client.MatchingLabels{v1alpha2.SetLabel: pvsexpand.SetID(set.Core())}); err != nil {
 		return nil, fmt.Errorf("listing the set's PackageVariants: %w", err)
 	}
-	out := make([]*yaml.RNode, 0, len(list.Items))
+	out := make([]*pv.PackageVariant, 0, len(list.Items))
 	for i := range list.Items {
-		c := &list.Items[i]
-		c.APIVersion, c.Kind = pv.APIVersion, pv.Kind
-		n, err := toNode(c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
+		out = append(out, list.Items[i].Core())
 	}
 	return out, nil
 }
@@ -291,12 +248,12 @@ func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet
 // nameHolders reads the PackageVariants, other than the set's children,
 // that already have the name of a child to create (the cached client: no
 // API request), so that Plan refuses to replace them.
-func (r *Reconciler) nameHolders(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, children []*yaml.RNode) ([]*yaml.RNode, error) {
+func (r *Reconciler) nameHolders(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, children []*pv.PackageVariant) ([]*pv.PackageVariant, error) {
 	mine := make(map[string]bool, len(children))
 	for _, c := range children {
-		mine[krm.Name(c.YNode())] = true
+		mine[c.Metadata.Name] = true
 	}
-	var out []*yaml.RNode
+	var out []*pv.PackageVariant
 	for _, c := range x.Children {
 		if mine[c.Name] {
 			continue
@@ -309,12 +266,7 @@ func (r *Reconciler) nameHolders(ctx context.Context, set *pvsapi.PackageVariant
 		if err != nil {
 			return nil, fmt.Errorf("reading PackageVariant %q: %w", c.Name, err)
 		}
-		other.APIVersion, other.Kind = pv.APIVersion, pv.Kind
-		n, err := toNode(other)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
+		out = append(out, other.Core())
 	}
 	return out, nil
 }
@@ -351,34 +303,21 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 	return errors.Join(errs...)
 }
 
-func (r *Reconciler) create(ctx context.Context, desired *yaml.RNode) error {
-	child := &pvapi.PackageVariant{}
-	b, err := desired.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, child); err != nil {
-		return err
-	}
+func (r *Reconciler) create(ctx context.Context, desired *pv.PackageVariant) error {
+	child := &pvapi.PackageVariant{Spec: desired.Spec}
+	child.Name, child.Namespace, child.Labels = desired.Metadata.Name, desired.Metadata.Namespace, desired.Metadata.Labels
+	child.OwnerReferences = store.OwnerRefsToAPI(desired.Metadata.OwnerReferences)
 	controllerutil.AddFinalizer(child, pv.Finalizer)
 	return r.Client.Create(ctx, child)
 }
 
 func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.Step) error {
-	var spec pv.PackageVariantSpec
-	b, err := yaml.NewRNode(krm.Field(s.Desired.YNode(), "spec")).MarshalJSON()
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &spec); err != nil {
-		return err
-	}
 	child := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: s.Name}, child); err != nil {
 		return err
 	}
 	orig := child.DeepCopy()
-	child.Spec = spec
+	child.Spec = s.Desired.Spec
 	return r.Client.Patch(ctx, child, client.MergeFrom(orig))
 }
 

@@ -19,26 +19,12 @@ type metadata struct {
 }
 
 type revMeta struct {
-	Owners      []ownerJSON       `json:"owners,omitempty"`
+	Owners      []store.OwnerRef  `json:"owners,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-type ownerJSON struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
-	UID        string `json:"uid"`
-	Controller bool   `json:"controller,omitempty"`
-}
-
-func (m revMeta) owners() []store.OwnerRef {
-	var out []store.OwnerRef
-	for _, o := range m.Owners {
-		out = append(out, store.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller})
-	}
-	return out
-}
+func (m revMeta) owners() []store.OwnerRef { return m.Owners }
 
 func readMetadata(gitDir string) (*metadata, error) {
 	m := &metadata{Revisions: map[string]revMeta{}}
@@ -67,10 +53,7 @@ func parseMetadata(path string, b []byte) (*metadata, error) {
 
 // set records rev's metadata (none is no entry) and writes the file.
 func (m *metadata) set(gitDir string, rev store.Revision) error {
-	e := revMeta{Labels: rev.Labels, Annotations: rev.Annotations}
-	for _, o := range rev.Owners {
-		e.Owners = append(e.Owners, ownerJSON{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller})
-	}
+	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations}
 	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 {
 		return m.remove(gitDir, rev.Name)
 	}

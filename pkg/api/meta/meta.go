@@ -14,14 +14,18 @@ type ObjectMeta struct {
 	UID         string            `json:"uid,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// OwnerReferences: a set's children name the set.
+	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
 }
 
-// OwnerReference is a Kubernetes owner reference.
+// OwnerReference is a Kubernetes owner reference, as pvkit writes and
+// reads it everywhere (a set's children, the stores' revision owners, the
+// git store's metadata file): controller false is left out, and
+// blockOwnerDeletion is not used.
 type OwnerReference struct {
-	APIVersion         string `json:"apiVersion"`
-	Kind               string `json:"kind"`
-	Name               string `json:"name"`
-	UID                string `json:"uid"`
-	Controller         *bool  `json:"controller,omitempty"`
-	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	Controller bool   `json:"controller,omitempty"`
 }
