@@ -25,3 +25,30 @@ func TestConditionTypesDefinedOnce(t *testing.T) {
 		}
 	}
 }
+
+// Issue 20 #1: from Reconcile to the store write, a variant's or a set's
+// spec stays typed: nothing in orchestrator/ encodes a spec to YAML and
+// decodes it back (krm.Encode, krm.Decode), and the reconcilers do not
+// round-trip objects through JSON either. YAML is met only as package
+// content (pkg/variant, the stores) and at pvctl's input edge.
+func TestNoSpecRoundTrip(t *testing.T) {
+	// The two edges: pvctl reads the user's files (YAML in), and the
+	// objects config-inject copies into a package are listed as YAML
+	// (package content out).
+	edge := map[string]bool{"../cli/load.go": true, "../controllers/kit/list.go": true}
+	for _, c := range []struct {
+		root string
+		re   *regexp.Regexp
+	}{
+		{"..", regexp.MustCompile(`krm\.(Encode|Decode)\(`)},
+		{"../controllers", regexp.MustCompile(`json\.(Unmarshal|Marshal)\(|MarshalJSON\(`)},
+	} {
+		found, err := fntest.CodeMatches(c.root, c.re, func(path string) bool { return edge[filepath.ToSlash(path)] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			t.Errorf("%s: a spec round trip (keep it typed)", f)
+		}
+	}
+}

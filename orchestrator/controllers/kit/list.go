@@ -42,7 +42,7 @@ func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK
 	}
 	out := make([]*yaml.RNode, 0, len(items))
 	for i := range items {
-		n, err := ToNode(items[i].Object)
+		n, err := toNode(items[i].Object)
 		if err != nil {
 			return nil, err
 		}
@@ -51,8 +51,8 @@ func ListNodes(ctx context.Context, c client.Client, namespace string, g krm.GVK
 	return out, nil
 }
 
-// ToNode converts an object (anything JSON-encodable) to a YAML node.
-func ToNode(v any) (*yaml.RNode, error) {
+// toNode converts an object (anything JSON-encodable) to a YAML node.
+func toNode(v any) (*yaml.RNode, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
