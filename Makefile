@@ -35,7 +35,7 @@ $(CONTROLLER_GEN):
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/api/... paths=./orchestrator/api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./orchestrator/api/v1alpha1 paths=./orchestrator/api/v1alpha2 output:crd:dir=config/crd
-	$(CONTROLLER_GEN) rbac:roleName=pvkit-controller paths=./orchestrator/controllers/... paths=./orchestrator/controller output:rbac:dir=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=pvkit-controller paths=./orchestrator/reconcilers/... paths=./orchestrator/manager output:rbac:dir=config/rbac
 
 all: build
 
@@ -43,10 +43,10 @@ all: build
 build: $(BINARIES) bin/pvctl bin/pvkit-controller
 
 bin/pvctl: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION) -X github.com/pvkit/pvkit/orchestrator/controller.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION) -X github.com/pvkit/pvkit/orchestrator/manager.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
 
 bin/pvkit-controller: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit/orchestrator/controller.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit/orchestrator/manager.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
 
 bin/%: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*

@@ -11,7 +11,7 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/controller"
+	"github.com/pvkit/pvkit/orchestrator/manager"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +45,7 @@ func (cf clusterFlags) set() bool { return cf.kubeconfig != "" || cf.context != 
 
 // ClusterClient connects to the cluster a kubeconfig and context name (as
 // kubectl picks them); tests replace it.
-var ClusterClient = controller.NewClient
+var ClusterClient = manager.NewClient
 
 // loadFleet reads the state file, or the cluster when cf says so.
 func (o *Options) loadFleet(ctx context.Context, cf clusterFlags) (*fleet, error) {

@@ -12,7 +12,7 @@ import (
 	porchpvapi "github.com/nephio-project/porch/controllers/packagevariants/api/v1alpha1"
 	porchpv "github.com/nephio-project/porch/controllers/packagevariants/pkg/controllers/packagevariant"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"

@@ -8,7 +8,7 @@
 //	pvctl completion bash|zsh|fish|powershell
 //	pvctl version
 //
-// The controller is orchestrator/controller; the local commands are
+// The controller is orchestrator/manager; the local commands are
 // orchestrator/cli. Exit codes: 0 done, 1 not ready / would change / failed,
 // 2 usage or input error.
 package main
@@ -19,7 +19,7 @@ import (
 	"os"
 
 	"github.com/pvkit/pvkit/orchestrator/cli"
-	"github.com/pvkit/pvkit/orchestrator/controller"
+	"github.com/pvkit/pvkit/orchestrator/manager"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -35,7 +35,7 @@ func main() {
 		Short:              "Reconcile PackageVariants and PackageVariantSets against Porch, until stopped",
 		DisableFlagParsing: true, // its flags are the controller's own (pvctl controller --help)
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := controller.Main(ctrl.SetupSignalHandler(), args, os.Stdout, os.Stderr); code != 0 {
+			if code := manager.Main(ctrl.SetupSignalHandler(), args, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)
 			}
 			return nil
@@ -45,7 +45,7 @@ func main() {
 		Short:              "Before uninstalling the controller: release every revision a variant owns and every variant's finalizer; deletes nothing",
 		DisableFlagParsing: true, // pvctl release --help
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := controller.ReleaseMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
+			if code := manager.ReleaseMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)
 			}
 			return nil
@@ -55,7 +55,7 @@ func main() {
 		Short:              "Before installing the controller: stop Porch's own PackageVariant and PackageVariantSet controllers",
 		DisableFlagParsing: true, // pvctl stop-porch-controllers --help
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := controller.StopPorchControllersMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
+			if code := manager.StopPorchControllersMain(context.Background(), args, os.Stdout, os.Stderr); code != 0 {
 				os.Exit(code)
 			}
 			return nil

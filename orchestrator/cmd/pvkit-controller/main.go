@@ -1,5 +1,5 @@
 // Command pvkit-controller is `pvctl controller` alone: the same code
-// (orchestrator/controller), the same flags, without pvctl's local commands,
+// (orchestrator/manager), the same flags, without pvctl's local commands,
 // git store and embedded cluster. It is what the controller image ships
 // (Dockerfile.controller), so that the image stays small; pvctl controller
 // remains the way to run it from a laptop.
@@ -8,10 +8,10 @@ package main
 import (
 	"os"
 
-	"github.com/pvkit/pvkit/orchestrator/controller"
+	"github.com/pvkit/pvkit/orchestrator/manager"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func main() {
-	os.Exit(controller.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(manager.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,4 +1,4 @@
-package controller
+package manager
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
-	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -165,7 +165,7 @@ func TestMainExitCodes(t *testing.T) {
 // The controller links neither pvctl's local commands nor their embedded
 // in-memory cluster.
 func TestNoLocalCommandsLinked(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./orchestrator/controller")
+	cmd := exec.Command("go", "list", "-deps", "./orchestrator/manager")
 	cmd.Dir = fntest.RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
@@ -175,7 +175,7 @@ func TestNoLocalCommandsLinked(t *testing.T) {
 		"github.com/pvkit/pvkit/orchestrator/store/gitstore", "github.com/pvkit/pvkit/orchestrator/store/memory"} {
 		for _, dep := range strings.Fields(string(out)) {
 			if dep == pkg {
-				t.Errorf("orchestrator/controller depends on %s", pkg)
+				t.Errorf("orchestrator/manager depends on %s", pkg)
 			}
 		}
 	}

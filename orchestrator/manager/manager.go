@@ -12,7 +12,7 @@
 // Leader election needs a Lease in the controller's own namespace, and
 // nothing else: a Role there (config/rbac), not a ClusterRole that would
 // let the controller rewrite the Leases of kube-system.
-package controller
+package manager
 
 //+kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=pvkit-system
 
@@ -28,9 +28,9 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
-	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
-	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariant"
-	"github.com/pvkit/pvkit/orchestrator/controllers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"

@@ -3,7 +3,7 @@ package packagevariant
 import (
 	"context"
 	"errors"
-	"github.com/pvkit/pvkit/orchestrator/controllers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"strings"
 	"testing"
 
