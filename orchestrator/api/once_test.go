@@ -35,13 +35,13 @@ func TestNoSpecRoundTrip(t *testing.T) {
 	// The two edges: pvctl reads the user's files (YAML in), and the
 	// objects config-inject copies into a package are listed as YAML
 	// (package content out).
-	edge := map[string]bool{"../cli/load.go": true, "../controllers/kit/list.go": true}
+	edge := map[string]bool{"../cli/load.go": true, "../reconcilers/kit/list.go": true}
 	for _, c := range []struct {
 		root string
 		re   *regexp.Regexp
 	}{
 		{"..", regexp.MustCompile(`krm\.(Encode|Decode)\(`)},
-		{"../controllers", regexp.MustCompile(`json\.(Unmarshal|Marshal)\(|MarshalJSON\(`)},
+		{"../reconcilers", regexp.MustCompile(`json\.(Unmarshal|Marshal)\(|MarshalJSON\(`)},
 	} {
 		found, err := fntest.CodeMatches(c.root, c.re, func(path string) bool { return edge[filepath.ToSlash(path)] })
 		if err != nil {

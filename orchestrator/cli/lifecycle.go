@@ -15,6 +15,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/validate"
@@ -454,10 +455,10 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	return tw.Flush()
 }
 
-// toPorch is a revision as Porch's API shows it (store.ToPorch), with
+// toPorch is a revision as Porch's API shows it (porch.ToAPI), with
 // Porch's latest-revision label on the latest published one.
 func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
-	pr := store.ToPorch(r)
+	pr := porch.ToAPI(r)
 	pr.ResourceVersion = ""
 	if latest {
 		pr.Labels = overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})

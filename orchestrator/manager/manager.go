@@ -1,4 +1,4 @@
-// Package controller is `pvctl controller`: both reconcilers in one
+// Package manager is `pvctl controller`: both reconcilers in one
 // controller-runtime manager, with metrics, health and readiness probes,
 // optional leader election, Events and structured logs. It talks to Porch
 // through the cluster's API (Porch is an aggregated API): PackageRevisions
@@ -28,11 +28,11 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
+	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
-	"github.com/pvkit/pvkit/orchestrator/metrics"
-	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
@@ -270,14 +270,14 @@ const MaxWorkers = 64
 // and both reconcilers, with an Event recorder each, the kinds they may read, their number of workers and the
 // bound on a set's children (0: the default).
 func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int, approveByPolicy bool) error {
-	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := porch.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	m, err := metrics.New(crmetrics.Registry, mgr.GetClient())
 	if err != nil {
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
-	porch := &store.Porch{Client: m.Porch(mgr.GetClient())}
+	porch := &porch.Store{Client: m.Porch(mgr.GetClient())}
 	rec := mgr.GetEventRecorderFor(EventSource)
 	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
 		ApproveByPolicy: approveByPolicy}).SetupWithManager(ctx, mgr); err != nil {

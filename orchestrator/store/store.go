@@ -1,16 +1,17 @@
 // Package store is what the orchestrator needs from Porch, behind one small
 // interface: list a package's revisions, create a draft by clone, edit or
 // upgrade, read and write a revision's files, update its metadata and
-// lifecycle, delete it. Implementations: Porch itself (porch.go, on a
-// controller-runtime client), the in-memory engine that behaves like Porch
-// (memory.Store), the local git store built on that engine (gitstore/), and
-// the engine's test fake (memory.Fake: call counts, faults). All four pass
-// the shared suite (storetest): the Porch store on memory.Client, a client
-// that serves PackageRevisions and PackageRevisionResources as Porch's API
-// does (field-selected lists, Porch's errors, Porch's render failure).
+// lifecycle, delete it. The implementations are its subpackages, side by
+// side: porch (Porch itself, on a controller-runtime client), memory (the
+// in-memory engine that behaves like Porch), gitstore (local git
+// repositories in Porch's layout, on that engine), and fakestore (the
+// engine with call counts and faults, and a client that serves it as
+// Porch's API does: test doubles only). All of them pass the shared suite
+// (storetest); the Porch store runs it on fakestore.Client (field-selected
+// lists, Porch's errors, Porch's render failure).
 //
 // Listing is per package (repository + package name), never the whole
-// namespace (F7).
+// namespace (docs/behavior.md, "no-namespace-list").
 package store
 
 import (

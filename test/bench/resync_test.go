@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"github.com/go-logr/logr"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"k8s.io/klog/v2"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	porchpv "github.com/nephio-project/porch/controllers/packagevariants/pkg/controllers/packagevariant"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,8 +51,8 @@ spec:
 `, i, i, i, i)
 }
 
-func newStore() *memory.Fake {
-	s := memory.NewFake()
+func newStore() *fakestore.Store {
+	s := fakestore.New()
 	s.AddRepository("fleet", "deploy")
 	s.Publish("fleet", "blueprints", "app", storetest.Blueprint)
 	return s
@@ -67,7 +67,7 @@ func requests(n int) []ctrl.Request {
 }
 
 // resyncPvkit is pvkit's reconciler on the in-memory store, converged.
-func resyncPvkit(tb testing.TB, n int) (*packagevariant.Reconciler, *memory.Fake, *countingClient) {
+func resyncPvkit(tb testing.TB, n int) (*packagevariant.Reconciler, *fakestore.Store, *countingClient) {
 	scheme := k8sruntime.NewScheme()
 	if err := pvapi.AddToScheme(scheme); err != nil {
 		tb.Fatal(err)
@@ -89,7 +89,7 @@ func resyncPvkit(tb testing.TB, n int) (*packagevariant.Reconciler, *memory.Fake
 
 // resyncPorch is Porch v1.5.3's reconciler on the client view of an
 // identically prepared in-memory store, converged.
-func resyncPorch(tb testing.TB, n int) (*porchpv.PackageVariantReconciler, *memory.Client) {
+func resyncPorch(tb testing.TB, n int) (*porchpv.PackageVariantReconciler, *fakestore.Client) {
 	scheme := k8sruntime.NewScheme()
 	if err := porchpvapi.AddToScheme(scheme); err != nil {
 		tb.Fatal(err)

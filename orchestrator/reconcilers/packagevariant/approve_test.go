@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
 )
 
 // policyVariant is appVariant asking for approval with the given
@@ -28,10 +27,10 @@ func (e *env) lifecycles() string {
 	return strings.Join(out, "; ")
 }
 
-func approvingEnv(t *testing.T, porch bool) *env {
+func approvingEnv(t *testing.T, onPorch bool) *env {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
-	if porch {
-		e.r.Store = &store.Porch{Client: e.store.Client(e.client)}
+	if onPorch {
+		e.r.Store = &porch.Store{Client: e.store.Client(e.client)}
 	}
 	e.r.ApproveByPolicy = true
 	return e
@@ -142,7 +141,7 @@ func TestObservedGenerationOnlyWhenSettled(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpList, Err: errors.New("the server is currently unable to handle the request")})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpList, Err: errors.New("the server is currently unable to handle the request")})
 	if err := e.reconcile("app-prod"); err == nil {
 		t.Fatal("a Porch failure was not reported")
 	}

@@ -13,7 +13,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +40,7 @@ var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 // env is a reconciler on the in-memory store and a fake cluster.
 type env struct {
 	t      *testing.T
-	store  *memory.Fake
+	store  *fakestore.Store
 	client client.Client
 	r      *Reconciler
 	rec    *record.FakeRecorder
@@ -66,7 +66,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	mapper.Add(teamGVK, apimeta.RESTScopeNamespace)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), apimeta.RESTScopeNamespace)
 	mapper.Add(pvapi.GroupVersion.WithKind("PackageVariant"), apimeta.RESTScopeNamespace)
-	e := &env{t: t, store: memory.NewFake()}
+	e := &env{t: t, store: fakestore.New()}
 	counted := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
 	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
 		WithStatusSubresource(&pvapi.PackageVariant{}).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -54,12 +55,12 @@ func gates(t *testing.T, files map[string]string) (all bool, mutation kptfile.Co
 // annotation follows. With the memory store (the gate in the first write)
 // and with the Porch store on Porch's API (create, then update).
 func TestNoDraftApprovableBeforeItsMutation(t *testing.T) {
-	for _, porch := range []bool{false, true} {
-		name := map[bool]string{false: "memory store", true: "Porch store"}[porch]
+	for _, onPorch := range []bool{false, true} {
+		name := map[bool]string{false: "memory store", true: "Porch store"}[onPorch]
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
-			if porch {
-				e.r.Store = &store.Porch{Client: e.store.Client(e.client)}
+			if onPorch {
+				e.r.Store = &porch.Store{Client: e.store.Client(e.client)}
 			}
 			e.store.Publish(ns, "blueprints", "app", blueprint(t))
 			// Porch renders the clone (fine) and refuses the mutated package.

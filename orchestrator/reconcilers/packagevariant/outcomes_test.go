@@ -9,7 +9,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -129,7 +129,7 @@ func TestOutcomes(t *testing.T) {
 		{"porch error", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)
-			e.store.Inject(memory.Fault{Op: memory.OpList, Err: errors.New("the server is currently unable to handle the request")})
+			e.store.Inject(fakestore.Fault{Op: fakestore.OpList, Err: errors.New("the server is currently unable to handle the request")})
 		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonError, readyMsg: "the server is currently unable",
 			reconciling: true, retried: true}},
 		{"render failed", func(e *env) {
@@ -145,7 +145,7 @@ func TestOutcomes(t *testing.T) {
 			e.variant(appVariant)
 			e.mustReconcile("app-prod")
 			e.events()
-			e.store.Inject(memory.Fault{Op: memory.OpDelete, Err: errors.New("porch is down")})
+			e.store.Inject(fakestore.Fault{Op: fakestore.OpDelete, Err: errors.New("porch is down")})
 			if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
 				e.t.Fatal(err)
 			}

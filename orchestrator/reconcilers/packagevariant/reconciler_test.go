@@ -3,14 +3,14 @@ package packagevariant
 import (
 	"context"
 	"errors"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -245,7 +245,7 @@ func TestFailingDeleteKeepsFinalizer(t *testing.T) {
 	if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
 		t.Fatal(err)
 	}
-	e.store.Inject(memory.Fault{Op: memory.OpDelete, Err: errors.New("porch is down")})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpDelete, Err: errors.New("porch is down")})
 	err := e.reconcile("app-prod")
 	if err == nil || !strings.Contains(err.Error(), "porch is down") {
 		t.Fatalf("reconcile error = %v", err)
@@ -268,7 +268,7 @@ func TestCreateTimeoutGivesOneDraft(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("context deadline exceeded"), After: true})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("context deadline exceeded"), After: true})
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
@@ -286,7 +286,7 @@ func TestCreateFailureIsRetried(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("porch is down")})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("porch is down")})
 	err := e.reconcile("app-prod")
 	if err == nil || !strings.Contains(err.Error(), `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": porch is down`) {
 		t.Fatalf("reconcile = %v", err)
@@ -307,7 +307,7 @@ func TestOwnerlessDraftIsReclaimedAtOnce(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New(`packagerevisions.porch.kpt.dev "deploy.app-prod.packagevariant-1" already exists`), After: true, Ownerless: true})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New(`packagerevisions.porch.kpt.dev "deploy.app-prod.packagevariant-1" already exists`), After: true, Ownerless: true})
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
 	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Workspace != "packagevariant-1" {
@@ -332,7 +332,7 @@ func TestOwnerlessDraftIsReclaimedWhenItShowsUp(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.store.Inject(memory.Fault{Op: memory.OpCreate, Err: errors.New("the server was unable to return a response in the time allotted")})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("the server was unable to return a response in the time allotted")})
 	if err := e.reconcile("app-prod"); err == nil {
 		t.Fatal("a failed create with nothing to take back must be reported")
 	}

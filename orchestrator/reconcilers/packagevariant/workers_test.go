@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -208,14 +208,14 @@ func TestWriteIsVerifiedWithoutRereading(t *testing.T) {
 		if !rendering {
 			want = 1
 		}
-		if got := e.store.Calls()[memory.OpGetResources]; got != want || e.store.Writes() != 0 {
+		if got := e.store.Calls()[fakestore.OpGetResources]; got != want || e.store.Writes() != 0 {
 			t.Errorf("rendering %v: the reconcile after the clone read the draft %d times (want %d), wrote %d", rendering, got, want, e.store.Writes())
 		}
 	}
 }
 
 // plainStore hides the store's UpdateResourcesRendered.
-type plainStore struct{ s *memory.Fake }
+type plainStore struct{ s *fakestore.Store }
 
 func (p plainStore) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
 	return p.s.ListRevisions(ctx, k)
@@ -248,7 +248,7 @@ func TestDraftLosingItsOwnerBeforeItsMutationIsReclaimed(t *testing.T) {
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	// (The first read is the upstream's, for the precheck before the clone.)
-	e.store.Inject(memory.Fault{Op: memory.OpGetResources, Err: errors.New("the server is currently unable to handle the request"), Times: 2, Skip: 1})
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpGetResources, Err: errors.New("the server is currently unable to handle the request"), Times: 2, Skip: 1})
 	if err := e.reconcile("app-prod"); err == nil {
 		t.Fatal("the failed mutation must be reported")
 	}

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -306,7 +307,7 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 func (r *Reconciler) create(ctx context.Context, desired *pv.PackageVariant) error {
 	child := &pvapi.PackageVariant{Spec: desired.Spec}
 	child.Name, child.Namespace, child.Labels = desired.Metadata.Name, desired.Metadata.Namespace, desired.Metadata.Labels
-	child.OwnerReferences = store.OwnerRefsToAPI(desired.Metadata.OwnerReferences)
+	child.OwnerReferences = api.OwnerRefs(desired.Metadata.OwnerReferences)
 	controllerutil.AddFinalizer(child, pv.Finalizer)
 	return r.Client.Create(ctx, child)
 }

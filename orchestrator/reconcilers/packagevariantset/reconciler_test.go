@@ -13,7 +13,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -104,7 +104,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			return c.List(ctx, l, opts...)
 		},
 	}).Build()
-	st := memory.NewFake()
+	st := fakestore.New()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
 	e.rec = record.NewFakeRecorder(1000)
 	e.r = &Reconciler{Client: e.client, Store: st, Clock: kit.Fixed(testNow), Recorder: e.rec}

@@ -319,3 +319,27 @@ func (s *Store) Delete(_ context.Context, namespace, name string) error {
 	s.byPkg[k] = names
 	return nil
 }
+
+// All lists every revision of a namespace (what Porch's reconcilers LIST).
+func (s *Store) All(namespace string) []store.Revision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Revision
+	for _, e := range s.revs {
+		if e.rev.Namespace == namespace {
+			out = append(out, copyRev(e.rev))
+		}
+	}
+	return out
+}
+
+// SetFiles replaces a revision's files behind the orchestrator's back (a
+// user's edit, for tests), whatever its lifecycle.
+func (s *Store) SetFiles(namespace, name string, files map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.revs[key(namespace, name)]; ok {
+		e.files = copyFiles(files)
+		e.rev.ResourceVersion = s.nextVersion()
+	}
+}

@@ -1,4 +1,4 @@
-package memory
+package fakestore
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"fmt"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,12 +27,12 @@ var prResource = schema.GroupResource{Group: "porch.kpt.dev", Resource: "package
 // every API call made through it.
 type Client struct {
 	client.Client // Base: everything that is not Porch's
-	store         *Fake
+	store         *Store
 	calls         map[string]int
 }
 
 // Client returns the view over base.
-func (f *Fake) Client(base client.Client) *Client {
+func (f *Store) Client(base client.Client) *Client {
 	return &Client{Client: base, store: f, calls: map[string]int{}}
 }
 
@@ -39,20 +41,7 @@ func (c *Client) Calls() map[string]int { return c.calls }
 
 func (c *Client) count(verb string) { c.calls[verb]++ }
 
-// All lists every revision of a namespace (what Porch's reconcilers LIST).
-func (s *Store) All(namespace string) []store.Revision {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []store.Revision
-	for _, e := range s.revs {
-		if e.rev.Namespace == namespace {
-			out = append(out, copyRev(e.rev))
-		}
-	}
-	return out
-}
-
-func toPorch(r store.Revision) porchapi.PackageRevision { return store.ToPorch(r) }
+func toPorch(r store.Revision) porchapi.PackageRevision { return porch.ToAPI(r) }
 
 func apiError(err error, name string) error {
 	switch {
@@ -107,16 +96,16 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	return c.Client.List(ctx, list, opts...)
 }
 
-// matches applies the field selectors of store.SetupIndexes' indexes, as a
+// matches applies the field selectors of porch.SetupIndexes' indexes, as a
 // controller-runtime cache with those indexes does.
 func matches(r store.Revision, lo *client.ListOptions) bool {
 	if lo.FieldSelector == nil {
 		return true
 	}
-	if v, ok := lo.FieldSelector.RequiresExactMatch(store.IndexPackage); ok && v != r.Repository+"/"+r.Package {
+	if v, ok := lo.FieldSelector.RequiresExactMatch(porch.IndexPackage); ok && v != r.Repository+"/"+r.Package {
 		return false
 	}
-	if v, ok := lo.FieldSelector.RequiresExactMatch(store.IndexOwner); ok && !r.OwnedBy(v) {
+	if v, ok := lo.FieldSelector.RequiresExactMatch(porch.IndexOwner); ok && !r.OwnedBy(v) {
 		return false
 	}
 	return true
@@ -131,7 +120,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	}
 	spec := store.DraftSpec{Namespace: pr.Namespace, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
 		Workspace: pr.Spec.WorkspaceName, Labels: pr.Labels, Annotations: pr.Annotations}
-	spec.Owners = store.OwnersFromAPI(pr.OwnerReferences)
+	spec.Owners = api.Owners(pr.OwnerReferences)
 	if len(pr.Spec.Tasks) != 1 {
 		return fmt.Errorf("a new PackageRevision needs exactly one task")
 	}
@@ -159,7 +148,7 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 	switch o := obj.(type) {
 	case *porchapi.PackageRevision:
 		rev := store.Revision{Namespace: o.Namespace, Name: o.Name, Lifecycle: store.Lifecycle(o.Spec.Lifecycle), Labels: o.Labels, Annotations: o.Annotations,
-			Owners: store.OwnersFromAPI(o.OwnerReferences)}
+			Owners: api.Owners(o.OwnerReferences)}
 		if err := c.patchKptfile(ctx, o); err != nil {
 			return apiError(err, o.Name)
 		}
@@ -300,7 +289,7 @@ func (a approval) Update(ctx context.Context, obj client.Object, _ ...client.Sub
 }
 
 // Store returns the store the view serves.
-func (c *Client) Store() *Fake { return c.store }
+func (c *Client) Store() *Store { return c.store }
 
 // renderStatusInto converts the store's render status to Porch's (same JSON).
 func renderStatusInto(in store.RenderStatus, out *porchapi.RenderStatus) error {

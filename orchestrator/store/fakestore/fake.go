@@ -1,29 +1,34 @@
-package memory
+// Package fakestore holds the store's test doubles: Store, the in-memory engine
+// with call counts and fault injection, and Client, a client.Client that
+// serves the engine's revisions as Porch's API does. Tests and benchmarks
+// use them; nothing in pvctl or the controller does.
+package fakestore
 
 import (
 	"context"
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
 )
 
-// Fake is the in-memory store for tests and benchmarks: the engine (Store,
-// whose helpers Publish, Approve, Files, AddRepository and SetRenderer it
-// keeps) plus what only tests need: every call counted, faults injected (an
-// error, a conflict, or a change that succeeds and then reports a timeout),
-// a revision's files changed behind the orchestrator's back, and a
-// client.Client view for Porch's own reconcilers (client.go).
-type Fake struct {
-	*Store
+// Store is the in-memory store for tests and benchmarks: the engine
+// (memory.Store, whose helpers Publish, Approve, Files, SetFiles,
+// AddRepository and SetRenderer it keeps) plus what only tests need: every
+// call counted, faults injected (an error, a conflict, or a change that
+// succeeds and then reports a timeout), and a client.Client view for
+// Porch's own reconcilers (client.go).
+type Store struct {
+	*memory.Store
 	mu     sync.Mutex
 	calls  map[string]int
 	faults []Fault
 }
 
-var _ store.Store = (*Fake)(nil)
+var _ store.Store = (*Store)(nil)
 
-// NewFake returns an empty fake store.
-func NewFake() *Fake { return &Fake{Store: New(), calls: map[string]int{}} }
+// New returns an empty fake store.
+func New() *Store { return &Store{Store: memory.New(), calls: map[string]int{}} }
 
 // Operations, as counted and as faults name them.
 const (
@@ -51,7 +56,7 @@ type Fault struct {
 }
 
 // Inject adds a fault.
-func (f *Fake) Inject(flt Fault) {
+func (f *Store) Inject(flt Fault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if flt.Times == 0 {
@@ -61,7 +66,7 @@ func (f *Fake) Inject(flt Fault) {
 }
 
 // fault counts a call of op and returns its fault, if any.
-func (f *Fake) fault(op string) *Fault {
+func (f *Store) fault(op string) *Fault {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[op]++
@@ -80,7 +85,7 @@ func (f *Fake) fault(op string) *Fault {
 }
 
 // Calls returns how many times each operation was called.
-func (f *Fake) Calls() map[string]int {
+func (f *Store) Calls() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make(map[string]int, len(f.calls))
@@ -91,13 +96,13 @@ func (f *Fake) Calls() map[string]int {
 }
 
 // Writes counts the calls that change something.
-func (f *Fake) Writes() int {
+func (f *Store) Writes() int {
 	c := f.Calls()
 	return c[OpCreate] + c[OpUpdateResources] + c[OpUpdate] + c[OpDelete]
 }
 
 // ResetCalls zeroes the call counts.
-func (f *Fake) ResetCalls() {
+func (f *Store) ResetCalls() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = map[string]int{}
@@ -106,7 +111,7 @@ func (f *Fake) ResetCalls() {
 // call runs op on the engine under its fault, if any: a fault without After
 // fails the call before it runs; with After, a call that succeeded reports
 // the fault's error.
-func call[T any](f *Fake, op string, run func() (T, error)) (T, error) {
+func call[T any](f *Store, op string, run func() (T, error)) (T, error) {
 	var zero T
 	flt := f.fault(op)
 	if flt != nil && !flt.After {
@@ -120,17 +125,17 @@ func call[T any](f *Fake, op string, run func() (T, error)) (T, error) {
 }
 
 // ListRevisions implements store.Store.
-func (f *Fake) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
+func (f *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
 	return call(f, OpList, func() ([]store.Revision, error) { return f.Store.ListRevisions(ctx, k) })
 }
 
 // ListOwned implements store.Store.
-func (f *Fake) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
+func (f *Store) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
 	return call(f, OpListOwned, func() ([]store.Revision, error) { return f.Store.ListOwned(ctx, namespace, uid) })
 }
 
 // CreateDraft implements store.Store.
-func (f *Fake) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+func (f *Store) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
 	flt := f.fault(OpCreate)
 	if flt != nil && !flt.After {
 		return store.Revision{}, flt.Err
@@ -146,13 +151,13 @@ func (f *Fake) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Rev
 }
 
 // GetResources implements store.Store.
-func (f *Fake) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+func (f *Store) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
 	return call(f, OpGetResources, func() (store.Resources, error) { return f.Store.GetResources(ctx, namespace, name) })
 }
 
 // UpdateResourcesRendered implements store.Rendering, counted and faulted
 // as UpdateResources.
-func (f *Fake) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+func (f *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
 	type answer struct {
 		status store.RenderStatus
 		after  store.Resources
@@ -165,29 +170,18 @@ func (f *Fake) UpdateResourcesRendered(ctx context.Context, namespace, name stri
 }
 
 // UpdateResources implements store.Store.
-func (f *Fake) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
+func (f *Store) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
 	return call(f, OpUpdateResources, func() (store.RenderStatus, error) { return f.Store.UpdateResources(ctx, namespace, name, res) })
 }
 
 // Update implements store.Store.
-func (f *Fake) Update(ctx context.Context, rev store.Revision) error {
+func (f *Store) Update(ctx context.Context, rev store.Revision) error {
 	_, err := call(f, OpUpdate, func() (struct{}, error) { return struct{}{}, f.Store.Update(ctx, rev) })
 	return err
 }
 
 // Delete implements store.Store.
-func (f *Fake) Delete(ctx context.Context, namespace, name string) error {
+func (f *Store) Delete(ctx context.Context, namespace, name string) error {
 	_, err := call(f, OpDelete, func() (struct{}, error) { return struct{}{}, f.Store.Delete(ctx, namespace, name) })
 	return err
-}
-
-// SetFiles replaces a revision's files behind the orchestrator's back (a
-// user's edit, for tests), whatever its lifecycle.
-func (f *Fake) SetFiles(namespace, name string, files map[string]string) {
-	f.Store.mu.Lock()
-	defer f.Store.mu.Unlock()
-	if e, ok := f.Store.revs[key(namespace, name)]; ok {
-		e.files = copyFiles(files)
-		e.rev.ResourceVersion = f.Store.nextVersion()
-	}
 }

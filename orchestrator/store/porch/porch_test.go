@@ -1,4 +1,4 @@
-package store
+package porch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,7 +27,7 @@ func (f fakeIndexer) IndexField(_ context.Context, obj client.Object, field stri
 	return nil
 }
 
-func porchStore(t *testing.T, objs ...client.Object) (*Porch, client.Client) {
+func porchStore(t *testing.T, objs ...client.Object) (*Store, client.Client) {
 	scheme := runtime.NewScheme()
 	if err := porchapi.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -39,12 +40,12 @@ func porchStore(t *testing.T, objs ...client.Object) (*Porch, client.Client) {
 		// The Porch server names a new revision after its repository, package and workspace.
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			if pr, ok := o.(*porchapi.PackageRevision); ok && pr.Name == "" {
-				pr.Name = RevisionName(pr.Spec.RepositoryName, pr.Spec.PackageName, pr.Spec.WorkspaceName)
+				pr.Name = store.RevisionName(pr.Spec.RepositoryName, pr.Spec.PackageName, pr.Spec.WorkspaceName)
 			}
 			return c.Create(ctx, o, opts...)
 		},
 	}).Build()
-	return &Porch{Client: c}, c
+	return &Store{Client: c}, c
 }
 
 func pr(name, repo, pkg, ws string, rev int, life porchapi.PackageRevisionLifecycle, owner string) *porchapi.PackageRevision {
@@ -63,11 +64,11 @@ func TestPorchStore(t *testing.T) {
 	p, c := porchStore(t, up, down, pr("deploy.other.x", "deploy", "other", "x", 0, porchapi.PackageRevisionLifecycleDraft, "a"))
 	ctx := context.Background()
 
-	revs, err := p.ListRevisions(ctx, PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"})
+	revs, err := p.ListRevisions(ctx, store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"})
 	if err != nil || len(revs) != 1 || revs[0].Name != down.Name || !revs[0].OwnedBy("uid-a") {
 		t.Fatalf("ListRevisions = %+v, %v", revs, err)
 	}
-	if l := revs[0].Lock; l == nil || l.Repository != "" || l.Package != "app" || !l.Matches(FromPorch(up)) {
+	if l := revs[0].Lock; l == nil || l.Repository != "" || l.Package != "app" || !l.Matches(FromAPI(up)) {
 		t.Fatalf("lock = %+v", l)
 	}
 	owned, err := p.ListOwned(ctx, "ns", "uid-a")
@@ -75,10 +76,10 @@ func TestPorchStore(t *testing.T) {
 		t.Fatalf("ListOwned = %+v, %v", owned, err)
 	}
 
-	draft, err := p.CreateDraft(ctx, DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "packagevariant-2",
-		Owners: []OwnerRef{{APIVersion: "v", Kind: "PackageVariant", Name: "pv", UID: "uid-a", Controller: true}},
-		Task:   Task{Type: Upgrade, OldUpstream: up.Name, NewUpstream: "blueprints.app.v2", Local: down.Name}})
-	if err != nil || draft.Name != "deploy.app.packagevariant-2" || draft.Lifecycle != Draft {
+	draft, err := p.CreateDraft(ctx, store.DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "packagevariant-2",
+		Owners: []store.OwnerRef{{APIVersion: "v", Kind: "PackageVariant", Name: "pv", UID: "uid-a", Controller: true}},
+		Task:   store.Task{Type: store.Upgrade, OldUpstream: up.Name, NewUpstream: "blueprints.app.v2", Local: down.Name}})
+	if err != nil || draft.Name != "deploy.app.packagevariant-2" || draft.Lifecycle != store.Draft {
 		t.Fatalf("CreateDraft = %+v, %v", draft, err)
 	}
 	var created porchapi.PackageRevision
@@ -90,24 +91,24 @@ func TestPorchStore(t *testing.T) {
 		u.Strategy != porchapi.ResourceMerge || *created.OwnerReferences[0].Controller != true {
 		t.Fatalf("created %+v", created.Spec.Tasks[0])
 	}
-	_, err = p.CreateDraft(ctx, DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "packagevariant-2", Task: Task{Type: Edit, Source: down.Name}})
-	if !errors.Is(err, ErrAlreadyExists) {
+	_, err = p.CreateDraft(ctx, store.DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "packagevariant-2", Task: store.Task{Type: store.Edit, Source: down.Name}})
+	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	if _, err := p.GetResources(ctx, "ns", "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := p.GetResources(ctx, "ns", "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetResources(nope) = %v", err)
 	}
-	draft.Lifecycle, draft.Labels = Proposed, map[string]string{"a": "b"}
+	draft.Lifecycle, draft.Labels = store.Proposed, map[string]string{"a": "b"}
 	if err := p.Update(ctx, draft); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Update(ctx, draft); !errors.Is(err, ErrConflict) {
+	if err := p.Update(ctx, draft); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("update with a stale version: %v", err)
 	}
 	if err := p.Delete(ctx, "ns", draft.Name); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Delete(ctx, "ns", draft.Name); !errors.Is(err, ErrNotFound) {
+	if err := p.Delete(ctx, "ns", draft.Name); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -137,9 +138,9 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	p := &Porch{Client: c}
+	p := &Store{Client: c}
 	ctx := context.Background()
-	rs, err := p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "good"}})
+	rs, err := p.UpdateResources(ctx, "ns", prr.Name, store.Resources{Files: map[string]string{"Kptfile": "good"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +148,8 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 		rs.Result.Items[0].Results[0].Message != "namespace updated" || rs.Result.Items[0].Results[0].Field.Path != "metadata.namespace" {
 		t.Fatalf("render status = %+v", rs)
 	}
-	rs, err = p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "bad"}})
-	if !errors.Is(err, ErrRenderFailed) || !strings.Contains(rs.Err, "pipeline.mutators[0] failed with exit code 1") {
+	rs, err = p.UpdateResources(ctx, "ns", prr.Name, store.Resources{Files: map[string]string{"Kptfile": "bad"}})
+	if !errors.Is(err, store.ErrRenderFailed) || !strings.Contains(rs.Err, "pipeline.mutators[0] failed with exit code 1") {
 		t.Fatalf("a failed render: status %+v, error %v", rs, err)
 	}
 	// Any other internal error is not a render failure.
@@ -157,7 +158,7 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 			return apierrors.NewInternalError(errors.New("etcd is down"))
 		},
 	}).Build()
-	if _, err := (&Porch{Client: c2}).UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{}}); err == nil || errors.Is(err, ErrRenderFailed) {
+	if _, err := (&Store{Client: c2}).UpdateResources(ctx, "ns", prr.Name, store.Resources{Files: map[string]string{}}); err == nil || errors.Is(err, store.ErrRenderFailed) {
 		t.Fatalf("an internal error that is not a render: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
 			return c.Update(ctx, o, opts...)
 		},
 	}).Build()
-	p := &Porch{Client: c}
+	p := &Store{Client: c}
 	ctx := context.Background()
 	res, err := p.GetResources(ctx, "ns", prr.Name)
 	if err != nil {
@@ -201,11 +202,11 @@ func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
 		t.Fatalf("a read and its write-back made %v requests, want 1 get and 1 update", calls)
 	}
 	stale.Files = map[string]string{"Kptfile": "c"}
-	if _, err := p.UpdateResources(ctx, "ns", prr.Name, stale); !errors.Is(err, ErrConflict) {
+	if _, err := p.UpdateResources(ctx, "ns", prr.Name, stale); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("writing back a stale read: %v, want a conflict", err)
 	}
 	// Without what was read (another caller), the store reads first, as before.
-	if _, err := p.UpdateResources(ctx, "ns", prr.Name, Resources{Files: map[string]string{"Kptfile": "d"}}); err != nil || calls["get"] != 2 {
+	if _, err := p.UpdateResources(ctx, "ns", prr.Name, store.Resources{Files: map[string]string{"Kptfile": "d"}}); err != nil || calls["get"] != 2 {
 		t.Fatalf("an update without an origin: %v, %v requests", err, calls)
 	}
 	// The caller's copy is not modified.
@@ -218,32 +219,32 @@ func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
 // a published revision -1 (Porch's branch placeholder, or a tag Porch could
 // not number) matches the branch or the tag it stands for.
 func TestLockMatches(t *testing.T) {
-	v2 := Revision{Repository: "blueprints", Package: "app", Workspace: "v2", Revision: 2, Lifecycle: Published}
-	main := Revision{Repository: "blueprints", Package: "app", Workspace: "main", Revision: -1, Lifecycle: Published}
-	semver := Revision{Repository: "blueprints", Package: "app", Workspace: "v2.0.0", Revision: -1, Lifecycle: Published}
-	draft := Revision{Repository: "blueprints", Package: "app", Workspace: "ws", Lifecycle: Draft}
+	v2 := store.Revision{Repository: "blueprints", Package: "app", Workspace: "v2", Revision: 2, Lifecycle: store.Published}
+	main := store.Revision{Repository: "blueprints", Package: "app", Workspace: "main", Revision: -1, Lifecycle: store.Published}
+	semver := store.Revision{Repository: "blueprints", Package: "app", Workspace: "v2.0.0", Revision: -1, Lifecycle: store.Published}
+	draft := store.Revision{Repository: "blueprints", Package: "app", Workspace: "ws", Lifecycle: store.Draft}
 	for _, tt := range []struct {
-		lock Lock
-		rev  Revision
+		lock store.Lock
+		rev  store.Revision
 		want bool
 	}{
-		{Lock{Package: "app", Ref: "app/v2"}, v2, true},
-		{Lock{Repository: "blueprints", Package: "app", Ref: "app/v2"}, v2, true},
-		{Lock{Repository: "other", Package: "app", Ref: "app/v2"}, v2, false},
-		{Lock{Package: "app", Ref: "app/v1"}, v2, false},
-		{Lock{Package: "app", Ref: "main"}, main, true},
-		{Lock{Package: "app", Ref: "main"}, v2, false},
-		{Lock{Package: "app", Ref: "app/v2"}, main, false},
-		{Lock{Package: "app", Ref: "app/v2.0.0"}, semver, true},
-		{Lock{Package: "other", Ref: "main"}, main, false},
-		{Lock{Package: "app", Ref: "drafts/app/ws"}, draft, true},
-		{Lock{Package: "app", Ref: "ws"}, draft, false},
+		{store.Lock{Package: "app", Ref: "app/v2"}, v2, true},
+		{store.Lock{Repository: "blueprints", Package: "app", Ref: "app/v2"}, v2, true},
+		{store.Lock{Repository: "other", Package: "app", Ref: "app/v2"}, v2, false},
+		{store.Lock{Package: "app", Ref: "app/v1"}, v2, false},
+		{store.Lock{Package: "app", Ref: "main"}, main, true},
+		{store.Lock{Package: "app", Ref: "main"}, v2, false},
+		{store.Lock{Package: "app", Ref: "app/v2"}, main, false},
+		{store.Lock{Package: "app", Ref: "app/v2.0.0"}, semver, true},
+		{store.Lock{Package: "other", Ref: "main"}, main, false},
+		{store.Lock{Package: "app", Ref: "drafts/app/ws"}, draft, true},
+		{store.Lock{Package: "app", Ref: "ws"}, draft, false},
 	} {
 		if got := tt.lock.Matches(tt.rev); got != tt.want {
 			t.Errorf("lock %+v matches %s/%s (revision %d): %v, want %v", tt.lock, tt.rev.Package, tt.rev.Workspace, tt.rev.Revision, got, tt.want)
 		}
 	}
-	if l := LockFor(main); l.Ref != "main" {
+	if l := store.LockFor(main); l.Ref != "main" {
 		t.Errorf("LockFor(the main placeholder) = %+v, want ref main", l)
 	}
 }
@@ -272,9 +273,9 @@ func TestPorchStoreListsSorted(t *testing.T) {
 		},
 	})
 	ctx := context.Background()
-	revs, err := p.ListRevisions(ctx, PackageKey{Namespace: "ns", Repository: "blueprints", Package: "app"})
+	revs, err := p.ListRevisions(ctx, store.PackageKey{Namespace: "ns", Repository: "blueprints", Package: "app"})
 	owned, err2 := p.ListOwned(ctx, "ns", "uid-a")
-	for _, got := range [][]Revision{revs, owned} {
+	for _, got := range [][]store.Revision{revs, owned} {
 		var names []string
 		for _, r := range got {
 			names = append(names, r.Name)
@@ -290,14 +291,14 @@ func TestPorchStoreListsSorted(t *testing.T) {
 // repository, which Porch records as a git URL and pvkit does not read
 // back (locks are compared by package and ref).
 func TestPorchConversionRoundTrip(t *testing.T) {
-	in := Revision{Namespace: "ns", Name: "deploy.app.packagevariant-1", Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
-		Revision: 3, Lifecycle: Published, Owners: []OwnerRef{{APIVersion: "config.porch.kpt.dev/v1alpha1", Kind: "PackageVariant", Name: "pv", UID: "u", Controller: true}},
-		Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{"a": "b"}, Lock: &Lock{Repository: "blueprints", Package: "app", Ref: "app/v1"},
+	in := store.Revision{Namespace: "ns", Name: "deploy.app.packagevariant-1", Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
+		Revision: 3, Lifecycle: store.Published, Owners: []store.OwnerRef{{APIVersion: "config.porch.kpt.dev/v1alpha1", Kind: "PackageVariant", Name: "pv", UID: "u", Controller: true}},
+		Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{"a": "b"}, Lock: &store.Lock{Repository: "blueprints", Package: "app", Ref: "app/v1"},
 		ResourceVersion: "7", Created: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)}
-	pr := ToPorch(in)
-	out := FromPorch(&pr)
+	pr := ToAPI(in)
+	out := FromAPI(&pr)
 	want := in
-	want.Lock = &Lock{Package: "app", Ref: "app/v1"}
+	want.Lock = &store.Lock{Package: "app", Ref: "app/v1"}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Fatalf("round trip (-want +got):\n%s", d)
 	}

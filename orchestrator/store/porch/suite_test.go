@@ -1,23 +1,24 @@
-package store_test
+package porch_test
 
 import (
 	"testing"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // porchHarness is the Porch store on a client that serves PackageRevisions
-// and PackageRevisionResources as Porch's API does (memory.Client: the
+// and PackageRevisionResources as Porch's API does (fakestore.Client: the
 // engine's semantics behind Porch's types, field-selected lists, Porch's
 // errors); the seeding goes to the engine, as a person would publish and
 // approve through Porch.
 type porchHarness struct {
-	*store.Porch
-	fake *memory.Fake
+	*porch.Store
+	fake *fakestore.Store
 }
 
 func (h porchHarness) AddRepository(namespace, name string) { h.fake.AddRepository(namespace, name) }
@@ -33,8 +34,8 @@ func (h porchHarness) Approve(namespace, name string) (store.Revision, error) {
 // stores.
 func TestPorchStoreSuite(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		f := memory.NewFake()
+		f := fakestore.New()
 		view := f.Client(fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build())
-		return porchHarness{Porch: &store.Porch{Client: view}, fake: f}
+		return porchHarness{Store: &porch.Store{Client: view}, fake: f}
 	})
 }
