@@ -18,7 +18,7 @@ FUZZ_SHORT  ?= 1000
 FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:FuzzKptfile pkg/kptfile:FuzzReadinessGatesAsKpt \
   pkg/packagecontext:FuzzPackageContext pkg/pipelineprepend:FuzzPipelinePrepend \
   pkg/configinject:FuzzConfigInject pkg/pvsexpand:FuzzPVSExpand \
-  orchestrator/cli:FuzzRunInput orchestrator/cli:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \
+  orchestrator/local:FuzzRunInput orchestrator/local/state:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 

@@ -35,7 +35,7 @@ func TestNoSpecRoundTrip(t *testing.T) {
 	// The two edges: pvctl reads the user's files (YAML in), and the
 	// objects config-inject copies into a package are listed as YAML
 	// (package content out).
-	edge := map[string]bool{"../cli/load.go": true, "../reconcilers/kit/list.go": true}
+	edge := map[string]bool{"../local/load.go": true, "../reconcilers/kit/list.go": true}
 	for _, c := range []struct {
 		root string
 		re   *regexp.Regexp

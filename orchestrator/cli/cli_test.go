@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -218,7 +220,7 @@ func TestVariantRemoved(t *testing.T) {
 			t.Fatalf("an orphaned draft keeps its owner: %+v", r.Owners)
 		}
 	}
-	if st := readFile(t, filepath.Join(w.repos, StateFile)); strings.Contains(st, "app-staging") || strings.Contains(st, "app-dev") {
+	if st := readFile(t, filepath.Join(w.repos, state.File)); strings.Contains(st, "app-staging") || strings.Contains(st, "app-dev") {
 		t.Fatalf("deleted variants stay in the state:\n%s", st)
 	}
 }
@@ -248,8 +250,8 @@ func TestVariantEdited(t *testing.T) {
 	out := w.run(ExitOK)
 	contains(t, out, "Changes (1):\n  updated the resources of core-euwest1.app.packagevariant-1\n")
 	contains(t, w.files("core-euwest1.app.packagevariant-1")["package-context.yaml"], "tier: canary")
-	var st state
-	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(w.repos, StateFile))), &st); err != nil {
+	var st state.State
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(w.repos, state.File))), &st); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range st.Variants {
@@ -385,7 +387,7 @@ func TestRepositoryNameNeverAPath(t *testing.T) {
 // the repositories directory (it records the objects' status).
 var cmpIgnoreState = cmp.FilterPath(func(p cmp.Path) bool {
 	if mi, ok := p.Last().(cmp.MapIndex); ok {
-		return mi.Key().String() == StateFile
+		return mi.Key().String() == state.File
 	}
 	return false
 }, cmp.Ignore())
@@ -550,11 +552,11 @@ func TestCommandErrors(t *testing.T) {
 		t.Errorf("get on a missing directory: exit %d, %q", code, errb.String())
 	}
 	// A corrupt state file is an input problem, reported before any write.
-	if err := os.WriteFile(filepath.Join(w.repos, StateFile), []byte("packageVariants: 3\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.repos, state.File), []byte("packageVariants: 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs := w.cmd("run", "-f", w.in)
-	if code != ExitNotReady || !strings.Contains(errs, StateFile+": ") || !strings.Contains(errs, "delete it to start from no variants") {
+	if code != ExitNotReady || !strings.Contains(errs, state.File+": ") || !strings.Contains(errs, "delete it to start from no variants") {
 		t.Errorf("corrupt state: exit %d, %q", code, errs)
 	}
 }
@@ -734,8 +736,8 @@ func TestStdinProgressAndTargetFailures(t *testing.T) {
 }
 
 func TestUIDIsStable(t *testing.T) {
-	a, b := UID("PackageVariant", "default", "x"), UID("PackageVariant", "default", "y")
-	if a != UID("PackageVariant", "default", "x") || a == b || len(a) != 36 {
+	a, b := local.UID("PackageVariant", "default", "x"), local.UID("PackageVariant", "default", "y")
+	if a != local.UID("PackageVariant", "default", "x") || a == b || len(a) != 36 {
 		t.Fatalf("UID: %s %s", a, b)
 	}
 }

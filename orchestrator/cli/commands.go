@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/validate"
@@ -48,7 +48,7 @@ type RunOutput struct {
 	Warnings   []string                   `json:"warnings,omitempty"`
 }
 
-func printReport(w io.Writer, rep *Report, output string, paint painter) error {
+func printReport(w io.Writer, rep *local.Report, output string, paint painter) error {
 	if output == "yaml" || output == "json" {
 		doc := RunOutput{DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs,
 			Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
@@ -120,23 +120,10 @@ func printReport(w io.Writer, rep *Report, output string, paint painter) error {
 	return nil
 }
 
-// openRepos opens every bare repository under dir; create makes dir when
-// it is missing. A ref the store could not read is left out alone, with a
-// warning on warn (nil: none).
+// openRepos opens the repositories directory (local.OpenRepos) and prints
+// a warning for every ref it could not read as a revision.
 func openRepos(dir, namespace string, create bool, warn io.Writer) (*gitstore.Store, error) {
-	if create {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	repos, err := gitstore.Discover(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no repositories directory %s (--repos; pvctl publish and pvctl run create it)", dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s, err := gitstore.Open(namespace, repos)
+	s, err := local.OpenRepos(dir, namespace, create)
 	if err != nil {
 		return nil, err
 	}

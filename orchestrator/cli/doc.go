@@ -1,52 +1,27 @@
-// Package cli is pvctl's local commands: `pvctl run` reconciles
-// PackageVariants and PackageVariantSets with the controllers' own
-// reconcilers against local git repositories, once, and exits; `get`,
-// `publish` and `approve` are the porchctl-like verbs a laptop workflow
-// needs around it.
+// Package cli is pvctl's command line: the cobra verbs (run, plan, get,
+// diff, pull, push, publish, status, events, porchctl's lifecycle verbs,
+// completion), their flags, exit codes and output (tables, -o yaml|json,
+// colour, the live progress line). The work is elsewhere: orchestrator/local
+// runs the reconcile on local git repositories, local/state is the state
+// file `status` and `events` read, and --kubeconfig reads a cluster.
 //
 // Decisions:
-//   - The repositories are bare git repositories in one directory (--repos),
-//     laid out as Porch lays out a repository (store/gitstore): drafts/
-//     branches, <package>/v<N> tags on main, kpt: commit annotations. Any git
-//     client can read them; `git clone --bare` of a Porch repository is one.
-//   - The cluster is embedded: controller-runtime's in-memory client, plus
-//     what an API server adds (UIDs, generations). It is kept between runs in
-//     REPOS/pvctl-state.yaml, so that a variant removed from the files is
-//     deleted as in a cluster, its deletionPolicy applied, and a set's
-//     children are the set's to remove.
-//   - UIDs are derived from kind, namespace and name: a variant owns the
-//     same revisions on every run, even with the state file deleted.
-//   - The files are the desired state, like `kubectl apply --prune`:
-//     PackageVariants, PackageVariantSets, Repositories (labels for
-//     selectors; a missing repository is created empty), and any other object
-//     is an injection or selection candidate. A repository no Repository
-//     object describes is served with no labels. `run` without -f is a usage
-//     error, and an unknown kind in Porch's groups (a typo of PackageVariant)
-//     an input error: neither may turn into "the variants are gone".
-//   - Removing is explicit. Without --prune a run removes nothing: a variant
-//     or set gone from the files, a child its set no longer selects, an owned
-//     draft of a previous downstream, a published revision to propose for
-//     deletion are all held back, listed under "Not removed", and the run
-//     exits 1; everything else is applied. --prune removes them, except that
-//     a set that would lose more than one and more than half of its children
-//     stalls with MassDeletion (as in the controller); --prune=all lifts that
-//     guard too.
-//   - A run repeats reconcile passes (sets, then variants) until a pass
-//     changes nothing, so one run settles a set's children too.
-//   - Input is checked before anything is written, strictly: an unknown
-//     field is an error (kubectl's strict validation), and every message
-//     names file, object and field. Exit codes: 0 every set and variant
-//     Ready; 1 some are not (or a command failed); 2 usage or input errors,
-//     nothing written.
+//   - Exit codes: 0 every set and variant Ready (or the command done); 1
+//     some are not yet, or a command failed; 2 usage or input errors,
+//     nothing written; 3 plan would change something, or run held a
+//     removal back; 4 something is stalled (wins over 1 and 3).
+//   - `run` without -f is a usage error, and --prune is explicit (local's
+//     rules); `plan` is `run --dry-run`.
 //   - `status` and `events` read; they reconcile nothing. Locally they read
-//     the state file: the reconcilers record the same Events in pvctl run
-//     as in the controller, and the state keeps them across runs, repeats
-//     aggregated (Count), the newest 1,000, an object's events going with
-//     it. With --kubeconfig or --context they read a namespace of a
-//     cluster instead (variants, sets, PackageRevisions, core/v1 Events).
+//     the state file (the reconcilers record the same Events in pvctl run as
+//     in the controller; the state keeps them across runs, repeats
+//     aggregated, the newest 1,000, an object's events going with it). With
+//     --kubeconfig or --context they read a namespace of a cluster instead
+//     (variants, sets, PackageRevisions, core/v1 Events).
+//   - Verbs given several names act on each and report each, as porchctl
+//     and kubectl do; repeating what is already done is a no-op with a
+//     message.
 //   - Colour only where it helps a glance (the READY column, Warning
 //     events), on a terminal, unless NO_COLOR or --color=never; a painted
 //     column has its header painted too, so tabwriter keeps it aligned.
-//   - One pvctl writes to a repositories directory at a time; a ref moved by
-//     another writer since the run read it is a conflict, not overwritten.
 package cli

@@ -11,6 +11,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/manager"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/spf13/cobra"
@@ -24,7 +26,7 @@ import (
 type fleet struct {
 	variants []pvapi.PackageVariant
 	sets     []pvsapi.PackageVariantSet
-	events   []Event
+	events   []state.Event
 	now      time.Time
 	// where names the source in messages.
 	where string
@@ -56,7 +58,7 @@ func (o *Options) loadFleet(ctx context.Context, cf clusterFlags) (*fleet, error
 		}
 		return clusterFleet(ctx, c, o.Namespace)
 	}
-	st, err := readState(filepath.Join(o.Repos, StateFile))
+	st, err := state.Read(filepath.Join(o.Repos, state.File))
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func (o *Options) loadFleet(ctx context.Context, cf clusterFlags) (*fleet, error
 		for _, r := range gs.All(o.Namespace) {
 			if r.Name == name {
 				gates := "every readiness gate True"
-				if err := readinessGates(ctx, gs, r); err != nil {
+				if err := local.CheckReady(ctx, gs, r); err != nil {
 					gates = err.Error()
 				}
 				return string(r.Lifecycle) + "; " + gates, nil

@@ -13,6 +13,8 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
@@ -47,7 +49,7 @@ var lifecycleVerbs = []lifecycleVerb{
 			case store.Proposed:
 				return rev.Name + " is already proposed", nil
 			case store.Draft:
-				return "proposed " + rev.Name, setLifecycle(ctx, s, rev, store.Proposed)
+				return "proposed " + rev.Name, local.SetLifecycle(ctx, s, rev, store.Proposed)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Draft can be proposed", rev.Name, rev.Lifecycle)
 		}},
@@ -57,11 +59,11 @@ var lifecycleVerbs = []lifecycleVerb{
 			if rev.Lifecycle.IsPublished() {
 				return rev.Name + " is already published", nil
 			}
-			if err := readinessGates(ctx, s, rev); err != nil {
+			if err := local.CheckReady(ctx, s, rev); err != nil {
 				return "", err
 			}
 			if rev.Lifecycle == store.Draft {
-				if err := setLifecycle(ctx, s, rev, store.Proposed); err != nil {
+				if err := local.SetLifecycle(ctx, s, rev, store.Proposed); err != nil {
 					return "", err
 				}
 			}
@@ -76,9 +78,9 @@ var lifecycleVerbs = []lifecycleVerb{
 		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
 			switch rev.Lifecycle {
 			case store.Proposed:
-				return "rejected " + rev.Name + " (Draft again)", setLifecycle(ctx, s, rev, store.Draft)
+				return "rejected " + rev.Name + " (Draft again)", local.SetLifecycle(ctx, s, rev, store.Draft)
 			case store.DeletionProposed:
-				return "rejected the deletion of " + rev.Name + " (Published again)", setLifecycle(ctx, s, rev, store.Published)
+				return "rejected the deletion of " + rev.Name + " (Published again)", local.SetLifecycle(ctx, s, rev, store.Published)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Proposed revision or a proposed deletion can be rejected", rev.Name, rev.Lifecycle)
 		}},
@@ -95,41 +97,10 @@ var lifecycleVerbs = []lifecycleVerb{
 			case store.DeletionProposed:
 				return rev.Name + " is already proposed for deletion", nil
 			case store.Published:
-				return "proposed the deletion of " + rev.Name, setLifecycle(ctx, s, rev, store.DeletionProposed)
+				return "proposed the deletion of " + rev.Name, local.SetLifecycle(ctx, s, rev, store.DeletionProposed)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Published revision can be proposed for deletion", rev.Name, rev.Lifecycle)
 		}},
-}
-
-func setLifecycle(ctx context.Context, s *gitstore.Store, rev store.Revision, to store.Lifecycle) error {
-	rev.Lifecycle, rev.ResourceVersion = to, ""
-	return s.Update(ctx, rev)
-}
-
-// readinessGates refuses a revision one of whose Kptfile readiness gates
-// has no True condition, as Porch (and porchctl approve) do.
-func readinessGates(ctx context.Context, s *gitstore.Store, rev store.Revision) error {
-	res, err := s.GetResources(ctx, rev.Namespace, rev.Name)
-	if err != nil {
-		return err
-	}
-	kf, err := kptfile.FromFiles(res.Files)
-	if err != nil {
-		return fmt.Errorf("package revision %s: %w", rev.Name, err)
-	}
-	if kf == nil {
-		return nil
-	}
-	gate, c, err := kf.NotReady()
-	switch {
-	case err != nil:
-		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
-	case gate != "" && c == nil:
-		return fmt.Errorf("package revision %s is not ready: readiness gate %q has no condition", rev.Name, gate)
-	case gate != "":
-		return fmt.Errorf("package revision %s is not ready: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message)
-	}
-	return nil
 }
 
 func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.Command {
@@ -205,7 +176,7 @@ func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, err
 // on) was mutated, and may be approved; a draft no variant of the state
 // owns is the user's.
 func variantDone(o *Options, rev store.Revision) error {
-	st, err := readState(filepath.Join(o.Repos, StateFile))
+	st, err := state.Read(filepath.Join(o.Repos, state.File))
 	if err != nil {
 		return err
 	}
@@ -568,7 +539,7 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			d, err := unifiedDiff(tmp, "package", from.Files, to.Files)
+			d, err := local.UnifiedDiff(tmp, "package", from.Files, to.Files)
 			if err != nil {
 				return err
 			}

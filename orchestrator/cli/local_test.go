@@ -6,6 +6,7 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"os"
 	"path/filepath"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -168,7 +169,7 @@ func TestNamespacesAreIsolated(t *testing.T) {
 	if got := w.mustCmd(ExitOK, "get", "-n", "other", "-o", "name"); !strings.Contains(got, "packagerevision/edge-useast1.app.packagevariant-1") {
 		t.Fatalf("get -n other:\n%s", got)
 	}
-	contains(t, readFile(t, filepath.Join(other, StateFile)), "namespace: other")
+	contains(t, readFile(t, filepath.Join(other, state.File)), "namespace: other")
 }
 
 // Issue 19 #6: --repos defaults to $PVCTL_REPOS, then ./repositories; a
@@ -213,12 +214,12 @@ func TestObjectsLeavingTheFilesAreKeptUntilPrune(t *testing.T) {
 	}
 	out = w.mustCmd(ExitNotReady, "run", "-f", w.in, "--prune")
 	contains(t, out, "removed ConfigMap eu-west1-endpoints from the embedded cluster (no longer in the files)", "updated the resources of core-euwest1.app.packagevariant-1")
-	st, err := readState(filepath.Join(w.repos, StateFile))
+	st, err := state.Read(filepath.Join(w.repos, state.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range st.Objects {
-		if objectKey(o) == "v1 ConfigMap eu-west1-endpoints" {
+		if state.ObjectKey(o) == "v1 ConfigMap eu-west1-endpoints" {
 			t.Fatal("the pruned object stays in the state")
 		}
 	}

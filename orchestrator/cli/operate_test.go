@@ -13,6 +13,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -51,7 +53,7 @@ func TestEvents(t *testing.T) {
 		"ChildCreated", "packagevariantset/app",
 		"Warning  UpstreamNotFound", "packagevariant/lost")
 	w.run(ExitStalled) // the same stall again: no new event, the old one kept
-	var ev []Event
+	var ev []state.Event
 	if err := json.Unmarshal([]byte(w.mustCmd(ExitOK, "events", "pv/lost", "-o", "json")), &ev); err != nil {
 		t.Fatal(err)
 	}
@@ -76,30 +78,6 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-func TestEventLogBounded(t *testing.T) {
-	scheme, err := Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newEventLog(scheme, nil, nil)
-	v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Name: "v"}}
-	for i := 0; i < MaxEvents+10; i++ {
-		l.Eventf(v, "Normal", "DraftCreated", "draft %d", i)
-	}
-	l.Eventf(v, "Normal", "DraftCreated", "draft %d", 0) // a repeat: counted, not added
-	got := l.Of([]pvapi.PackageVariant{*v}, nil)
-	if len(got) != MaxEvents {
-		t.Fatalf("%d events kept, want %d", len(got), MaxEvents)
-	}
-	for _, e := range got {
-		if e.Message == "draft 0" && e.Count != 2 {
-			t.Errorf("a repeated event: count %d, want 2", e.Count)
-		}
-	}
-	if got[len(got)-1].Message == "draft 1" || got[0].Message == "draft 1" {
-		t.Errorf("the oldest events were kept instead of the newest")
-	}
-}
 
 // Issue 22 #5: colour on a terminal, --color and NO_COLOR.
 func TestColor(t *testing.T) {
@@ -150,7 +128,7 @@ func TestColor(t *testing.T) {
 // Issue 22 #1: status and events read a cluster with --kubeconfig or
 // --context: its variants, sets, PackageRevisions and Events.
 func TestStatusFromCluster(t *testing.T) {
-	scheme, err := Scheme()
+	scheme, err := local.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func progressWriter(w io.Writer) *progress {
 }
 
 // change reports one change.
-func (p *progress) change(line string) {
+func (p *progress) Change(line string) {
 	if p == nil {
 		return
 	}
@@ -49,7 +49,7 @@ func (p *progress) change(line string) {
 }
 
 // done ends the live line.
-func (p *progress) done() {
+func (p *progress) Done() {
 	if p != nil && p.tty && p.count > 0 {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

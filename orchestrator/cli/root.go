@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/cobra"
 )
@@ -114,7 +116,7 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 	var ue *usageError
-	if errors.As(err, &ue) || IsInputError(err) || strings.HasPrefix(err.Error(), "unknown command") {
+	if errors.As(err, &ue) || local.IsInputError(err) || strings.HasPrefix(err.Error(), "unknown command") {
 		return ExitUsage
 	}
 	return ExitNotReady
@@ -150,7 +152,7 @@ func revisionNames(o *Options) cobra.CompletionFunc {
 func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	var files []string
 	var output, statePath string
-	var prune Prune
+	var prune local.Prune
 	maxChildren := pvsexpand.DefaultMaxChildren
 	var readable []string
 	dryRun, diff := plan, false
@@ -203,7 +205,7 @@ the variants of the last run (and more than one) stop the run before it does any
 					stdin = b
 				}
 			}
-			rep, err := Run(ctx, RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
+			rep, err := local.Run(ctx, local.RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
 				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable})
 			if err != nil {
 				return err
@@ -238,7 +240,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	f := c.Flags()
 	f.StringArrayVarP(&files, "filename", "f", nil, "a YAML file, a directory of them, or - for standard input (repeatable)")
 	f.StringVarP(&output, "output", "o", "table", "table, yaml or json (json and yaml: the change list and the sets and variants with their status)")
-	f.StringVar(&statePath, "state", "", "the state file (default: REPOS/"+StateFile+")")
+	f.StringVar(&statePath, "state", "", "the state file (default: REPOS/"+state.File+")")
 	f.Var(&prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
 	f.Lookup("prune").NoOptDefVal = "true"
 	f.BoolVar(&dryRun, "dry-run", plan, "print what the run would change and write nothing")

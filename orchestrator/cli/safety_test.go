@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 )
 
 // Regression cases of the second attack pass (docs/security.md): each
@@ -213,7 +214,7 @@ func TestStateFileScalarAliasBomb(t *testing.T) {
 	w.run(ExitOK)
 	bomb := "packageVariants:\n- metadata: {name: a, annotations: {x: &a " + strings.Repeat("x", 100_000) + "}}\n" +
 		"  spec: {upstream: {repo: r, package: p}}\nx: &b [" + strings.Repeat("*a, ", 99) + "*a]\ny: [" + strings.Repeat("*b, ", 99) + "*b]\n"
-	path := filepath.Join(w.repos, StateFile)
+	path := filepath.Join(w.repos, state.File)
 	if err := os.WriteFile(path, []byte(bomb), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +86,7 @@ func statusCommand(ctx context.Context, o *Options) *cobra.Command {
 
 // eventsCommand is `pvctl events [KIND/NAME]`, after kubectl events: the
 // Events recorded on sets and variants, oldest first, from the state file
-// (every run's, the newest MaxEvents) or, with --kubeconfig, the cluster.
+// (every run's, the newest state.MaxEvents) or, with --kubeconfig, the cluster.
 func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
 	var output string
 	var cf clusterFlags
@@ -113,7 +114,7 @@ func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
 				ev = only(ev, kind, name)
 			}
 			if ev == nil {
-				ev = []Event{}
+				ev = []state.Event{}
 			}
 			if output != "" {
 				return writeDoc(o.Stdout, ev, output)

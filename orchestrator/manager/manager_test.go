@@ -162,8 +162,8 @@ func TestMainExitCodes(t *testing.T) {
 	}
 }
 
-// The controller links neither pvctl's local commands nor their embedded
-// in-memory cluster.
+// The controller links neither pvctl's commands nor its local runtime
+// (embedded cluster, git store, state file), nor the stores' test doubles.
 func TestNoLocalCommandsLinked(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "./orchestrator/manager")
 	cmd.Dir = fntest.RepoRoot()
@@ -172,7 +172,9 @@ func TestNoLocalCommandsLinked(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pkg := range []string{"github.com/pvkit/pvkit/orchestrator/cli", "sigs.k8s.io/controller-runtime/pkg/client/fake",
-		"github.com/pvkit/pvkit/orchestrator/store/gitstore", "github.com/pvkit/pvkit/orchestrator/store/memory"} {
+		"github.com/pvkit/pvkit/orchestrator/local", "github.com/pvkit/pvkit/orchestrator/local/state",
+		"github.com/pvkit/pvkit/orchestrator/store/gitstore", "github.com/pvkit/pvkit/orchestrator/store/memory",
+		"github.com/pvkit/pvkit/orchestrator/store/fakestore"} {
 		for _, dep := range strings.Fields(string(out)) {
 			if dep == pkg {
 				t.Errorf("orchestrator/manager depends on %s", pkg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/cli"
+	"github.com/pvkit/pvkit/orchestrator/local"
 )
 
 // BenchmarkPvctlRun: pvctl run on a set fanned out to N repositories (N
@@ -48,7 +49,7 @@ func BenchmarkPvctlRun(b *testing.B) {
 	}
 	write("cluster-objects.yaml", string(objs))
 	run := func(dir string) {
-		rep, err := cli.Run(context.Background(), cli.RunOptions{Repos: dir, Files: []string{in}})
+		rep, err := local.Run(context.Background(), local.RunOptions{Repos: dir, Files: []string{in}})
 		if err != nil {
 			b.Fatal(err)
 		}

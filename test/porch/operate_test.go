@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pvkit/pvkit/orchestrator/cli"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -40,7 +40,7 @@ func TestOperateFromTheCluster(t *testing.T) {
 	has(pvctl("status", "-n", e.ns), "PackageVariant  app-prod  True   NoErrors")
 	has(pvctl("status", "-n", e.ns, "packagevariant/app-prod"), "PackageVariant app-prod (namespace "+e.ns,
 		"Ready=True  NoErrors", "deploy.app.packagevariant-1: Draft; every readiness gate True", "Events:\n", "DraftCreated")
-	var ev []cli.Event
+	var ev []state.Event
 	e.eventually(converge, "the DraftCreated event listed", func() (bool, string) {
 		out := pvctl("events", "-n", e.ns, "pv/app-prod", "-o", "json")
 		if err := json.Unmarshal([]byte(out), &ev); err != nil {

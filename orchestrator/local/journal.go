@@ -1,4 +1,4 @@
-package cli
+package local
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 type journal struct {
 	store.Store
 	pruner   *pruner
-	progress *progress
+	progress Progress
 	mu       sync.Mutex
 	changes  []string
 }
@@ -23,7 +23,9 @@ func (j *journal) note(format string, a ...any) {
 	j.mu.Lock()
 	j.changes = append(j.changes, line)
 	j.mu.Unlock()
-	j.progress.change(line)
+	if j.progress != nil {
+		j.progress.Change(line)
+	}
 }
 
 // Changes returns the changes so far.

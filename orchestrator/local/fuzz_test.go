@@ -1,4 +1,4 @@
-package cli
+package local
 
 import (
 	"os"
@@ -27,18 +27,6 @@ func FuzzRunInput(f *testing.F) {
 			if !strings.HasPrefix(msg, "in.yaml: ") {
 				t.Fatalf("a message does not name the file: %q", msg)
 			}
-		}
-	})
-}
-
-// FuzzStateFile: any bytes as pvctl's state file: a clear error or a state,
-// never a panic.
-func FuzzStateFile(f *testing.F) {
-	f.Add([]byte("packageVariants: 3\n"))
-	f.Add([]byte("packageVariants:\n- metadata: {name: a}\n  spec: {upstream: {repo: r, package: p}}\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, err := parseState("state.yaml", b); err != nil && !strings.HasPrefix(err.Error(), "state.yaml: ") {
-			t.Fatalf("the error does not name the file: %v", err)
 		}
 	})
 }

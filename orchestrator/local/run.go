@@ -1,4 +1,4 @@
-package cli
+package local
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/approval"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
@@ -30,6 +31,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
+// Progress hears of a run's repository changes as they happen (pvctl
+// shows a live line, so that a killed run shows what it did).
+type Progress interface {
+	Change(line string)
+	Done()
+}
+
 // RunOptions configure a run.
 type RunOptions struct {
 	// Repos is the directory of bare repositories (pvctl publish creates
@@ -41,7 +49,7 @@ type RunOptions struct {
 	Files []string
 	// Namespace is the namespace of the embedded cluster.
 	Namespace string
-	// State is the state file (default: Repos/StateFile).
+	// State is the state file (default: Repos/state.File).
 	State string
 	// Clock stamps condition transitions (the real clock by default).
 	Clock kit.Clock
@@ -56,8 +64,8 @@ type RunOptions struct {
 	Diff bool
 	// Stdin is what "-" in Files reads.
 	Stdin []byte
-	// Progress shows the changes as they happen (nil: silent).
-	Progress *progress
+	// Progress hears of the changes as they happen (nil: no one).
+	Progress Progress
 	// MaxChildren bounds the children of one set (0: the default).
 	MaxChildren int
 	// ReadableKinds adds kinds to those the run may inject and select
@@ -142,7 +150,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		o.Namespace = "default"
 	}
 	if o.State == "" {
-		o.State = filepath.Join(o.Repos, StateFile)
+		o.State = filepath.Join(o.Repos, state.File)
 	}
 	if o.MaxPasses == 0 {
 		o.MaxPasses = defaultMaxPasses
@@ -162,7 +170,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, &inputError{[]string{"--readable-kinds: " + err.Error()}}
 	}
-	st, err := readState(o.State)
+	st, err := state.Read(o.State)
 	if err != nil {
 		return nil, err
 	}
@@ -216,17 +224,19 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		warnings = append(warnings, k.String())
 	}
 	j := &journal{Store: gs, pruner: pr, progress: o.Progress}
-	defer o.Progress.done()
+	if o.Progress != nil {
+		defer o.Progress.Done()
+	}
 	// The objects the files no longer give stay in the cluster until
 	// --prune, as variants do: an object left out of -f by mistake must not
 	// rewrite every draft that injected it.
 	given := map[string]bool{}
 	for _, obj := range in.others {
-		given[objectKey(obj.(*unstructured.Unstructured).Object)] = true
+		given[state.ObjectKey(obj.(*unstructured.Unstructured).Object)] = true
 	}
 	cluster := append([]map[string]any(nil), objectMaps(in.others)...)
 	for _, old := range st.Objects {
-		k := objectKey(old)
+		k := state.ObjectKey(old)
 		if given[k] {
 			continue
 		}
@@ -295,7 +305,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 		cluster[i] = u.Object
 	}
-	if err := (&state{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: events.Of(rep.Variants, rep.Sets)}).write(o.State); err != nil {
+	if err := (&state.State{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: events.Of(rep.Variants, rep.Sets)}).Write(o.State); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -385,7 +395,7 @@ func massDeletion(removals, known int, p Prune) bool {
 // when the spec changed), finalizers and status; the state's children of
 // sets still given; and, to delete, the state's variants the files no
 // longer give (with the children of sets no longer given).
-func clusterObjects(in *input, st *state) (objs, deleted []client.Object) {
+func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) {
 	oldV := map[string]*pvapi.PackageVariant{}
 	for i := range st.Variants {
 		oldV[st.Variants[i].Name] = &st.Variants[i]
@@ -473,8 +483,8 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 			s.Downstream = append(s.Downstream, t.Name)
 			// A draft whose readiness gate is not True (a required injection
 			// point left empty) cannot be approved: not ready.
-			if rev, err := revision(gs, namespace, t.Name); err == nil && !rev.Lifecycle.IsPublished() && s.Ready == metav1.ConditionTrue {
-				if err := readinessGates(ctx, gs, rev); err != nil {
+			if rev, err := find(gs, namespace, t.Name); err == nil && !rev.Lifecycle.IsPublished() && s.Ready == metav1.ConditionTrue {
+				if err := CheckReady(ctx, gs, rev); err != nil {
 					s.Ready, s.Reason, s.Message = metav1.ConditionFalse, "ReadinessGate", err.Error()
 				}
 			}
@@ -530,7 +540,7 @@ func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j
 				return err
 			}
 			d, err := approval.Decide(approval.Facts{Annotations: rev.Annotations, Created: created, Now: time.Now(),
-				VariantReady: ready, GatesTrue: readinessGates(ctx, gs, rev) == nil, PublishedExists: published, EditedByPerson: edited})
+				VariantReady: ready, GatesTrue: CheckReady(ctx, gs, rev) == nil, PublishedExists: published, EditedByPerson: edited})
 			if err != nil {
 				msg := fmt.Sprintf("%s: %v; not approved", rev.Name, err)
 				if !slices.Contains(rep.Warnings, msg) {
@@ -542,7 +552,7 @@ func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j
 				continue
 			}
 			if rev.Lifecycle == store.Draft {
-				if err := setLifecycle(ctx, gs, rev, store.Proposed); err != nil {
+				if err := SetLifecycle(ctx, gs, rev, store.Proposed); err != nil {
 					return err
 				}
 			}

@@ -1,8 +1,9 @@
-package cli
+package local
 
 import (
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"io/fs"
 	"maps"
 	"os"
@@ -26,11 +27,11 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 	if err := copyTree(o.Repos, scratch); err != nil {
 		return nil, fmt.Errorf("copying %s for the plan: %w", o.Repos, err)
 	}
-	state := filepath.Join(scratch, StateFile)
-	if o.State != "" && o.State != filepath.Join(o.Repos, StateFile) {
-		state = filepath.Join(tmp, "state.yaml")
+	statePath := filepath.Join(scratch, state.File)
+	if o.State != "" && o.State != filepath.Join(o.Repos, state.File) {
+		statePath = filepath.Join(tmp, "state.yaml")
 		if b, err := os.ReadFile(o.State); err == nil {
-			if err := os.WriteFile(state, b, 0o644); err != nil {
+			if err := os.WriteFile(statePath, b, 0o644); err != nil {
 				return nil, err
 			}
 		} else if !os.IsNotExist(err) {
@@ -38,7 +39,7 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 	}
 	real := o
-	o.Repos, o.State, o.DryRun, o.Progress = scratch, state, false, nil
+	o.Repos, o.State, o.DryRun, o.Progress = scratch, statePath, false, nil
 	rep, err := Run(ctx, o)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			return out, nil
 		}
-		s, err := openRepos(dir, namespace, false, nil)
+		s, err := OpenRepos(dir, namespace, false)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +128,7 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 	sort.Strings(sorted)
 	var diffs []string
 	for _, n := range sorted {
-		d, err := unifiedDiff(tmp, n, old[n], now[n])
+		d, err := UnifiedDiff(tmp, n, old[n], now[n])
 		if err != nil {
 			return nil, err
 		}
@@ -138,9 +139,9 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 	return diffs, nil
 }
 
-// unifiedDiff is `git diff --no-index` of two versions of a revision's
+// UnifiedDiff is `git diff --no-index` of two versions of a revision's
 // files, paths shown as <revision>/<file>.
-func unifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
+func UnifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 	if maps.Equal(a, b) {
 		return "", nil
 	}

@@ -1,4 +1,8 @@
-package cli
+// Package state is pvctl run's state file: the embedded cluster's
+// PackageVariants, PackageVariantSets, other objects and Events, kept in
+// the repositories directory between runs (File). It is read strictly, its
+// YAML aliases bounded, and written atomically with its objects sorted.
+package state
 
 import (
 	"bytes"
@@ -6,25 +10,27 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// StateFile is where pvctl run keeps its embedded cluster between runs,
+// File is where pvctl run keeps its embedded cluster between runs,
 // in the repositories directory: the PackageVariants (the ones the files
 // give and the ones sets generated) and PackageVariantSets as the cluster
 // holds them, with UIDs, generations, finalizers and status. A variant in
 // it that the files no longer give is deleted on the next run with
 // --prune, and its deletion policy applies, as when it is deleted from a
 // cluster; so are the other objects (injection and selection candidates).
-const StateFile = "pvctl-state.yaml"
+const File = "pvctl-state.yaml"
 
-type state struct {
+type State struct {
 	Variants []pvapi.PackageVariant     `json:"packageVariants,omitempty"`
 	Sets     []pvsapi.PackageVariantSet `json:"packageVariantSets,omitempty"`
 	// Objects are the other objects of the embedded cluster (injection and
@@ -36,8 +42,8 @@ type state struct {
 	Events []Event `json:"events,omitempty"`
 }
 
-func readState(path string) (*state, error) {
-	s := &state{}
+func Read(path string) (*State, error) {
+	s := &State{}
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return s, nil
@@ -45,13 +51,13 @@ func readState(path string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseState(path, b)
+	return Parse(path, b)
 }
 
-// parseState reads a state file's content strictly; its YAML aliases are
+// Parse reads a state file's content strictly; its YAML aliases are
 // bounded like every other input's.
-func parseState(path string, b []byte) (*state, error) {
-	s := &state{}
+func Parse(path string, b []byte) (*State, error) {
+	s := &State{}
 	// The alias bound is checked on kyaml's parse; a file only the strict
 	// decoder's own parser would read is never expanded unchecked.
 	n, err := yaml.Parse(string(b))
@@ -67,11 +73,11 @@ func parseState(path string, b []byte) (*state, error) {
 	return s, nil
 }
 
-// write saves the state atomically, objects sorted by name.
-func (s *state) write(path string) error {
+// Write saves the state atomically, objects sorted by name.
+func (s *State) Write(path string) error {
 	sort.Slice(s.Variants, func(i, j int) bool { return s.Variants[i].Name < s.Variants[j].Name })
 	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
-	sort.Slice(s.Objects, func(i, j int) bool { return objectKey(s.Objects[i]) < objectKey(s.Objects[j]) })
+	sort.Slice(s.Objects, func(i, j int) bool { return ObjectKey(s.Objects[i]) < ObjectKey(s.Objects[j]) })
 	for i := range s.Variants {
 		s.Variants[i].ResourceVersion = ""
 		s.Variants[i].APIVersion, s.Variants[i].Kind = pvapi.GroupVersion.String(), "PackageVariant"
@@ -92,8 +98,37 @@ func (s *state) write(path string) error {
 	return os.Rename(tmp, path)
 }
 
-// objectKey identifies a cluster object of the state: "apiVersion Kind name".
-func objectKey(o map[string]any) string {
+// ObjectKey identifies a cluster object of the state: "apiVersion Kind name".
+func ObjectKey(o map[string]any) string {
 	u := unstructured.Unstructured{Object: o}
 	return u.GetAPIVersion() + " " + u.GetKind() + " " + u.GetName()
+}
+
+// Event is an Event on a set or variant, as `pvctl events` shows it: from
+// pvctl run's state file (the reconcilers record the same Events in pvctl
+// run as in the controller) or from a cluster's core/v1 Events.
+type Event struct {
+	LastSeen metav1.Time `json:"lastSeen"`
+	// Count is how many times the same event (object, type, reason and
+	// message) was recorded, as the API server aggregates them.
+	Count   int32  `json:"count"`
+	Type    string `json:"type"`
+	Reason  string `json:"reason"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// MaxEvents bounds the events the state file keeps: the newest ones.
+const MaxEvents = 1000
+
+// SortEvents orders events oldest first, ties by object, reason and message.
+func SortEvents(ev []Event) {
+	sort.SliceStable(ev, func(i, j int) bool {
+		a, b := ev[i], ev[j]
+		if !a.LastSeen.Equal(&b.LastSeen) {
+			return a.LastSeen.Before(&b.LastSeen)
+		}
+		return strings.Join([]string{a.Kind, a.Name, a.Reason, a.Message}, "\x00") < strings.Join([]string{b.Kind, b.Name, b.Reason, b.Message}, "\x00")
+	})
 }

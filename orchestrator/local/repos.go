@@ -1,0 +1,77 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/kptfile"
+)
+
+// OpenRepos opens every bare repository under dir; create makes dir when
+// it is missing. A ref the store could not read is left out alone, with a
+// warning on warn (nil: none).
+func OpenRepos(dir, namespace string, create bool) (*gitstore.Store, error) {
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	repos, err := gitstore.Discover(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no repositories directory %s (--repos; pvctl publish and pvctl run create it)", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := gitstore.Open(namespace, repos)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func SetLifecycle(ctx context.Context, s *gitstore.Store, rev store.Revision, to store.Lifecycle) error {
+	rev.Lifecycle, rev.ResourceVersion = to, ""
+	return s.Update(ctx, rev)
+}
+
+// CheckReady refuses a revision one of whose Kptfile readiness gates
+// has no True condition, as Porch (and porchctl approve) do.
+func CheckReady(ctx context.Context, s *gitstore.Store, rev store.Revision) error {
+	res, err := s.GetResources(ctx, rev.Namespace, rev.Name)
+	if err != nil {
+		return err
+	}
+	kf, err := kptfile.FromFiles(res.Files)
+	if err != nil {
+		return fmt.Errorf("package revision %s: %w", rev.Name, err)
+	}
+	if kf == nil {
+		return nil
+	}
+	gate, c, err := kf.NotReady()
+	switch {
+	case err != nil:
+		return fmt.Errorf("package revision %s: Kptfile: %w", rev.Name, err)
+	case gate != "" && c == nil:
+		return fmt.Errorf("package revision %s is not ready: readiness gate %q has no condition", rev.Name, gate)
+	case gate != "":
+		return fmt.Errorf("package revision %s is not ready: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message)
+	}
+	return nil
+}
+
+// find is the revision of a namespace named name.
+func find(s *gitstore.Store, namespace, name string) (store.Revision, error) {
+	for _, r := range s.All(namespace) {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return store.Revision{}, fmt.Errorf("package revision %s: not found", name)
+}
