@@ -1,5 +1,5 @@
 // Package api_test checks the orchestrator's API against Porch v1.5.3's
-// (reference-behavior.md A1): Porch's YAML decodes unchanged, and every field
+// (rule: porch-yaml): Porch's YAML decodes unchanged, and every field
 // of Porch's CRD schemas exists in pvkit's with the same type.
 package api_test
 

@@ -26,7 +26,8 @@ func TestConditionTypesDefinedOnce(t *testing.T) {
 	}
 }
 
-// Issue 20 #1: from Reconcile to the store write, a variant's or a set's
+// Issue 20 #1 (rule: typed-spec-path): from Reconcile to the store write, a
+// variant's or a set's
 // spec stays typed: nothing in orchestrator/ encodes a spec to YAML and
 // decodes it back (krm.Encode, krm.Decode), and the reconcilers do not
 // round-trip objects through JSON either. YAML is met only as package

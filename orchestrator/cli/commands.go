@@ -20,7 +20,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// Exit codes of the CLI commands.
+// Exit codes of the CLI commands (rule: pvctl-exit).
 const (
 	ExitOK       = 0 // done; for run: every set and variant is Ready; for plan: nothing would change
 	ExitNotReady = 1 // run: some set or variant is not Ready yet (a readiness gate, a transient error); any command: it failed

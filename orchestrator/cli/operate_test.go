@@ -78,7 +78,6 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-
 // Issue 22 #5: colour on a terminal, --color and NO_COLOR.
 func TestColor(t *testing.T) {
 	w := newWS(t)

@@ -234,7 +234,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	}
 	if plan {
 		c.Use, c.Short = "plan -f FILE|DIR|- ...", "Print what pvctl run would change, and write nothing (run --dry-run)"
-		c.Example = `  pvctl plan -f examples/local           # exit 0: nothing would change; 1: something would
+		c.Example = `  pvctl plan -f examples/local           # exit 0: nothing would change; 3: something would; 4: something is stalled
   pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
 	}
 	f := c.Flags()

@@ -29,10 +29,10 @@
 //     or set gone from the files, a child its set no longer selects, an owned
 //     draft of a previous downstream, a published revision to propose for
 //     deletion are all held back, listed under "Not removed", and the run
-//     exits 1; everything else is applied. --prune removes them, except that
+//     exits 3; everything else is applied. --prune removes them, except that
 //     a set that would lose more than one and more than half of its children
 //     stalls with MassDeletion (as in the controller); --prune=all lifts that
-//     guard too (docs/behavior.md, "explicit-deletion", "mass-deletion-guard").
+//     guard too (rules: explicit-deletion, mass-deletion-guard).
 //   - A run repeats reconcile passes (sets, then variants) until a pass
 //     changes nothing, so one run settles a set's children too.
 //   - Input is checked before anything is written, strictly: an unknown

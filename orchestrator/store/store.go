@@ -11,7 +11,7 @@
 // lists, Porch's errors, Porch's render failure).
 //
 // Listing is per package (repository + package name), never the whole
-// namespace (docs/behavior.md, "no-namespace-list").
+// namespace (rule: no-namespace-list).
 package store
 
 import (

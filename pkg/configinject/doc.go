@@ -1,6 +1,6 @@
 // Package configinject is the config-inject mutation: it copies in-cluster
 // objects into the package's injection points and records the outcome in the
-// Kptfile, as Porch's PackageVariant does (reference-behavior.md Part B 1.9).
+// Kptfile, as Porch's PackageVariant does (Porch v1.5.3's config injection).
 //
 // Injection points are the package's objects annotated
 // `kpt.dev/config-injection: required|optional`, in any file. Each point's

@@ -51,7 +51,7 @@ func (r *resolver) compute(t typeKey) choice {
 	}
 	named := r.byName[t]
 	if len(named) == 0 {
-		return choice{reason: fmt.Sprintf("no in-cluster resources of type %s", t)} // the reference's text (A4)
+		return choice{reason: fmt.Sprintf("no in-cluster resources of type %s", t)} // Porch's text (rule: porch-texts)
 	}
 	for _, inj := range r.cfg.Injectors {
 		if !MayMatch(inj.Group, inj.Version, inj.Kind, krm.GVK{APIVersion: t.apiVersion, Kind: t.kind}) {

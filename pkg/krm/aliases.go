@@ -22,7 +22,8 @@ const (
 	nodeBytes  = 4        // what a node costs in the output besides its value ("- ", ": ", a newline)
 )
 
-// CheckAliases refuses a document whose aliases expand beyond the bound.
+// CheckAliases refuses a document whose aliases expand beyond the bound
+// (rule: bounded-input).
 // It runs in time linear in the document as written.
 func CheckAliases(n *yaml.Node) error {
 	written := writtenBytes(n)

@@ -9,7 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Problem is one finding about one object: the object (nil for findings about
+// Problem (rule: typed-problems) is one finding about one object: the
+// object (nil for findings about
 // the package as a whole), the file it lives in, the field path and the message.
 // Mutations collect Problems and turn them into results at the end.
 type Problem struct {

@@ -3,7 +3,7 @@
 // "package-context.yaml", the file kpt and Porch create for deployment
 // packages.
 //
-// Behaviour (reference-behavior.md Part B 1.8, Part A A3):
+// Behaviour (Porch v1.5.3's; rule porch-texts):
 //   - every key of `data` is set (existing keys updated in place, new keys
 //     appended in sorted order); then every key of `removeKeys` is removed.
 //     A key listed in both ends removed, with a warning;

@@ -52,7 +52,7 @@ func mutatorNames(t *testing.T, items []*yaml.RNode) []string {
 	return names
 }
 
-// The acceptance case of F1: owner "my.pv", function "set.ns", three runs,
+// The acceptance case of rule dotted-owners: owner "my.pv", function "set.ns", three runs,
 // exactly one entry of that owner.
 func TestDottedNamesThreeRuns(t *testing.T) {
 	it := items(t)

@@ -67,7 +67,7 @@ func checkOwner(owner string) []krm.Problem {
 	return nil
 }
 
-// checkFunction is NewConfig's check of one function.
+// checkFunction is NewConfig's check of one function (rule: image-or-exec).
 func checkFunction(f pv.Function, field string) []krm.Problem {
 	var problems []krm.Problem
 	switch {

@@ -11,7 +11,7 @@
 //     with their comments;
 //   - an empty list is removed, and so is a pipeline left empty.
 //
-// Fix F1: the reference recognises its entries by splitting the name on "."
+// Rule dotted-owners: the reference recognises its entries by splitting the name on "."
 // into exactly four parts, so an owner or function name with a dot is never
 // recognised and every run adds another copy. pvkit recognises an entry by the
 // exact prefix `PackageVariant.<owner>.` and a final `.<index>`, so dots

@@ -15,7 +15,7 @@ func FunctionName(owner, fnName string, index int) string {
 }
 
 // Owns reports whether name was given by FunctionName for owner. Owner and
-// function names may both contain dots (fix F1): the name must start with
+// function names may both contain dots (rule: dotted-owners): the name must start with
 // `PackageVariant.<owner>.` and end with `.<digits>`.
 func Owns(owner, name string) bool {
 	rest, ok := strings.CutPrefix(name, Prefix+"."+owner+".")

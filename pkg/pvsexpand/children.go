@@ -22,7 +22,7 @@ const (
 	Unchanged Action = "unchanged"
 	Remove    Action = "remove"
 	// Keep is a child whose target is gone but which is kept because some
-	// target could not be computed (F8).
+	// target could not be computed (rule: no-removal-on-partial).
 	Keep Action = "keep"
 )
 
@@ -49,7 +49,8 @@ func SetID(set *v1alpha2.PackageVariantSet) string {
 	return set.Metadata.Name
 }
 
-// Plan matches the computed children with the existing PackageVariants of
+// Plan (rules: child-never-replaces, no-removal-on-partial) matches the
+// computed children with the existing PackageVariants of
 // the set's namespace (existing: the set's children, those carrying its set
 // label, and any other PackageVariant whose name a child would take), by
 // downstream repository and package as Porch does, not by name.

@@ -19,7 +19,8 @@ type Child struct {
 	Spec  *pv.PackageVariantSpec
 }
 
-// Failure is a target entry that could not be computed.
+// Failure is a target entry that could not be computed; it stops no other
+// entry (rule: failed-target-isolated).
 type Failure struct {
 	Field   string // the target's field path, e.g. spec.targets[1].repositorySelector
 	Where   string // the entry in words: the field and the repository or object and package
@@ -40,7 +41,7 @@ type Expansion struct {
 }
 
 // Complete reports whether every target was computed: only then may
-// children whose target disappeared be removed (F8).
+// children whose target disappeared be removed (rule: no-removal-on-partial).
 func (x *Expansion) Complete() bool { return len(x.Failures) == 0 }
 
 // ErrUpstreamNotFound: no revision of the upstream package matches
@@ -86,7 +87,7 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 		byDownstream[key] = append(byDownstream[key], len(rendered))
 		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec})
 	}
-	// Two entries rendering one downstream are both failures (F3): neither
+	// Two entries rendering one downstream are both failures (rule: one-downstream-one-entry): neither
 	// may win silently.
 	for i, c := range rendered {
 		same := byDownstream[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]

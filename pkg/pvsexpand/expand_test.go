@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// F8: when the objects of a selected kind cannot be listed (the orchestrator
+// rule no-removal-on-partial: when the objects of a selected kind cannot be listed (the orchestrator
 // marks the kind Unavailable), the target fails; it never counts as zero
 // targets, so no child is removed, and the other targets are still computed.
 func TestUnlistableKindKeepsChildren(t *testing.T) {

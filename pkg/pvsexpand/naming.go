@@ -9,12 +9,12 @@ import (
 const maxNameLength = 63
 
 // ChildName is the name of the PackageVariant a set generates for a
-// downstream: `<set>-<repo>-<package>` as in Porch (A2); longer than 63
-// characters it becomes the first 54 as they are (a trailing "-" stays, A4),
+// downstream: `<set>-<repo>-<package>` as in Porch (rule: porch-names); longer than 63
+// characters it becomes the first 54 as they are (a trailing "-" stays),
 // "-" and the first 8 hex digits of the SHA-1 of the full identifier, so a
 // fleet Porch converged keeps its children's names. Only a cut ending in "."
 // is trimmed: Porch's name would then have a label starting with "-", which
-// the apiserver refuses. Fix F3: Porch uses the identifier even when
+// the apiserver refuses. Rule porch-names: Porch uses the identifier even when
 // it is not a valid object name (a nested package "a/b", upper case); pvkit
 // then lower-cases it, turns every other character into "-" and always adds
 // the hash, so two downstreams never share a name.

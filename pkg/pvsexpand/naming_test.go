@@ -10,11 +10,11 @@ func TestChildName(t *testing.T) {
 			"my-pvs-dnrepo4-supersupersuperlooooooooooooooooooooooo-bec36506"},
 		// Valid names keep their dots, as in Porch.
 		{"s", "r", "a.b", "s-r-a.b"},
-		// Invalid names are sanitised and always hashed (F3).
+		// Invalid names are sanitised and always hashed (rule: porch-names).
 		{"s", "r", "a/b", "s-r-a-b-" + hash("s-r-a/b")},
 		{"s", "r", "a-b", "s-r-a-b"},
 		{"S", "Repo", "Pkg_1", "s-repo-pkg-1-" + hash("S-Repo-Pkg_1")},
-		// A cut ending in "-" stays as it is, as in Porch (A4): "--" before the hash.
+		// A cut ending in "-" stays as it is, as in Porch (rule: porch-names): "--" before the hash.
 		{"long-set-name", "cluster-repository-01", "package-name-that-is-quite-a-bit-long",
 			"long-set-name-cluster-repository-01-package-name-that-" + "-" + hash("long-set-name-cluster-repository-01-package-name-that-is-quite-a-bit-long")},
 		// A cut ending in "." is trimmed before the hash: Porch's name would be invalid.

@@ -8,7 +8,7 @@ import (
 )
 
 // findUpstream picks the upstream revision among the world's by
-// pkg/upstream's rule, the one the PackageVariant controller uses (F3).
+// pkg/upstream's rule, the one the PackageVariant controller uses (rule: upstream-selection).
 func findUpstream(w *World, u *pv.Upstream) (*Revision, error) {
 	var revs []*Revision
 	var cands []upstream.Candidate

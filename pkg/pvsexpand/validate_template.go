@@ -56,7 +56,7 @@ func (v *validator) mapExprs(field string, exprs []v1alpha2.MapExpr, s scope) {
 	for i, m := range exprs {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		v.oneOf(f, "key", "keyExpr", m.Key != nil, m.KeyExpr != nil, true)
-		// Neither value nor valueExpr sets the empty string, as in Porch (A4):
+		// Neither value nor valueExpr sets the empty string, as in Porch (rule: porch-texts):
 		// Porch's own serialiser drops an empty `value`.
 		v.oneOf(f, "value", "valueExpr", m.Value != nil, m.ValueExpr != nil, false)
 		v.expr(f+".keyExpr", s, m.KeyExpr)

@@ -37,7 +37,7 @@ type World struct {
 	revisions []Revision
 	// Unavailable names the kinds that could not be listed, with the reason.
 	// A target that selects such a kind fails; it never counts as selecting
-	// nothing (F8).
+	// nothing (rule: no-removal-on-partial).
 	Unavailable map[krm.GVK]string
 	// MaxChildren bounds the children one set may have (0:
 	// DefaultMaxChildren): a set whose targets ask for more fails whole,
@@ -45,7 +45,8 @@ type World struct {
 	MaxChildren int
 }
 
-// DefaultMaxChildren is how many PackageVariants one set may fan out to
+// DefaultMaxChildren (rule: children-bound) is how many PackageVariants one
+// set may fan out to
 // unless the operator says otherwise (pvkit-controller and pvctl run:
 // --max-children-per-set). A fleet of a few thousand clusters fits; a set
 // of 300 repositories x 300 package names (46 KB of YAML) does not.

@@ -1,5 +1,5 @@
 // Package upstream is the one rule that picks a PackageVariant's upstream
-// revision (F2, F3), used by the PackageVariant reconciler and by pvs-expand
+// revision (rule: upstream-selection), used by the PackageVariant reconciler and by pvs-expand
 // alike. It is pure: callers hand it the revisions of the upstream package.
 //
 // The rule, by what spec.upstream names:

@@ -111,7 +111,8 @@ func PackagePath(s string) string {
 	return ""
 }
 
-// FilePath checks the path of a file inside a package, wherever pvkit reads
+// FilePath (rule: no-dotgit) checks the path of a file inside a package,
+// wherever pvkit reads
 // one from git or Porch or writes one to git, Porch or a directory: relative,
 // '/'-separated, no empty, "." or ".." segment, no control character or
 // backslash, and no segment git would take for its own directory (".git" in

@@ -47,7 +47,8 @@ func newChain(v *pv.PackageVariant, candidates []*yaml.RNode) (*Chain, []krm.Pro
 	return c, append(problems, p...)
 }
 
-// steps are the chain's functions in order, each applying its config.
+// steps are the chain's functions in order, each applying its config
+// (rule: mutation-order).
 func (c *Chain) steps() []step {
 	return []step{
 		{"package-context", func(items []*yaml.RNode) (string, []krm.Problem) {

@@ -183,7 +183,7 @@ func TestInProcessEqualsBinaries(t *testing.T) {
 			t.Errorf("%s lacks %q:\n%s", wantIn.file, wantIn.text, got.Files[wantIn.file])
 		}
 	}
-	// F9: the output run again is no change, and keeps its bytes.
+	// rule zero-write-steady-state: the output run again is no change, and keeps its bytes.
 	again, err := Run(got.Files, c)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestInProcessEqualsBinaries(t *testing.T) {
 	}
 }
 
-// F9: a file that differs only in key order or formatting is no change.
+// rule zero-write-steady-state: a file that differs only in key order or formatting is no change.
 func TestKeyOrderIsNoChange(t *testing.T) {
 	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "app"))
 	c := newChainT(t, variant, candidates(t))

@@ -1,4 +1,5 @@
-// Package variant is what a PackageVariant does to a package, in-process:
+// Package variant is what a PackageVariant does to a package, in-process
+// (rule: one-mutation):
 // its validation, and its mutations in the fixed order of the design
 // (package-context, then pipeline-prepend, then config-inject), each
 // function's own code in pkg/ called with the config its typed constructor
@@ -11,9 +12,9 @@
 //
 // The readiness gate MutationGate, when the package has it, is set True
 // once every step succeeded: the draft is finished in the same write
-// (docs/behavior.md, "finished-in-one-write").
+// (rule: finished-in-one-write).
 //
 // Change detection is semantic: a file whose content only moved keys or
 // formatting is no change and keeps its bytes, so an unchanged variant
-// never causes a write (docs/behavior.md, "zero-write-steady-state").
+// never causes a write (rule: zero-write-steady-state).
 package variant

@@ -8,7 +8,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// MutationGate is the readiness gate a PackageVariant's drafts carry from
+// MutationGate (rule: gate-from-first-write) is the readiness gate a
+// PackageVariant's drafts carry from
 // their creation (store.DraftSpec.ReadinessGates, its condition False) until
 // the chain has run on them: a draft whose mutation has not run, or failed,
 // is not approvable (porchctl, Nephio's approval controller and pvctl

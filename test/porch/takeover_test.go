@@ -125,7 +125,7 @@ func (e *env) fleet(t *testing.T) {
 	}
 	e.repository("deploy", e.bareRepo("deploy"), true, nil)
 	// Pinned: Porch's controllers take the branch placeholder (main) when no
-	// workspace name is given, pvkit the latest published revision (F2); the
+	// workspace name is given, pvkit the latest published revision (rule: upstream-selection); the
 	// takeover is exact where both pick the same upstream.
 	e.apply(setOver("workspaceName: v1", `fleet: "yes"`, `      packageContext:
         data: {env: prod}
@@ -164,6 +164,7 @@ func (e *env) revisionNames(t *testing.T) map[string]string {
 // 90 s pvkit creates no PackageRevision and writes no package, and every
 // variant is Ready. Then the reverse (Porch's controllers back), measured
 // and reported.
+// (rule: takeover-zero-writes)
 func TestTakeoverFromPorchControllers(t *testing.T) {
 	e := newEnv(t, "takeover")
 	stopController()

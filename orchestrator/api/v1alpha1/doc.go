@@ -2,7 +2,7 @@
 // the orchestrator serves and reconciles. The spec is pkg/api/v1alpha1's
 // (the same types the functions read); this package adds the Kubernetes
 // object around it, the status, and the CRD markers. It is wire-compatible
-// with Porch v1.5.3 (reference-behavior.md A1): pvkit adds optional fields
+// with Porch v1.5.3 (rule: porch-yaml): pvkit adds optional fields
 // (status.observedGeneration) and schema checks Porch left to the controller
 // (enums, required names), and changes no field.
 //

@@ -28,7 +28,7 @@ const (
 	ReasonUpstreamNotFound = "UpstreamNotFound"
 	// ReasonStaleDraft (stalling): an owned draft was cloned from another
 	// upstream revision than the one wanted; pvkit never upgrades drafts in
-	// place (A3). Approve the draft (then pvkit upgrades the published
+	// place (rule: no-upgrade-in-place). Approve the draft (then pvkit upgrades the published
 	// revision) or delete it (pvkit clones afresh).
 	ReasonStaleDraft = "StaleDraft"
 	// ReasonMutationFailed (stalling): the package cannot be mutated as the
@@ -89,13 +89,13 @@ const (
 	ReasonRenderFailed = "RenderFailed"
 	// ReasonDeleting (transient): the PackageVariant is being deleted and some
 	// owned revisions could not be deleted, proposed for deletion or orphaned
-	// yet; the finalizer stays until they are (F4). Retried.
+	// yet; the finalizer stays until they are (rule: finalizer-waits). Retried.
 	ReasonDeleting = "Deleting"
 
 	// ReasonPartiallyReconciled: Ready=False of a PackageVariantSet some of
 	// whose target entries could not be computed (status.targetFailures says
 	// which and why); every other child is reconciled and no child was
-	// removed (F8). Retried only when a failure may heal by itself (a kind
+	// removed (rule: no-removal-on-partial). Retried only when a failure may heal by itself (a kind
 	// that could not be listed); otherwise fix the entries named.
 	ReasonPartiallyReconciled = "PartiallyReconciled"
 )

@@ -14,7 +14,8 @@ import (
 // ConfigMaps, and the Team kind the examples use.
 var DefaultReadableKinds = []string{"ConfigMap", "Team.example.com"}
 
-// ReadableKinds is the operator-set list of kinds pvkit may read on a
+// ReadableKinds (rule: readable-kinds) is the operator-set list of kinds
+// pvkit may read on a
 // user's behalf: the types of a package's injection points, the kinds an
 // injector or an objectSelector names. Anyone who may create a
 // PackageVariant can make the controller read these kinds in their namespace

@@ -20,7 +20,7 @@ var ErrNotServed = errors.New("the cluster does not serve this kind")
 // List lists the objects of a kind in a namespace. A kind the cluster does
 // not serve is ErrNotServed (wrapped, naming the kind): the PackageVariant
 // reconciler reads it as "no objects of that type", the set reconciler as a
-// failed target (F8).
+// failed target (rule: no-removal-on-partial).
 func List(ctx context.Context, c client.Client, namespace string, g krm.GVK) ([]unstructured.Unstructured, error) {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(g.APIVersion, g.Kind+"List"))

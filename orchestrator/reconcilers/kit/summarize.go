@@ -72,7 +72,8 @@ type Result struct {
 // Observed reports whether the outcome settles the object's current
 // generation, so that status.observedGeneration may say so: a success, a
 // stall, or a partial outcome that is not retried. A retried error and a
-// wait do not (Flux's rule: observedGeneration means "decided").
+// wait do not (Flux's: observedGeneration means "decided").
+// (rule: observed-when-settled)
 func (r Result) Observed() bool { return r.Waiting == nil && (r.Err == nil || r.Stalled != nil) }
 
 // Summarize sets Ready, Stalled and Reconciling from err (nil: success).

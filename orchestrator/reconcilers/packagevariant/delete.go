@@ -15,7 +15,7 @@ import (
 )
 
 // reconcileDelete handles every owned revision per the deletion policy, and
-// removes the finalizer only when all were handled (F4). Sets Ready=False
+// removes the finalizer only when all were handled (rule: finalizer-waits). Sets Ready=False
 // Deleting while revisions remain.
 func (r *Reconciler) reconcileDelete(ctx context.Context, v *pvapi.PackageVariant) error {
 	if !controllerutil.ContainsFinalizer(v, pv.Finalizer) {

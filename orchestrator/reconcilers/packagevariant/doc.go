@@ -11,7 +11,7 @@
 //  1. validate: the spec, and the function configs built from it (the
 //     functions' own checks). Invalid: stalls (ValidationError; Ready is
 //     Porch's `Error` "invalid packagevariant object").
-//  2. upstream (F2), by pkg/upstream's rule (the one pvs-expand uses):
+//  2. upstream (rule: upstream-selection), by pkg/upstream's rule (the one pvs-expand uses):
 //     workspaceName names a revision of any lifecycle; revision a published
 //     one; with both, both must match; with neither, the latest published
 //     revision, followed as newer ones are published. Not found: stalls
@@ -21,11 +21,11 @@
 //     downstream's lock is not the upstream), edit (the mutations differ from
 //     the published downstream) or mutate the owned drafts in place. A draft
 //     cloned from another upstream stalls (StaleDraft): drafts are never
-//     upgraded in place (A3). A package that cannot be mutated stalls
+//     upgraded in place (rule: no-upgrade-in-place). A package that cannot be mutated stalls
 //     (MutationFailed); a published downstream whose upstream is gone stalls
 //     (LockedUpstreamNotFound). A render Porch refuses is retried
 //     (RenderFailed) with its render status in the targets. Draft creation
-//     is idempotent (F5): when a create fails, the package is listed again
+//     is idempotent (rule: idempotent-drafts): when a create fails, the package is listed again
 //     at once; a create that timed out but succeeded is found there, owned,
 //     and never made twice. Never an ownerless draft: a draft in the
 //     workspace asked for that Porch recorded without its owner reference
@@ -55,16 +55,16 @@
 // variants writing the same downstream package take turns (a lock per
 // package), so neither picks the workspace the other is creating.
 //  4. status: Ready=True NoErrors and the downstream targets; Porch errors
-//     are Ready=False Error and retried (F6).
+//     are Ready=False Error and retried (rule: stall-or-retry).
 //
 // Every write to Porch is logged and recorded as an Event on the variant; a
 // stall is a Warning Event when it first appears or changes.
 //
-// The mutations are orchestrator/chain's: the functions' own code, run
-// in-process, with semantic change detection (F9), so an unchanged variant
+// The mutations are pkg/variant's: the functions' own code, run
+// in-process, with semantic change detection (rule: zero-write-steady-state), so an unchanged variant
 // writes nothing, not even its status.
 //
-// Deletion (F4): every owned revision is deleted (Drafts), proposed for
+// Deletion (rule: finalizer-waits): every owned revision is deleted (Drafts), proposed for
 // deletion (Published) or orphaned (deletionPolicy orphan); the finalizer is
 // removed only when all of them were handled, else the errors are returned
 // and retried.

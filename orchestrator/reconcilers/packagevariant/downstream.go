@@ -282,7 +282,7 @@ func overlay(base, add map[string]string) map[string]string {
 
 // createDraft creates a draft of the downstream owned by the variant, with
 // its labels and annotations, in workspace packagevariant-<N+1> (N the
-// highest such number in the package). Idempotent (F5): a create that
+// highest such number in the package). Idempotent (rule: idempotent-drafts): a create that
 // failed after succeeding leaves an owned draft the next reconcile finds;
 // a workspace that exists already is retried.
 //
@@ -290,7 +290,8 @@ func overlay(base, add map[string]string) map[string]string {
 // record a new draft before its owner references land, and the create then
 // fails although the draft exists, with no owner. So when a create fails,
 // the package is listed again at once and a draft in the workspace asked
-// for, with no owner, is taken back (reclaimed); when it is not there yet,
+// for, with no owner, is taken back (reclaimed: rule never-ownerless); when
+// it is not there yet,
 // the workspace is remembered and the next reconcile takes it back when it
 // shows up, instead of creating another draft. An ownerless draft in a
 // pvkit workspace that this variant did not ask for (an earlier process's,
@@ -327,7 +328,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 		name := store.RevisionName(key.Repository, key.Package, spec.Workspace)
 		if rev, found, lerr := r.findRevision(ctx, key, name); lerr == nil && found && !rev.Lifecycle.IsPublished() {
 			if rev.OwnedBy(string(v.UID)) {
-				draft, err = rev, nil // the create succeeded after all (F5)
+				draft, err = rev, nil // the create succeeded after all (rule: idempotent-drafts)
 			} else if len(rev.Owners) == 0 {
 				return r.reclaim(ctx, v, rev)
 			}

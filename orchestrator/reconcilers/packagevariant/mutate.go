@@ -123,7 +123,8 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	return m, nil
 }
 
-// renderConflict names what Porch's render undid: the files the chain
+// renderConflict (rule: render-fight-stops) names what Porch's render
+// undid: the files the chain
 // would change again, and the package pipeline's functions that ran.
 func renderConflict(name string, rendered, wanted map[string]string) error {
 	var files []string

@@ -236,7 +236,7 @@ func TestDeleteAndOrphan(t *testing.T) {
 	}
 }
 
-// F4: a failing delete keeps the finalizer; the retry finishes the job.
+// rule finalizer-waits: a failing delete keeps the finalizer; the retry finishes the job.
 func TestFailingDeleteKeepsFinalizer(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
@@ -262,7 +262,7 @@ func TestFailingDeleteKeepsFinalizer(t *testing.T) {
 	}
 }
 
-// F5: a create that timed out after succeeding gives exactly one draft,
+// rule idempotent-drafts: a create that timed out after succeeding gives exactly one draft,
 // found at once (the package is listed again when a create fails).
 func TestCreateTimeoutGivesOneDraft(t *testing.T) {
 	e := newEnv(t)
@@ -368,7 +368,7 @@ func TestOwnerlessDraftIsReported(t *testing.T) {
 	}
 }
 
-// F1 through the orchestrator: dotted names keep exactly one entry.
+// rule dotted-owners through the orchestrator: dotted names keep exactly one entry.
 func TestDottedNames(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
@@ -428,7 +428,7 @@ spec:
 	}
 }
 
-// A3: a draft made from another upstream is reported, not upgraded in place.
+// rule no-upgrade-in-place: a draft made from another upstream is reported, not upgraded in place.
 func TestStaleDraft(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))

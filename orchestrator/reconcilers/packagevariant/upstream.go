@@ -8,7 +8,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/upstream"
 )
 
-// findUpstream picks the upstream revision by pkg/upstream's rule (F2); nil
+// findUpstream picks the upstream revision by pkg/upstream's rule (rule: upstream-selection); nil
 // when there is none yet.
 func (r *Reconciler) findUpstream(ctx context.Context, v *pvapi.PackageVariant) (*store.Revision, error) {
 	u := v.Spec.Upstream

@@ -18,7 +18,7 @@ import (
 )
 
 // Indexes on PackageVariants, so that each event maps to the variants it
-// concerns (F7), never to every variant in the namespace.
+// concerns (rule: targeted-watches), never to every variant in the namespace.
 const (
 	// indexUpstream keys variants by "<repo>/<package>" of their upstream.
 	indexUpstream = "pvkit.dev/upstream"

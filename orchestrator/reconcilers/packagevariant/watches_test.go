@@ -24,7 +24,7 @@ func names(reqs []reconcile.Request) string {
 	return strings.Join(out, ",")
 }
 
-// F7: an event maps to the variants it concerns, not to every variant.
+// rule targeted-watches: an event maps to the variants it concerns, not to every variant.
 func TestWatchMappers(t *testing.T) {
 	e := newEnv(t)
 	e.variant(appVariant) // upstream blueprints/app, injectors us-east1-endpoints and web

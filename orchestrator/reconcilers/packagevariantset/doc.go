@@ -4,13 +4,13 @@
 // upstream package's revisions, then creates, updates in place and deletes
 // PackageVariants to match.
 //
-// Where it differs from Porch v1.5.3 (reference-behavior.md Part A):
+// Where it differs from Porch v1.5.3 (docs/behavior.md):
 //   - partial success: a target entry that cannot be computed is reported in
 //     status.targetFailures (Ready=False PartiallyReconciled) and blocks no
 //     other child;
-//   - F8: a selector whose kind cannot be listed is a failure, never "zero
+//   - no-removal-on-partial: a selector whose kind cannot be listed is a failure, never "zero
 //     targets": no child is deleted unless every target was computed;
-//   - F6: transient errors are retried; an invalid set or a missing upstream
+//   - stall-or-retry: transient errors are retried; an invalid set or a missing upstream
 //     stalls and waits for a change (kit's error model; every reason is in
 //     orchestrator/api/v1alpha1/reasons.go);
 //   - every child written is an Event on the set (ChildCreated, ChildUpdated,

@@ -183,9 +183,9 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 }
 
 // world gathers what the set is expanded against: the Repositories in its
-// namespace, the upstream package's revisions (only that package, F7), and
+// namespace, the upstream package's revisions (only that package: rule targeted-watches), and
 // the objects of each selected kind; a kind that cannot be listed is
-// Unavailable, which fails its targets (F8).
+// Unavailable, which fails its targets (rule: no-removal-on-partial).
 func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (*pvsexpand.World, error) {
 	w := pvsexpand.NewWorld(set.Namespace)
 	var repos porchconfig.RepositoryList

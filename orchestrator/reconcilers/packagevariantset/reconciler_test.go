@@ -271,7 +271,7 @@ func TestTargetAddedAndRemoved(t *testing.T) {
 	}
 }
 
-// F8: a selector whose LIST fails deletes no child; the others still reconcile.
+// rule no-removal-on-partial: a selector whose LIST fails deletes no child; the others still reconcile.
 func TestSelectorListFailingDeletesNothing(t *testing.T) {
 	e := newEnv(t, world()...)
 	e.set(fanout)

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Indexes on PackageVariantSets, so each event maps to the sets it concerns (F7).
+// Indexes on PackageVariantSets, so each event maps to the sets it concerns (rule: targeted-watches).
 const (
 	indexUpstream = "pvkit.dev/upstream"      // "<repo>/<package>"
 	indexRepo     = "pvkit.dev/repository"    // listed repository names, or "*" for a repository selector

@@ -16,7 +16,7 @@ func TestSuite(t *testing.T) {
 }
 
 // A create that times out after succeeding: the draft exists and the caller
-// sees an error (the case F5 is about).
+// sees an error (the case of rule idempotent-drafts).
 func TestFaultAfterCreate(t *testing.T) {
 	s := New()
 	s.AddRepository("default", "deploy")

@@ -32,7 +32,7 @@ type Indexer interface {
 
 // SetupIndexes registers the PackageRevision indexes, so that listing a
 // package's or an owner's revisions is served from the watch cache, never by
-// a namespace-wide LIST (F7).
+// a namespace-wide LIST (rule: no-namespace-list).
 func SetupIndexes(ctx context.Context, ix Indexer) error {
 	if err := ix.IndexField(ctx, &porchapi.PackageRevision{}, IndexPackage, func(o client.Object) []string {
 		pr := o.(*porchapi.PackageRevision)
