@@ -22,7 +22,7 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
-.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -111,7 +111,6 @@ test: lint check-generated build
 	elif [ -n "$$PVKIT_CI_START" ] && [ $$(( $$(date +%s) - $$PVKIT_CI_START )) -gt $(E2E_PORCH_CI_BUDGET) ]; then \
 	  echo "SKIP: CI has run for more than $(E2E_PORCH_CI_BUDGET) s (a cold machine); make e2e-porch (about 6 more minutes) is skipped to stay within CI's limit"; \
 	else $(MAKE) --no-print-directory e2e-porch; fi
-	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
 ## e2e-porch: a real Porch v1.5.3 on 127.0.0.1 (etcd from Debian, kube-apiserver and Porch built
 ## from the module proxy, cached in .cache/porch), pvkit's controller run with its ServiceAccount's
@@ -142,13 +141,18 @@ check-generated: generate
 	@git diff --exit-code --stat -- config/crd config/rbac ':(glob)**/zz_generated.deepcopy.go' || \
 	  { echo "generated files are stale: run make generate and commit the result"; exit 1; }
 
-## fuzz: every input surface, FUZZ_EXECS executions each (default 500000); make test runs FUZZ_SHORT (1000) of each
+## fuzz: every input surface, FUZZ_EXECS executions each (default 500000). make test runs every fuzz
+## target's seed corpus as plain tests; CI adds a short instrumented pass (FUZZ_SHORT, 1000 each)
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg), $(FUZZ_EXECS) executions"; \
 	  go test -list "^$$name\$$" ./$$pkg/ | grep -qx "$$name" || { echo "no fuzz target $$name in ./$$pkg"; exit 1; }; \
 	  go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_EXECS)x -fuzzminimizetime 3s ./$$pkg/; \
 	done
+
+## fuzz-short: the short instrumented pass CI runs after make test (FUZZ_SHORT executions of each target)
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:
