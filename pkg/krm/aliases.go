@@ -26,30 +26,43 @@ const (
 // (rule: bounded-input).
 // It runs in time linear in the document as written.
 func CheckAliases(n *yaml.Node) error {
-	written := writtenBytes(n)
-	memo := map[*yaml.Node]uint64{}
-	expanded := expandedBytes(n, memo)
-	if limit := uint64(aliasSlack + aliasRatio*written); expanded > limit {
-		return fmt.Errorf("its YAML aliases expand its %d bytes to more than %d; pvkit refuses alias expansion beyond %dx (+%d bytes)", written, limit, aliasRatio, aliasSlack)
-	}
-	return nil
+	_, err := checkAliases(n)
+	return err
 }
 
-// writtenBytes is n's size as written: aliases are their names.
-func writtenBytes(n *yaml.Node) int {
+// checkAliases is CheckAliases, and whether the document holds an alias at
+// all. Most documents hold none: they expand to themselves, and one walk
+// that allocates nothing tells so.
+func checkAliases(n *yaml.Node) (bool, error) {
+	written, aliases := scan(n)
+	if !aliases {
+		return false, nil
+	}
+	expanded := expandedBytes(n, map[*yaml.Node]uint64{})
+	if limit := uint64(aliasSlack + aliasRatio*written); expanded > limit {
+		return true, fmt.Errorf("its YAML aliases expand its %d bytes to more than %d; pvkit refuses alias expansion beyond %dx (+%d bytes)", written, limit, aliasRatio, aliasSlack)
+	}
+	return true, nil
+}
+
+// scan is n's size as written (aliases are their names), and whether it
+// holds an alias.
+func scan(n *yaml.Node) (int, bool) {
 	if n == nil {
-		return 0
+		return 0, false
 	}
-	c := nodeBytes + len(n.Value)
+	c, aliases := nodeBytes+len(n.Value), n.Kind == yaml.AliasNode
 	for _, k := range n.Content {
-		c += writtenBytes(k)
+		kc, ka := scan(k)
+		c, aliases = c+kc, aliases || ka
 	}
-	return c
+	return c, aliases
 }
 
 // expandedBytes is n's size with every alias replaced by its anchor's
 // content, each anchor computed once (memo), saturating instead of
-// overflowing.
+// overflowing. Only an anchored node can be reached twice (through its
+// aliases), so only those are remembered.
 func expandedBytes(n *yaml.Node, memo map[*yaml.Node]uint64) uint64 {
 	if n == nil {
 		return 0
@@ -60,17 +73,21 @@ func expandedBytes(n *yaml.Node, memo map[*yaml.Node]uint64) uint64 {
 		}
 		n = n.Alias
 	}
-	if c, ok := memo[n]; ok {
-		return c
+	if n.Anchor != "" {
+		if c, ok := memo[n]; ok {
+			return c
+		}
+		memo[n] = nodeBytes // an alias to an ancestor (the parser refuses those) counts once
 	}
-	memo[n] = nodeBytes // an alias to an ancestor (the parser refuses those) counts once
 	c := uint64(nodeBytes + len(n.Value))
 	for _, k := range n.Content {
 		if c += expandedBytes(k, memo); c > 1<<62 {
 			c = 1 << 62
 		}
 	}
-	memo[n] = c
+	if n.Anchor != "" {
+		memo[n] = c
+	}
 	return c
 }
 
@@ -78,20 +95,26 @@ func expandedBytes(n *yaml.Node, memo map[*yaml.Node]uint64) uint64 {
 // outside it (elsewhere in the ResourceList): written on its own, the item
 // would hold an undefined alias, which is invalid YAML.
 func CheckAnchorsWithin(item *yaml.Node) error {
-	inside := map[*yaml.Node]bool{}
-	var mark func(*yaml.Node)
-	mark = func(n *yaml.Node) {
-		if n == nil || inside[n] {
+	anchors := map[*yaml.Node]bool{}
+	var aliases []*yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil {
 			return
 		}
-		inside[n] = true
+		if n.Anchor != "" {
+			anchors[n] = true
+		}
+		if n.Kind == yaml.AliasNode {
+			aliases = append(aliases, n)
+		}
 		for _, k := range n.Content {
-			mark(k)
+			walk(k)
 		}
 	}
-	mark(item)
-	for n := range inside {
-		if n.Kind == yaml.AliasNode && n.Alias != nil && !inside[n.Alias] {
+	walk(item)
+	for _, n := range aliases {
+		if n.Alias != nil && !anchors[n.Alias] {
 			return fmt.Errorf("the alias *%s refers to an anchor outside this object; written alone, the object would be invalid YAML", n.Value)
 		}
 	}

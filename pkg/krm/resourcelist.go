@@ -34,7 +34,8 @@ func ParseResourceList(in []byte) (*ResourceList, error) {
 		return nil, fmt.Errorf("failed to parse the input ResourceList: %w", err)
 	}
 	root := doc.YNode()
-	if err := CheckAliases(root); err != nil {
+	aliases, err := checkAliases(root)
+	if err != nil {
 		return nil, fmt.Errorf("the input ResourceList: %w", err)
 	}
 	if root.Kind != yaml.MappingNode {
@@ -53,9 +54,11 @@ func ParseResourceList(in []byte) (*ResourceList, error) {
 			if it.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("`items[%d]` of the input ResourceList must be an object, found %s", i, KindName(it))
 			}
-			if err := CheckAnchorsWithin(it); err != nil {
-				_, kind := TypeMeta(it)
-				return nil, fmt.Errorf("`items[%d]` (%s %q) of the input ResourceList: %w", i, kind, Name(it), err)
+			if aliases { // a document without any alias has none to check
+				if err := CheckAnchorsWithin(it); err != nil {
+					_, kind := TypeMeta(it)
+					return nil, fmt.Errorf("`items[%d]` (%s %q) of the input ResourceList: %w", i, kind, Name(it), err)
+				}
 			}
 			rl.Items = append(rl.Items, yaml.NewRNode(it))
 		}
