@@ -31,15 +31,20 @@ type PackageVariantSet struct {
 // PackageVariantSetSpec is the desired state of a PackageVariantSet.
 type PackageVariantSetSpec struct {
 	// Upstream is the package revision every generated PackageVariant clones.
+	// +required
 	Upstream *pv.Upstream `json:"upstream,omitempty"`
 	// Targets generate the PackageVariants.
+	// +required
+	// +kubebuilder:validation:MinItems=1
 	Targets []Target `json:"targets,omitempty"`
 }
 
 // Target is exactly one of Repositories, RepositorySelector and
 // ObjectSelector, and an optional Template.
+// +kubebuilder:validation:XValidation:rule="(has(self.repositories) ? 1 : 0) + (has(self.repositorySelector) ? 1 : 0) + (has(self.objectSelector) ? 1 : 0) == 1",message="must specify exactly one of repositories, repositorySelector or objectSelector"
 type Target struct {
 	// Repositories is an explicit list of repositories and package names.
+	// +kubebuilder:validation:MinItems=1
 	Repositories []RepositoryTarget `json:"repositories,omitempty"`
 	// RepositorySelector selects Repository objects by label.
 	RepositorySelector *RepositorySelector `json:"repositorySelector,omitempty"`
@@ -52,7 +57,12 @@ type Target struct {
 // RepositoryTarget is one repository and, optionally, the package names to
 // create in it (default: the upstream package name).
 type RepositoryTarget struct {
-	Name         string   `json:"name"`
+	// Name of a Repository in the set's namespace.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// PackageNames are the packages to create in it (default: one, named
+	// like the upstream).
+	// +kubebuilder:validation:items:MinLength=1
 	PackageNames []string `json:"packageNames,omitempty"`
 }
 
@@ -63,6 +73,7 @@ type RepositorySelector struct {
 	meta.LabelSelector `json:",inline"`
 	// PackageNames, when set, creates each of these packages in every
 	// selected repository instead of one package named like the upstream.
+	// +kubebuilder:validation:items:MinLength=1
 	PackageNames []string `json:"packageNames,omitempty"`
 }
 
@@ -70,10 +81,18 @@ type RepositorySelector struct {
 // namespace by label (and by name, when Name is set).
 type ObjectSelector struct {
 	meta.LabelSelector `json:",inline"`
-	APIVersion         string  `json:"apiVersion,omitempty"`
-	Kind               string  `json:"kind,omitempty"`
-	Name               *string `json:"name,omitempty"`
+	// APIVersion of the selected objects.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the selected objects.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind,omitempty"`
+	// Name, when set, selects only the object of that name.
+	Name *string `json:"name,omitempty"`
 	// PackageNames is as in RepositorySelector (pvkit's addition).
+	// +kubebuilder:validation:items:MinLength=1
 	PackageNames []string `json:"packageNames,omitempty"`
 }
 
@@ -93,6 +112,8 @@ type PackageVariantTemplate struct {
 }
 
 // DownstreamTemplate overrides the default downstream repository and package.
+// +kubebuilder:validation:XValidation:rule="!(has(self.repo) && has(self.repoExpr))",message="may specify only one of repo and repoExpr"
+// +kubebuilder:validation:XValidation:rule="!(has(self.__package__) && has(self.packageExpr))",message="may specify only one of package and packageExpr"
 type DownstreamTemplate struct {
 	Repo        *string `json:"repo,omitempty"`
 	Package     *string `json:"package,omitempty"`
@@ -101,6 +122,7 @@ type DownstreamTemplate struct {
 }
 
 // PackageContextTemplate computes the package context.
+// +kubebuilder:validation:XValidation:rule="!has(self.data) || !('name' in self.data || 'package-path' in self.data)",message="data must not contain the reserved keys name and package-path (kpt and Porch set them)"
 type PackageContextTemplate struct {
 	Data           map[string]string `json:"data,omitempty"`
 	RemoveKeys     []string          `json:"removeKeys,omitempty"`
@@ -110,6 +132,7 @@ type PackageContextTemplate struct {
 
 // InjectionSelectorTemplate computes an injector; exactly one of Name and
 // NameExpr.
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.nameExpr)",message="must specify exactly one of name and nameExpr"
 type InjectionSelectorTemplate struct {
 	Group    *string `json:"group,omitempty"`
 	Version  *string `json:"version,omitempty"`
@@ -118,8 +141,10 @@ type InjectionSelectorTemplate struct {
 	NameExpr *string `json:"nameExpr,omitempty"`
 }
 
-// MapExpr computes one map entry: at most one of Key and KeyExpr, at most one
-// of Value and ValueExpr.
+// MapExpr computes one map entry: exactly one of Key and KeyExpr, at most
+// one of Value and ValueExpr.
+// +kubebuilder:validation:XValidation:rule="has(self.key) != has(self.keyExpr)",message="must specify exactly one of key and keyExpr"
+// +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.valueExpr))",message="may specify only one of value and valueExpr"
 type MapExpr struct {
 	Key       *string `json:"key,omitempty"`
 	Value     *string `json:"value,omitempty"`
@@ -134,6 +159,8 @@ type PipelineTemplate struct {
 }
 
 // FunctionTemplate is a kpt function whose configMap entries may be computed.
+// +kubebuilder:validation:XValidation:rule="(has(self.image) && self.image != '') != (has(self.exec) && self.exec != '')",message="must specify exactly one of image and exec"
+// +kubebuilder:validation:XValidation:rule="!(has(self.configPath) && self.configPath != '' && (has(self.configMap) || has(self.configMapExprs)))",message="may specify only one of configMap (or configMapExprs) and configPath"
 type FunctionTemplate struct {
 	pv.Function    `json:",inline"`
 	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
