@@ -3,6 +3,7 @@ package api_test
 import (
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/internal/fntest"
@@ -50,6 +51,23 @@ func TestNoSpecRoundTrip(t *testing.T) {
 		}
 		for _, f := range found {
 			t.Errorf("%s: a spec round trip (keep it typed)", f)
+		}
+	}
+}
+
+// Issue 20 #3: the stores' test doubles live in a package of their own, and
+// no production code imports it (pvctl and the controller use the memory,
+// git and Porch stores only).
+func TestTestDoublesStayInTests(t *testing.T) {
+	for _, root := range []string{"..", "../../pkg", "../../functions", "../../internal"} {
+		found, err := fntest.CodeMatches(root, regexp.MustCompile(`"github.com/pvkit/pvkit/orchestrator/store/fakestore"`), func(path string) bool {
+			return strings.Contains(filepath.ToSlash(path), "store/fakestore/")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			t.Errorf("%s: production code imports the test doubles", f)
 		}
 	}
 }

@@ -229,3 +229,42 @@ func TestDeployTargets(t *testing.T) {
 		t.Fatalf("make -n undeploy-crds: %v\n%s", err, out)
 	}
 }
+
+// Issue 20 #8: make test runs no instrumented fuzzing (go test runs every
+// fuzz target's seed corpus as a plain test); the short instrumented pass
+// is CI's, after make test, and make fuzz is the long one.
+func TestFuzzingOnlyInMakeFuzzAndCI(t *testing.T) {
+	root := fntest.RepoRoot()
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := func(target string) string {
+		_, rest, ok := strings.Cut(string(mk), "\n"+target+":")
+		if !ok {
+			t.Fatalf("Makefile has no %s target", target)
+		}
+		var lines []string
+		for _, l := range strings.Split(rest, "\n")[1:] {
+			if !strings.HasPrefix(l, "\t") {
+				break
+			}
+			lines = append(lines, l)
+		}
+		return strings.Join(lines, "\n")
+	}
+	if r := recipe("test"); strings.Contains(r, "fuzz") {
+		t.Errorf("make test fuzzes:\n%s", r)
+	}
+	if r := recipe("fuzz"); !strings.Contains(r, "-fuzz") {
+		t.Errorf("make fuzz does not fuzz:\n%s", r)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, short := strings.Index(string(ci), "\nmake test\n"), strings.Index(string(ci), "\nmake fuzz-short\n")
+	if test < 0 || short < test {
+		t.Errorf(".ci/run must run make test, then make fuzz-short")
+	}
+}

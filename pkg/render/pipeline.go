@@ -1,0 +1,326 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/pvkit/pvkit/pkg/validate"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// pipeline is a Kptfile's pipeline.
+type pipeline struct {
+	Mutators   []Function `json:"mutators,omitempty"`
+	Validators []Function `json:"validators,omitempty"`
+}
+
+func (p *pipeline) empty() bool { return len(p.Mutators) == 0 && len(p.Validators) == 0 }
+
+// readKptfile reads and checks the pipeline of the package at dir.
+func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
+	file := path.Join(display(dir), kptfileName)
+	if dir == root {
+		file = kptfileName
+	}
+	b, err := fs.ReadFile(path.Join(dir, kptfileName))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	n, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	p := &pipeline{}
+	if pl := n.Field("pipeline"); pl != nil && !yaml.IsMissingOrNull(pl.Value) {
+		js, err := pl.Value.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%s: `pipeline`: %w", file, err)
+		}
+		if err := json.Unmarshal(js, p); err != nil {
+			return nil, fmt.Errorf("%s: `pipeline` must be a map of `mutators` and `validators` lists of functions: %w", file, err)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		fns  []Function
+	}{{"mutators", p.Mutators}, {"validators", p.Validators}} {
+		for i := range l.fns {
+			f := &l.fns[i]
+			if err := checkFunction(fs, dir, f, fmt.Sprintf("pipeline.%s[%d]", l.name, i)); err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			f.Image = resolveImage(f.Image)
+		}
+	}
+	return p, nil
+}
+
+// checkFunction checks a pipeline function as kpt does before rendering.
+func checkFunction(fs filesys.FileSystem, dir string, f *Function, field string) error {
+	switch {
+	case f.Image == "" && f.Exec == "":
+		return fmt.Errorf("`%s` must specify a function (`image` or `exec`) to execute", field)
+	case f.Image != "" && f.Exec != "":
+		return fmt.Errorf("`%s` must not specify both `image` and `exec`", field)
+	case len(f.ConfigMap) > 0 && f.ConfigPath != "":
+		return fmt.Errorf("`%s` must not specify both `configMap` and `configPath`", field)
+	}
+	if f.ConfigPath == "" {
+		return nil
+	}
+	if msg := validate.FilePath(path.Clean(f.ConfigPath)); msg != "" || strings.Contains(f.ConfigPath, "..") {
+		return fmt.Errorf("`%s.configPath` %q must be a path inside the package", field, f.ConfigPath)
+	}
+	cfg, err := configFromFile(fs, dir, f.ConfigPath)
+	if err != nil {
+		return fmt.Errorf("`%s.configPath` %q: %w", field, f.ConfigPath, err)
+	}
+	if err := isKRM(cfg); err != nil {
+		return fmt.Errorf("`%s.configPath` %q: functionConfig %w", field, f.ConfigPath, err)
+	}
+	return nil
+}
+
+// configFromFile reads a functionConfig file: exactly one object.
+func configFromFile(fs filesys.FileSystem, dir, configPath string) (*yaml.RNode, error) {
+	b, err := fs.ReadFile(path.Join(dir, configPath))
+	if err != nil {
+		return nil, fmt.Errorf("functionConfig must exist in the current package")
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(b)), PreserveSeqIndent: true, WrapBareSeqNode: true, DisableUnwrapping: true}).Read()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read functionConfig: %w", err)
+	}
+	if len(nodes) != 1 {
+		return nil, fmt.Errorf("functionConfig must hold exactly one object, found %d", len(nodes))
+	}
+	return nodes[0], nil
+}
+
+// resolveImage completes an image named without a registry path as kpt
+// does: `gcr.io/kpt-fn/` + the name.
+func resolveImage(image string) string {
+	if image != "" && !strings.Contains(image, "/") {
+		return "gcr.io/kpt-fn/" + image
+	}
+	return image
+}
+
+// isKRM checks a resource has apiVersion, kind and metadata.name (a
+// kustomization file is let through, as kpt does).
+func isKRM(n *yaml.RNode) error {
+	if p, _, _ := kioutil.GetFileAnnotations(n); isKustomizationFile(p) {
+		return nil
+	}
+	m, err := n.GetMeta()
+	switch {
+	case err != nil:
+		return fmt.Errorf("must have `apiVersion`, `kind` and `metadata.name`")
+	case m.APIVersion == "":
+		return fmt.Errorf("must have `apiVersion`")
+	case m.Kind == "":
+		return fmt.Errorf("must have `kind`")
+	case m.Name == "":
+		return fmt.Errorf("must have `metadata.name`")
+	}
+	return nil
+}
+
+func isKustomizationFile(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+// areKRM checks every resource is an object kpt can hand a function.
+func areKRM(what string, nodes []*yaml.RNode) error {
+	for _, n := range nodes {
+		if err := isKRM(n); err != nil {
+			p, _, _ := kioutil.GetFileAnnotations(n)
+			return fmt.Errorf("%s must contain only KRM resources: %s: resource %w", what, p, err)
+		}
+	}
+	return nil
+}
+
+// pipeline runs a package's pipeline on its input.
+func (h *hydration) pipeline(dir string, p *pipeline, input []*yaml.RNode) ([]*yaml.RNode, error) {
+	if p.empty() {
+		if err := areKRM("the input resource list", input); err != nil {
+			return nil, err
+		}
+		return input, nil
+	}
+	for i, f := range p.Mutators {
+		out, err := h.mutate(dir, f, fmt.Sprintf("pipeline.mutators[%d]", i), input)
+		if err != nil {
+			return nil, err
+		}
+		input = out
+	}
+	for i, f := range p.Validators {
+		selected := selectInput(input, f.Selectors, f.Exclusions)
+		copies := make([]*yaml.RNode, len(selected))
+		for j, r := range selected {
+			copies[j] = r.Copy()
+		}
+		if _, err := h.run(dir, f, fmt.Sprintf("pipeline.validators[%d]", i), nil, copies); err != nil {
+			return nil, err
+		}
+	}
+	return input, nil
+}
+
+// mutate runs one mutator on the resources its selectors pick and merges
+// its output back.
+func (h *hydration) mutate(dir string, f Function, field string, input []*yaml.RNode) ([]*yaml.RNode, error) {
+	var cfg *yaml.RNode
+	if f.ConfigPath != "" { // the config as the pipeline has left it so far
+		for _, r := range input {
+			p, _, _ := kioutil.GetFileAnnotations(r)
+			if r.GetAnnotations()[pkgPathAnnotation] == dir && p == f.ConfigPath {
+				cfg = r
+			}
+		}
+	}
+	selective := len(f.Selectors) > 0 || len(f.Exclusions) > 0
+	if selective {
+		for i, r := range input {
+			if err := r.PipeE(yaml.SetAnnotation(resourceIDAnnotation, strconv.Itoa(i))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	selected := selectInput(input, f.Selectors, f.Exclusions)
+	out, err := h.run(dir, f, field, cfg, selected)
+	if err != nil {
+		return nil, err
+	}
+	if !selective {
+		return out, nil
+	}
+	merged := mergeWithInput(out, selected, input)
+	for _, r := range merged {
+		if err := r.PipeE(yaml.ClearAnnotation(resourceIDAnnotation)); err != nil {
+			return nil, err
+		}
+	}
+	return merged, nil
+}
+
+// run runs one function on input and records its run in the status.
+func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, input []*yaml.RNode) ([]*yaml.RNode, error) {
+	name := f.Image
+	if name == "" {
+		name = f.Exec
+	}
+	if f.Exec != "" && !h.opts.AllowExec {
+		return nil, fmt.Errorf("`%s` (exec %q): exec functions run only when allowed (kpt: --allow-exec)", field, f.Exec)
+	}
+	if cfg == nil {
+		var err error
+		if cfg, err = functionConfig(h.fs, dir, f); err != nil {
+			return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+		}
+	}
+	if h.opts.Runtime == nil {
+		return nil, fmt.Errorf("`%s` (%s): no function runtime", field, name)
+	}
+	runner, err := h.opts.Runtime.Runner(h.ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("`%s`: %w", field, err)
+	}
+	if err := areKRM("the input resource list", input); err != nil {
+		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+	}
+	filter := &runtimeutil.FunctionFilter{Run: runner, FunctionConfig: cfg, GlobalScope: true}
+	out, runErr := filter.Filter(input)
+	run := Run{Image: f.Image, Exec: f.Exec}
+	results, err := parseResults(filter.Results)
+	if err != nil {
+		return nil, fmt.Errorf("`%s` (%s): its results: %w", field, name, err)
+	}
+	run.Results = results
+	if runErr != nil {
+		run.ExitCode, run.Stderr = exitOf(runErr)
+		h.status.Runs = append(h.status.Runs, run)
+		return nil, fmt.Errorf("`%s`: function %s failed: %w", field, name, runErr)
+	}
+	h.status.Runs = append(h.status.Runs, run)
+	for _, r := range out { // what the function made belongs to this package
+		if r.GetAnnotations()[pkgPathAnnotation] == "" {
+			if err := r.PipeE(yaml.SetAnnotation(pkgPathAnnotation, dir)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := pathInvariants(out); err != nil {
+		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+	}
+	if err := areKRM("the output resource list", out); err != nil {
+		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+	}
+	return out, nil
+}
+
+// functionConfig is a function's config: the file at configPath, or a
+// ConfigMap `function-input` of configMap, or none.
+func functionConfig(fs filesys.FileSystem, dir string, f Function) (*yaml.RNode, error) {
+	switch {
+	case f.ConfigPath != "":
+		b, err := fs.ReadFile(path.Join(dir, f.ConfigPath))
+		if err != nil {
+			return nil, fmt.Errorf("missing function config %q", f.ConfigPath)
+		}
+		n, err := yaml.Parse(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("invalid function config %q: %w", f.ConfigPath, err)
+		}
+		return n, nil
+	case len(f.ConfigMap) > 0:
+		cm := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata: {}\n")
+		data := yaml.NewMapRNode(&f.ConfigMap)
+		if err := data.VisitFields(func(n *yaml.MapNode) error {
+			n.Value.YNode().Tag = yaml.NodeTagString
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if err := cm.PipeE(yaml.SetField("data", data)); err != nil {
+			return nil, err
+		}
+		return cm, nil
+	}
+	return nil, nil
+}
+
+// pathInvariants refuses a function's output holding a resource outside
+// its package or two resources at one file and index.
+func pathInvariants(nodes []*yaml.RNode) error {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		p, index, err := kioutil.GetFileAnnotations(n)
+		if err != nil {
+			return err
+		}
+		fp := path.Clean(p)
+		if strings.HasPrefix(fp, "../") || fp == ".." {
+			return fmt.Errorf("function must not modify resources outside of package: resource has path %s", p)
+		}
+		key := n.GetAnnotations()[pkgPathAnnotation] + "\x00" + fp + "\x00" + index
+		if seen[key] {
+			return fmt.Errorf("resource at path %q and index %q already exists", fp, index)
+		}
+		seen[key] = true
+	}
+	return nil
+}

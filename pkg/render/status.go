@@ -1,0 +1,70 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+)
+
+// Status is the outcome of a render, in Porch's shape: each function run
+// and, for a failed render, the error.
+type Status struct {
+	// Runs are the function runs, in order; a failed render ends with the
+	// run that failed (none when the render failed before any function ran).
+	Runs []Run
+	// Err is the render's error ("" when it succeeded).
+	Err string
+}
+
+// ExitCode is 1 for a failed render, else 0 (Porch's ResultList.ExitCode).
+func (s *Status) ExitCode() int {
+	if s.Err != "" {
+		return 1
+	}
+	return 0
+}
+
+// Run is one function run: what ran, its exit code, its stderr and the
+// results it reported.
+type Run struct {
+	Image    string
+	Exec     string
+	ExitCode int
+	Stderr   string
+	Results  fn.Results
+}
+
+// Name is the image, or the exec path.
+func (r Run) Name() string {
+	if r.Image != "" {
+		return r.Image
+	}
+	return r.Exec
+}
+
+// ExitError is what a Runtime's runner returns for a function that ran and
+// failed: its exit code and its standard error, which the render status
+// keeps.
+type ExitError struct {
+	Code   int
+	Stderr string
+}
+
+func (e *ExitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return fmt.Sprintf("exit code %d: %s", e.Code, msg)
+}
+
+// exitOf is the exit code and stderr of a runner's error.
+func exitOf(err error) (int, string) {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, ee.Stderr
+	}
+	return 1, ""
+}
