@@ -159,8 +159,8 @@ type PipelineTemplate struct {
 }
 
 // FunctionTemplate is a kpt function whose configMap entries may be computed.
-// +kubebuilder:validation:XValidation:rule="(has(self.image) && self.image != '') != (has(self.exec) && self.exec != '')",message="must specify exactly one of image and exec"
-// +kubebuilder:validation:XValidation:rule="!(has(self.configPath) && self.configPath != '' && (has(self.configMap) || has(self.configMapExprs)))",message="may specify only one of configMap (or configMapExprs) and configPath"
+// +kubebuilder:validation:XValidation:rule="(has(self.image) && self.image != ”) != (has(self.exec) && self.exec != ”)",message="must specify exactly one of image and exec"
+// +kubebuilder:validation:XValidation:rule="!(has(self.configPath) && self.configPath != ” && (has(self.configMap) || has(self.configMapExprs)))",message="may specify only one of configMap (or configMapExprs) and configPath"
 type FunctionTemplate struct {
 	pv.Function    `json:",inline"`
 	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
