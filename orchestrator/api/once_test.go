@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,6 +69,27 @@ func TestTestDoublesStayInTests(t *testing.T) {
 		}
 		for _, f := range found {
 			t.Errorf("%s: production code imports the test doubles", f)
+		}
+	}
+}
+
+// gofmt rewrites ” in a doc comment as a typographic quote, and a
+// kubebuilder marker is a doc comment: a CEL rule comparing with ” would
+// reach the CRD broken. No generated CRD may hold one.
+func TestCRDRulesSurviveGofmt(t *testing.T) {
+	crds, err := filepath.Glob("../../config/crd/*.yaml")
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRDs: %v", err)
+	}
+	for _, f := range crds {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.ContainsAny(line, "\u201c\u201d\u2018\u2019") {
+				t.Errorf("%s:%d: a typographic quote (gofmt turned '' into one in a kubebuilder marker): %s", f, i+1, strings.TrimSpace(line))
+			}
 		}
 	}
 }

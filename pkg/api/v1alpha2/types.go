@@ -159,8 +159,12 @@ type PipelineTemplate struct {
 }
 
 // FunctionTemplate is a kpt function whose configMap entries may be computed.
-// +kubebuilder:validation:XValidation:rule="(has(self.image) && self.image != ”) != (has(self.exec) && self.exec != ”)",message="must specify exactly one of image and exec"
-// +kubebuilder:validation:XValidation:rule="!(has(self.configPath) && self.configPath != ” && (has(self.configMap) || has(self.configMapExprs)))",message="may specify only one of configMap (or configMapExprs) and configPath"
+// The CRD's rules test presence only (has): a comparison with the empty string
+// or its size puts the rule over the apiserver's cost budget in these nested
+// lists, so an `image: ""` next to an `exec` is refused at apply, where
+// validation would read it as no image.
+// +kubebuilder:validation:XValidation:rule="has(self.image) != has(self.exec)",message="must specify exactly one of image and exec"
+// +kubebuilder:validation:XValidation:rule="!(has(self.configPath) && (has(self.configMap) || has(self.configMapExprs)))",message="may specify only one of configMap (or configMapExprs) and configPath"
 type FunctionTemplate struct {
 	pv.Function    `json:",inline"`
 	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
