@@ -6,8 +6,9 @@
 // per reconcile), PackageRevisionResources are read and written directly,
 // never cached.
 //
-// It links neither pvctl's local commands nor their embedded cluster
-// (orchestrator/cli); a test holds it to that.
+// It links neither pvctl's commands (orchestrator/cli) nor its local
+// runtime and embedded cluster (orchestrator/local); a test holds it to
+// that.
 //
 // Leader election needs a Lease in the controller's own namespace, and
 // nothing else: a Role there (config/rbac), not a ClusterRole that would

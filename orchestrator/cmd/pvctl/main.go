@@ -8,9 +8,11 @@
 //	pvctl completion bash|zsh|fish|powershell
 //	pvctl version
 //
-// The controller is orchestrator/manager; the local commands are
-// orchestrator/cli. Exit codes: 0 done, 1 not ready / would change / failed,
-// 2 usage or input error.
+// The controller is orchestrator/manager; the other commands are
+// orchestrator/cli, on the local runtime of orchestrator/local. Exit codes
+// (rule: pvctl-exit): 0 done, 1 not ready or failed, 2 usage or input
+// error, 3 plan would change something or run held a removal back, 4
+// stalled.
 package main
 
 import (

@@ -37,7 +37,7 @@
 //     (Warning OwnerlessDraft) when a draft is created next to it.
 //
 // A draft is never approvable before its mutation ran: every draft (clone,
-// upgrade, edit) is created with the readiness gate chain.MutationGate,
+// upgrade, edit) is created with the readiness gate variant.MutationGate,
 // its condition False (reason Pending), which the chain sets True in the
 // write that finishes the draft; porchctl, Nephio's approval controller and
 // pvctl approve all refuse a draft with a gate not True. On a real Porch
