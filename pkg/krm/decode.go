@@ -226,7 +226,7 @@ func encodeValue(v reflect.Value) (*yaml.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.Content = append(m.Content, StringNode(k.String()), orNull(c))
+			m.Content = append(m.Content, KeyNode(k.String()), orNull(c))
 		}
 		return m, nil
 	case reflect.Slice, reflect.Array:
@@ -290,7 +290,7 @@ func encodeFields(m *yaml.Node, v reflect.Value) error {
 		if err != nil {
 			return err
 		}
-		m.Content = append(m.Content, StringNode(name), orNull(c))
+		m.Content = append(m.Content, KeyNode(name), orNull(c))
 	}
 	return nil
 }

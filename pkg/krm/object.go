@@ -52,7 +52,7 @@ func SetField(m *yaml.Node, key string, value *yaml.Node) {
 			return
 		}
 	}
-	m.Content = append(m.Content, StringNode(key), value)
+	m.Content = append(m.Content, KeyNode(key), value)
 }
 
 // RemoveField removes key from mapping m; it reports whether it was there.
@@ -80,10 +80,34 @@ func EnsureMap(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
+// KeyNode is a mapping key: a plain string scalar (the encoder still quotes
+// one that YAML 1.2 would read otherwise, "3" or "true").
+func KeyNode(k string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: k}
+}
+
 // StringNode returns a scalar node tagged as a string, so the encoder quotes
-// values such as "3" or "true" that would otherwise read back as another type.
+// values such as "3" or "true" that would otherwise read back as another
+// type, in YAML 1.2 and in YAML 1.1 alike (SetString).
 func StringNode(v string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
+	n := &yaml.Node{Kind: yaml.ScalarNode}
+	SetString(n, v)
+	return n
+}
+
+// SetString makes n the string v, quoted when a YAML 1.1 reader would take
+// it for something else ("yes", "on", "0x10", "1e3"): kubectl and the
+// apiserver read YAML 1.1, so `enabled: yes` written plain would come back
+// a boolean.
+func SetString(n *yaml.Node, v string) {
+	n.Kind, n.Tag, n.Value = yaml.ScalarNode, yaml.NodeTagString, v
+	if yaml.IsYaml1_1NonString(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	} else if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
+		// keep the quotes it was written with
+	} else {
+		n.Style = 0
+	}
 }
 
 func keepComments(old, repl *yaml.Node) {

@@ -90,12 +90,12 @@ func edit(data *yaml.Node, cfg *Config) Summary {
 		v := cfg.Data[k]
 		switch cur := krm.Field(data, k); {
 		case cur == nil:
-			data.Content = append(data.Content, krm.StringNode(k), krm.StringNode(v))
+			data.Content = append(data.Content, krm.KeyNode(k), krm.StringNode(v))
 			s.Added++
 		case cur.Value == v:
 			s.Unchanged++
 		default:
-			cur.Value, cur.Tag = v, yaml.NodeTagString
+			krm.SetString(cur, v)
 			s.Updated++
 		}
 	}
