@@ -1,0 +1,193 @@
+// Package fnruntime runs the functions of a Kptfile pipeline for pvctl's
+// render (pkg/render), the ways Porch and kpt run them:
+//
+//   - pvkit's own functions (an image whose path ends in pvkit/<function>,
+//     any registry and tag) in process: this pvctl's code, as the
+//     controller runs them;
+//   - images mapped to executables by a Porch function runner config
+//     (config.yaml, with the directory of its executables): the kpt catalog
+//     functions `make catalog-functions` builds from the Go module proxy,
+//     run the way Porch's function runner's exec runtime runs them;
+//   - any other image through Porch's function runner (FunctionRunner, a
+//     gRPC address) or else a container CLI (docker or podman), sandboxed as
+//     kpt sandboxes them: no network, user nobody, no new privileges;
+//   - `exec:` functions only when allowed (kpt's --allow-exec).
+//
+// A function no way can run is an error naming its image and each way to
+// run it; the caller's render fails with it (RenderFailed), and --no-render
+// is the explicit way out.
+package fnruntime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pvkit/pvkit/internal/fnmain"
+	"github.com/pvkit/pvkit/pkg/configinject"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/packagecontext"
+	"github.com/pvkit/pvkit/pkg/pipelineprepend"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	"github.com/pvkit/pvkit/pkg/render"
+	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
+)
+
+// Runtime is render.Runtime for pvctl.
+type Runtime struct {
+	// Executables maps image names (with tag or digest) to executables.
+	Executables map[string]string
+	// FunctionRunner is the address of a Porch function runner; "" for none.
+	FunctionRunner string
+	// Container is the container CLI for other images ("docker", "podman");
+	// "" for none.
+	Container string
+	// PullPolicy is the container's image pull policy: Always, IfNotPresent
+	// (the default) or Never, as kpt's --image-pull-policy.
+	PullPolicy string
+	// AllowExec lets `exec:` functions run.
+	AllowExec bool
+	// Timeout bounds one function run (0: 5 minutes, kpt's).
+	Timeout time.Duration
+}
+
+var _ render.Runtime = (*Runtime)(nil)
+
+// pvsExpandTimeout bounds one expansion, as the pvs-expand binary does.
+const pvsExpandTimeout = 10 * time.Second
+
+// builtins are pvkit's own functions.
+var builtins = map[string]krm.Processor{
+	"package-context":  packagecontext.Process,
+	"pipeline-prepend": pipelineprepend.Process,
+	"config-inject":    configinject.Process,
+	"pvs-expand": func(rl *krm.ResourceList) {
+		ctx, cancel := context.WithTimeout(context.Background(), pvsExpandTimeout)
+		defer cancel()
+		pvsexpand.ProcessContext(ctx, rl)
+	},
+}
+
+// Builtin is the name of pvkit's function an image names, or "": an image
+// whose path ends in pvkit/<function>, any registry, tag or digest.
+func Builtin(image string) string {
+	name := image
+	if i := strings.IndexAny(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name = name[:i]
+	}
+	dir, fn := filepath.Split(name)
+	if strings.TrimSuffix(filepath.Base(strings.TrimSuffix(dir, "/")), "/") != "pvkit" {
+		return ""
+	}
+	if _, ok := builtins[fn]; !ok {
+		return ""
+	}
+	return fn
+}
+
+// Runner implements render.Runtime.
+func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner, error) {
+	if f.Exec != "" {
+		if !r.AllowExec {
+			return nil, fmt.Errorf("exec %q: exec functions run only with --allow-exec", f.Exec)
+		}
+		args := strings.Fields(f.Exec)
+		return r.command(ctx, args[0], args[1:]...), nil
+	}
+	if fn := Builtin(f.Image); fn != "" {
+		p := builtins[fn]
+		return func(in io.Reader, out io.Writer) error {
+			var stderr bytes.Buffer
+			if code := fnmain.Run(fn, p, in, out, &stderr); code != 0 {
+				return &render.ExitError{Code: code, Stderr: stderr.String()}
+			}
+			return nil
+		}, nil
+	}
+	if path, ok := r.Executables[f.Image]; ok {
+		return r.command(ctx, path), nil
+	}
+	if r.FunctionRunner != "" {
+		return r.runner(ctx, f.Image), nil
+	}
+	if r.Container != "" {
+		return r.container(ctx, f.Image), nil
+	}
+	return nil, fmt.Errorf("no runtime for image %q: pvctl runs pvkit's own functions in process, "+
+		"the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), "+
+		"and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering", f.Image)
+}
+
+func (r *Runtime) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return 5 * time.Minute
+}
+
+// command runs an executable on the ResourceList.
+func (r *Runtime) command(ctx context.Context, path string, args ...string) render.Runner {
+	return func(in io.Reader, out io.Writer) error {
+		ctx, cancel := context.WithTimeout(ctx, r.timeout())
+		defer cancel()
+		cmd := exec.CommandContext(ctx, path, args...)
+		var stderr bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &stderr
+		cmd.Env = append(os.Environ(), "LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true")
+		return exitError(cmd.Run(), stderr.String(), ctx)
+	}
+}
+
+// container runs an image with the container CLI, sandboxed as kpt runs it.
+func (r *Runtime) container(ctx context.Context, image string) render.Runner {
+	pull := map[string]string{"always": "always", "never": "never"}[strings.ToLower(r.PullPolicy)]
+	if pull == "" {
+		pull = "missing"
+	}
+	args := []string{"run", "--rm", "-i", "--network", "none", "--user", "nobody", "--security-opt=no-new-privileges", "--pull", pull}
+	args = append(args, runtimeutil.NewContainerEnvFromStringSlice(nil).GetDockerFlags()...)
+	args = append(args, image)
+	return r.command(ctx, r.Container, args...)
+}
+
+// exitError turns a command's error into the render's: a run that exited
+// non-zero is an *render.ExitError with its stderr.
+func exitError(err error, stderr string, ctx context.Context) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return &render.ExitError{Code: 1, Stderr: fmt.Sprintf("%s\n(stopped: %v)", stderr, ctx.Err())}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return &render.ExitError{Code: ee.ExitCode(), Stderr: stderr}
+	}
+	return err
+}
+
+// FindContainerCLI is docker or podman when one is on PATH and answers,
+// else "".
+func FindContainerCLI() string {
+	for _, c := range []string{"docker", "podman"} {
+		if p, err := exec.LookPath(c); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := exec.CommandContext(ctx, p, "version").Run()
+			cancel()
+			if err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
