@@ -22,6 +22,8 @@ FUZZ_TARGETS := pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:Fuzz
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
+
+.PHONY: catalog-functions
 .PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
@@ -39,8 +41,8 @@ generate: $(CONTROLLER_GEN)
 
 all: build
 
-## build: static Linux binaries in bin/ (contract.md): the functions and pvctl
-build: $(BINARIES) bin/pvctl bin/pvkit-controller
+## build: static Linux binaries in bin/: the functions, pvctl, pvkit-controller and the kpt catalog functions (bin/catalog)
+build: $(BINARIES) bin/pvctl bin/pvkit-controller catalog-functions
 
 bin/pvctl: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION) -X github.com/pvkit/pvkit/orchestrator/manager.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
@@ -93,6 +95,12 @@ uninstall: undeploy bin/pvctl
 undeploy-crds: undeploy
 	kubectl delete -k config/crd --ignore-not-found
 
+## catalog-functions: the kpt catalog functions the Go module proxy serves (apply-replacements, set-namespace,
+## starlark, apply-setters at exact versions; hack/catalog), built into bin/catalog with Porch's function
+## runner config mapping their image names: pvctl renders pipelines that use them offline
+catalog-functions:
+	hack/catalog/build.sh bin/catalog
+
 ## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
 function-runner:
 	cd test/functionrunner/tools && CGO_ENABLED=0 go build -o ../../../bin/function-runner github.com/nephio-project/porch/func/server
@@ -103,7 +111,7 @@ test: lint check-generated build
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
-	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
+	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
 	@if ! command -v etcd >/dev/null 2>&1; then \
 	  echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; \
 	elif [ -n "$$PVKIT_E2E_PORCH_SKIP" ]; then \

@@ -58,3 +58,23 @@ func BuildFunctions(dir string, names ...string) error {
 	}
 	return nil
 }
+
+// CatalogEnv names the function runner config of the kpt catalog
+// functions pvctl renders with (orchestrator/cli.FunctionConfigEnv).
+const CatalogEnv = "PVCTL_FUNCTION_CONFIG"
+
+// EnsureCatalog makes the kpt catalog functions available to pvctl run in
+// tests: when CatalogEnv is unset (go test without make), it builds them
+// into bin/catalog (hack/catalog/build.sh skips those already built) and
+// sets it.
+func EnsureCatalog() error {
+	if os.Getenv(CatalogEnv) != "" {
+		return nil
+	}
+	out := filepath.Join(RepoRoot(), "bin", "catalog")
+	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "catalog", "build.sh"), out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the catalog functions: %v\n%s", err, b)
+	}
+	return os.Setenv(CatalogEnv, filepath.Join(out, "config.yaml"))
+}

@@ -155,6 +155,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	var prune local.Prune
 	maxChildren := pvsexpand.DefaultMaxChildren
 	var readable []string
+	var rf renderFlags
 	dryRun, diff := plan, false
 	c := &cobra.Command{
 		Use:   "run -f FILE|DIR|- ...",
@@ -205,8 +206,13 @@ the variants of the last run (and more than one) stop the run before it does any
 					stdin = b
 				}
 			}
+			rendering, err := rf.options()
+			if err != nil {
+				return err
+			}
 			rep, err := local.Run(ctx, local.RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
-				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable})
+				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable,
+				Render: rendering})
 			if err != nil {
 				return err
 			}
@@ -247,6 +253,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	f.StringSliceVar(&readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap, Team.example.com and the kinds of the objects in the files (a Secret only when named here)")
 	f.IntVar(&maxChildren, "max-children-per-set", maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
+	rf.add(c)
 	return c
 }
 

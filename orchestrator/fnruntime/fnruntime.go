@@ -115,6 +115,9 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 		}, nil
 	}
 	if path, ok := r.Executables[f.Image]; ok {
+		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("image %q runs as the executable %s, which is not there: make catalog-functions builds it", f.Image, path)
+		}
 		return r.command(ctx, path), nil
 	}
 	if r.FunctionRunner != "" {

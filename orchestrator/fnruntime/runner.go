@@ -49,8 +49,9 @@ type runnerConfig struct {
 }
 
 // LoadExecutables reads a Porch function runner config and returns each
-// image's executable in dir (default: the config's directory). An entry
-// whose executable is missing is an error naming it.
+// image's executable in dir (default: the config's directory). An
+// executable that is not there yet is mapped all the same: running it says
+// so (Runtime.Runner).
 func LoadExecutables(config, dir string) (map[string]string, error) {
 	b, err := os.ReadFile(config)
 	if err != nil {
@@ -69,9 +70,6 @@ func LoadExecutables(config, dir string) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: `functions[%d].function` must be the name of an executable of %s, found %q", config, i, dir, f.Function)
 		}
 		path := filepath.Join(dir, f.Function)
-		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return nil, fmt.Errorf("%s: `functions[%d]` (%s): no executable %s (make catalog-functions builds them)", config, i, f.Function, path)
-		}
 		for _, image := range f.Images {
 			if prev, dup := out[image]; dup && prev != path {
 				return nil, fmt.Errorf("%s: image %q is mapped twice (%s and %s)", config, image, prev, path)

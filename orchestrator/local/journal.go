@@ -76,3 +76,12 @@ func (j *journal) Delete(ctx context.Context, namespace, name string) error {
 	}
 	return err
 }
+
+// UpdateResourcesRendered implements store.Rendering on the git store's.
+func (j *journal) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	rs, after, err := j.Store.(store.Rendering).UpdateResourcesRendered(ctx, namespace, name, res)
+	if err == nil {
+		j.note("updated the resources of %s", name)
+	}
+	return rs, after, err
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	apirender "github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/approval"
@@ -21,6 +22,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/pkg/render"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +74,28 @@ type RunOptions struct {
 	// ReadableKinds adds kinds to those the run may inject and select
 	// (the defaults and the kinds of the objects in Files).
 	ReadableKinds []string
+	// Render renders every draft the run creates or writes, as Porch does
+	// (nil: no render, pvctl --no-render).
+	Render *Render
+}
+
+// Render is how a run renders drafts: the runtime of their pipelines'
+// functions, and whether `exec` functions may run.
+type Render struct {
+	Runtime   render.Runtime
+	AllowExec bool
+}
+
+// renderer is the git store's renderer: a failed render is the status
+// with its error, and the store refuses the write (store.ErrRenderFailed).
+func (r *Render) renderer(ctx context.Context) memory.Renderer {
+	return func(files map[string]string) (map[string]string, store.RenderStatus) {
+		out, st, err := render.Render(ctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
+		if err != nil {
+			return nil, apirender.FromStatus(st)
+		}
+		return out, apirender.FromStatus(st)
+	}
 }
 
 // Report is what a run did and where each object stands.
@@ -204,6 +229,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	gs, err := gitstore.Open(o.Namespace, repos)
 	if err != nil {
 		return nil, err
+	}
+	if o.Render != nil {
+		gs.SetRenderer(o.Render.renderer(ctx))
 	}
 	var created []string
 	for _, r := range missing {

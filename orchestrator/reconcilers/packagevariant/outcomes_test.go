@@ -132,14 +132,26 @@ func TestOutcomes(t *testing.T) {
 			e.store.Inject(fakestore.Fault{Op: fakestore.OpList, Err: errors.New("the server is currently unable to handle the request")})
 		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonError, readyMsg: "the server is currently unable",
 			reconciling: true, retried: true}},
-		{"render failed", func(e *env) {
+		{"render failed", func(e *env) { // on the variant's write: the pipeline fails on what the variant set
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.store.SetRenderer(func(f map[string]string) (map[string]string, store.RenderStatus) {
+				if strings.Contains(f["package-context.yaml"], "env: prod") {
+					return f, renderStatus(1, "error", "bad", "pipeline.mutators[0] failed")
+				}
+				return f, store.RenderStatus{}
+			})
+			e.variant(appVariant)
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRenderFailed, readyMsg: "updating deploy.app-prod.packagevariant-1",
+			reconciling: true, retried: true, events: []string{"Normal DraftCreated"}}},
+		{"render failed at creation", func(e *env) { // the blueprint does not render on its own: Porch creates no draft
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.store.SetRenderer(func(f map[string]string) (map[string]string, store.RenderStatus) {
 				return f, renderStatus(1, "error", "bad", "pipeline.mutators[0] failed")
 			})
 			e.variant(appVariant)
-		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRenderFailed, readyMsg: "updating deploy.app-prod.packagevariant-1",
-			reconciling: true, retried: true, events: []string{"Normal DraftCreated"}}},
+		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRenderFailed,
+			readyMsg: `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": package revision default/deploy.app-prod.packagevariant-1 was not created: pipeline.mutators[0] failed`,
+			reconciling: true, retried: true}},
 		{"deleting", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)

@@ -181,6 +181,9 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
 		return kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
+	if errors.Is(err, store.ErrRenderFailed) { // a draft Porch would not create: its render failed
+		return kit.Retry(pvapi.ReasonRenderFailed, err)
+	}
 	var st *kit.Stalling
 	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && wrote(targets) {
 		// The write happened: its draft and render status are the variant's.

@@ -57,7 +57,10 @@ type Store struct {
 	git    *backend
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Rendering = (*Store)(nil)
+)
 
 // ListRevisions implements store.Store.
 func (s *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
@@ -83,6 +86,16 @@ func (s *Store) GetResources(ctx context.Context, namespace, name string) (store
 func (s *Store) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
 	return s.engine.UpdateResources(ctx, namespace, name, res)
 }
+
+// UpdateResourcesRendered implements store.Rendering: the update, then the
+// files as written (rendered, with a renderer) and the new version.
+func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	return s.engine.UpdateResourcesRendered(ctx, namespace, name, res)
+}
+
+// SetRenderer makes the store render every draft it creates and every
+// update of a draft's files, as Porch does (memory.Store.SetRenderer).
+func (s *Store) SetRenderer(r memory.Renderer) { s.engine.SetRenderer(r) }
 
 // Update implements store.Store.
 func (s *Store) Update(ctx context.Context, rev store.Revision) error {

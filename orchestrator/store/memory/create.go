@@ -30,6 +30,13 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 	if err != nil {
 		return store.Revision{}, err
 	}
+	if s.render != nil { // Porch renders a draft it creates; a render that fails fails the create
+		rendered, status := s.render(files)
+		if status.Err != "" {
+			return store.Revision{}, fmt.Errorf("package revision %s/%s was not created: %s: %w", spec.Namespace, name, status.Err, store.ErrRenderFailed)
+		}
+		files = rendered
+	}
 	rev := store.Revision{
 		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
 		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),

@@ -310,6 +310,8 @@ func wrap(err error) error {
 		return errors.Join(store.ErrAlreadyExists, err)
 	case apierrors.IsConflict(err):
 		return errors.Join(store.ErrConflict, err)
+	case isRenderFailure(err): // a create Porch rendered and failed (its clone, edit or upgrade)
+		return errors.Join(store.ErrRenderFailed, err)
 	}
 	return err
 }

@@ -121,10 +121,14 @@ func testClone(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Files["deployment.yaml"] != Blueprint["deployment.yaml"] || res.Files["README.md"] != "# app\n" {
-		t.Fatalf("clone did not copy the upstream files: %v", res.Files)
+	// Porch's clone marks each resource with its upstream identity (the
+	// kpt-merge comment and internal.kpt.dev/upstream-identifier), as a
+	// real Porch v1.5.3 writes them (make e2e-porch).
+	wantDeployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: # kpt-merge: /web\n  name: web\n  annotations:\n    internal.kpt.dev/upstream-identifier: 'apps|Deployment|default|web'\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.26\n"
+	if res.Files["deployment.yaml"] != wantDeployment || res.Files["README.md"] != "# app\n" {
+		t.Fatalf("clone did not copy the upstream files:\n%s", res.Files["deployment.yaml"])
 	}
-	if c := res.Files["package-context.yaml"]; !strings.Contains(c, "name: app-prod") || strings.Contains(c, "upstream-only") {
+	if c := res.Files["package-context.yaml"]; !strings.Contains(c, "name: app-prod\n  package-path: app-prod") || strings.Contains(c, "upstream-only") {
 		t.Fatalf("package context not regenerated for the downstream:\n%s", c)
 	}
 	if k := res.Files["Kptfile"]; !strings.Contains(k, "upstreamLock:") || !strings.Contains(k, "ref: app/v1") {

@@ -26,7 +26,10 @@ func Clone(up map[string]string, lock *store.Lock, pkg string) (map[string]strin
 		return nil, err
 	}
 	files[contextFile] = ctx
-	return WithLock(files, lock)
+	if files, err = WithLock(files, lock); err != nil {
+		return nil, err
+	}
+	return WithMergeKeys(files)
 }
 
 // packageContext is the package-context.yaml Porch writes for a new
@@ -36,6 +39,7 @@ func packageContext(pkg string) (string, error) {
 	data := krm.Field(cm.YNode(), "data")
 	data.Style = 0
 	krm.SetField(data, "name", krm.StringNode(pkg))
+	krm.SetField(data, "package-path", krm.StringNode(pkg))
 	return cm.MustString(), nil
 }
 
@@ -119,7 +123,10 @@ func Upgrade(oldUp, newUp, local map[string]string, lock *store.Lock) (map[strin
 			files[name] = content
 		}
 	}
-	return WithLock(files, lock)
+	if files, err = WithLock(files, lock); err != nil {
+		return nil, err
+	}
+	return WithMergeKeys(files)
 }
 
 type indexed struct {
@@ -135,9 +142,7 @@ func index(files map[string]string) (*indexed, error) {
 	}
 	ix := &indexed{byID: map[string]*yaml.RNode{}}
 	for _, it := range items {
-		n := it.YNode()
-		_, kind := krm.TypeMeta(n)
-		id := krm.Path(it) + "|" + kind + "|" + krm.Namespace(n) + "|" + krm.Name(n)
+		id := mergeKey(it)
 		if _, dup := ix.byID[id]; !dup {
 			ix.order = append(ix.order, id)
 		}
