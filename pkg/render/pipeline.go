@@ -2,7 +2,9 @@ package render
 
 import (
 	"encoding/json"
+
 	"fmt"
+	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	"path"
 	"strconv"
 	"strings"
@@ -253,7 +255,7 @@ func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, i
 	if runErr != nil {
 		run.ExitCode, run.Stderr = exitOf(runErr)
 		h.status.Runs = append(h.status.Runs, run)
-		return nil, fmt.Errorf("`%s`: function %s failed: %w", field, name, runErr)
+		return nil, &FunctionError{Field: field, Function: name, Results: errorMessages(results), Err: runErr}
 	}
 	h.status.Runs = append(h.status.Runs, run)
 	for _, r := range out { // what the function made belongs to this package
@@ -323,4 +325,32 @@ func pathInvariants(nodes []*yaml.RNode) error {
 		seen[key] = true
 	}
 	return nil
+}
+
+// FunctionError is a function that ran and failed: its error results say
+// why, and its exit code and stderr how it ended.
+type FunctionError struct {
+	Field, Function string
+	Results         []string
+	Err             error
+}
+
+func (e *FunctionError) Error() string {
+	if len(e.Results) > 0 {
+		return fmt.Sprintf("`%s`: function %s failed: %s (%v)", e.Field, e.Function, strings.Join(e.Results, "; "), e.Err)
+	}
+	return fmt.Sprintf("`%s`: function %s failed: %v", e.Field, e.Function, e.Err)
+}
+
+func (e *FunctionError) Unwrap() error { return e.Err }
+
+// errorMessages are the messages of the error results.
+func errorMessages(results fn.Results) []string {
+	var out []string
+	for _, r := range results {
+		if r.Severity == fn.Error {
+			out = append(out, r.Message)
+		}
+	}
+	return out
 }

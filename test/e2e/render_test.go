@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/fnruntime"
 	"github.com/pvkit/pvkit/pkg/render"
 )
@@ -68,4 +70,76 @@ func TestRenderMatchesKpt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 21 #1: a draft pvctl run renders is what `kpt fn render` makes of
+// the same draft unrendered (pvctl run --no-render), byte for byte: the
+// blueprint's pipeline (apply-replacements and a starlark validator of the
+// kpt catalog, offline) run by kpt as executables.
+func TestPvctlRenderMatchesKpt(t *testing.T) {
+	needKpt(t)
+	if err := fntest.EnsureCatalog(); err != nil {
+		t.Fatal(err)
+	}
+	catalog := filepath.Dir(os.Getenv(fntest.CatalogEnv))
+	blueprint := filepath.Join(repoRoot, "test/e2e/testdata/pvctl-render/guarded")
+	variant := "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: guarded-dev\nspec:\n" +
+		"  upstream: {repo: blueprints, package: guarded}\n  downstream: {repo: deploy, package: guarded-dev}\n  packageContext:\n    data: {env: dev}\n"
+	pull := func(render bool) map[string]string {
+		dir := t.TempDir()
+		repos, in := filepath.Join(dir, "repos"), filepath.Join(dir, "in")
+		fntest.WriteTree(t, in, map[string]string{"variant.yaml": variant,
+			"repos.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\n"})
+		pvctl(t, 0, repos, "publish", "--repo", "blueprints", "--package", "guarded", blueprint)
+		args := []string{"-f", in}
+		if !render {
+			args = append(args, "--no-render")
+		}
+		pvctl(t, 0, repos, "run", args...)
+		out := filepath.Join(dir, "pulled")
+		pvctl(t, 0, repos, "pull", "deploy.guarded-dev.packagevariant-1", out)
+		return fntest.ReadTree(t, out)
+	}
+	rendered, unrendered := pull(true), pull(false)
+	if cmp.Equal(rendered, unrendered) {
+		t.Fatal("the render changed nothing: the test tests nothing")
+	}
+	// kpt runs the same functions as executables: the Kptfile names them
+	// so for kpt, and back afterwards.
+	images := map[string]string{
+		"gcr.io/kpt-fn/apply-replacements:v0.1.1":              filepath.Join(catalog, "apply-replacements-v0.1.1"),
+		"ghcr.io/kptdev/krm-functions-catalog/starlark:v0.4.3": filepath.Join(catalog, "starlark-v0.4.3"),
+	}
+	swap := func(kptfile string, toExec bool) string {
+		for image, exe := range images {
+			if toExec {
+				kptfile = strings.ReplaceAll(kptfile, "image: "+image, "exec: "+exe)
+			} else {
+				kptfile = strings.ReplaceAll(kptfile, "exec: "+exe, "image: "+image)
+			}
+		}
+		return kptfile
+	}
+	work := filepath.Join(t.TempDir(), "guarded-dev")
+	unrendered["Kptfile"] = swap(unrendered["Kptfile"], true)
+	fntest.WriteTree(t, work, unrendered)
+	if out, err := exec.Command(kptPath, "fn", "render", "--allow-exec", "--truncate-output=false", work).CombinedOutput(); err != nil {
+		t.Fatalf("kpt fn render: %v\n%s", err, out)
+	}
+	byKpt := fntest.ReadTree(t, work)
+	byKpt["Kptfile"] = swap(byKpt["Kptfile"], false)
+	if diff := cmp.Diff(byKpt, rendered); diff != "" {
+		t.Fatalf("pvctl's rendered draft differs from kpt fn render of the unrendered one (-kpt +pvctl):\n%s", diff)
+	}
+}
+
+// pvctl runs a pvctl command on the repositories in process and checks
+// its exit code.
+func pvctl(t *testing.T, want int, repos, name string, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := cli.Command(context.Background(), name, append([]string{"--repos", repos}, args...), &out, &errb); code != want {
+		t.Fatalf("pvctl %s %v: exit %d, want %d\n%s\n%s", name, args, code, want, out.String(), errb.String())
+	}
+	return out.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -440,8 +441,9 @@ func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTar
 	return out
 }
 
-// precheck runs the variant's mutations on the upstream's files before a
-// clone, so that whatever would stall the mutation (a kind pvkit may not
+// precheck runs the variant's mutations on what the clone of the upstream
+// will be (its files as Porch's clone writes them: package context and
+// merge keys, store/tasks) before the clone, so that whatever would stall the mutation (a kind pvkit may not
 // read, a package the functions refuse) stalls before anything is
 // created: a clone whose mutation never ran would be a draft that looks
 // finished (unspecialised, without its readiness gates) and could be
@@ -460,6 +462,10 @@ func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *
 			r.upstreams.put(key, files)
 		}
 	}
-	_, _, err := r.runChain(ctx, v, files)
+	clone, err := tasks.Clone(files, store.LockFor(*up), v.Spec.Downstream.Package)
+	if err != nil {
+		return kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("the clone of %s: %w", up.Name, err))
+	}
+	_, _, err = r.runChain(ctx, v, clone)
 	return err
 }

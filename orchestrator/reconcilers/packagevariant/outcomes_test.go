@@ -83,7 +83,7 @@ func TestOutcomes(t *testing.T) {
 				"  l7: &l7 [*l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6, *l6]\n"
 			e.store.Publish(ns, "blueprints", "app", f)
 			e.variant(appVariant)
-		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: `"lol.yaml": its YAML aliases expand`,
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonMutationFailed, readyMsg: `the clone of blueprints.app.v1: "lol.yaml": its YAML aliases expand`,
 			terminal: true, events: []string{"Warning MutationFailed"}, noDraft: true}},
 		{"injection point of a kind pvkit may not read", func(e *env) {
 			f := blueprint(e.t)
@@ -150,7 +150,7 @@ func TestOutcomes(t *testing.T) {
 			})
 			e.variant(appVariant)
 		}, want{stalled: "False", ready: "False", readyReason: pvapi.ReasonRenderFailed,
-			readyMsg: `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": package revision default/deploy.app-prod.packagevariant-1 was not created: pipeline.mutators[0] failed`,
+			readyMsg:    `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": package revision default/deploy.app-prod.packagevariant-1 was not created: pipeline.mutators[0] failed`,
 			reconciling: true, retried: true}},
 		{"deleting", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))

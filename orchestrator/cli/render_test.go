@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+)
+
+// guarded is a blueprint whose own pipeline refuses env: prod (a starlark
+// validator of the kpt catalog, run offline): its clone renders, a
+// variant's write of env: prod does not.
+var guarded = map[string]string{
+	"Kptfile": `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: guarded
+pipeline:
+  mutators:
+  - image: gcr.io/kpt-fn/apply-replacements:v0.1.1
+    configPath: replacements.yaml
+  validators:
+  - image: ghcr.io/kptdev/krm-functions-catalog/starlark:v0.4.3
+    configPath: no-prod.yaml
+`,
+	"no-prod.yaml": `apiVersion: fn.kpt.dev/v1alpha1
+kind: StarlarkRun
+metadata:
+  name: no-prod
+  annotations:
+    config.kubernetes.io/local-config: "true"
+source: |
+  for r in ctx.resource_list["items"]:
+    if r["kind"] == "ConfigMap" and r["metadata"]["name"] == "kptfile.kpt.dev" and r.get("data", {}).get("env") == "prod":
+      fail("env prod is not allowed in this package")
+`,
+	"replacements.yaml": `apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: instance
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+- source:
+    kind: ConfigMap
+    name: kptfile.kpt.dev
+    fieldPath: data.name
+  targets:
+  - select:
+      kind: ConfigMap
+      name: settings
+    fieldPaths:
+    - data.instance
+    options:
+      create: true
+`,
+	"settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n",
+}
+
+func guardedVariant(name, env string) string {
+	return `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata:
+  name: ` + name + `
+spec:
+  upstream: {repo: blueprints, package: guarded}
+  downstream: {repo: core-euwest1, package: ` + name + `}
+  packageContext:
+    data: {env: ` + env + `}
+`
+}
+
+// Issue 21 #1: pvctl renders each draft it writes, as Porch does. A
+// pipeline that fails on the variant's write is RenderFailed with the
+// render status, and its draft is not approvable; one that works is
+// rendered (the blueprint's replacement ran in the clone and after the
+// write).
+func TestRenderFailedAndRendered(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "guarded")
+	fntest.WriteTree(t, pkg, guarded)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "guarded", pkg)
+	w.write("guarded-prod.yaml", guardedVariant("guarded-prod", "prod"))
+	w.write("guarded-dev.yaml", guardedVariant("guarded-dev", "dev"))
+	out := w.run(ExitNotReady)
+	contains(t, out, "guarded-prod          False  RenderFailed",
+		"function ghcr.io/kptdev/krm-functions-catalog/starlark:v0.4.3 failed: fail: env prod is not allowed in this package",
+		"guarded-dev           True   NoErrors")
+	// The failed write left the draft as the clone made it, its mutation
+	// gate False; approve refuses it (its variant is RenderFailed).
+	code, _, errs := w.cmd("approve", "core-euwest1.guarded-prod.packagevariant-1")
+	if code != ExitNotReady || !strings.Contains(errs, "is not ready: its PackageVariant guarded-prod is not Ready (RenderFailed") {
+		t.Fatalf("approve of the unrendered draft: exit %d\n%s", code, errs)
+	}
+	if g := w.files("core-euwest1.guarded-prod.packagevariant-1")["Kptfile"]; !strings.Contains(g, "conditionType: pvkit.dev/mutation") || !strings.Contains(g, "status: \"False\"") {
+		t.Fatalf("the draft's mutation gate:\n%s", g)
+	}
+	st := w.mustCmd(ExitOK, "status", "packagevariant/guarded-prod")
+	contains(t, st, "RenderFailed", "ghcr.io/kptdev/krm-functions-catalog/starlark:v0.4.3", "exit code 1")
+	dev := w.files("core-euwest1.guarded-dev.packagevariant-1")
+	contains(t, dev["settings.yaml"], "instance: guarded-dev") // the blueprint's own render, in the clone
+	contains(t, dev["package-context.yaml"], "env: dev")
+	contains(t, dev["Kptfile"], "status: \"True\"")
+}
+
+// A function nothing here can run: the render fails naming the image and
+// the ways to run it; --no-render is the explicit way out.
+func TestRenderWithoutRuntime(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "odd")
+	files := map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: odd\npipeline:\n  mutators:\n  - image: registry.example.com/no/such-function:v1\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+	}
+	fntest.WriteTree(t, pkg, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "odd", pkg)
+	w.write("odd.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: odd\nspec:\n  upstream: {repo: blueprints, package: odd}\n  downstream: {repo: core-euwest1, package: odd}\n")
+	code, out, _ := w.cmd("run", "-f", w.in, "--function-runner", "")
+	if code != ExitNotReady || !strings.Contains(out, `no runtime for image "registry.example.com/no/such-function:v1"`) && !strings.Contains(out, "registry.example.com/no/such-function:v1") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--no-render")
+	contains(t, out, "odd                   True   NoErrors")
+}

@@ -1,0 +1,95 @@
+package fnruntime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/pkg/render"
+)
+
+func TestBuiltin(t *testing.T) {
+	for image, want := range map[string]string{
+		"pvkit/package-context:v0.1.0":                        "package-context",
+		"registry.example.com/pvkit/config-inject:dev":        "config-inject",
+		"registry.example.com:5000/pvkit/pvs-expand@sha256:0": "pvs-expand",
+		"pvkit/unknown:v1":                                    "",
+		"gcr.io/kpt-fn/set-labels:v0.1":                       "",
+		"other/package-context:v1":                            "",
+	} {
+		if got := Builtin(image); got != want {
+			t.Errorf("Builtin(%q) = %q, want %q", image, got, want)
+		}
+	}
+}
+
+// Each way a function cannot run says which and what would run it.
+func TestRunnerRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		rt   Runtime
+		fn   render.Function
+		want string
+	}{
+		{"no runtime", Runtime{}, render.Function{Image: "example.com/fn:v1"},
+			`no runtime for image "example.com/fn:v1": pvctl runs pvkit's own functions in process, the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering`},
+		{"exec not allowed", Runtime{}, render.Function{Exec: "./fn"},
+			`exec "./fn": exec functions run only with --allow-exec`},
+		{"executable not built", Runtime{Executables: map[string]string{"gcr.io/kpt-fn/set-namespace:v0.4.1": filepath.Join(dir, "set-namespace-v0.4.1")}},
+			render.Function{Image: "gcr.io/kpt-fn/set-namespace:v0.4.1"},
+			`image "gcr.io/kpt-fn/set-namespace:v0.4.1" runs as the executable ` + filepath.Join(dir, "set-namespace-v0.4.1") + `, which is not there: make catalog-functions builds it`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.rt.Runner(context.Background(), tt.fn)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// pvkit's own function runs in process; a failure is an ExitError with the
+// function's stderr.
+func TestBuiltinRunsInProcess(t *testing.T) {
+	run, err := (&Runtime{}).Runner(context.Background(), render.Function{Image: "pvkit/package-context:v0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {name: x}\n"
+	err = run(strings.NewReader(in), &out)
+	var ee *render.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(ee.Stderr, "must not contain the reserved key \"name\"") {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestLoadExecutables(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("config.yaml", "functions:\n- function: fn-v1\n  images: [example.com/fn:v1, example.com/fn@sha256:00]\n")
+	m, err := LoadExecutables(good, "")
+	if err != nil || m["example.com/fn:v1"] != filepath.Join(dir, "fn-v1") || len(Images(m)) != 2 {
+		t.Fatalf("LoadExecutables = %v, %v", m, err)
+	}
+	for name, tt := range map[string]struct{ text, want string }{
+		"a path":        {"functions:\n- function: ../fn\n  images: [a]\n", "`functions[0].function` must be the name of an executable of"},
+		"twice":         {"functions:\n- function: a\n  images: [x]\n- function: b\n  images: [x]\n", `image "x" is mapped twice`},
+		"unknown field": {"functions:\n- function: a\n  image: x\n", `unknown field "image"`},
+	} {
+		if _, err := LoadExecutables(write(name+".yaml", tt.text), ""); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tt.want)
+		}
+	}
+}
