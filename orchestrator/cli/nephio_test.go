@@ -12,13 +12,16 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 )
 
-// Issue 19 #7: examples/nephio, a fleet in Nephio's shape, end to end with
-// pvctl and no pvkit-only flag: a catalog with a workload-cluster
-// blueprint (an injection point, nested variants) and an addon published
-// under <path>/vX.Y.Z tags; sets selecting WorkloadCluster objects with
-// Nephio's annotations, one from the branch placeholder (workspaceName:
-// main); plan, run, a local edit (pull, edit, push), approve, and an
-// upgrade that keeps the edit.
+// Issue 19 #7 and issue 21 #1, #2: examples/nephio, a fleet in Nephio's
+// shape, end to end offline: a catalog with a workload-cluster blueprint
+// (an injection point, a nested variant its own pipeline renames per
+// cluster with apply-replacements) and an addon published under
+// <path>/vX.Y.Z tags; sets selecting WorkloadCluster objects with Nephio's
+// annotations, one from the branch placeholder (workspaceName: main); plan,
+// run --sync mgmt (the cluster packages rendered, approved by policy,
+// applied to the embedded cluster, and their nested variants' packages
+// made, rendered and approved in the same run), a local edit (pull, edit,
+// push), approve, and an upgrade that keeps the edit.
 func TestNephioExample(t *testing.T) {
 	root := fntest.RepoRoot()
 	example := filepath.Join(root, "examples", "nephio")
@@ -48,17 +51,31 @@ func TestNephioExample(t *testing.T) {
 		return fntest.ReadTree(t, dir)
 	}
 	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/workload-cluster", filepath.Join(example, "catalog", "workload-cluster"))
+	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/cluster-capi-kind", filepath.Join(example, "catalog", "cluster-capi-kind"))
 	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/kindnet", filepath.Join(example, "catalog", "kindnet-v1.0.0"))
 	tag("infra/capi/kindnet/v1.0.0", "infra/capi/kindnet/v1")
 
 	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt), "would create draft edge01.kindnet.packagevariant-1 (clone of catalog.infra.capi.kindnet.v1.0.0)",
 		"would create draft mgmt.regional.packagevariant-1 (clone of catalog.infra.capi.workload-cluster.main)")
-	out := pvctl(ExitOK, "run", "-f", mgmt)
+	out := pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt")
 	if strings.Contains(out, " False ") {
 		t.Fatalf("not every variant is Ready:\n%s", out)
 	}
-	// approval.nephio.org/policy: initial approved the cluster packages.
-	contains(t, out, "approved mgmt.edge01.packagevariant-1: revision 1 of edge01 (approval.nephio.org/policy: initial)")
+	// approval.nephio.org/policy: initial approved the cluster packages;
+	// synced, their nested variants (renamed per cluster by the package's
+	// render) made and approved the clusters' CAPI packages, whose Cluster
+	// objects were synced in turn.
+	contains(t, out, "approved mgmt.edge01.packagevariant-1: revision 1 of edge01 (approval.nephio.org/policy: initial)",
+		"created PackageVariant edge01-cluster", "created PackageVariant regional-cluster",
+		"approved mgmt.edge02-cluster.packagevariant-1: revision 1 of edge02-cluster (approval.nephio.org/policy: initial)",
+		"synced Cluster regional from mgmt/regional-cluster@v1",
+		"edge01-cluster                   True   NoErrors    mgmt.edge01-cluster.packagevariant-1")
+	for _, cluster := range []string{"edge01", "edge02", "regional"} {
+		nested := files("mgmt." + cluster + ".packagevariant-1")["cluster.yaml"]
+		contains(t, nested, "name: "+cluster+"-cluster\n", "package: "+cluster+"-cluster\n", "name: "+cluster+"\n")
+		contains(t, files("mgmt."+cluster+"-cluster.packagevariant-1")["cluster.yaml"], "kind: Cluster", "name: "+cluster+"\n")
+	}
+	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 	if strings.Contains(out, "approved edge01.kindnet") {
 		t.Fatalf("a draft without a policy was approved:\n%s", out)
 	}
@@ -82,7 +99,7 @@ func TestNephioExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	pvctl(ExitOK, "push", "edge01.kindnet.packagevariant-1", edit)
-	contains(t, pvctl(ExitOK, "run", "-f", mgmt), "No changes: every downstream package is up to date.")
+	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 	approveAll := func() {
 		t.Helper()
 		var drafts []string
@@ -113,12 +130,12 @@ func TestNephioExample(t *testing.T) {
 	if err := os.WriteFile(set, bytes.Replace(b, []byte("workspaceName: v1.0.0"), []byte("workspaceName: v1.1.0"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out = pvctl(ExitOK, "run", "-f", mgmt)
+	out = pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt")
 	contains(t, out, "created draft edge01.kindnet.packagevariant-2 (upgrade of edge01.kindnet.packagevariant-1 to catalog.infra.capi.kindnet.v1.1.0)")
 	up := files("edge01.kindnet.packagevariant-2")
 	contains(t, up["daemonset.yaml"], "kindnetd:v0.2.0", "memory: 100Mi")
 	contains(t, up["workloadcluster.yaml"], "clusterName: edge01")
 	contains(t, files("edge02.kindnet.packagevariant-2")["daemonset.yaml"], "kindnetd:v0.2.0", "memory: 50Mi")
 	approveAll()
-	contains(t, pvctl(ExitOK, "run", "-f", mgmt), "No changes: every downstream package is up to date.")
+	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 }

@@ -154,7 +154,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	var output, statePath string
 	var prune local.Prune
 	maxChildren := pvsexpand.DefaultMaxChildren
-	var readable []string
+	var readable, syncRepos []string
 	var rf renderFlags
 	dryRun, diff := plan, false
 	c := &cobra.Command{
@@ -212,7 +212,7 @@ the variants of the last run (and more than one) stop the run before it does any
 			}
 			rep, err := local.Run(ctx, local.RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
 				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable,
-				Render: rendering})
+				Render: rendering, Sync: syncRepos})
 			if err != nil {
 				return err
 			}
@@ -253,6 +253,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	f.StringSliceVar(&readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap, Team.example.com and the kinds of the objects in the files (a Secret only when named here)")
 	f.IntVar(&maxChildren, "max-children-per-set", maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
+	f.StringArrayVar(&syncRepos, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
 	rf.add(c)
 	return c
 }

@@ -77,6 +77,10 @@ type RunOptions struct {
 	// Render renders every draft the run creates or writes, as Porch does
 	// (nil: no render, pvctl --no-render).
 	Render *Render
+	// Sync names the repositories whose published packages the run applies
+	// to the embedded cluster, as ConfigSync would (sync.go): the
+	// PackageVariants and sets they nest are reconciled in the same run.
+	Sync []string
 }
 
 // Render is how a run renders drafts: the runtime of their pipelines'
@@ -269,6 +273,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 			continue
 		}
 		u := &unstructured.Unstructured{Object: old}
+		if isSynced(u.GetAnnotations()) { // the --sync repositories' to keep or remove
+			objs = append(objs, u)
+			continue
+		}
 		if err := pr.hold("%s %s", u.GetKind(), u.GetName()); err == nil {
 			j.note("removed %s %s from the embedded cluster (no longer in the files)", u.GetKind(), u.GetName())
 			continue
@@ -285,6 +293,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
+	sy := newSyncer(o.Sync, o.Namespace, gs, c, scheme, j, pr, givenKeys(in), st)
 	events := newEventLog(scheme, o.Clock, st.Events)
 	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events}
@@ -319,10 +328,19 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		if err := approveByPolicy(ctx, c, gs, j, o.Namespace, rep); err != nil {
 			return nil, err
 		}
+		if err := sy.sync(ctx); err != nil {
+			return nil, err
+		}
 		settled = c.Writes()+len(j.Changes()) == before
 	}
 	rep.Changes = j.Changes()
 	rep.Held = pr.Held()
+	rep.Warnings = append(rep.Warnings, sy.warnings...)
+	synced, err := sy.objects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cluster = append(cluster, synced...)
 	if err := rep.collect(ctx, c, gs, o.Namespace, errs); err != nil {
 		return nil, err
 	}
@@ -445,6 +463,11 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 		sets[s.UID] = true
 		objs = append(objs, s)
 	}
+	for i := range st.Sets { // a synced set stays for the --sync repositories to keep or remove
+		if old := &st.Sets[i]; isSynced(old.Annotations) && !givenSet(in, old.Name) {
+			objs = append(objs, old)
+		}
+	}
 	for _, v := range in.variants {
 		given[v.Name] = true
 		v.UID, v.Generation = UID("PackageVariant", v.Namespace, v.Name), 1
@@ -462,6 +485,9 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 			continue
 		}
 		objs = append(objs, v)
+		if isSynced(v.Annotations) { // the --sync repositories' to keep or remove
+			continue
+		}
 		if owner := metav1.GetControllerOf(v); owner == nil || !sets[owner.UID] {
 			deleted = append(deleted, v)
 		}
@@ -471,6 +497,30 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 	}
 	objs = append(objs, in.others...)
 	return objs, deleted
+}
+
+func givenSet(in *input, name string) bool {
+	for _, s := range in.sets {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// givenKeys are the keys (state.ObjectKey) of every object the files give.
+func givenKeys(in *input) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range in.variants {
+		out[objKey(pvapi.GroupVersion.String(), "PackageVariant", v.Name)] = true
+	}
+	for _, s := range in.sets {
+		out[objKey(pvsapi.GroupVersion.String(), "PackageVariantSet", s.Name)] = true
+	}
+	for _, o := range in.others {
+		out[state.ObjectKey(o.(*unstructured.Unstructured).Object)] = true
+	}
+	return out
 }
 
 // collect reads every set and variant back for the report and the state.

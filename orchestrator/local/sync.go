@@ -1,0 +1,377 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// SyncedFromAnnotation is on every object pvctl run --sync applied from a
+// published package: the repository, the package and its revision
+// (REPO/PACKAGE@vN), as ConfigSync marks what it applied.
+const SyncedFromAnnotation = "pvkit.dev/synced-from"
+
+// syncer plays ConfigSync for the --sync repositories: the objects of
+// their published packages (the latest published revision of each; local
+// config and Kptfiles left out) are applied to the embedded cluster, so
+// that the PackageVariants and PackageVariantSets a package nests are
+// reconciled in the same run. An object the files give wins over a synced
+// one (a warning says so); a synced object no published package holds any
+// longer is removed, with --prune.
+type syncer struct {
+	repos     []string
+	namespace string
+	gs        *gitstore.Store
+	c         client.Client
+	scheme    *runtime.Scheme
+	j         *journal
+	pr        *pruner
+	given     map[string]bool                    // keys of the objects the files give
+	known     map[string]schema.GroupVersionKind // keys of the synced objects in the cluster
+	warned    map[string]bool
+	warnings  []string
+}
+
+func newSyncer(repos []string, namespace string, gs *gitstore.Store, c client.Client, scheme *runtime.Scheme, j *journal, pr *pruner,
+	given map[string]bool, st *state.State) *syncer {
+	s := &syncer{repos: repos, namespace: namespace, gs: gs, c: c, scheme: scheme, j: j, pr: pr, given: given,
+		known: map[string]schema.GroupVersionKind{}, warned: map[string]bool{}}
+	for _, v := range st.Variants {
+		if v.Annotations[SyncedFromAnnotation] != "" {
+			s.known[objKey(pvapi.GroupVersion.String(), "PackageVariant", v.Name)] = pvapi.GroupVersion.WithKind("PackageVariant")
+		}
+	}
+	for _, v := range st.Sets {
+		if v.Annotations[SyncedFromAnnotation] != "" {
+			s.known[objKey(pvsapi.GroupVersion.String(), "PackageVariantSet", v.Name)] = pvsapi.GroupVersion.WithKind("PackageVariantSet")
+		}
+	}
+	for _, o := range st.Objects {
+		u := &unstructured.Unstructured{Object: o}
+		if u.GetAnnotations()[SyncedFromAnnotation] != "" {
+			s.known[state.ObjectKey(o)] = u.GroupVersionKind()
+		}
+	}
+	return s
+}
+
+func objKey(apiVersion, kind, name string) string { return apiVersion + " " + kind + " " + name }
+
+// isSynced reports whether an object was applied by --sync.
+func isSynced(annotations map[string]string) bool { return annotations[SyncedFromAnnotation] != "" }
+
+func (s *syncer) warn(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if !s.warned[msg] {
+		s.warned[msg] = true
+		s.warnings = append(s.warnings, msg)
+	}
+}
+
+// sync applies the published packages once; the caller's pass counts its
+// writes.
+func (s *syncer) sync(ctx context.Context) error {
+	if len(s.repos) == 0 {
+		return nil
+	}
+	desired, err := s.desired()
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(desired))
+	for k := range desired {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := s.apply(ctx, desired[k]); err != nil {
+			return err
+		}
+		s.known[k] = desired[k].GroupVersionKind()
+	}
+	var gone []string
+	for k := range s.known {
+		if _, ok := desired[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		if err := s.remove(ctx, k, s.known[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// desired are the objects of the --sync repositories' published packages,
+// by key.
+func (s *syncer) desired() (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	for _, repo := range s.repos {
+		latest := map[string]store.Revision{}
+		for _, r := range s.gs.All(s.namespace) {
+			if r.Repository != repo || r.Lifecycle != store.Published || r.Revision < 1 {
+				continue
+			}
+			if cur, ok := latest[r.Package]; !ok || r.Revision > cur.Revision {
+				latest[r.Package] = r
+			}
+		}
+		pkgs := make([]string, 0, len(latest))
+		for p := range latest {
+			pkgs = append(pkgs, p)
+		}
+		sort.Strings(pkgs)
+		for _, p := range pkgs {
+			rev := latest[p]
+			res, err := s.gs.GetResources(context.Background(), s.namespace, rev.Name)
+			if err != nil {
+				return nil, fmt.Errorf("--sync %s: reading %s: %w", repo, rev.Name, err)
+			}
+			items, err := krm.FilesToItems(res.Files)
+			if err != nil {
+				s.warn("--sync %s: package %s revision %d is not synced: %v", repo, p, rev.Revision, err)
+				continue
+			}
+			source := repo + "/" + p + "@v" + strconv.Itoa(rev.Revision)
+			for _, it := range items {
+				u, ok := s.object(it.YNode(), source)
+				if !ok {
+					continue
+				}
+				k := state.ObjectKey(u.Object)
+				switch {
+				case s.given[k]:
+					s.warn("--sync: %s %s of %s is not applied: the files give an object of that name", u.GetKind(), u.GetName(), source)
+				case out[k] != nil:
+					s.warn("--sync: %s %s of %s is not applied: %s holds one of that name", u.GetKind(), u.GetName(), source, out[k].GetAnnotations()[SyncedFromAnnotation])
+				default:
+					out[k] = u
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// object is an item of a published package as ConfigSync would apply it:
+// nil for the Kptfile, local config, and what is not an object of the
+// run's namespace.
+func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured, bool) {
+	apiVersion, kind := krm.TypeMeta(n)
+	if apiVersion == "" || kind == "" || krm.Name(n) == "" || kind == "Kptfile" {
+		return nil, false
+	}
+	if kind == "Repository" && apiVersion == "config.porch.kpt.dev/v1alpha1" {
+		s.warn("--sync: %s: Repository %s is not applied: pvctl serves the repositories the files give (-f)", source, krm.Name(n))
+		return nil, false
+	}
+	if v, _ := krm.ScalarAt(n, "metadata", "annotations", "config.kubernetes.io/local-config"); v == "true" {
+		return nil, false
+	}
+	b, err := yaml.NewRNode(n).MarshalJSON()
+	if err != nil {
+		s.warn("--sync: %s: %s %s: %v", source, kind, krm.Name(n), err)
+		return nil, false
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(b); err != nil { // integers as int64, as the cluster keeps them
+		s.warn("--sync: %s: %s %s: %v", source, kind, krm.Name(n), err)
+		return nil, false
+	}
+	for a := range u.GetAnnotations() {
+		if krm.IsReaderAnnotation(a) {
+			unstructured.RemoveNestedField(u.Object, "metadata", "annotations", a)
+		}
+	}
+	switch ns := u.GetNamespace(); {
+	case ns == "":
+		u.SetNamespace(s.namespace)
+	case ns != s.namespace:
+		s.warn("--sync: %s: %s %s is in namespace %q, not the run's %q: not applied", source, kind, u.GetName(), ns, s.namespace)
+		return nil, false
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[SyncedFromAnnotation] = source
+	u.SetAnnotations(ann)
+	return u, true
+}
+
+// apply creates or updates one synced object: PackageVariants and sets as
+// their types (so that the cluster moves their generation), the rest as
+// they are.
+func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error {
+	obj, err := s.typed(u)
+	if err != nil {
+		return fmt.Errorf("--sync: %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	cur := obj.DeepCopyObject().(client.Object)
+	err = s.c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	if apierrors.IsNotFound(err) {
+		if err := s.c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("--sync: creating %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if u.GetKind() != "PackageVariant" { // the cluster notes those
+			s.j.note("synced %s %s from %s", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !isSynced(cur.GetAnnotations()) {
+		s.warn("--sync: %s %s of %s is not applied: an object of that name is in the cluster, not synced", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
+		return nil
+	}
+	if sameContent(cur, obj) {
+		return nil
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	obj.SetUID(cur.GetUID())
+	obj.SetGeneration(cur.GetGeneration())
+	obj.SetFinalizers(cur.GetFinalizers())
+	copyStatus(cur, obj)
+	if err := s.c.Update(ctx, obj); err != nil {
+		return fmt.Errorf("--sync: updating %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	s.j.note("synced %s %s from %s", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
+	return nil
+}
+
+// remove deletes a synced object no published package holds any longer
+// (with --prune; held back otherwise, as every removal is).
+func (s *syncer) remove(ctx context.Context, k string, gvk schema.GroupVersionKind) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	_, name := splitKey(k)
+	u.SetNamespace(s.namespace)
+	u.SetName(name)
+	obj, err := s.typed(u)
+	if err != nil {
+		return err
+	}
+	kind := gvk.Kind
+	if kind != "PackageVariant" && kind != "PackageVariantSet" { // the cluster holds those itself
+		if err := s.pr.hold("%s %s (no synced package holds it)", kind, name); err != nil {
+			return nil
+		}
+	}
+	err = s.c.Delete(ctx, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+	case errors.Is(err, errHeld):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--sync: removing %s %s: %w", kind, name, err)
+	default:
+		if kind != "PackageVariant" && kind != "PackageVariantSet" {
+			s.j.note("removed synced %s %s (no published package holds it)", kind, name)
+		}
+	}
+	delete(s.known, k)
+	return nil
+}
+
+func splitKey(k string) (string, string) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == ' ' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return "", k
+}
+
+// typed is u as the scheme's type when it has one.
+func (s *syncer) typed(u *unstructured.Unstructured) (client.Object, error) {
+	gvk := u.GroupVersionKind()
+	if !s.scheme.Recognizes(gvk) {
+		return u, nil
+	}
+	o, err := s.scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, o); err != nil {
+		return nil, err
+	}
+	o.GetObjectKind().SetGroupVersionKind(gvk)
+	return o.(client.Object), nil
+}
+
+// sameContent compares what a sync sets: labels, annotations and the rest
+// of the object but metadata and status.
+func sameContent(cur, want client.Object) bool {
+	a, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(cur.DeepCopyObject())
+	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(want.DeepCopyObject())
+	if errA != nil || errB != nil {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(cur.GetLabels(), want.GetLabels()) || !equality.Semantic.DeepEqual(cur.GetAnnotations(), want.GetAnnotations()) {
+		return false
+	}
+	for _, m := range []map[string]any{a, b} {
+		delete(m, "metadata")
+		delete(m, "status")
+		delete(m, "apiVersion")
+		delete(m, "kind")
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// copyStatus keeps a typed object's status across a sync's update.
+func copyStatus(from, to client.Object) {
+	switch t := to.(type) {
+	case *pvapi.PackageVariant:
+		t.Status = from.(*pvapi.PackageVariant).Status
+	case *pvsapi.PackageVariantSet:
+		t.Status = from.(*pvsapi.PackageVariantSet).Status
+	}
+}
+
+// objects are the synced objects other than variants and sets, as the
+// state file keeps them.
+func (s *syncer) objects(ctx context.Context) ([]map[string]any, error) {
+	var out []map[string]any
+	keys := make([]string, 0, len(s.known))
+	for k := range s.known {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		gvk := s.known[k]
+		if gvk.Kind == "PackageVariant" || gvk.Kind == "PackageVariantSet" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		_, name := splitKey(k)
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, u); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, u.Object)
+	}
+	return out, nil
+}
