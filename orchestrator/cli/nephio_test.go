@@ -73,7 +73,7 @@ func TestNephioExample(t *testing.T) {
 	for _, cluster := range []string{"edge01", "edge02", "regional"} {
 		nested := files("mgmt." + cluster + ".packagevariant-1")["cluster.yaml"]
 		contains(t, nested, "name: "+cluster+"-cluster\n", "package: "+cluster+"-cluster\n", "name: "+cluster+"\n")
-		contains(t, files("mgmt."+cluster+"-cluster.packagevariant-1")["cluster.yaml"], "kind: Cluster", "name: "+cluster+"\n")
+		contains(t, files("mgmt." + cluster + "-cluster.packagevariant-1")["cluster.yaml"], "kind: Cluster", "name: "+cluster+"\n")
 	}
 	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 	if strings.Contains(out, "approved edge01.kindnet") {
