@@ -97,18 +97,22 @@ git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "
 
 # 12. A fleet in Nephio's shape (examples/nephio): WorkloadCluster objects,
 # a workload-cluster blueprint from the branch placeholder (workspaceName:
-# main), an addon under the catalog's version tags, a local edit kept by an
-# upgrade. Its own repositories.
+# main) whose own pipeline (apply-replacements, built offline) renames its
+# nested variant per cluster, --sync mgmt applying the published cluster
+# packages so that their nested variants run too, an addon under the
+# catalog's version tags, a local edit kept by an upgrade. Its own
+# repositories.
 repos="$work/nephio-repositories"
 mgmt="$work/nephio-mgmt" && mkdir -p "$mgmt" && cp -r examples/nephio/mgmt/. "$mgmt/"
 echo
 echo "== 12. examples/nephio: Nephio's shapes, offline"
 pvctl publish --repo catalog --package infra/capi/workload-cluster examples/nephio/catalog/workload-cluster
+pvctl publish --repo catalog --package infra/capi/cluster-capi-kind examples/nephio/catalog/cluster-capi-kind
 pvctl publish --repo catalog --package infra/capi/kindnet examples/nephio/catalog/kindnet-v1.0.0
 echo "   \$ git tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1    (the catalog's version tag)"
 git --git-dir="$repos/catalog.git" tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1
 pvctl get --repo catalog
-pvctl run -f "$mgmt"
+pvctl run -f "$mgmt" --sync mgmt
 echo "   (edge01's kindnet: a local edit, pulled, edited and pushed back, then every draft approved)"
 "$PWD/bin/pvctl" pull edge01.kindnet.packagevariant-1 "$work/kindnet" --repos "$repos" >/dev/null
 sed -i 's/memory: 50Mi/memory: 100Mi/' "$work/kindnet/daemonset.yaml"
@@ -118,6 +122,6 @@ echo "   (the catalog publishes kindnet v1.1.0; the set moves to it)"
 pvctl publish --repo catalog --package infra/capi/kindnet examples/nephio/catalog/kindnet-v1.1.0
 git --git-dir="$repos/catalog.git" tag infra/capi/kindnet/v1.1.0 infra/capi/kindnet/v2
 sed -i 's/workspaceName: v1.0.0/workspaceName: v1.1.0/' "$mgmt/kindnet.yaml"
-pvctl run -f "$mgmt" | sed -n '1,4p'
+pvctl run -f "$mgmt" --sync mgmt | sed -n '1,4p'
 echo "   git diff of edge01's upgrade: the new image, and the local edit kept"
 git -C "$repos/edge01.git" diff kindnet/v1 drafts/kindnet/packagevariant-2 -- kindnet/daemonset.yaml | sed "s/^/   /"

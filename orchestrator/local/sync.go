@@ -27,7 +27,8 @@ import (
 // (REPO/PACKAGE@vN), as ConfigSync marks what it applied.
 const SyncedFromAnnotation = "pvkit.dev/synced-from"
 
-// syncer plays ConfigSync for the --sync repositories: the objects of
+// syncer (rule: sync-like-configsync) plays ConfigSync for the --sync
+// repositories: the objects of
 // their published packages (the latest published revision of each; local
 // config and Kptfiles left out) are applied to the embedded cluster, so
 // that the PackageVariants and PackageVariantSets a package nests are

@@ -1,6 +1,7 @@
-// Package render renders a kpt package the way `kpt fn render` (v1.0.0-beta.56)
-// and Porch v1.5.3, which carries kpt's renderer, render it: subpackages
-// first, depth first, each package's Kptfile pipeline run on its own
+// Package render (rule: render-like-porch) renders a kpt package the way
+// `kpt fn render` (v1.0.0-beta.56) and Porch v1.5.3, which carries kpt's
+// renderer, render it: subpackages first, depth first, each package's
+// Kptfile pipeline run on its own
 // resources and its subpackages' rendered ones; mutators in order, each on
 // the resources its selectors pick (the rest passed through), its
 // functionConfig from `configPath` (the config as the pipeline has left it

@@ -11,12 +11,12 @@ import (
 )
 
 // Porch marks every resource of a package it clones or upgrades with its
-// identity in the upstream, so that a later upgrade still finds the
-// resource after a function renamed it or moved it to another namespace
-// (set-namespace): a `# kpt-merge: NAMESPACE/NAME` comment on `metadata`,
-// and the annotation internal.kpt.dev/upstream-identifier,
-// GROUP|KIND|NAMESPACE|NAME ("default" for no namespace). Both are kept
-// once there.
+// identity in the upstream (rule: porch-clone-shape), so that a later upgrade
+// still finds the resource after a function renamed it or moved it to another
+// namespace (set-namespace): a `# kpt-merge: NAMESPACE/NAME` comment on
+// `metadata`, and the annotation internal.kpt.dev/upstream-identifier,
+// GROUP|KIND|NAMESPACE|NAME ("default" for no namespace). Both are kept once
+// there.
 const (
 	mergeCommentPrefix = "kpt-merge:"
 	upstreamIDKey      = "internal.kpt.dev/upstream-identifier"
