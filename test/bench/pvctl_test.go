@@ -12,14 +12,17 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/cli"
+	"github.com/pvkit/pvkit/orchestrator/fnruntime"
 	"github.com/pvkit/pvkit/orchestrator/local"
 )
 
 // BenchmarkPvctlRun: pvctl run on a set fanned out to N repositories (N
-// targets, each cloned, given a package context, injected), the first run
-// and a no-op re-run, on local git repositories. It takes a minute at
-// N=1000, so it runs only with PVKIT_BENCH_PVCTL=1 (make bench-pvctl);
-// PVKIT_BENCH_TARGETS sets N (default 1000).
+// targets, each cloned, given a package context, injected, and rendered:
+// the blueprint's own pipeline runs pvkit's package-context, in process,
+// on the clone and on each write), the first run and a no-op re-run, on
+// local git repositories. It takes a minute at N=1000, so it runs only
+// with PVKIT_BENCH_PVCTL=1 (make bench-pvctl); PVKIT_BENCH_TARGETS sets N
+// (default 1000).
 func BenchmarkPvctlRun(b *testing.B) {
 	if os.Getenv("PVKIT_BENCH_PVCTL") == "" {
 		b.Skip("set PVKIT_BENCH_PVCTL=1 (make bench-pvctl)")
@@ -49,7 +52,8 @@ func BenchmarkPvctlRun(b *testing.B) {
 	}
 	write("cluster-objects.yaml", string(objs))
 	run := func(dir string) {
-		rep, err := local.Run(context.Background(), local.RunOptions{Repos: dir, Files: []string{in}})
+		rep, err := local.Run(context.Background(), local.RunOptions{Repos: dir, Files: []string{in},
+			Render: &local.Render{Runtime: &fnruntime.Runtime{}}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,10 +63,17 @@ func BenchmarkPvctlRun(b *testing.B) {
 			}
 		}
 	}
+	// The blueprint: examples/app with a pipeline of pvkit's own function,
+	// which renders in process.
+	blueprint := filepath.Join(b.TempDir(), "app")
+	files := fntest.ReadTree(b, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	kf, _, _ := strings.Cut(files["Kptfile"], "pipeline:")
+	files["Kptfile"] = kf + "pipeline:\n  mutators:\n  - image: pvkit/package-context:v0.1.0\n    configMap:\n      tier: web\n"
+	fntest.WriteTree(b, blueprint, files)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "repos")
 		if code := cli.Command(context.Background(), "publish", []string{"--repos", dir, "--repo", "blueprints", "--package", "app",
-			filepath.Join(fntest.RepoRoot(), "examples", "app")}, io.Discard, os.Stderr); code != 0 {
+			blueprint}, io.Discard, os.Stderr); code != 0 {
 			b.Fatalf("publish: exit %d", code)
 		}
 		return dir
@@ -78,6 +89,14 @@ func BenchmarkPvctlRun(b *testing.B) {
 	})
 	dir := fresh()
 	run(dir)
+	gs, err := local.OpenRepos(dir, "default", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := gs.GetResources(context.Background(), "default", "c0000.app.packagevariant-1")
+	if err != nil || !strings.Contains(res.Files["package-context.yaml"], "tier: web") {
+		b.Fatalf("the draft was not rendered (%v):\n%s", err, res.Files["package-context.yaml"])
+	}
 	b.Run(fmt.Sprintf("noop/%dtargets", n), func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			run(dir)
