@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
@@ -54,7 +55,8 @@ type Reconciler struct {
 	// pvsexpand.DefaultMaxChildren); a set asking for more stalls with
 	// TooManyChildren.
 	MaxChildren int
-	// Workers is the number of sets reconciled at once (default 1).
+	// Workers is the number of sets reconciled at once, and the number of
+	// one set's children written at once (default 1).
 	Workers int
 
 	watch *kit.Watcher // set by SetupWithManager
@@ -277,31 +279,53 @@ func (r *Reconciler) nameHolders(ctx context.Context, set *pvsapi.PackageVariant
 // reconcile (recordSteps), so a fan-out to N targets records three Events
 // at most, not N.
 func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, steps []pvsexpand.Step) error {
+	// The writes go out r.Workers at a time (the controller's --workers; one
+	// at a time in pvctl run): a fan-out to N children is not N round trips
+	// in a row. Errors and Events keep the plan's order.
+	results := make([]error, len(steps))
+	sem := make(chan struct{}, max(r.Workers, 1))
+	var wg sync.WaitGroup
+	for i, s := range steps {
+		if s.Action != pvsexpand.Create && s.Action != pvsexpand.Update && s.Action != pvsexpand.Remove {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = r.applyStep(ctx, set, s)
+		}()
+	}
+	wg.Wait()
 	var errs []error
 	var done []pvsexpand.Step
-	defer func() { r.recordSteps(set, done) }()
-	for _, s := range steps {
-		var err error
-		switch s.Action {
-		case pvsexpand.Create:
-			err = r.create(ctx, s.Desired)
-		case pvsexpand.Update:
-			err = r.update(ctx, set.Namespace, s)
-		case pvsexpand.Remove:
-			child := &pvapi.PackageVariant{}
-			child.Namespace, child.Name = set.Namespace, s.Name
-			err = client.IgnoreNotFound(r.Client.Delete(ctx, child))
+	for i, s := range steps {
+		if s.Action != pvsexpand.Create && s.Action != pvsexpand.Update && s.Action != pvsexpand.Remove {
+			continue
 		}
-		if err != nil {
+		if err := results[i]; err != nil {
 			errs = append(errs, fmt.Errorf("%s PackageVariant %q: %w", s.Action, s.Name, err))
 			continue
 		}
-		if s.Action == pvsexpand.Create || s.Action == pvsexpand.Update || s.Action == pvsexpand.Remove {
-			ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name, "target", s.Where)
-			done = append(done, s)
-		}
+		ctrl.LoggerFrom(ctx).Info(string(s.Action)+"d PackageVariant", "packageVariant", s.Name, "target", s.Where)
+		done = append(done, s)
 	}
+	r.recordSteps(set, done)
 	return errors.Join(errs...)
+}
+
+// applyStep carries out one step of the plan.
+func (r *Reconciler) applyStep(ctx context.Context, set *pvsapi.PackageVariantSet, s pvsexpand.Step) error {
+	switch s.Action {
+	case pvsexpand.Create:
+		return r.create(ctx, s.Desired)
+	case pvsexpand.Update:
+		return r.update(ctx, set.Namespace, s)
+	default:
+		child := &pvapi.PackageVariant{}
+		child.Namespace, child.Name = set.Namespace, s.Name
+		return client.IgnoreNotFound(r.Client.Delete(ctx, child))
+	}
 }
 
 func (r *Reconciler) create(ctx context.Context, desired *pv.PackageVariant) error {

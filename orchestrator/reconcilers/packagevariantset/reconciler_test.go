@@ -46,6 +46,7 @@ type env struct {
 	mu       sync.Mutex
 	writes   int
 	failTeam error
+	onCreate func() // called on each create, outside the lock
 }
 
 func repo(name string, labels map[string]string) *porchconfig.Repository {
@@ -80,6 +81,9 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		WithStatusSubresource(&pvsapi.PackageVariantSet{}, &pvapi.PackageVariant{}).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			count()
+			if e.onCreate != nil {
+				e.onCreate()
+			}
 			return c.Create(ctx, o, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
@@ -431,5 +435,45 @@ func TestRecordSteps(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A fan-out's children are written Workers at a time, not one round trip
+// after another; the Event keeps the plan's order.
+func TestChildrenWrittenConcurrently(t *testing.T) {
+	var repos []client.Object
+	for i := 0; i < 12; i++ {
+		repos = append(repos, repo(fmt.Sprintf("r%02d", i), map[string]string{"env": "prod"}))
+	}
+	e := newEnv(t, repos...)
+	e.r.Workers = 4
+	var mu sync.Mutex
+	inflight, most := 0, 0
+	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
+		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
+	e.onCreate = func() {
+		mu.Lock()
+		inflight++
+		most = max(most, inflight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inflight--
+		mu.Unlock()
+	}
+	e.reconcile()
+	if len(e.children()) != 12 {
+		t.Fatalf("%d children, want 12", len(e.children()))
+	}
+	if most < 2 || most > 4 {
+		t.Fatalf("at most %d creates at once, want 2 to 4 (Workers)", most)
+	}
+	var ev string
+	select {
+	case ev = <-e.rec.Events:
+	default:
+	}
+	if !strings.Contains(ev, "created 12 PackageVariants: app-r00-app (target `spec.targets[0].repositorySelector` (Repository \"r00\", package \"app\")), app-r01-app") {
+		t.Fatalf("the Event does not keep the plan's order: %q", ev)
 	}
 }
