@@ -41,6 +41,11 @@ func (e *env) ready(name string) (bool, string) {
 	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, &v); err != nil {
 		return false, err.Error()
 	}
+	return isReady(&v)
+}
+
+// isReady says whether v is Ready at its generation.
+func isReady(v *pvapi.PackageVariant) (bool, string) {
 	c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 	if c == nil {
 		return false, "no Ready condition"
@@ -60,9 +65,9 @@ func (e *env) allReady(n int) (bool, string) {
 	if len(l.Items) != n {
 		return false, fmt.Sprintf("%d children", len(l.Items))
 	}
-	for _, v := range l.Items {
-		if ok, msg := e.ready(v.Name); !ok {
-			return false, v.Name + ": " + msg
+	for i := range l.Items {
+		if ok, msg := isReady(&l.Items[i]); !ok {
+			return false, l.Items[i].Name + ": " + msg
 		}
 	}
 	return true, ""

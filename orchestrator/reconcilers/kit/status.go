@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,3 +30,16 @@ func PatchStatus(ctx context.Context, c client.Client, orig, obj client.Object, 
 	}
 	return err
 }
+
+// StatusLostRetry is how soon a reconcile whose status patch was lost
+// (StatusLost) runs again.
+const StatusLostRetry = 100 * time.Millisecond
+
+// StatusLost says whether a PatchStatus error is a conflict: the reconcile
+// read the object from a cache that had not yet seen a newer write (most
+// often the status its own previous reconcile patched). Nothing is wrong
+// and nothing is kept from the stale view: the reconcile runs again after
+// StatusLostRetry and reads afresh. The reconcilers return that as a
+// requeue, not an error, so the log does not show an ERROR for a cache
+// that lagged by a few milliseconds.
+func StatusLost(err error) bool { return apierrors.IsConflict(err) }

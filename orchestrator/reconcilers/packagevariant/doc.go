@@ -55,7 +55,10 @@
 // variants writing the same downstream package take turns (a lock per
 // package), so neither picks the workspace the other is creating.
 //  4. status: Ready=True NoErrors and the downstream targets; Porch errors
-//     are Ready=False Error and retried (rule: stall-or-retry).
+//     are Ready=False Error and retried (rule: stall-or-retry). A status
+//     patch that conflicts (the reconcile read a cache that had not yet
+//     seen the previous reconcile's status) is run again after
+//     kit.StatusLostRetry, reading afresh; it is not logged as an error.
 //
 // Every write to Porch is logged and recorded as an Event on the variant; a
 // stall is a Warning Event when it first appears or changes.

@@ -135,6 +135,11 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 		v.Status.ObservedGeneration = v.Generation
 	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
+	if res.Err == nil && kit.StatusLost(patchErr) {
+		ctrl.LoggerFrom(ctx).V(1).Info("status patch lost to a newer write (the cache lagged): reconciling again")
+		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultWaiting, start)
+		return ctrl.Result{RequeueAfter: kit.StatusLostRetry}, nil
+	}
 	err := errors.Join(res.Err, patchErr)
 	r.Metrics.ObserveReconcile("PackageVariant", metrics.Result(res.Stalled != nil, err), start)
 	return ctrl.Result{RequeueAfter: again}, err

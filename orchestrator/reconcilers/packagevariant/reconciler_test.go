@@ -12,7 +12,9 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -574,5 +576,32 @@ func TestRenderConflictStopsWriting(t *testing.T) {
 	_ = e.reconcile("app-prod")
 	if w := e.store.Calls()["updateResources"]; w != writes+1 {
 		t.Fatalf("after a change of the variant: %d writes, want one more than %d", w, writes)
+	}
+}
+
+// A status patch that loses to a newer write (the reconcile read a cache
+// that lagged) is no error: the reconcile asks to run again shortly, and
+// that run, reading afresh, patches the status.
+func TestStatusPatchLostIsRequeued(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.conflicts = 1
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
+	if err != nil {
+		t.Fatalf("a lost status patch: %v, want no error", err)
+	}
+	if res.RequeueAfter != kit.StatusLostRetry {
+		t.Fatalf("a lost status patch: requeue after %v, want %v", res.RequeueAfter, kit.StatusLostRetry)
+	}
+	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, pvapi.ConditionReady); c != nil {
+		t.Fatalf("the lost patch was written after all: %+v", c)
+	}
+	e.mustReconcile("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready after the retry: %+v", c)
+	}
+	if n := len(e.downstream("app-prod")); n != 1 {
+		t.Fatalf("%d downstream revisions after the retry, want 1", n)
 	}
 }

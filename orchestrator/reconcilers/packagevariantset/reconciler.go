@@ -103,6 +103,11 @@ func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVarian
 		set.Status.ObservedGeneration = set.Generation
 	}
 	patchErr := kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status)
+	if res.Err == nil && kit.StatusLost(patchErr) {
+		ctrl.LoggerFrom(ctx).V(1).Info("status patch lost to a newer write (the cache lagged): reconciling again")
+		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultWaiting, start)
+		return ctrl.Result{RequeueAfter: kit.StatusLostRetry}, nil
+	}
 	err := errors.Join(res.Err, patchErr)
 	r.Metrics.ObserveReconcile("PackageVariantSet", metrics.Result(res.Stalled != nil, err), start)
 	return ctrl.Result{}, err

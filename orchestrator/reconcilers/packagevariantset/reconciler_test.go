@@ -16,6 +16,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,6 +48,8 @@ type env struct {
 	writes   int
 	failTeam error
 	onCreate func() // called on each create, outside the lock
+	// conflicts is how many status patches to come fail with a conflict.
+	conflicts int
 }
 
 func repo(name string, labels map[string]string) *porchconfig.Repository {
@@ -95,6 +98,15 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			return c.Delete(ctx, o, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			e.mu.Lock()
+			conflict := e.conflicts > 0
+			if conflict {
+				e.conflicts--
+			}
+			e.mu.Unlock()
+			if conflict {
+				return apierrors.NewConflict(pvsapi.GroupVersion.WithResource("packagevariantsets").GroupResource(), o.GetName(), errors.New("the object has been modified"))
+			}
 			count()
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
 		},
@@ -475,5 +487,29 @@ func TestChildrenWrittenConcurrently(t *testing.T) {
 	}
 	if !strings.Contains(ev, "created 12 PackageVariants: app-r00-app (target `spec.targets[0].repositorySelector` (Repository \"r00\", package \"app\")), app-r01-app") {
 		t.Fatalf("the Event does not keep the plan's order: %q", ev)
+	}
+}
+
+// A status patch that loses to a newer write is no error: the set is
+// reconciled again shortly, and that run patches the status.
+func TestStatusPatchLostIsRequeued(t *testing.T) {
+	e := newEnv(t, repo("r1", map[string]string{"env": "prod"}))
+	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
+		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
+	e.conflicts = 1
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
+	if err != nil || res.RequeueAfter != kit.StatusLostRetry {
+		t.Fatalf("a lost status patch: %+v, %v; want a requeue after %v and no error", res, err, kit.StatusLostRetry)
+	}
+	e.reconcile()
+	var set pvsapi.PackageVariantSet
+	if err := e.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if c := apimeta.FindStatusCondition(set.Status.Conditions, "Ready"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready after the retry: %+v", set.Status.Conditions)
+	}
+	if len(e.children()) != 1 {
+		t.Fatalf("%d children, want 1", len(e.children()))
 	}
 }
