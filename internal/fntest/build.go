@@ -78,3 +78,13 @@ func EnsureCatalog() error {
 	}
 	return os.Setenv(CatalogEnv, filepath.Join(out, "config.yaml"))
 }
+
+// MainWithCatalog is the TestMain of a package whose tests render with
+// the catalog functions: EnsureCatalog, then the tests; it exits.
+func MainWithCatalog(m interface{ Run() int }) {
+	if err := EnsureCatalog(); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}

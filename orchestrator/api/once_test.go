@@ -60,15 +60,17 @@ func TestNoSpecRoundTrip(t *testing.T) {
 // no production code imports it (pvctl and the controller use the memory,
 // git and Porch stores only).
 func TestTestDoublesStayInTests(t *testing.T) {
-	for _, root := range []string{"..", "../../pkg", "../../functions", "../../internal"} {
-		found, err := fntest.CodeMatches(root, regexp.MustCompile(`"github.com/pvkit/pvkit/orchestrator/store/fakestore"`), func(path string) bool {
-			return strings.Contains(filepath.ToSlash(path), "store/fakestore/")
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range found {
-			t.Errorf("%s: production code imports the test doubles", f)
+	for _, double := range []string{"orchestrator/store/fakestore", "orchestrator/reconcilers/kit/kittest"} {
+		for _, root := range []string{"..", "../../pkg", "../../functions", "../../internal"} {
+			found, err := fntest.CodeMatches(root, regexp.MustCompile(`"github.com/pvkit/pvkit/`+double+`"`), func(path string) bool {
+				return strings.Contains(filepath.ToSlash(path), double+"/")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range found {
+				t.Errorf("%s: production code imports the test doubles of %s", f, double)
+			}
 		}
 	}
 }

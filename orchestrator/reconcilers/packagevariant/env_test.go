@@ -12,10 +12,10 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit/kittest"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,7 +49,7 @@ type env struct {
 	writes int // writes to the cluster
 	// conflicts is how many status patches to come fail with a conflict
 	// (a reconcile that read a stale cache).
-	conflicts int
+	conflicts kittest.Conflicts
 }
 
 // blueprint is examples/app: package context, a pipeline, and two
@@ -85,14 +85,8 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 				return c.Update(ctx, o, opts...)
 			},
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				e.mu.Lock()
-				conflict := e.conflicts > 0
-				if conflict {
-					e.conflicts--
-				}
-				e.mu.Unlock()
-				if conflict {
-					return apierrors.NewConflict(pvapi.GroupVersion.WithResource("packagevariants").GroupResource(), o.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+				if err := e.conflicts.Take(pvapi.GroupVersion.WithResource("packagevariants").GroupResource(), o); err != nil {
+					return err
 				}
 				counted()
 				return c.SubResource(sub).Patch(ctx, o, p, opts...)

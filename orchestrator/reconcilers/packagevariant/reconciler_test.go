@@ -586,7 +586,7 @@ func TestStatusPatchLostIsRequeued(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
-	e.conflicts = 1
+	e.conflicts.Next(1)
 	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
 	if err != nil {
 		t.Fatalf("a lost status patch: %v, want no error", err)

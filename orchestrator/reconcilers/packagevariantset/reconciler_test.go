@@ -13,10 +13,10 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit/kittest"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,7 +49,7 @@ type env struct {
 	failTeam error
 	onCreate func() // called on each create, outside the lock
 	// conflicts is how many status patches to come fail with a conflict.
-	conflicts int
+	conflicts kittest.Conflicts
 }
 
 func repo(name string, labels map[string]string) *porchconfig.Repository {
@@ -98,14 +98,8 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			return c.Delete(ctx, o, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			e.mu.Lock()
-			conflict := e.conflicts > 0
-			if conflict {
-				e.conflicts--
-			}
-			e.mu.Unlock()
-			if conflict {
-				return apierrors.NewConflict(pvsapi.GroupVersion.WithResource("packagevariantsets").GroupResource(), o.GetName(), errors.New("the object has been modified"))
+			if err := e.conflicts.Take(pvsapi.GroupVersion.WithResource("packagevariantsets").GroupResource(), o); err != nil {
+				return err
 			}
 			count()
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
@@ -496,7 +490,7 @@ func TestStatusPatchLostIsRequeued(t *testing.T) {
 	e := newEnv(t, repo("r1", map[string]string{"env": "prod"}))
 	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
 		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
-	e.conflicts = 1
+	e.conflicts.Next(1)
 	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
 	if err != nil || res.RequeueAfter != kit.StatusLostRetry {
 		t.Fatalf("a lost status patch: %+v, %v; want a requeue after %v and no error", res, err, kit.StatusLostRetry)
