@@ -70,8 +70,8 @@ func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
 }
 
 // floorVariant clones the upstream into repo and writes a package-context
-// key into the clone, retrying a failed create and a conflict (Porch's
-// refresh moved the draft on) as any client must.
+// key into the clone, retrying a failed create, a conflict (Porch's
+// refresh moved the draft on) and an unavailable Porch as any client must.
 func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream string) (int, error) {
 	pr := &porchapi.PackageRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns},
@@ -118,6 +118,9 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 		var prr porchapi.PackageRevisionResources
 		calls++
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pr.Name}, &prr); err != nil {
+			if retriable(err) {
+				continue
+			}
 			return calls, fmt.Errorf("get resources: %w", err)
 		}
 		pc := prr.Spec.Resources["package-context.yaml"]
@@ -130,11 +133,21 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 		if err == nil {
 			return calls, nil
 		}
-		if !strings.Contains(err.Error(), "conflict") && !strings.Contains(err.Error(), "modified") {
+		if !retriable(err) {
 			return calls, fmt.Errorf("update resources: %w", err)
 		}
 	}
-	return calls, fmt.Errorf("update resources: a conflict five times")
+	return calls, fmt.Errorf("update resources: a conflict or an unavailable Porch five times")
+}
+
+// retriable says whether a client tries a failed request again, as pvkit
+// does: a conflict (Porch's refresh moved the draft on; Porch v1.5.3 wraps
+// some in an InternalError, so the message tells), or Porch unavailable
+// for a moment under load ("the server is currently unable to handle the
+// request").
+func retriable(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		strings.Contains(err.Error(), "conflict") || strings.Contains(err.Error(), "modified")
 }
 
 // retireFloor deletes the floor's drafts and repositories.

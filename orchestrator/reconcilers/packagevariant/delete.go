@@ -36,7 +36,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, v *pvapi.PackageVarian
 	}
 	orig := v.DeepCopy()
 	controllerutil.RemoveFinalizer(v, pv.Finalizer)
-	return r.Client.Patch(ctx, v, client.MergeFrom(orig))
+	// Gone already: a reconcile that read a lagging cache, after an
+	// earlier one removed the finalizer. The deletion is done.
+	return client.IgnoreNotFound(r.Client.Patch(ctx, v, client.MergeFrom(orig)))
 }
 
 // deleteOrOrphan applies the deletion policy to an owned revision: orphan

@@ -12,6 +12,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -235,6 +236,28 @@ func TestDeleteAndOrphan(t *testing.T) {
 				t.Fatalf("the variant must be gone once its finalizer is removed: %+v", v.Finalizers)
 			}
 		})
+	}
+}
+
+// A reconcile of a deleted variant that read a lagging cache (the
+// finalizer still there, the variant already gone) finishes without an
+// error: seen on a real Porch as ERROR "packagevariants ... not found" for
+// every variant of a deleted set.
+func TestDeleteOfAVariantGoneAlready(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
+		t.Fatal(err)
+	}
+	stale := e.get("app-prod")
+	e.mustReconcile("app-prod")
+	if err := e.client.Get(context.Background(), clientKey("app-prod"), &pvapi.PackageVariant{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the variant is not gone: %v", err)
+	}
+	if err := e.r.reconcileDelete(context.Background(), stale); err != nil {
+		t.Fatalf("deleting from a stale read: %v, want no error", err)
 	}
 }
 
