@@ -70,8 +70,11 @@ func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
 }
 
 // floorVariant clones the upstream into repo and writes a package-context
-// key into the clone, retrying a failed create, a conflict (Porch's
-// refresh moved the draft on) and an unavailable Porch as any client must.
+// key into the clone, retrying what fails, as any client must and pvkit
+// does: under load Porch fails a create ("cannot determine upstream lock
+// ... remote not found"), an update with a conflict (its refresh moved the
+// draft on) or an internal error ("ref file is empty", "remote not
+// found"), or is unavailable for a moment.
 func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream string) (int, error) {
 	pr := &porchapi.PackageRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns},
@@ -114,14 +117,16 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 			return calls, fmt.Errorf("gate update, five times: %w", err)
 		}
 	}
+	var last error
 	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
 		var prr porchapi.PackageRevisionResources
 		calls++
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pr.Name}, &prr); err != nil {
-			if retriable(err) {
-				continue
-			}
-			return calls, fmt.Errorf("get resources: %w", err)
+		if last = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pr.Name}, &prr); last != nil {
+			last = fmt.Errorf("get resources: %w", last)
+			continue
 		}
 		pc := prr.Spec.Resources["package-context.yaml"]
 		if !strings.Contains(pc, "\ndata:\n") {
@@ -129,25 +134,12 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 		}
 		prr.Spec.Resources["package-context.yaml"] = strings.Replace(pc, "\ndata:\n", "\ndata:\n  cluster: "+repo+"\n", 1)
 		calls++
-		err := c.Update(ctx, &prr)
-		if err == nil {
+		if last = c.Update(ctx, &prr); last == nil {
 			return calls, nil
 		}
-		if !retriable(err) {
-			return calls, fmt.Errorf("update resources: %w", err)
-		}
+		last = fmt.Errorf("update resources: %w", last)
 	}
-	return calls, fmt.Errorf("update resources: a conflict or an unavailable Porch five times")
-}
-
-// retriable says whether a client tries a failed request again, as pvkit
-// does: a conflict (Porch's refresh moved the draft on; Porch v1.5.3 wraps
-// some in an InternalError, so the message tells), or Porch unavailable
-// for a moment under load ("the server is currently unable to handle the
-// request").
-func retriable(err error) bool {
-	return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		strings.Contains(err.Error(), "conflict") || strings.Contains(err.Error(), "modified")
+	return calls, fmt.Errorf("five times: %w", last)
 }
 
 // retireFloor deletes the floor's drafts and repositories.
