@@ -209,7 +209,7 @@ func TestVariantRemoved(t *testing.T) {
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	// app-dev's draft goes; app-staging's stays, without its owner.
 	contains(t, out, "Changes (4):\n  deleted PackageVariant app-dev\n  deleted PackageVariant app-staging\n"+
-		"  deleted core-euwest1.app-dev.packagevariant-1\n  updated core-euwest1.app.packagevariant-1 (Draft)\n")
+		"  deleted core-euwest1.app-dev.packagevariant-1\n  released core-euwest1.app.packagevariant-1 (Draft; no longer owned)\n")
 	got := w.revisions()
 	contains(t, strings.Join(got, "\n"), "core-euwest1.app.packagevariant-1 Draft app/v1")
 	if strings.Contains(strings.Join(got, "\n"), "app-dev") {

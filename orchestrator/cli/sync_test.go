@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
 )
 
@@ -91,4 +93,80 @@ func TestSync(t *testing.T) {
 	contains(t, out, "deleted PackageVariant from-sync", "deleted core-euwest1.from-sync.packagevariant-1")
 	// Without --sync, what was synced stays as it is.
 	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in), "No changes: every downstream package is up to date.")
+}
+
+// --sync guards against what would remove by mistake: a repository name
+// with a typo is refused before anything is written; a run that syncs
+// another repository leaves the objects synced from the first as they are;
+// a published package emptied of more than half of what was synced is
+// held back even with --prune (the mass-deletion guard), and removed with
+// --prune=all.
+func TestSyncGuards(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "bundle")
+	fntest.WriteTree(t, pkg, bundle(true))
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
+
+	before := fntest.ReadTree(t, w.repos)
+	code, _, errs := w.cmd("run", "-f", w.in, "--sync", "appz", "--prune")
+	if code != ExitUsage {
+		t.Fatalf("--sync appz: exit %d, want %d\n%s", code, ExitUsage, errs)
+	}
+	contains(t, errs, `--sync "appz": no repository of that name (the run's repositories: apps, blueprints, core-euwest1, edge-useast1`)
+	if diff := cmp.Diff(before, fntest.ReadTree(t, w.repos)); diff != "" {
+		t.Fatalf("a refused --sync wrote to the repositories:\n%s", diff)
+	}
+
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps")
+	// Another repository synced: what apps gave stays.
+	other := filepath.Join(t.TempDir(), "other")
+	fntest.WriteTree(t, other, map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: other\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-settings\ndata:\n  size: small\n"})
+	w.mustCmd(ExitOK, "publish", "--repo", "more", "--package", "other", other)
+	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "more", "--prune")
+	contains(t, out, "synced ConfigMap other-settings from more/other@v1", "from-sync             True   NoErrors")
+	if strings.Contains(out, "from-sync.packagevariant-1 (") || strings.Contains(out, "removed synced") || strings.Contains(out, "deleted PackageVariant") {
+		t.Fatalf("syncing another repository removed what apps synced:\n%s", out)
+	}
+
+	// apps/bundle emptied: its variant and its ConfigMap (2 of 2) would go.
+	emptied := filepath.Join(t.TempDir(), "bundle")
+	fntest.WriteTree(t, emptied, map[string]string{"Kptfile": bundle(false)["Kptfile"]})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", emptied)
+	code, out, errs = w.cmd("run", "-f", w.in, "--sync", "apps", "--prune")
+	if code != ExitChanges {
+		t.Fatalf("the guard: exit %d, want %d\n%s\n%s", code, ExitChanges, out, errs)
+	}
+	contains(t, errs, "warning: --sync: 2 of the 2 objects synced from apps are in no published package any longer (more than half): none was removed; check the repositories' published packages, or run with --prune=all")
+	contains(t, out, "ConfigMap synced-settings (no synced package holds it; the mass-deletion guard holds it: --prune=all)",
+		"PackageVariant from-sync (no synced package holds it; the mass-deletion guard holds it: --prune=all)")
+	if strings.Contains(out, "deleted") || strings.Contains(out, "removed synced") {
+		t.Fatalf("the guard let a removal through:\n%s", out)
+	}
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune=all")
+	contains(t, out, "removed synced ConfigMap synced-settings", "deleted PackageVariant from-sync")
+}
+
+// A plan says what each change of a removal would do, once: a published
+// downstream is proposed for deletion and then released by its variant
+// (two updates, two different lines), and a sync is "would sync".
+func TestPlanSaysWhatARemovalDoes(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "bundle")
+	fntest.WriteTree(t, pkg, bundle(false))
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
+	contains(t, w.mustCmd(ExitChanges, "plan", "-f", w.in, "--sync", "apps"), "would sync ConfigMap synced-settings from apps/bundle@v1")
+	w.mustCmd(ExitOK, "run", "-f", w.in)
+	const staging = "core-euwest1.app.packagevariant-1"
+	w.mustCmd(ExitOK, "approve", staging)
+	if err := os.Remove(filepath.Join(w.in, "app-staging.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--prune")
+	contains(t, out, "would delete PackageVariant app-staging\n",
+		"would update "+staging+" (DeletionProposed)\n",
+		"would release "+staging+" (DeletionProposed; no longer owned)\n")
+	if n := strings.Count(out, staging); n != 2 {
+		t.Fatalf("the plan names %s %d times, want 2:\n%s", staging, n, out)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 )
 
 // journal is a store that records every change it passes on, as lines for
@@ -59,9 +60,18 @@ func (j *journal) Update(ctx context.Context, rev store.Revision) error {
 			return err
 		}
 	}
+	what := fmt.Sprintf("updated %s (%s)", rev.Name, rev.Lifecycle)
+	if gs, ok := j.Store.(*gitstore.Store); ok {
+		// A revision proposed for deletion and then released by its
+		// variant is two updates of the same lifecycle: say what the
+		// second one does.
+		if cur, err := find(gs, rev.Namespace, rev.Name); err == nil && cur.Lifecycle == rev.Lifecycle && len(rev.Owners) < len(cur.Owners) {
+			what = fmt.Sprintf("released %s (%s; no longer owned)", rev.Name, rev.Lifecycle)
+		}
+	}
 	err := j.Store.Update(ctx, rev)
 	if err == nil {
-		j.note("updated %s (%s)", rev.Name, rev.Lifecycle)
+		j.note("%s", what)
 	}
 	return err
 }

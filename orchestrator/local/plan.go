@@ -187,7 +187,7 @@ func UnifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 // as what a run would do ("would create draft X"): a plan did nothing.
 func conditional(change string) string {
 	verb, rest, _ := strings.Cut(change, " ")
-	if v, ok := map[string]string{"created": "create", "updated": "update", "deleted": "delete", "removed": "remove", "approved": "approve"}[verb]; ok {
+	if v, ok := map[string]string{"created": "create", "updated": "update", "deleted": "delete", "removed": "remove", "approved": "approve", "released": "release", "synced": "sync"}[verb]; ok {
 		return "would " + v + " " + rest
 	}
 	return change

@@ -49,6 +49,14 @@ func (p *pruner) hold(format string, a ...any) error {
 	return fmt.Errorf("%s: %w", what, errHeld)
 }
 
+// guard holds a removal back whatever --prune says (a mass-deletion guard
+// that tripped), and records it.
+func (p *pruner) guard(format string, a ...any) {
+	p.mu.Lock()
+	p.held[fmt.Sprintf(format, a...)] = true
+	p.mu.Unlock()
+}
+
 // Held lists what was held back, sorted.
 func (p *pruner) Held() []string {
 	p.mu.Lock()

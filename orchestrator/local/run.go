@@ -230,6 +230,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSyncRepos(o.Sync, append(slices.Clip(repos), missing...)); err != nil {
+		return nil, err
+	}
 	gs, err := gitstore.Open(o.Namespace, repos)
 	if err != nil {
 		return nil, err
@@ -275,6 +278,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		u := &unstructured.Unstructured{Object: old}
 		if isSynced(u.GetAnnotations()) { // the --sync repositories' to keep or remove
 			objs = append(objs, u)
+			if !syncedFrom(u.GetAnnotations(), o.Sync) { // synced from a repository this run does not sync: kept as it is
+				cluster = append(cluster, old)
+			}
 			continue
 		}
 		if err := pr.hold("%s %s", u.GetKind(), u.GetName()); err == nil {
@@ -293,7 +299,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, r := range created {
 		j.note("created repository %s", r)
 	}
-	sy := newSyncer(o.Sync, o.Namespace, gs, c, scheme, j, pr, givenKeys(in), st)
+	sy := newSyncer(o.Sync, o.Namespace, gs, c, scheme, j, pr, givenKeys(in), st, o.Prune == PruneAll)
 	events := newEventLog(scheme, o.Clock, st.Events)
 	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events}

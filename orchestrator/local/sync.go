@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -44,32 +46,67 @@ type syncer struct {
 	j         *journal
 	pr        *pruner
 	given     map[string]bool                    // keys of the objects the files give
+	allowMass bool                               // --prune=all: no mass-deletion guard
 	known     map[string]schema.GroupVersionKind // keys of the synced objects in the cluster
 	warned    map[string]bool
 	warnings  []string
 }
 
+// newSyncer is the syncer of a run. It keeps (updates, and removes with
+// --prune) only the objects synced from the repositories it syncs: an
+// object synced from a repository this run does not name stays as it is,
+// as every synced object does in a run without --sync.
 func newSyncer(repos []string, namespace string, gs *gitstore.Store, c client.Client, scheme *runtime.Scheme, j *journal, pr *pruner,
-	given map[string]bool, st *state.State) *syncer {
-	s := &syncer{repos: repos, namespace: namespace, gs: gs, c: c, scheme: scheme, j: j, pr: pr, given: given,
+	given map[string]bool, st *state.State, allowMass bool) *syncer {
+	s := &syncer{repos: repos, namespace: namespace, gs: gs, c: c, scheme: scheme, j: j, pr: pr, given: given, allowMass: allowMass,
 		known: map[string]schema.GroupVersionKind{}, warned: map[string]bool{}}
 	for _, v := range st.Variants {
-		if v.Annotations[SyncedFromAnnotation] != "" {
+		if s.owns(v.Annotations) {
 			s.known[objKey(pvapi.GroupVersion.String(), "PackageVariant", v.Name)] = pvapi.GroupVersion.WithKind("PackageVariant")
 		}
 	}
 	for _, v := range st.Sets {
-		if v.Annotations[SyncedFromAnnotation] != "" {
+		if s.owns(v.Annotations) {
 			s.known[objKey(pvsapi.GroupVersion.String(), "PackageVariantSet", v.Name)] = pvsapi.GroupVersion.WithKind("PackageVariantSet")
 		}
 	}
 	for _, o := range st.Objects {
 		u := &unstructured.Unstructured{Object: o}
-		if u.GetAnnotations()[SyncedFromAnnotation] != "" {
+		if s.owns(u.GetAnnotations()) {
 			s.known[state.ObjectKey(o)] = u.GroupVersionKind()
 		}
 	}
 	return s
+}
+
+// owns reports whether an object was synced from one of the syncer's
+// repositories (its annotation is REPO/PACKAGE@vN).
+func (s *syncer) owns(annotations map[string]string) bool { return syncedFrom(annotations, s.repos) }
+
+// syncedFrom reports whether an object was synced from one of repos.
+func syncedFrom(annotations map[string]string, repos []string) bool {
+	repo, _, ok := strings.Cut(annotations[SyncedFromAnnotation], "/")
+	return ok && slices.Contains(repos, repo)
+}
+
+// checkSyncRepos refuses a --sync that names no repository of the run (a
+// typo would otherwise make every object synced before look unpublished).
+func checkSyncRepos(sync []string, repos []gitstore.Repository) error {
+	names := make([]string, 0, len(repos))
+	for _, r := range repos {
+		names = append(names, r.Name)
+	}
+	sort.Strings(names)
+	var msgs []string
+	for _, want := range sync {
+		if !slices.Contains(names, want) {
+			msgs = append(msgs, fmt.Sprintf("--sync %q: no repository of that name (the run's repositories: %s)", want, strings.Join(names, ", ")))
+		}
+	}
+	if msgs != nil {
+		return &inputError{msgs}
+	}
+	return nil
 }
 
 func objKey(apiVersion, kind, name string) string { return apiVersion + " " + kind + " " + name }
@@ -113,12 +150,33 @@ func (s *syncer) sync(ctx context.Context) error {
 		}
 	}
 	sort.Strings(gone)
+	if massDeletion(len(gone), len(s.known), pruneFor(s.allowMass)) {
+		// The mass-deletion guard, as for a set's children: more than half
+		// of what the --sync repositories synced would go (packages
+		// deleted or emptied by mistake). Nothing is removed, even with
+		// --prune; --prune=all removes them.
+		s.warn("--sync: %d of the %d objects synced from %s are in no published package any longer (more than half): none was removed; check the repositories' published packages, or run with --prune=all",
+			len(gone), len(s.known), strings.Join(s.repos, ", "))
+		for _, k := range gone {
+			_, name := splitKey(k)
+			s.pr.guard("%s %s (no synced package holds it; the mass-deletion guard holds it: --prune=all)", s.known[k].Kind, name)
+		}
+		return nil
+	}
 	for _, k := range gone {
 		if err := s.remove(ctx, k, s.known[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pruneFor is the Prune the mass-deletion guard compares with.
+func pruneFor(allowMass bool) Prune {
+	if allowMass {
+		return PruneAll
+	}
+	return PruneSafe
 }
 
 // desired are the objects of the --sync repositories' published packages,
