@@ -74,6 +74,11 @@ func checkFunction(fs filesys.FileSystem, dir string, f *Function, field string)
 	case len(f.ConfigMap) > 0 && f.ConfigPath != "":
 		return fmt.Errorf("`%s` must not specify both `configMap` and `configPath`", field)
 	}
+	if f.Image != "" {
+		if msg := validate.ImageRef(f.Image); msg != "" {
+			return fmt.Errorf("`%s.image` %s", field, msg)
+		}
+	}
 	if f.ConfigPath == "" {
 		return nil
 	}

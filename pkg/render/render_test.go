@@ -186,6 +186,8 @@ func TestRenderFailures(t *testing.T) {
 			"package .: `pipeline.mutators[0]`: no runtime for image \"example.com/unknown:v1\"", Options{}, 0},
 		{"image and exec", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n    exec: ./fn\n",
 			"Kptfile: `pipeline.mutators[0]` must not specify both `image` and `exec`", Options{}, 0},
+		{"an image a container CLI takes for a flag", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n  validators:\n  - image: --privileged\n",
+			"Kptfile: `pipeline.validators[0].image` must be a container image reference ([REGISTRY/]PATH[:TAG][@DIGEST], lower-case path), found \"--privileged\"", Options{}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := map[string]string{"Kptfile": kptfile("p", tt.kptfile), "a.yaml": ok}

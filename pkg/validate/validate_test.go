@@ -86,3 +86,32 @@ func TestChecks(t *testing.T) {
 		t.Errorf("Annotations = %q", got)
 	}
 }
+
+func TestImageRef(t *testing.T) {
+	for _, ok := range []string{
+		"gcr.io/kpt-fn/set-namespace:v0.4.1",
+		"ghcr.io/kptdev/krm-functions-catalog/apply-replacements:v0.1.1",
+		"localhost:5000/pvkit/package-context",
+		"example.com/pvkit/config-inject@sha256:" + strings.Repeat("a", 64),
+		"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.5@sha256:" + strings.Repeat("0", 64),
+		"set-namespace", "my_org/fn__x", "a-b--c/d",
+	} {
+		if msg := ImageRef(ok); msg != "" {
+			t.Errorf("ImageRef(%q) = %q, want valid", ok, msg)
+		}
+	}
+	for bad, want := range map[string]string{
+		"":                       "must not be empty",
+		"--privileged":           `found "--privileged"`,
+		"-v=/:/host":             `found "-v=/:/host"`,
+		"gcr.io/kpt-fn/Upper:v1": `found "gcr.io/kpt-fn/Upper:v1"`,
+		"gcr.io/kpt-fn/x:v1 -v":  `found "gcr.io/kpt-fn/x:v1 -v"`,
+		"gcr.io//x":              `found "gcr.io//x"`,
+		"x@sha256:abc":           `found "x@sha256:abc"`,
+		strings.Repeat("a", 513): "must be at most 512 characters, found 513",
+	} {
+		if msg := ImageRef(bad); !strings.Contains(msg, want) {
+			t.Errorf("ImageRef(%q) = %q, want %q", bad, msg, want)
+		}
+	}
+}
