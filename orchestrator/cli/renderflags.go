@@ -61,9 +61,7 @@ func (r *renderFlags) options() (*local.Render, error) {
 		}
 		rt.Executables = m
 	}
-	if r.functionRunner == "" {
-		rt.Container = fnruntime.FindContainerCLI()
-	}
+	rt.FindContainer = r.functionRunner == "" // on first need
 	return &local.Render{Runtime: rt, AllowExec: r.allowExec}, nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pvkit/pvkit/internal/fnmain"
@@ -47,8 +48,12 @@ type Runtime struct {
 	// FunctionRunner is the address of a Porch function runner; "" for none.
 	FunctionRunner string
 	// Container is the container CLI for other images ("docker", "podman");
-	// "" for none.
-	Container string
+	// "" for none, or, with FindContainer, the first that answers on PATH,
+	// looked for once, when an image first needs it (a run whose functions
+	// all run in process or as executables never asks a daemon).
+	Container     string
+	FindContainer bool
+	findOnce      sync.Once
 	// PullPolicy is the container's image pull policy: Always, IfNotPresent
 	// (the default) or Never, as kpt's --image-pull-policy.
 	PullPolicy string
@@ -123,8 +128,8 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 	if r.FunctionRunner != "" {
 		return r.runner(ctx, f.Image), nil
 	}
-	if r.Container != "" {
-		return r.container(ctx, f.Image), nil
+	if cli := r.containerCLI(); cli != "" {
+		return r.container(ctx, cli, f.Image), nil
 	}
 	return nil, fmt.Errorf("no runtime for image %q: pvctl runs pvkit's own functions in process, "+
 		"the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), "+
@@ -151,8 +156,21 @@ func (r *Runtime) command(ctx context.Context, path string, args ...string) rend
 	}
 }
 
+// containerCLI is the container CLI, found on first need with
+// FindContainer.
+func (r *Runtime) containerCLI() string {
+	if r.FindContainer {
+		r.findOnce.Do(func() {
+			if r.Container == "" {
+				r.Container = FindContainerCLI()
+			}
+		})
+	}
+	return r.Container
+}
+
 // container runs an image with the container CLI, sandboxed as kpt runs it.
-func (r *Runtime) container(ctx context.Context, image string) render.Runner {
+func (r *Runtime) container(ctx context.Context, cli, image string) render.Runner {
 	pull := map[string]string{"always": "always", "never": "never"}[strings.ToLower(r.PullPolicy)]
 	if pull == "" {
 		pull = "missing"
@@ -160,7 +178,7 @@ func (r *Runtime) container(ctx context.Context, image string) render.Runner {
 	args := []string{"run", "--rm", "-i", "--network", "none", "--user", "nobody", "--security-opt=no-new-privileges", "--pull", pull}
 	args = append(args, runtimeutil.NewContainerEnvFromStringSlice(nil).GetDockerFlags()...)
 	args = append(args, image)
-	return r.command(ctx, r.Container, args...)
+	return r.command(ctx, cli, args...)
 }
 
 // exitError turns a command's error into the render's: a run that exited

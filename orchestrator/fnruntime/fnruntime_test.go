@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,15 +33,15 @@ func TestRunnerRefusals(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		name string
-		rt   Runtime
+		rt   *Runtime
 		fn   render.Function
 		want string
 	}{
-		{"no runtime", Runtime{}, render.Function{Image: "example.com/fn:v1"},
+		{"no runtime", &Runtime{}, render.Function{Image: "example.com/fn:v1"},
 			`no runtime for image "example.com/fn:v1": pvctl runs pvkit's own functions in process, the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering`},
-		{"exec not allowed", Runtime{}, render.Function{Exec: "./fn"},
+		{"exec not allowed", &Runtime{}, render.Function{Exec: "./fn"},
 			`exec "./fn": exec functions run only with --allow-exec`},
-		{"executable not built", Runtime{Executables: map[string]string{"gcr.io/kpt-fn/set-namespace:v0.4.1": filepath.Join(dir, "set-namespace-v0.4.1")}},
+		{"executable not built", &Runtime{Executables: map[string]string{"gcr.io/kpt-fn/set-namespace:v0.4.1": filepath.Join(dir, "set-namespace-v0.4.1")}},
 			render.Function{Image: "gcr.io/kpt-fn/set-namespace:v0.4.1"},
 			`image "gcr.io/kpt-fn/set-namespace:v0.4.1" runs as the executable ` + filepath.Join(dir, "set-namespace-v0.4.1") + `, which is not there: make catalog-functions builds it`},
 	} {
@@ -91,5 +92,45 @@ func TestLoadExecutables(t *testing.T) {
 		if _, err := LoadExecutables(write(name+".yaml", tt.text), ""); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tt.want)
 		}
+	}
+}
+
+// The container CLI is looked for when an image first needs it, once: a
+// run whose functions all run in process asks no daemon.
+func TestContainerFoundOnFirstNeed(t *testing.T) {
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker := "#!/bin/sh\necho \"$1\" >> " + log + "\nif [ \"$1\" = run ]; then exec " + cat + "; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(docker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	rt := &Runtime{FindContainer: true}
+	if _, err := rt.Runner(context.Background(), render.Function{Image: "pvkit/package-context:v0.1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Fatalf("an in-process function asked the container CLI: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		run, err := rt.Runner(context.Background(), render.Function{Image: "example.com/fn:v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := run(strings.NewReader("in"), &out); err != nil || out.String() != "in" {
+			t.Fatalf("run through the container CLI: %q, %v", out.String(), err)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(b)); strings.Join(got, " ") != "version run run" {
+		t.Fatalf("container CLI calls: %q, want version once, then a run per function", got)
 	}
 }
