@@ -50,6 +50,7 @@ type syncer struct {
 	known     map[string]schema.GroupVersionKind // keys of the synced objects in the cluster
 	warned    map[string]bool
 	warnings  []string
+	parsed    map[string][]*unstructured.Unstructured // objectsOf, by revision and version
 }
 
 // newSyncer is the syncer of a run. It keeps (updates, and removes with
@@ -59,7 +60,7 @@ type syncer struct {
 func newSyncer(repos []string, namespace string, gs *gitstore.Store, c client.Client, scheme *runtime.Scheme, j *journal, pr *pruner,
 	given map[string]bool, st *state.State, allowMass bool) *syncer {
 	s := &syncer{repos: repos, namespace: namespace, gs: gs, c: c, scheme: scheme, j: j, pr: pr, given: given, allowMass: allowMass,
-		known: map[string]schema.GroupVersionKind{}, warned: map[string]bool{}}
+		known: map[string]schema.GroupVersionKind{}, warned: map[string]bool{}, parsed: map[string][]*unstructured.Unstructured{}}
 	for _, v := range st.Variants {
 		if s.owns(v.Annotations) {
 			s.known[objKey(pvapi.GroupVersion.String(), "PackageVariant", v.Name)] = pvapi.GroupVersion.WithKind("PackageVariant")
@@ -199,23 +200,13 @@ func (s *syncer) desired() (map[string]*unstructured.Unstructured, error) {
 		}
 		sort.Strings(pkgs)
 		for _, p := range pkgs {
-			rev := latest[p]
-			res, err := s.gs.GetResources(context.Background(), s.namespace, rev.Name)
+			objs, err := s.objectsOf(repo, latest[p])
 			if err != nil {
-				return nil, fmt.Errorf("--sync %s: reading %s: %w", repo, rev.Name, err)
+				return nil, err
 			}
-			items, err := krm.FilesToItems(res.Files)
-			if err != nil {
-				s.warn("--sync %s: package %s revision %d is not synced: %v", repo, p, rev.Revision, err)
-				continue
-			}
-			source := repo + "/" + p + "@v" + strconv.Itoa(rev.Revision)
-			for _, it := range items {
-				u, ok := s.object(it.YNode(), source)
-				if !ok {
-					continue
-				}
-				k := state.ObjectKey(u.Object)
+			for _, u := range objs {
+				u = u.DeepCopy()
+				k, source := state.ObjectKey(u.Object), u.GetAnnotations()[SyncedFromAnnotation]
 				switch {
 				case s.given[k]:
 					s.warn("--sync: %s %s of %s is not applied: the files give an object of that name", u.GetKind(), u.GetName(), source)
@@ -228,6 +219,33 @@ func (s *syncer) desired() (map[string]*unstructured.Unstructured, error) {
 		}
 	}
 	return out, nil
+}
+
+// objectsOf are the objects of a published revision as ConfigSync would
+// apply them, parsed once per revision and version (a run's passes each
+// sync again; a published revision does not change).
+func (s *syncer) objectsOf(repo string, rev store.Revision) ([]*unstructured.Unstructured, error) {
+	key := rev.Name + "@" + rev.ResourceVersion
+	if objs, ok := s.parsed[key]; ok {
+		return objs, nil
+	}
+	res, err := s.gs.GetResources(context.Background(), s.namespace, rev.Name)
+	if err != nil {
+		return nil, fmt.Errorf("--sync %s: reading %s: %w", repo, rev.Name, err)
+	}
+	var objs []*unstructured.Unstructured
+	items, err := krm.FilesToItems(res.Files)
+	if err != nil {
+		s.warn("--sync %s: package %s revision %d is not synced: %v", repo, rev.Package, rev.Revision, err)
+	}
+	source := repo + "/" + rev.Package + "@v" + strconv.Itoa(rev.Revision)
+	for _, it := range items {
+		if u, ok := s.object(it.YNode(), source); ok {
+			objs = append(objs, u)
+		}
+	}
+	s.parsed[key] = objs
+	return objs, nil
 }
 
 // object is an item of a published package as ConfigSync would apply it:
