@@ -123,3 +123,24 @@ func TestRenderWithoutRuntime(t *testing.T) {
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--no-render")
 	contains(t, out, "odd                   True   NoErrors")
 }
+
+// The render flags refuse a typo before anything is written.
+func TestRenderFlagTypos(t *testing.T) {
+	w := newWS(t)
+	before := fntest.ReadTree(t, w.repos)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--image-pull-policy", "Nevr"}, `pvctl run: --image-pull-policy must be Always, IfNotPresent or Never, not "Nevr"`},
+		{[]string{"--function-config", filepath.Join(w.in, "nope.yaml")}, "pvctl run: --function-config: open " + filepath.Join(w.in, "nope.yaml") + ": no such file or directory"},
+	} {
+		code, _, errs := w.cmd("run", append([]string{"-f", w.in}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("run %v: exit %d, %q; want %d, %q", tt.args, code, errs, ExitUsage, tt.want)
+		}
+	}
+	if after := fntest.ReadTree(t, w.repos); len(after) != len(before) {
+		t.Fatalf("a refused run wrote to the repositories: %d files, was %d", len(after), len(before))
+	}
+}
