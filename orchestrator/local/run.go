@@ -94,10 +94,7 @@ type Render struct {
 // with its error, and the store refuses the write (store.ErrRenderFailed).
 func (r *Render) renderer(ctx context.Context) memory.Renderer {
 	return func(files map[string]string) (map[string]string, store.RenderStatus) {
-		out, st, err := render.Render(ctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
-		if err != nil {
-			return nil, apirender.FromStatus(st)
-		}
+		out, st, _ := render.Render(ctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec}) // a failure: no files, st.Err
 		return out, apirender.FromStatus(st)
 	}
 }
