@@ -14,6 +14,7 @@ import (
 type renderFlags struct {
 	noRender       bool
 	allowExec      bool
+	allowNetwork   bool
 	pullPolicy     string
 	functionRunner string
 	functionConfig string
@@ -27,6 +28,7 @@ func (r *renderFlags) add(c *cobra.Command) {
 	f := c.Flags()
 	f.BoolVar(&r.noRender, "no-render", false, "do not render the drafts the run writes (Porch renders every one; a package whose pipeline fails is RenderFailed)")
 	f.BoolVar(&r.allowExec, "allow-exec", false, "let pipelines run `exec:` functions (kpt fn render --allow-exec)")
+	f.BoolVar(&r.allowNetwork, "allow-network", false, "run functions as executables with the host's network (by default each runs in a network namespace of its own, as kpt runs images with --network none; where pvctl cannot make one it refuses to run them)")
 	f.StringVar(&r.pullPolicy, "image-pull-policy", "IfNotPresent", "Always, IfNotPresent or Never: when docker or podman pulls a function image")
 	f.StringVar(&r.functionRunner, "function-runner", "", "ADDR of a Porch function runner to run the images pvctl cannot run itself")
 	f.StringVar(&r.functionConfig, "function-config", "", "a Porch function runner config mapping image names to executables in its directory "+
@@ -42,7 +44,7 @@ func (r *renderFlags) options() (*local.Render, error) {
 	if policy == "" {
 		return nil, usageErr("--image-pull-policy must be Always, IfNotPresent or Never, not %q", r.pullPolicy)
 	}
-	rt := &fnruntime.Runtime{FunctionRunner: r.functionRunner, PullPolicy: policy, AllowExec: r.allowExec}
+	rt := &fnruntime.Runtime{FunctionRunner: r.functionRunner, PullPolicy: policy, AllowExec: r.allowExec, AllowNetwork: r.allowNetwork}
 	config := r.functionConfig
 	if config == "" {
 		config = os.Getenv(FunctionConfigEnv)

@@ -61,6 +61,12 @@ type Runtime struct {
 	AllowExec bool
 	// Timeout bounds one function run (0: 5 minutes, kpt's).
 	Timeout time.Duration
+	// AllowNetwork runs executables with the host's network (pvctl
+	// --allow-network); without it each runs in a network namespace of its
+	// own, or not at all (sandbox.go).
+	AllowNetwork bool
+	// Memory bounds an executable's data segment (0: DefaultMemory).
+	Memory int64
 }
 
 var _ render.Runtime = (*Runtime)(nil)
@@ -107,14 +113,23 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 			return nil, fmt.Errorf("exec %q: exec functions run only with --allow-exec", f.Exec)
 		}
 		args := strings.Fields(f.Exec)
-		return r.command(ctx, args[0], args[1:]...), nil
+		path, err := filepath.Abs(args[0]) // the function's working directory is its own
+		if err != nil {
+			return nil, err
+		}
+		if !strings.ContainsRune(args[0], filepath.Separator) {
+			if path, err = exec.LookPath(args[0]); err != nil {
+				return nil, fmt.Errorf("exec %q: %w", f.Exec, err)
+			}
+		}
+		return r.process(ctx, true, path, args[1:]...), nil
 	}
 	if fn := Builtin(f.Image); fn != "" {
 		p := builtins[fn]
 		return func(in io.Reader, out io.Writer) error {
 			var stderr bytes.Buffer
 			if code := fnmain.Run(fn, p, in, out, &stderr); code != 0 {
-				return &render.ExitError{Code: code, Stderr: stderr.String()}
+				return &render.ExitError{Code: code, Stderr: Tail(stderr.String(), StderrKept)}
 			}
 			return nil
 		}, nil
@@ -123,7 +138,7 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			return nil, fmt.Errorf("image %q runs as the executable %s, which is not there: make catalog-functions builds it", f.Image, path)
 		}
-		return r.command(ctx, path), nil
+		return r.process(ctx, true, path), nil
 	}
 	if r.FunctionRunner != "" {
 		return r.runner(ctx, f.Image), nil
@@ -141,19 +156,6 @@ func (r *Runtime) timeout() time.Duration {
 		return r.Timeout
 	}
 	return 5 * time.Minute
-}
-
-// command runs an executable on the ResourceList.
-func (r *Runtime) command(ctx context.Context, path string, args ...string) render.Runner {
-	return func(in io.Reader, out io.Writer) error {
-		ctx, cancel := context.WithTimeout(ctx, r.timeout())
-		defer cancel()
-		cmd := exec.CommandContext(ctx, path, args...)
-		var stderr bytes.Buffer
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &stderr
-		cmd.Env = append(os.Environ(), "LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true")
-		return exitError(cmd.Run(), stderr.String(), ctx)
-	}
 }
 
 // containerCLI is the container CLI, found on first need with
@@ -178,7 +180,7 @@ func (r *Runtime) container(ctx context.Context, cli, image string) render.Runne
 	args := []string{"run", "--rm", "-i", "--network", "none", "--user", "nobody", "--security-opt=no-new-privileges", "--pull", pull}
 	args = append(args, runtimeutil.NewContainerEnvFromStringSlice(nil).GetDockerFlags()...)
 	args = append(args, image)
-	return r.command(ctx, cli, args...)
+	return r.process(ctx, false, cli, args...)
 }
 
 // exitError turns a command's error into the render's: a run that exited
