@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // pvctl's render runs the functions as nobody when root
+		panic(err)
+	}
 	binDir = filepath.Join(tmp, "bin")
 	if err := fntest.BuildFunctions(binDir, functions...); err != nil {
 		fmt.Println(err)
