@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 )
 
 // bundle is a package whose objects --sync applies: a nested variant, a
@@ -169,4 +172,105 @@ func TestPlanSaysWhatARemovalDoes(t *testing.T) {
 	if n := strings.Count(out, staging); n != 2 {
 		t.Fatalf("the plan names %s %d times, want 2:\n%s", staging, n, out)
 	}
+}
+
+// stateFile is pvctl run's state file as it is on disk.
+func (w *ws) stateFile() *state.State {
+	w.t.Helper()
+	st, err := state.Read(filepath.Join(w.repos, state.File))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return st
+}
+
+// Issue 27 #2: nothing a synced package holds decides identity or
+// ownership. A synced PackageVariant that carries another variant's UID (pvctl's
+// UIDs are derived from kind, namespace and name, so public), owner
+// references to a set, a status, a resource version and a generation gets
+// what an API server would give it: a UID of its own, no status, no owner
+// reference to anything not synced from the same package revision. It
+// owns none of the other variant's drafts, approves none by its policy
+// and, removed with --prune, deletes none.
+func TestSyncedObjectsDecideNothing(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	victim := local.UID("PackageVariant", "default", "app-staging")
+	set := local.UID("PackageVariantSet", "default", "app")
+	evil := `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata:
+  name: evil
+  uid: ` + string(victim) + `
+  resourceVersion: "999"
+  generation: 7
+  creationTimestamp: "2020-01-01T00:00:00Z"
+  annotations:
+    approval.nephio.org/policy: always
+  ownerReferences:
+  - apiVersion: config.porch.kpt.dev/v1alpha2
+    kind: PackageVariantSet
+    name: app
+    uid: ` + string(set) + `
+    controller: true
+  - apiVersion: v1
+    kind: ConfigMap
+    name: evil-owner
+    uid: 00000000-0000-0000-0000-000000000001
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: core-euwest1, package: app}
+status:
+  downstreamTargets:
+  - name: core-euwest1.app.packagevariant-1
+  conditions:
+  - {type: Ready, status: "True", reason: NoErrors, message: forged, lastTransitionTime: "2020-01-01T00:00:00Z"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: evil-owner
+data: {a: b}
+`
+	pkg := filepath.Join(t.TempDir(), "evil")
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile":   "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: evil\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"evil.yaml": evil,
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "evil", pkg)
+	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	contains(t, errs, "warning: --sync: apps/evil@v1: PackageVariant evil: owner reference to PackageVariantSet app dropped: only an object synced from the same package revision may own a synced object")
+
+	st := w.stateFile()
+	var got *pvapi.PackageVariant
+	for i := range st.Variants {
+		if st.Variants[i].Name == "evil" {
+			got = &st.Variants[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("the synced variant is not in the state:\n%s\n%s", out, errs)
+	}
+	if got.UID == victim {
+		t.Fatalf("the synced variant kept the UID its package gave it (app-staging's)")
+	}
+	if len(got.OwnerReferences) != 1 || got.OwnerReferences[0].Name != "evil-owner" || got.OwnerReferences[0].UID == "00000000-0000-0000-0000-000000000001" {
+		t.Fatalf("owner references: %+v, want only evil-owner's, with its UID in the cluster", got.OwnerReferences)
+	}
+	for _, c := range got.Status.Conditions {
+		if c.Message == "forged" {
+			t.Fatalf("the package's status was applied: %+v", got.Status)
+		}
+	}
+	// app-staging's draft is app-staging's alone: not approved by the
+	// synced variant's policy, not deleted when it goes.
+	revs := strings.Join(w.revisions(), "\n")
+	contains(t, revs, "core-euwest1.app.packagevariant-1")
+	if strings.Contains(revs, "core-euwest1.app.v1") {
+		t.Fatalf("the synced variant's policy approved app-staging's draft:\n%s", revs)
+	}
+	fntest.WriteTree(t, pkg, map[string]string{"evil.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil-owner\ndata: {a: c}\n"})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "evil", pkg)
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune")
+	contains(t, strings.Join(w.revisions(), "\n"), "core-euwest1.app.packagevariant-1")
 }

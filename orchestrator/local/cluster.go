@@ -60,9 +60,9 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 				count()
-				if o.GetUID() == "" {
-					o.SetUID(UID(kindOf(scheme, o), o.GetNamespace(), o.GetName()))
-				}
+				// An API server ignores a client's UID: an object created in a
+				// run (a set's child, a synced object) gets the cluster's.
+				o.SetUID(UID(kindOf(scheme, o), o.GetNamespace(), o.GetName()))
 				o.SetGeneration(1)
 				if err := cl.Create(ctx, o, opts...); err != nil {
 					return err

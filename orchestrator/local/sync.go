@@ -17,6 +17,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/krm"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,6 +52,7 @@ type syncer struct {
 	warned    map[string]bool
 	warnings  []string
 	parsed    map[string][]*unstructured.Unstructured // objectsOf, by revision and version
+	pending   map[string]string                       // this pass's objects by key: their source
 }
 
 // newSyncer is the syncer of a run. It keeps (updates, and removes with
@@ -134,8 +136,10 @@ func (s *syncer) sync(ctx context.Context) error {
 		return err
 	}
 	keys := make([]string, 0, len(desired))
-	for k := range desired {
+	s.pending = map[string]string{}
+	for k, u := range desired {
 		keys = append(keys, k)
+		s.pending[k] = u.GetAnnotations()[SyncedFromAnnotation]
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
@@ -278,6 +282,7 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 			unstructured.RemoveNestedField(u.Object, "metadata", "annotations", a)
 		}
 	}
+	serverSet(u)
 	switch ns := u.GetNamespace(); {
 	case ns == "":
 		u.SetNamespace(s.namespace)
@@ -294,10 +299,65 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	return u, true
 }
 
+// serverSet removes from a synced object what an API server sets and
+// ignores from a client (rule: synced-objects-decide-nothing): its UID,
+// resource version, generation, timestamps, managed fields and status. A
+// package author knows the UIDs pvctl derives (UID); a synced variant
+// with another's UID would own that variant's drafts, approve them by its
+// own policy and, with --prune, delete them.
+func serverSet(u *unstructured.Unstructured) {
+	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+		"deletionGracePeriodSeconds", "managedFields", "selfLink"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	delete(u.Object, "status")
+}
+
+// owners keeps a synced object's owner references only to objects synced
+// from the same package revision, each with that object's UID in the
+// cluster (a reference's UID is the package's word, not the cluster's);
+// every other reference is dropped with a warning, so that nothing synced
+// claims to be another object's child (a set's, which would then adopt,
+// rewrite or remove it). An owner not created yet is dropped for this
+// pass; the next pass (every pass syncs again) adds it.
+func (s *syncer) owners(ctx context.Context, u *unstructured.Unstructured) error {
+	refs := u.GetOwnerReferences()
+	if len(refs) == 0 {
+		return nil
+	}
+	source := u.GetAnnotations()[SyncedFromAnnotation]
+	var keep []metav1.OwnerReference
+	for _, ref := range refs {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			s.warn("--sync: %s: %s %s: owner reference %s %s dropped: %v", source, u.GetKind(), u.GetName(), ref.Kind, ref.Name, err)
+			continue
+		}
+		owner := &unstructured.Unstructured{}
+		owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
+		err = s.c.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: ref.Name}, owner)
+		switch {
+		case apierrors.IsNotFound(err) && s.pending[objKey(ref.APIVersion, ref.Kind, ref.Name)] == source:
+			continue // created later in this pass
+		case err == nil && owner.GetAnnotations()[SyncedFromAnnotation] == source:
+			ref.UID = owner.GetUID()
+			keep = append(keep, ref)
+		default:
+			s.warn("--sync: %s: %s %s: owner reference to %s %s dropped: only an object synced from the same package revision may own a synced object",
+				source, u.GetKind(), u.GetName(), ref.Kind, ref.Name)
+		}
+	}
+	u.SetOwnerReferences(keep)
+	return nil
+}
+
 // apply creates or updates one synced object: PackageVariants and sets as
 // their types (so that the cluster moves their generation), the rest as
 // they are.
 func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error {
+	if err := s.owners(ctx, u); err != nil {
+		return err
+	}
 	obj, err := s.typed(u)
 	if err != nil {
 		return fmt.Errorf("--sync: %s %s: %w", u.GetKind(), u.GetName(), err)
@@ -395,15 +455,16 @@ func (s *syncer) typed(u *unstructured.Unstructured) (client.Object, error) {
 	return o.(client.Object), nil
 }
 
-// sameContent compares what a sync sets: labels, annotations and the rest
-// of the object but metadata and status.
+// sameContent compares what a sync sets: labels, annotations, owner
+// references and the rest of the object but metadata and status.
 func sameContent(cur, want client.Object) bool {
 	a, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(cur.DeepCopyObject())
 	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(want.DeepCopyObject())
 	if errA != nil || errB != nil {
 		return false
 	}
-	if !equality.Semantic.DeepEqual(cur.GetLabels(), want.GetLabels()) || !equality.Semantic.DeepEqual(cur.GetAnnotations(), want.GetAnnotations()) {
+	if !equality.Semantic.DeepEqual(cur.GetLabels(), want.GetLabels()) || !equality.Semantic.DeepEqual(cur.GetAnnotations(), want.GetAnnotations()) ||
+		!equality.Semantic.DeepEqual(cur.GetOwnerReferences(), want.GetOwnerReferences()) {
 		return false
 	}
 	for _, m := range []map[string]any{a, b} {
