@@ -13,8 +13,8 @@ import (
 	"github.com/pvkit/pvkit/pkg/render"
 )
 
-// A function pvctl runs as a process gets what kpt gives an image (rule:
-// functions-sandboxed; docs/security.md):
+// A function pvctl runs as a process gets what kpt gives an image
+// (rule: functions-sandboxed), docs/security.md:
 //
 //   - no network: a new network namespace with only a loopback that is
 //     down (as docker's --network none). Where pvctl cannot make one (no
