@@ -316,6 +316,25 @@ func TestPublishSafety(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ".git: a file named .git cannot be published"},
+		// Issue 27 #6: what git refuses on HFS+ and NTFS.
+		{"HFS+ .git look-alike", func(dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, ".gi\u200ct"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".gi\u200ct", "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ".gi\u200ct/config: file path must not have a segment git reads as its own directory"},
+		{"NTFS .git stream", func(dir string) {
+			if err := os.WriteFile(filepath.Join(dir, ".git::$INDEX_ALLOCATION"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ".git::$INDEX_ALLOCATION: file path must not have a segment git reads as its own directory"},
+		{".gitmodules", func(dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "gitmod~1"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "gitmod~1: file path must not have a segment git reads as its .gitmodules"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -229,6 +229,9 @@ func readDir(dir string) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
+		if msg := validate.FilePath(filepath.ToSlash(rel)); msg != "" { // a .git look-alike, named before anything is read
+			return usageErr("%s: file path %s", path, msg)
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err

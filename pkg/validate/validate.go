@@ -115,9 +115,10 @@ func PackagePath(s string) string {
 // wherever pvkit reads
 // one from git or Porch or writes one to git, Porch or a directory: relative,
 // '/'-separated, no empty, "." or ".." segment, no control character or
-// backslash, and no segment git would take for its own directory (".git" in
-// any case, with trailing dots or spaces, or its short name "git~1"), which
-// would turn a checkout into a repository whose configuration runs commands.
+// backslash, no segment git would take for its own directory (GitDirName:
+// ".git" in any case, HFS+ and NTFS spellings), which would turn a checkout
+// into a repository whose configuration runs commands, and no .gitmodules in
+// any spelling (GitModulesName).
 func FilePath(s string) string {
 	switch {
 	case s == "":
@@ -142,16 +143,85 @@ func FilePath(s string) string {
 		if GitDirName(seg) {
 			return fmt.Sprintf("must not have a segment git reads as its own directory (%q), found %q", seg, s)
 		}
+		if GitModulesName(seg) {
+			return fmt.Sprintf("must not have a segment git reads as its .gitmodules (%q), found %q", seg, s)
+		}
 	}
 	return ""
 }
 
 // GitDirName reports whether a path segment names git's own directory on
-// some file system: ".git" in any case, with trailing dots or spaces
-// (Windows drops them), or the 8.3 short name "git~1".
+// some file system, as git itself refuses such names in a tree (fsck's
+// hasDotgit; core.protectHFS and core.protectNTFS, on by default on macOS
+// and Windows):
+//   - ".git" in any case (case-insensitive file systems);
+//   - HFS+: ".git" with code points HFS+ ignores anywhere in it (U+200C to
+//     U+200F, U+202A to U+202E, U+206A to U+206F, U+FEFF);
+//   - NTFS: ".git" or its 8.3 short name "git~1", followed only by spaces
+//     and dots (which Windows drops), or by a ':' (an alternate data
+//     stream: ".git::$INDEX_ALLOCATION" is the directory itself).
+//
+// A checkout that holds such a name on that file system holds a .git
+// directory whose configuration runs commands.
 func GitDirName(seg string) bool {
-	s := strings.ToLower(strings.TrimRight(seg, ". "))
-	return s == ".git" || s == "git~1"
+	return hfsFold(seg) == ".git" || ntfsName(seg, ".git", "git~1", "")
+}
+
+// GitModulesName reports whether a path segment is ".gitmodules" in any
+// spelling git refuses or reads as it (the same HFS+ and NTFS forms, and
+// the short names "gitmod~1" to "gitmod~4" and Windows' hashed
+// "gi7eba~N"). git reads submodule URLs from it, and fsck refuses a
+// .gitmodules it cannot trust; no kpt package holds one, so pvkit refuses
+// it in every spelling.
+func GitModulesName(seg string) bool {
+	return hfsFold(seg) == ".gitmodules" || ntfsName(seg, ".gitmodules", "gitmod~", "gi7eba~")
+}
+
+// hfsFold is seg as HFS+ compares it: the code points it ignores removed,
+// ASCII letters in lower case.
+func hfsFold(seg string) string {
+	var b strings.Builder
+	for _, r := range seg {
+		switch {
+		case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+			continue
+		case r >= 'A' && r <= 'Z':
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ntfsName reports whether seg is, on NTFS, the file long (".git"), its
+// short name (short: "git~1" exactly, or with shortN, a prefix followed by
+// a digit from 1 to 4), or hashed (a prefix followed by any digit from 1
+// to 9), each followed only by spaces and dots up to its end or a ':'.
+func ntfsName(seg, long, short, hashed string) bool {
+	l := strings.ToLower(seg)
+	rest := ""
+	switch {
+	case strings.HasPrefix(l, long):
+		rest = l[len(long):]
+	case strings.HasSuffix(short, "~") && len(l) > len(short) && strings.HasPrefix(l, short) && l[len(short)] >= '1' && l[len(short)] <= '4':
+		rest = l[len(short)+1:]
+	case !strings.HasSuffix(short, "~") && strings.HasPrefix(l, short):
+		rest = l[len(short):]
+	case hashed != "" && len(l) > len(hashed) && strings.HasPrefix(l, hashed) && l[len(hashed)] >= '1' && l[len(hashed)] <= '9':
+		rest = l[len(hashed)+1:]
+	default:
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case ' ', '.':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Labels checks a map of labels: every key a qualified name and every value

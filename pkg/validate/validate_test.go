@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,52 @@ func TestImageRef(t *testing.T) {
 	} {
 		if msg := ImageRef(bad); !strings.Contains(msg, want) {
 			t.Errorf("ImageRef(%q) = %q, want %q", bad, msg, want)
+		}
+	}
+}
+
+// Issue 27 #6: every segment git refuses as its own directory or as its
+// .gitmodules, in the HFS+ and NTFS spellings (fsck's hasDotgit,
+// core.protectHFS, core.protectNTFS), is refused; names that only look
+// alike are not.
+func TestGitLookAlikes(t *testing.T) {
+	refused := map[string]string{
+		".git":                    "directory",
+		".\u200cgit":              "directory",
+		".g\u200dit":              "directory",
+		".gi\u200et":              "directory",
+		".git\u200f":              "directory",
+		"\u202a.git":              "directory",
+		".G\u202eIT":              "directory",
+		".gi\u206at":              "directory",
+		".git\u206f":              "directory",
+		"\ufeff.git":              "directory",
+		".git::$INDEX_ALLOCATION": "directory",
+		".git:":                   "directory",
+		".GIT:stream":             "directory",
+		"git~1:":                  "directory",
+		"GIT~1 . :x":              "directory",
+		".git . .":                "directory",
+		".gitmodules":             "gitmodules",
+		".GITMODULES":             "gitmodules",
+		".gitmodules ":            "gitmodules",
+		".gitmodules::$DATA":      "gitmodules",
+		".gitmod\u200cules":       "gitmodules",
+		"gitmod~1":                "gitmodules",
+		"GITMOD~4.":               "gitmodules",
+		"gi7eba~9":                "gitmodules",
+		"gi7eba~1:x":              "gitmodules",
+	}
+	for seg, what := range refused {
+		msg := FilePath("app/" + seg + "/x.yaml")
+		want := map[string]string{"directory": "reads as its own directory", "gitmodules": "reads as its .gitmodules"}[what]
+		if !strings.Contains(msg, want) || !strings.Contains(msg, fmt.Sprintf("%q", seg)) {
+			t.Errorf("FilePath(app/%q/x.yaml) = %q, want %q naming the segment", seg, msg, want)
+		}
+	}
+	for _, seg := range []string{".github", ".gitignore", ".gitattributes", ".git-crypt", "git~2", "git~10", "gitmod~5", "gitmodules", ".gitmodulesx", "gi7eba~0", "x.git", "\u200c"} {
+		if msg := FilePath("app/" + seg); msg != "" {
+			t.Errorf("FilePath(app/%q) = %q, want ok", seg, msg)
 		}
 	}
 }

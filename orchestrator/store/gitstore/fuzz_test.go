@@ -57,6 +57,10 @@ func FuzzRefsAndTrees(f *testing.F) {
 		{"tags/app/v3.0.0", "x.yaml", 0}, {"tags/app/main", "x.yaml", 0}, {"tags/Release4", "x.yaml", 0},
 		{"heads/drafts/app/evil", ".git/config", 3}, {"heads/drafts/app/evil", ".GIT/HEAD", 3},
 		{"heads/drafts/app/w", "../x", 3}, {"heads/drafts/a.lock/w", "x", 3}, {"tags/app/v2", "git~1/config", 3},
+		// Issue 27 #6: git's HFS+ and NTFS spellings of .git and .gitmodules.
+		{"heads/drafts/app/hfs", ".gi\u200ct/config", 3}, {"heads/drafts/app/bom", "\ufeff.git/config", 3},
+		{"heads/drafts/app/ntfs", ".git::$INDEX_ALLOCATION/config", 3}, {"heads/drafts/app/short", "git~1:/config", 3},
+		{"heads/drafts/app/mods", ".gitmodules", 3}, {"heads/drafts/app/mods2", "gitmod~1", 3}, {"heads/drafts/app/mods3", ".gitmod\u200dules", 3},
 	} {
 		f.Add(s.ref, s.entry, s.kind)
 	}
