@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/validate"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,6 +53,15 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	root.PersistentFlags().StringVar(&o.Repos, "repos", "", "the directory of bare git repositories (default: $PVCTL_REPOS, else ./repositories); a namespace other than default has its own, REPOS/namespaces/NAMESPACE")
 	root.PersistentFlags().StringVar(&o.Color, "color", "auto", "colour tables: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		// The namespace names a directory (ReposDir): checked as the
+		// apiserver checks metadata.namespace, before anything is opened;
+		// "" is the default namespace, as kubectl takes it.
+		if o.Namespace == "" {
+			o.Namespace = "default"
+		}
+		if msg := validate.DNS1123Label(o.Namespace); msg != "" {
+			return usageErr("--namespace %s", msg)
+		}
 		o.Repos = ReposDir(o.Repos, o.Namespace)
 		if !slices.Contains(colorChoices, o.Color) {
 			return usageErr("--color must be auto, always or never, not %q", o.Color)

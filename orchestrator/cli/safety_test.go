@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,4 +316,32 @@ func TestUnreadableDraftIsIsolated(t *testing.T) {
 	if code != ExitOK || strings.Contains(out, name) || strings.Contains(errs, "warning") {
 		t.Fatalf("after del: exit %d\n%s\n%s", code, out, errs)
 	}
+}
+
+// Issue 27 #8: -n names a directory, so it is checked as the apiserver
+// checks metadata.namespace (a DNS-1123 label) before anything is opened:
+// `-n ../../../x publish` created a repository outside --repos, and `-n ..`
+// served the default namespace as another.
+func TestNamespaceFlagIsNoPath(t *testing.T) {
+	w := newWS(t)
+	parent := filepath.Dir(w.repos)
+	snap := fntest.ReadTree(t, parent)
+	for _, ns := range []string{"../../../x", "..", ".", "a/b", "Team", "a.b", "-x", strings.Repeat("a", 64)} {
+		for _, args := range [][]string{
+			{"publish", "--repo", "blueprints", "--package", "x", filepath.Join(fntest.RepoRoot(), "examples", "app")},
+			{"run", "-f", w.in},
+			{"get"},
+			{"status"},
+		} {
+			code, out, errs := w.cmd(args[0], append(args[1:], "-n", ns)...)
+			want := fmt.Sprintf("--namespace must be a DNS-1123 label (at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit), found %q", ns)
+			if code != ExitUsage || !strings.Contains(errs, want) {
+				t.Errorf("pvctl %s -n %q: exit %d\n%s%s\nwant exit 2 and %s", args[0], ns, code, out, errs, want)
+			}
+		}
+	}
+	if d := cmp.Diff(snap, fntest.ReadTree(t, parent)); d != "" {
+		t.Fatalf("a refused -n wrote:\n%s", d)
+	}
+	w.mustCmd(ExitOK, "publish", "-n", "team-a", "--repo", "blueprints", "--package", "x", filepath.Join(fntest.RepoRoot(), "examples", "app"))
 }

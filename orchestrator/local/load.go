@@ -260,8 +260,8 @@ func metadataProblems(n *yaml.RNode) []string {
 		msgs = append(msgs, "`metadata.name` "+msg)
 	}
 	if ns := krm.Namespace(n.YNode()); ns != "" {
-		if msg := validate.DNS1123Subdomain(ns); msg != "" || len(ns) > 63 {
-			msgs = append(msgs, fmt.Sprintf("`metadata.namespace` must be a DNS-1123 label, found %q", ns))
+		if msg := validate.DNS1123Label(ns); msg != "" {
+			msgs = append(msgs, "`metadata.namespace` "+msg)
 		}
 	}
 	msgs = append(msgs, validate.Labels("metadata.labels", n.GetLabels())...)

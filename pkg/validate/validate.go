@@ -27,6 +27,15 @@ func DNS1123Subdomain(s string) string {
 	return ""
 }
 
+// DNS1123Label checks a namespace (or any name the apiserver takes as a
+// DNS-1123 label): "" when valid, else why not.
+func DNS1123Label(s string) string {
+	if dnsLabel(s) {
+		return ""
+	}
+	return fmt.Sprintf("must be a DNS-1123 label (at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit), found %q", s)
+}
+
 func dnsLabel(s string) bool {
 	if s == "" || len(s) > 63 || !lowerAlnum(s[0]) || !lowerAlnum(s[len(s)-1]) {
 		return false
