@@ -1,6 +1,8 @@
 package kit
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
@@ -12,13 +14,13 @@ type Events struct{ Recorder record.EventRecorder }
 // Normal records a Normal event.
 func (e Events) Normal(obj runtime.Object, reason, format string, a ...any) {
 	if e.Recorder != nil {
-		e.Recorder.Eventf(obj, "Normal", reason, format, a...)
+		e.Recorder.Event(obj, "Normal", reason, BoundMessage(fmt.Sprintf(format, a...)))
 	}
 }
 
 // Warning records a Warning event.
 func (e Events) Warning(obj runtime.Object, reason, format string, a ...any) {
 	if e.Recorder != nil {
-		e.Recorder.Eventf(obj, "Warning", reason, format, a...)
+		e.Recorder.Event(obj, "Warning", reason, BoundMessage(fmt.Sprintf(format, a...)))
 	}
 }
