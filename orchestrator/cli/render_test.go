@@ -134,6 +134,8 @@ func TestRenderFlagTypos(t *testing.T) {
 	}{
 		{[]string{"--image-pull-policy", "Nevr"}, `pvctl run: --image-pull-policy must be Always, IfNotPresent or Never, not "Nevr"`},
 		{[]string{"--function-config", filepath.Join(w.in, "nope.yaml")}, "pvctl run: --function-config: open " + filepath.Join(w.in, "nope.yaml") + ": no such file or directory"},
+		{[]string{"--render-timeout", "0s"}, "pvctl run: --render-timeout must be positive, found 0s (--no-render renders nothing)"},
+		{[]string{"--timeout", "-1s"}, "pvctl run: --timeout must not be negative, found -1s"},
 	} {
 		code, _, errs := w.cmd("run", append([]string{"-f", w.in}, tt.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, tt.want) {
@@ -142,5 +144,26 @@ func TestRenderFlagTypos(t *testing.T) {
 	}
 	if after := fntest.ReadTree(t, w.repos); len(after) != len(before) {
 		t.Fatalf("a refused run wrote to the repositories: %d files, was %d", len(after), len(before))
+	}
+}
+
+// Issue 27 #5: a run past its --timeout stops where it is, saves what it
+// did, says so and exits 1 (not ready); the next run goes on.
+func TestRunTimeout(t *testing.T) {
+	w := newWS(t)
+	slow := filepath.Join(t.TempDir(), "slow")
+	fntest.WriteTree(t, slow, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
+	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
+		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
+	code, _, errs := w.cmd("run", "-f", w.in, "--allow-exec", "--timeout", "2s")
+	if code != ExitNotReady || !strings.Contains(errs, "pvctl run: stopped after 1 reconcile passes: the run's --timeout (2s) passed; what it did is saved, run again to go on") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if st := w.stateFile(); len(st.Variants) < 4 {
+		t.Fatalf("the state of a stopped run: %d variants", len(st.Variants))
 	}
 }

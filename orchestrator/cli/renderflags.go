@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/fnruntime"
 	"github.com/pvkit/pvkit/orchestrator/local"
@@ -15,6 +16,7 @@ type renderFlags struct {
 	noRender       bool
 	allowExec      bool
 	allowNetwork   bool
+	renderTimeout  time.Duration
 	pullPolicy     string
 	functionRunner string
 	functionConfig string
@@ -29,6 +31,7 @@ func (r *renderFlags) add(c *cobra.Command) {
 	f.BoolVar(&r.noRender, "no-render", false, "do not render the drafts the run writes (Porch renders every one; a package whose pipeline fails is RenderFailed)")
 	f.BoolVar(&r.allowExec, "allow-exec", false, "let pipelines run `exec:` functions (kpt fn render --allow-exec)")
 	f.BoolVar(&r.allowNetwork, "allow-network", false, "run functions as executables with the host's network (by default each runs in a network namespace of its own, as kpt runs images with --network none; where pvctl cannot make one it refuses to run them)")
+	f.DurationVar(&r.renderTimeout, "render-timeout", local.DefaultRenderTimeout, "the deadline of one draft's render, all its functions together")
 	f.StringVar(&r.pullPolicy, "image-pull-policy", "IfNotPresent", "Always, IfNotPresent or Never: when docker or podman pulls a function image")
 	f.StringVar(&r.functionRunner, "function-runner", "", "ADDR of a Porch function runner to run the images pvctl cannot run itself")
 	f.StringVar(&r.functionConfig, "function-config", "", "a Porch function runner config mapping image names to executables in its directory "+
@@ -64,7 +67,10 @@ func (r *renderFlags) options() (*local.Render, error) {
 		rt.Executables = m
 	}
 	rt.FindContainer = r.functionRunner == "" // on first need
-	return &local.Render{Runtime: rt, AllowExec: r.allowExec}, nil
+	if r.renderTimeout <= 0 {
+		return nil, usageErr("--render-timeout must be positive, found %s (--no-render renders nothing)", r.renderTimeout)
+	}
+	return &local.Render{Runtime: rt, AllowExec: r.allowExec, Timeout: r.renderTimeout}, nil
 }
 
 func fileExists(p string) bool {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
@@ -166,6 +167,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	maxChildren := pvsexpand.DefaultMaxChildren
 	var readable, syncRepos []string
 	var rf renderFlags
+	var timeout time.Duration
 	dryRun, diff := plan, false
 	c := &cobra.Command{
 		Use:   "run -f FILE|DIR|- ...",
@@ -220,6 +222,15 @@ the variants of the last run (and more than one) stop the run before it does any
 			if err != nil {
 				return err
 			}
+			if timeout < 0 {
+				return usageErr("--timeout must not be negative, found %s", timeout)
+			}
+			ctx := ctx
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("the run's --timeout (%s) passed", timeout))
+				defer cancel()
+			}
 			rep, err := local.Run(ctx, local.RunOptions{Repos: o.Repos, Files: files, Namespace: o.Namespace, State: statePath,
 				Prune: prune, DryRun: dryRun, Diff: diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: maxChildren, ReadableKinds: readable,
 				Render: rendering, Sync: syncRepos})
@@ -231,6 +242,14 @@ the variants of the last run (and more than one) stop the run before it does any
 			}
 			if err := printReport(o.Stdout, rep, output, o.paint()); err != nil {
 				return err
+			}
+			if rep.Unsettled != "" {
+				if dryRun {
+					fmt.Fprintf(o.Stderr, "pvctl plan: %s; the plan is incomplete (nothing was written)\n", rep.Unsettled)
+				} else {
+					fmt.Fprintf(o.Stderr, "pvctl run: %s; what it did is saved, run again to go on\n", rep.Unsettled)
+				}
+				return errNotReady
 			}
 			_, notReady, stalled := rep.Counts()
 			switch {
@@ -264,6 +283,7 @@ the variants of the last run (and more than one) stop the run before it does any
 	f.IntVar(&maxChildren, "max-children-per-set", maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
 	f.StringArrayVar(&syncRepos, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
+	f.DurationVar(&timeout, "timeout", 30*time.Minute, "stop the run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
 	rf.add(c)
 	return c
 }

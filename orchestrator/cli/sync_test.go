@@ -205,8 +205,6 @@ metadata:
   resourceVersion: "999"
   generation: 7
   creationTimestamp: "2020-01-01T00:00:00Z"
-  annotations:
-    approval.nephio.org/policy: always
   ownerReferences:
   - apiVersion: config.porch.kpt.dev/v1alpha2
     kind: PackageVariantSet
@@ -218,6 +216,8 @@ metadata:
     name: evil-owner
     uid: 00000000-0000-0000-0000-000000000001
 spec:
+  annotations:
+    approval.nephio.org/policy: always
   upstream: {repo: blueprints, package: app}
   downstream: {repo: core-euwest1, package: app}
 status:
@@ -273,4 +273,31 @@ data: {a: b}
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "evil", pkg)
 	w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune")
 	contains(t, strings.Join(w.revisions(), "\n"), "core-euwest1.app.packagevariant-1")
+}
+
+// Issue 27 #5: a synced variant that clones a package of its own lineage
+// (the package it was synced from, or one that package was cloned from)
+// is refused: each sync would clone it again, and a pipeline that renames
+// the nested variant per package doubled the fleet every pass (one run
+// published 2,046 packages in 141 s, and wrote no state).
+func TestSyncRefusesLineageCycles(t *testing.T) {
+	w := newWS(t)
+	seed := filepath.Join(t.TempDir(), "seed")
+	fntest.WriteTree(t, seed, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: seed\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"nested.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: again\nspec:\n" +
+			"  annotations:\n    approval.nephio.org/policy: always\n" +
+			"  upstream: {repo: blueprints, package: seed}\n  downstream: {repo: apps, package: seed-again}\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "seed", seed)
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "keep", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	w.write("seed.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: top\nspec:\n"+
+		"  annotations:\n    approval.nephio.org/policy: always\n"+
+		"  upstream: {repo: blueprints, package: seed}\n  downstream: {repo: apps, package: top}\n")
+	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	contains(t, errs, "warning: --sync: apps/top@v1: PackageVariant again is not applied: its upstream blueprints/seed is the package it was synced from or one that package was cloned from, so every sync would clone it again, without end")
+	if strings.Contains(out, "seed-again") {
+		t.Fatalf("the nested variant cloned its own lineage:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
 }

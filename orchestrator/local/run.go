@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
@@ -81,22 +83,83 @@ type RunOptions struct {
 	// to the embedded cluster, as ConfigSync would (sync.go): the
 	// PackageVariants and sets they nest are reconciled in the same run.
 	Sync []string
+	// MaxSyncCreates bounds the objects --sync may create in one run (0:
+	// DefaultMaxSyncCreates); past it the rest wait for the next run.
+	MaxSyncCreates int
 }
 
+// DefaultMaxSyncCreates is how many objects --sync creates in one run at
+// most: a package whose pipeline makes its nested variants clone it again
+// would otherwise double the fleet every pass.
+const DefaultMaxSyncCreates = 1000
+
 // Render is how a run renders drafts: the runtime of their pipelines'
-// functions, and whether `exec` functions may run.
+// functions, whether `exec` functions may run, and one deadline for each
+// render over all its functions.
 type Render struct {
 	Runtime   render.Runtime
 	AllowExec bool
+	// Timeout bounds one render (0: DefaultRenderTimeout).
+	Timeout time.Duration
+
+	mu     sync.Mutex
+	failed map[[sha256.Size]byte]store.RenderStatus // this run's failed renders, by input
 }
+
+// DefaultRenderTimeout bounds one render, all its functions together (a
+// function alone has 5 minutes, kpt's bound; a render of many had none).
+const DefaultRenderTimeout = 2 * time.Minute
 
 // renderer is the git store's renderer: a failed render is the status
 // with its error, and the store refuses the write (store.ErrRenderFailed).
+// An input that failed is not rendered again in the same run: the status
+// of its first render is its answer (a clone's precheck and its create
+// render the same files; a function stuck until the deadline held each
+// variant twice as long).
 func (r *Render) renderer(ctx context.Context) memory.Renderer {
 	return func(files map[string]string) (map[string]string, store.RenderStatus) {
-		out, st, _ := render.Render(ctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec}) // a failure: no files, st.Err
-		return out, apirender.FromStatus(st)
+		key := filesKey(files)
+		r.mu.Lock()
+		st, failedBefore := r.failed[key]
+		r.mu.Unlock()
+		if failedBefore {
+			return nil, st
+		}
+		timeout := r.Timeout
+		if timeout <= 0 {
+			timeout = DefaultRenderTimeout
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		out, rst, _ := render.Render(rctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec}) // a failure: no files, st.Err
+		st = apirender.FromStatus(rst)
+		if out == nil && ctx.Err() == nil { // a run stopped is no verdict on the input
+			r.mu.Lock()
+			if r.failed == nil {
+				r.failed = map[[sha256.Size]byte]store.RenderStatus{}
+			}
+			r.failed[key] = st
+			r.mu.Unlock()
+		}
+		return out, st
 	}
+}
+
+// filesKey identifies a package's files.
+func filesKey(files map[string]string) [sha256.Size]byte {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%d:%s%d:", len(n), n, len(files[n]))
+		h.Write([]byte(files[n]))
+	}
+	var k [sha256.Size]byte
+	copy(k[:], h.Sum(nil))
+	return k
 }
 
 // Report is what a run did and where each object stands.
@@ -119,6 +182,10 @@ type Report struct {
 	// Warnings are what the run left out and went on without (a ref of
 	// the repositories that is not a readable revision).
 	Warnings []string
+	// Unsettled says why the run ended before nothing changed any more
+	// (its deadline, or MaxPasses); "" when it settled. Its state is
+	// written all the same.
+	Unsettled string
 }
 
 // ObjectStatus is one object's Ready condition and downstream revisions.
@@ -297,6 +364,10 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		j.note("created repository %s", r)
 	}
 	sy := newSyncer(o.Sync, o.Namespace, gs, c, scheme, j, pr, givenKeys(in), st, o.Prune == PruneAll)
+	sy.maxCreates = o.MaxSyncCreates
+	if sy.maxCreates <= 0 {
+		sy.maxCreates = DefaultMaxSyncCreates
+	}
 	events := newEventLog(scheme, o.Clock, st.Events)
 	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
 	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events}
@@ -305,7 +376,12 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	errs := map[string]error{}
 	for settled := false; !settled; {
 		if rep.Passes == o.MaxPasses {
-			return nil, fmt.Errorf("the variants did not settle after %d reconcile passes; changes so far:\n  %s", rep.Passes, strings.Join(j.Changes(), "\n  "))
+			rep.Unsettled = fmt.Sprintf("the variants did not settle after %d reconcile passes", rep.Passes)
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			rep.Unsettled = fmt.Sprintf("stopped after %d reconcile passes: %v", rep.Passes, context.Cause(ctx))
+			break
 		}
 		rep.Passes++
 		before := c.Writes() + len(j.Changes())
@@ -336,6 +412,8 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 		settled = c.Writes()+len(j.Changes()) == before
 	}
+	// A run that stopped (its deadline) still records what it did.
+	ctx = context.WithoutCancel(ctx)
 	rep.Changes = j.Changes()
 	rep.Held = pr.Held()
 	rep.Warnings = append(rep.Warnings, sy.warnings...)

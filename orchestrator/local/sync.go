@@ -53,6 +53,8 @@ type syncer struct {
 	warnings  []string
 	parsed    map[string][]*unstructured.Unstructured // objectsOf, by revision and version
 	pending   map[string]string                       // this pass's objects by key: their source
+	// maxCreates bounds the objects one run creates (RunOptions.MaxSyncCreates).
+	maxCreates, creates int
 }
 
 // newSyncer is the syncer of a run. It keeps (updates, and removes with
@@ -243,13 +245,58 @@ func (s *syncer) objectsOf(repo string, rev store.Revision) ([]*unstructured.Uns
 		s.warn("--sync %s: package %s revision %d is not synced: %v", repo, rev.Package, rev.Revision, err)
 	}
 	source := repo + "/" + rev.Package + "@v" + strconv.Itoa(rev.Revision)
+	lineage := s.lineage(rev)
 	for _, it := range items {
-		if u, ok := s.object(it.YNode(), source); ok {
-			objs = append(objs, u)
+		u, ok := s.object(it.YNode(), source)
+		if !ok {
+			continue
 		}
+		if up, cycle := clonesItsLineage(u, lineage); cycle {
+			s.warn("--sync: %s: %s %s is not applied: its upstream %s is the package it was synced from or one that package was cloned from, "+
+				"so every sync would clone it again, without end", source, u.GetKind(), u.GetName(), up)
+			continue
+		}
+		objs = append(objs, u)
 	}
 	s.parsed[key] = objs
 	return objs, nil
+}
+
+// maxLineage bounds how far lineage follows upstream locks.
+const maxLineage = 16
+
+// lineage is a revision's package and the packages it was cloned from,
+// following upstream locks (REPO/PACKAGE each).
+func (s *syncer) lineage(rev store.Revision) map[string]bool {
+	out := map[string]bool{rev.Repository + "/" + rev.Package: true}
+	lock := rev.Lock
+	for i := 0; lock != nil && i < maxLineage; i++ {
+		key := lock.Repository + "/" + lock.Package
+		if out[key] {
+			break
+		}
+		out[key] = true
+		var next *store.Lock
+		for _, r := range s.gs.All(s.namespace) {
+			if r.Repository == lock.Repository && r.Package == lock.Package && r.Lifecycle == store.Published && r.Lock != nil {
+				next = r.Lock
+			}
+		}
+		lock = next
+	}
+	return out
+}
+
+// clonesItsLineage reports whether a synced PackageVariant or set clones
+// a package of its own lineage, and which.
+func clonesItsLineage(u *unstructured.Unstructured, lineage map[string]bool) (string, bool) {
+	if u.GetKind() != "PackageVariant" && u.GetKind() != "PackageVariantSet" {
+		return "", false
+	}
+	repo, _, _ := unstructured.NestedString(u.Object, "spec", "upstream", "repo")
+	pkg, _, _ := unstructured.NestedString(u.Object, "spec", "upstream", "package")
+	up := repo + "/" + pkg
+	return up, lineage[up]
 }
 
 // object is an item of a published package as ConfigSync would apply it:
@@ -365,6 +412,11 @@ func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error 
 	cur := obj.DeepCopyObject().(client.Object)
 	err = s.c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
 	if apierrors.IsNotFound(err) {
+		if s.creates >= s.maxCreates {
+			s.warn("--sync: this run created %d objects, its bound: the rest wait for the next run", s.maxCreates)
+			return nil
+		}
+		s.creates++
 		if err := s.c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("--sync: creating %s %s: %w", u.GetKind(), u.GetName(), err)
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"encoding/json"
 
 	"fmt"
@@ -241,6 +242,9 @@ func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, i
 	}
 	if h.opts.Runtime == nil {
 		return nil, fmt.Errorf("`%s` (%s): no function runtime", field, name)
+	}
+	if err := h.ctx.Err(); err != nil { // the caller's deadline for the whole render
+		return nil, fmt.Errorf("`%s` (%s): not run: the render was stopped (%v)", field, name, context.Cause(h.ctx))
 	}
 	runner, err := h.opts.Runtime.Runner(h.ctx, f)
 	if err != nil {

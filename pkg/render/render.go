@@ -135,7 +135,14 @@ type hydration struct {
 	inputFiles map[string]bool // relative to the root package
 	state      map[string]int
 	resources  map[string][]*yaml.RNode
+	functions  int // in the pipelines read so far
 }
+
+// MaxFunctions bounds the functions of one render: the package's pipeline
+// and its subpackages' together (kpt has no bound; a 10,000-function
+// pipeline ran for more than 10 minutes). Nephio's and kpt's packages have
+// a handful.
+const MaxFunctions = 100
 
 const (
 	hydrating = iota + 1
@@ -155,6 +162,10 @@ func (h *hydration) hydrate(dir string) ([]*yaml.RNode, error) {
 	kf, err := readKptfile(h.fs, dir)
 	if err != nil {
 		return nil, err
+	}
+	if h.functions += len(kf.Mutators) + len(kf.Validators); h.functions > MaxFunctions {
+		return nil, fmt.Errorf("package %s: its pipeline brings the render to %d functions; a render runs at most %d (the package's pipeline and its subpackages' together)",
+			display(dir), h.functions, MaxFunctions)
 	}
 	subs, err := subpackages(h.fs, dir)
 	if err != nil {

@@ -1,0 +1,90 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pvkit/pvkit/pkg/krm"
+)
+
+// Issue 27 #5: a render runs at most MaxFunctions functions, its package's
+// pipeline and its subpackages' together, refused before any runs.
+func TestFunctionsBounded(t *testing.T) {
+	pipeline := func(n int) string {
+		var b strings.Builder
+		b.WriteString("pipeline:\n  mutators:\n")
+		for i := 0; i < n; i++ {
+			b.WriteString("  - image: example.com/label:v1\n    configMap: {n: x}\n")
+		}
+		return b.String()
+	}
+	ran := 0
+	rt := goRuntime{"example.com/label:v1": func(rl *krm.ResourceList) error { ran++; return setLabel(rl) }}
+	files := map[string]string{"Kptfile": kptfile("app", pipeline(60)), "sub/Kptfile": kptfile("sub", pipeline(41)), "cm.yaml": fmt.Sprintf(cm, "a")}
+	_, st, err := Render(context.Background(), files, Options{Runtime: rt})
+	want := "package sub: its pipeline brings the render to 101 functions; a render runs at most 100 (the package's pipeline and its subpackages' together)"
+	if err == nil || err.Error() != want || st.Err != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	if ran != 0 {
+		t.Fatalf("%d functions ran before the bound was found", ran)
+	}
+	files["sub/Kptfile"] = kptfile("sub", pipeline(40))
+	if _, _, err := Render(context.Background(), files, Options{Runtime: rt}); err != nil || ran != 100 {
+		t.Fatalf("100 functions: %v, %d ran", err, ran)
+	}
+}
+
+// Issue 27 #5: the caller's deadline is the whole render's: a function
+// that holds it past the deadline is stopped by its runtime, and no
+// function after it runs.
+func TestRenderDeadline(t *testing.T) {
+	var ran []string
+	rt := ctxRuntime(func(ctx context.Context, image string) error {
+		ran = append(ran, image)
+		if image == "example.com/slow:v1" {
+			<-ctx.Done() // a runtime stops its function at the deadline
+			return &ExitError{Code: 1, Stderr: "stopped: " + ctx.Err().Error()}
+		}
+		return nil
+	})
+	files := map[string]string{"Kptfile": kptfile("app", "pipeline:\n  mutators:\n  - image: example.com/slow:v1\n  validators:\n  - image: example.com/next:v1\n"),
+		"cm.yaml": fmt.Sprintf(cm, "a")}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, st, err := Render(ctx, files, Options{Runtime: rt})
+	if err == nil || !strings.Contains(err.Error(), "function example.com/slow:v1 failed: exit code 1: stopped: context deadline exceeded") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(ran) != 1 || len(st.Runs) != 1 {
+		t.Fatalf("ran %v after the deadline; status %+v", ran, st)
+	}
+	// A render whose deadline has passed runs nothing.
+	ran = nil
+	_, _, err = Render(ctx, files, Options{Runtime: rt})
+	if err == nil || !strings.Contains(err.Error(), "`pipeline.mutators[0]` (example.com/slow:v1): not run: the render was stopped (context deadline exceeded)") || len(ran) != 0 {
+		t.Fatalf("err = %v, ran %v", err, ran)
+	}
+}
+
+// ctxRuntime runs every image with run, which sees the render's context;
+// a function that succeeds returns its input.
+type ctxRuntime func(ctx context.Context, image string) error
+
+func (c ctxRuntime) Runner(ctx context.Context, f Function) (Runner, error) {
+	return func(in io.Reader, out io.Writer) error {
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return err
+		}
+		if err := c(ctx, f.Image); err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
+	}, nil
+}
