@@ -33,13 +33,11 @@ const (
 	Always           = "always"
 )
 
-// LastWriteAnnotation records, on a draft a variant asks to be approved,
-// the fingerprint (chain.Fingerprint) of the draft as pvkit last left it:
-// written with the approval annotations once the draft is finished, and
-// again after each of pvkit's writes. The controller's approval by policy
-// approves a draft only while its content still has that fingerprint, so a
-// draft a person changed since is left to a person.
-const LastWriteAnnotation = "pvkit.dev/last-write"
+// EditedSince reports whether a draft whose content has the digest now was
+// changed by someone since the variant last wrote it (its digest
+// lastWrite): a draft the variant never wrote (lastWrite "") counts as
+// changed, so only a person approves it.
+func EditedSince(lastWrite, now string) bool { return lastWrite == "" || lastWrite != now }
 
 // Split separates annotations a variant gives its drafts into those
 // written when the draft is created (now) and those that ask for its
@@ -122,7 +120,9 @@ func Decide(f Facts) (Decision, error) {
 		d.Why = "a person changed it since its variant's last write; approve it by hand"
 	case policy == Initial && f.PublishedExists:
 		d.Why = "policy initial: the package has a published revision already"
-	case !f.Created.IsZero() && f.Now.Sub(f.Created) < delay:
+	case delay > 0 && f.Created.IsZero():
+		d.Why = fmt.Sprintf("%s %s: the draft's creation time is unknown", DelayAnnotation, delay)
+	case f.Now.Sub(f.Created) < delay:
 		d.Why = fmt.Sprintf("%s %s: created %s ago", DelayAnnotation, delay, f.Now.Sub(f.Created).Round(time.Second))
 		d.Wait = delay - f.Now.Sub(f.Created)
 	default:

@@ -28,6 +28,13 @@ func TestDecide(t *testing.T) {
 		{"a person's edit", func() Facts { f := with(ready, always); f.EditedByPerson = true; return f }(), false, "a person changed it", ""},
 		{"delay not met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "2h"}), false, "approval.nephio.org/delay 2h0m0s: created 1h0m0s ago", ""},
 		{"delay met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "30m"}), true, "policy initial met", ""},
+		// Issue 27 #4: an unknown creation time never satisfies a delay.
+		{"delay, creation unknown", func() Facts {
+			f := with(ready, map[string]string{PolicyAnnotation: Always, DelayAnnotation: "1m"})
+			f.Created = time.Time{}
+			return f
+		}(), false, "approval.nephio.org/delay 1m0s: the draft's creation time is unknown", ""},
+		{"no delay, creation unknown", func() Facts { f := with(ready, always); f.Created = time.Time{}; return f }(), true, "policy always met", ""},
 		{"unknown policy", with(ready, map[string]string{PolicyAnnotation: "sometimes"}), false, "", `invalid approval.nephio.org/policy annotation "sometimes": want "initial" or "always"`},
 		{"bad delay", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "soon"}), false, "", `invalid approval.nephio.org/delay annotation "soon": time: invalid duration "soon"`},
 		{"negative delay", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "-1m"}), false, "", "a delay must be 0 or more"},
@@ -41,6 +48,17 @@ func TestDecide(t *testing.T) {
 		}
 		if err != nil || d.Approve != c.approve || !strings.HasPrefix(d.Why, c.why) {
 			t.Errorf("%s: %+v, %v; want approve=%v, %q", c.name, d, err, c.approve, c.why)
+		}
+	}
+}
+
+func TestEditedSince(t *testing.T) {
+	for _, c := range []struct {
+		last, now string
+		want      bool
+	}{{"", "sha256:a", true}, {"sha256:a", "sha256:a", false}, {"sha256:a", "sha256:b", true}} {
+		if got := EditedSince(c.last, c.now); got != c.want {
+			t.Errorf("EditedSince(%q, %q) = %v", c.last, c.now, got)
 		}
 	}
 }

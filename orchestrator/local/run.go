@@ -26,6 +26,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/pkg/render"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -690,10 +691,13 @@ func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j
 			for _, r := range pkg {
 				published = published || r.Lifecycle.IsPublished()
 			}
-			edited, err := gs.EditedByPerson(rev)
+			res, err := gs.GetResources(ctx, namespace, rev.Name)
 			if err != nil {
 				return err
 			}
+			// The draft as the variant last wrote it, from its status (which
+			// only pvctl writes, in the state file), compared by content.
+			edited := approval.EditedSince(packagevariant.LastWrite(&v, rev.Name), variant.Fingerprint(res.Files))
 			created, err := gs.CreatedAt(rev)
 			if err != nil {
 				return err

@@ -62,6 +62,14 @@ type DownstreamTarget struct {
 	// RenderStatus is Porch's render result after the last update.
 	// +optional
 	RenderStatus render.RenderStatus `json:"renderStatus,omitempty"`
+	// LastWrite is the digest (its content by meaning) of the draft as the
+	// variant last wrote it, kept for drafts it asks to be approved by
+	// policy. Approval by policy approves a draft only while its content
+	// has this digest: a draft anyone else changed since is left to a
+	// person. It lives in the status, which only the controller writes
+	// (pvctl: its state file), not on the draft, which its editors write.
+	// +optional
+	LastWrite string `json:"lastWrite,omitempty"`
 }
 
 // PackageVariantList is a list of PackageVariants.

@@ -18,8 +18,9 @@ import (
 // variant is Ready (the caller runs it only then):
 //   - every readiness gate of the draft's Kptfile True (the mutation gate
 //     included, so never a draft whose mutation has not run);
-//   - the draft as pvkit last left it (approval.LastWriteAnnotation): one a
-//     person changed since is left to a person;
+//   - the draft as pvkit last left it (its digest in the variant's status,
+//     DownstreamTarget.LastWrite, which only the controller writes): one
+//     anyone changed since is left to a person;
 //   - initial: only while the package has no published revision; always:
 //     every time; approval.nephio.org/delay after the draft's creation
 //     (the reconcile comes back when it is due: the duration returned).
@@ -55,7 +56,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
-			EditedByPerson: d.Annotations[approval.LastWriteAnnotation] != variant.Fingerprint(res.Files)})
+			EditedByPerson: approval.EditedSince(LastWrite(v, d.Name), variant.Fingerprint(res.Files))})
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			continue
@@ -93,4 +94,15 @@ func gatesTrue(files map[string]string) bool {
 	}
 	gate, _, err := kf.NotReady()
 	return err == nil && gate == ""
+}
+
+// LastWrite is the digest of a draft as the variant last wrote it, from
+// its status ("" when it never did).
+func LastWrite(v *pvapi.PackageVariant, draft string) string {
+	for _, t := range v.Status.DownstreamTargets {
+		if t.Name == draft {
+			return t.LastWrite
+		}
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
+	"github.com/pvkit/pvkit/pkg/variant"
 	"sort"
 	"strings"
 	"testing"
@@ -131,6 +132,38 @@ func TestApproveByPolicyRefuses(t *testing.T) {
 		e.mustReconcile("app-prod")
 		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
 			t.Fatalf("a draft a person changed was approved: %s", got)
+		}
+	})
+	// Issue 27 #4: the digest of pvkit's last write is in the variant's
+	// status, which only the controller writes; the person who edits a
+	// draft can also write its annotations, and pvkit.dev/last-write (where
+	// it was kept before) set to the edited content's digest is ignored.
+	t.Run("a person's edit with a forged digest", func(t *testing.T) {
+		ctx := context.Background()
+		e := approvingEnv(t, false)
+		e.r.ApproveByPolicy = false
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		e.variant(policyVariant("approval.nephio.org/policy: always"))
+		e.mustReconcile("app-prod")
+		d := e.downstream("app-prod")[0]
+		res, err := e.store.GetResources(ctx, ns, d.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Files["notes.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  by: a person\n"
+		if _, err := e.store.UpdateResources(ctx, ns, d.Name, res); err != nil {
+			t.Fatal(err)
+		}
+		res, _ = e.store.GetResources(ctx, ns, d.Name)
+		d = e.downstream("app-prod")[0]
+		d.Annotations["pvkit.dev/last-write"] = variant.Fingerprint(res.Files)
+		if err := e.store.Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		e.r.ApproveByPolicy = true
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("a draft a person changed, and annotated with its new digest, was approved: %s", got)
 		}
 	})
 }

@@ -26,6 +26,9 @@ const workspacePrefix = "packagevariant-"
 type target struct {
 	name   string
 	render *store.RenderStatus
+	// lastWrite is the digest of the draft as the variant last left it
+	// (pvapi.DownstreamTarget.LastWrite); "" to keep the status's.
+	lastWrite string
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
@@ -103,7 +106,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	var ms []mutation
 	var conflicts []error
 	for _, d := range drafts {
-		m, err := r.mutate(ctx, v, d)
+		m, err := r.mutate(ctx, v, d, false)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +128,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // mutateNew mutates a draft just created and remembers it when the result
 // is settled.
 func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision) ([]target, error) {
-	m, err := r.mutate(ctx, v, draft)
+	m, err := r.mutate(ctx, v, draft, true)
 	if err != nil {
 		return []target{m.target}, err
 	}
@@ -419,6 +422,9 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		}
 		if t.render != nil {
 			dt.RenderStatus = *t.render.DeepCopy()
+		}
+		if t.lastWrite != "" {
+			dt.LastWrite = t.lastWrite
 		}
 		out = append(out, dt)
 	}

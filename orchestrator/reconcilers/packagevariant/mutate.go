@@ -44,7 +44,10 @@ type mutation struct {
 // once the draft is finished (its mutation gate True, no render conflict),
 // it gets the annotations that ask for its approval, held back until then
 // (approval.Later).
-func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (mutation, error) {
+//
+// fresh: the variant created d in this reconcile, so its content is the
+// variant's own even when the chain has nothing to add.
+func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool) (mutation, error) {
 	m, err := r.mutateFiles(ctx, v, d)
 	if err != nil || m.conflict != nil {
 		return m, err
@@ -53,16 +56,14 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	if len(later) == 0 {
 		return m, nil
 	}
-	// With them, the fingerprint of the draft as pvkit left it: the
-	// controller's approval by policy approves only a draft nobody changed
-	// since (approval.LastWriteAnnotation).
-	// It moves only with pvkit's own writes: a draft pvkit found changed
-	// but had nothing to rewrite in keeps the fingerprint it had.
-	fp := variant.Fingerprint(m.files)
-	if old, ok := d.Annotations[approval.LastWriteAnnotation]; ok && !m.wrote {
-		fp = old
+	// With them, the digest of the draft as pvkit left it, in the variant's
+	// status (DownstreamTarget.LastWrite): approval by policy approves
+	// only a draft nobody changed since. It moves only with pvkit's own
+	// writes: a draft pvkit found changed but had nothing to rewrite in
+	// keeps the digest it had (none, if pvkit never wrote it).
+	if m.wrote || fresh {
+		m.target.lastWrite = variant.Fingerprint(m.files)
 	}
-	later = overlay(later, map[string]string{approval.LastWriteAnnotation: fp})
 	missing := false
 	for k, val := range later {
 		missing = missing || d.Annotations[k] != val

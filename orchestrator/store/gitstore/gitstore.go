@@ -259,35 +259,13 @@ func (s *Store) DeleteUnreadable(name string) (Skip, error) {
 }
 
 // PushFiles writes a person's files into a draft (pvctl push): the commit
-// says so, and EditedByPerson tells it from the variants' own writes.
+// says so. (Approval by policy does not read commits: it compares the
+// draft's content with the digest in its variant's status.)
 func (s *Store) PushFiles(ctx context.Context, namespace, name string, res store.Resources) error {
 	s.git.edit = true
 	defer func() { s.git.edit = false }()
 	_, err := s.engine.UpdateResources(ctx, namespace, name, res)
 	return err
-}
-
-// EditedByPerson reports whether a draft's last commit is anyone's but a
-// variant's (pvctl's clone or update): a pvctl push, or a commit made with
-// git. Approval by policy leaves such a draft to a person.
-func (s *Store) EditedByPerson(rev store.Revision) (bool, error) {
-	r, err := s.git.repoOf(rev)
-	if err != nil {
-		return false, err
-	}
-	commit, ok := r.refs[refFor(rev)]
-	if !ok {
-		return false, fmt.Errorf("package revision %s: no ref %s", rev.Name, refFor(rev))
-	}
-	cat, err := newObjectReader(r.GitDir)
-	if err != nil {
-		return false, err
-	}
-	msg, err := cat.message(commit)
-	if err != nil {
-		return false, err
-	}
-	return !strings.HasPrefix(msg, "pvctl: update ") && !strings.HasPrefix(msg, "pvctl: create draft "), nil
 }
 
 // CreatedAt is when a draft (or proposed revision) was created: the time
