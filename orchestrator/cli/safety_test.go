@@ -60,7 +60,7 @@ func TestDotGitInPackageIsNotServed(t *testing.T) {
 		t.Fatalf("get: exit %d\n%s\n%s", code, out, errs)
 	}
 	contains(t, errs, `warning: repository "blueprints": refs/heads/drafts/app/evil is not served: `,
-		`file path must not have a segment git reads as its own directory (".git"), found ".git/HEAD"`)
+		`file path must not have a segment git reads as its own directory (".git"), found ".git"`)
 	dir := filepath.Join(t.TempDir(), "app")
 	code, _, errs = w.cmd("pull", "blueprints.app.evil", dir)
 	if code == ExitOK || !strings.Contains(errs, "package revision blueprints.app.evil cannot be read (refs/heads/drafts/app/evil: ") {

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -159,6 +160,19 @@ type repo struct {
 	// refs are the branches and tags as the store last read or wrote
 	// them; a ref found elsewhere when writing means another writer.
 	refs map[string]string
+	// cat reads the repository's objects for the revisions' lazy loads,
+	// one at a time (catMu).
+	cat   *objectReader
+	catMu sync.Mutex
+}
+
+// lazyFiles reads a package's files from a commit when first needed.
+func (r *repo) lazyFiles(commit, pkg string) func() (map[string]string, error) {
+	return func() (map[string]string, error) {
+		r.catMu.Lock()
+		defer r.catMu.Unlock()
+		return r.cat.files(commit, pkg)
+	}
 }
 
 // Open opens the repositories as a store for namespace, loading every
@@ -190,7 +204,7 @@ func (s *Store) Add(r Repository) error {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
 	rp := &repo{Repository: r, meta: meta}
-	revs, files, skipped, err := s.git.load(rp)
+	revs, loads, skipped, err := s.git.load(rp)
 	if err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
@@ -198,7 +212,7 @@ func (s *Store) Add(r Repository) error {
 	s.git.repos[r.Name] = rp
 	s.engine.AddRepository(s.git.namespace, r.Name)
 	for i := range revs {
-		s.engine.Restore(revs[i], files[i])
+		s.engine.RestoreLazy(revs[i], loads[i])
 	}
 	return nil
 }
@@ -385,11 +399,13 @@ func Discover(root string) ([]Repository, error) {
 	return out, nil
 }
 
-// load reads a repository's package revisions, sorted by name. A ref that
-// cannot be read as a revision is skipped with its reason, alone: one odd
-// tag must not hide every other revision (fault isolation). Only a
-// repository whose refs cannot be listed at all is an error.
-func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, error) {
+// load reads a repository's package revisions, sorted by name, each with
+// the function that reads its files when first needed (bounds.go). A ref
+// that cannot be read as a revision, or whose package is over the bounds,
+// is skipped with its reason, alone: one odd tag must not hide every other
+// revision (fault isolation). Only a repository whose refs cannot be
+// listed at all is an error.
+func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, error), []Skip, error) {
 	all, err := refs(r.GitDir)
 	if err != nil {
 		return nil, nil, nil, err
@@ -410,8 +426,9 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	r.cat = cat
 	var revs []store.Revision
-	var files []map[string]string
+	var files []func() (map[string]string, error)
 	var skipped []Skip
 	seen := map[string]string{} // revision name -> ref
 	for _, ref := range names {
@@ -419,7 +436,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 		if !ok || p.lifecycle == store.DeletionProposed {
 			continue
 		}
-		rev, f, err := s.loadRef(r, cat, ref, p, deletion)
+		rev, err := s.loadRef(r, cat, ref, p, deletion)
 		if errors.Is(err, errNoPackage) {
 			continue // a tag of no package (a release tag), as Porch skips it
 		}
@@ -434,7 +451,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 		}
 		seen[rev.Name] = ref
 		revs = append(revs, rev)
-		files = append(files, f)
+		files = append(files, r.lazyFiles(r.refs[ref], p.pkg))
 	}
 	// Porch's branch placeholders: every package on the branch, numbered
 	// -1 in the workspace named after the branch.
@@ -452,9 +469,13 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 			if m, ok := r.meta.Revisions[rev.Name]; ok {
 				rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
 			}
-			f, err := cat.files(head, pkg)
+			tree, _, found, err := cat.pkgTree(head, pkg)
+			var kf map[string]string
+			if err == nil && found {
+				kf, err = cat.kptfile(tree, pkg)
+			}
 			if err == nil {
-				rev.Lock, err = tasks.LockOf(f)
+				rev.Lock, err = tasks.LockOf(kf)
 			}
 			if err == nil && seen[rev.Name] != "" {
 				err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
@@ -465,7 +486,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []map[string]string, []Skip, 
 			}
 			seen[rev.Name] = branchRef(r.Branch)
 			revs = append(revs, rev)
-			files = append(files, f)
+			files = append(files, r.lazyFiles(head, pkg))
 		}
 	}
 	return revs, files, skipped, nil
@@ -479,8 +500,9 @@ func (r *repo) isPlaceholder(rev store.Revision) bool {
 	return rev.Lifecycle.IsPublished() && rev.Revision < 0 && rev.Workspace == r.Branch
 }
 
-// loadRef reads the revision a ref of Porch's layout holds, and its files.
-func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, deletion map[string]bool) (store.Revision, map[string]string, error) {
+// loadRef reads the revision a ref of Porch's layout holds: its Kptfile,
+// and what its package holds, measured (its files are read later).
+func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, deletion map[string]bool) (store.Revision, error) {
 	commit := r.refs[ref]
 	rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: p.pkg, Workspace: p.workspace,
 		Lifecycle: p.lifecycle, Revision: p.revision}
@@ -491,7 +513,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	if p.lifecycle == store.Published && p.revision > 0 {
 		msg, err := cat.message(commit)
 		if err != nil {
-			return rev, nil, err
+			return rev, err
 		}
 		// The workspace a published revision was approved from, as its
 		// commit records it; only for the revision the commit was published
@@ -504,20 +526,26 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		rev.Lifecycle = store.DeletionProposed
 	}
 	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
-	f, err := cat.files(commit, p.pkg)
+	tree, _, found, err := cat.pkgTree(commit, p.pkg)
 	if err != nil {
-		return rev, nil, err
+		return rev, err
+	}
+	f := map[string]string{}
+	if found {
+		if f, err = cat.kptfile(tree, p.pkg); err != nil {
+			return rev, err
+		}
 	}
 	if _, ok := f["Kptfile"]; !ok && p.lifecycle == store.Published {
-		return rev, nil, errNoPackage
+		return rev, errNoPackage
 	}
 	if rev.Lock, err = tasks.LockOf(f); err != nil {
-		return rev, nil, err
+		return rev, err
 	}
 	if m, ok := r.meta.Revisions[rev.Name]; ok {
 		rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
 	}
-	return rev, f, nil
+	return rev, nil
 }
 
 // repoOf is the repository of a revision.

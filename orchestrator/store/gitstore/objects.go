@@ -118,8 +118,10 @@ var tagTargets sync.Map
 
 // objectReader reads commits and trees of one repository.
 type objectReader struct {
-	repo *gogit.Repository
-	dir  string
+	repo  *gogit.Repository
+	dir   string
+	stats map[plumbing.Hash]stats  // treeStats' memo
+	blobs map[plumbing.Hash]string // readBlob's: a blob read once
 }
 
 func newObjectReader(gitDir string) (*objectReader, error) {
@@ -170,6 +172,7 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 	}
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()
+	var total int64
 	for {
 		name, entry, err := walker.Next()
 		if err == io.EOF {
@@ -184,21 +187,56 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 		if err := validFile(name); err != nil {
 			return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
 		}
-		blob, err := c.repo.BlobObject(entry.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%s/%s in %s: %w", commit, dir, name, c.dir, err)
+		if len(out) == MaxRevisionFiles {
+			return nil, fmt.Errorf("%s:%s in %s: it holds more than %d files: %w", commit, dir, c.dir, MaxRevisionFiles, errOverBound)
 		}
-		r, err := blob.Reader()
+		b, err := c.readBlob(entry.Hash, name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
 		}
-		b, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			return nil, err
+		if total += int64(len(b)); total > MaxRevisionBytes {
+			return nil, fmt.Errorf("%s:%s in %s: its files hold more than %d bytes: %w", commit, dir, c.dir, MaxRevisionBytes, errOverBound)
 		}
-		out[name] = string(b)
+		out[name] = b
 	}
+}
+
+// pkgTree is the tree of a package directory in a commit, and what it
+// holds (treeStats); found false when the commit has no such directory.
+func (c *objectReader) pkgTree(commit, dir string) (tree *object.Tree, st stats, found bool, err error) {
+	root, err := c.rootTree(commit)
+	if err != nil {
+		return nil, stats{}, false, err
+	}
+	tree, err = root.Tree(dir)
+	if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return nil, stats{}, false, nil
+	}
+	if err != nil {
+		return nil, stats{}, false, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
+	}
+	st, err = c.treeStats(tree.Hash, "")
+	if err == nil {
+		err = checkStats(st)
+	}
+	if err != nil {
+		return nil, stats{}, false, fmt.Errorf("package %s: %w", dir, err)
+	}
+	return tree, st, true, nil
+}
+
+// kptfile reads the Kptfile of a package tree alone ("" when it has none).
+func (c *objectReader) kptfile(tree *object.Tree, dir string) (map[string]string, error) {
+	for _, e := range tree.Entries {
+		if e.Name == "Kptfile" && (e.Mode == filemode.Regular || e.Mode == filemode.Executable) {
+			b, err := c.readBlob(e.Hash, path.Join(dir, e.Name))
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"Kptfile": b}, nil
+		}
+	}
+	return map[string]string{}, nil
 }
 
 // packages lists the packages of a commit, as Porch discovers them: every
@@ -223,6 +261,9 @@ func (c *objectReader) packages(commit string) ([]string, error) {
 		}
 		if (entry.Mode == filemode.Regular || entry.Mode == filemode.Executable) && path.Base(name) == "Kptfile" {
 			if dir := path.Dir(name); dir != "." && validPackage(dir) == nil {
+				if len(out) == MaxPackages {
+					return out, fmt.Errorf("commit %s in %s holds more than %d packages: the first %d are served: %w", commit, c.dir, MaxPackages, MaxPackages, errOverBound)
+				}
 				out = append(out, dir)
 			}
 		}

@@ -68,7 +68,11 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
 		}
 		lock := store.LockFor(up.rev)
-		files, err := tasks.Clone(up.files, lock, spec.Package)
+		upFiles, err := up.read()
+		if err != nil {
+			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
+		}
+		files, err := tasks.Clone(upFiles, lock, spec.Package)
 		return files, lock, err
 	case store.Edit:
 		src, err := s.get(spec.Namespace, t.Source)
@@ -78,18 +82,26 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 		if src.rev.Repository != spec.Repository || src.rev.Package != spec.Package {
 			return nil, nil, fmt.Errorf("edit: source %s is not a revision of %s/%s", t.Source, spec.Repository, spec.Package)
 		}
-		return copyFiles(src.files), src.rev.Lock, nil
+		files, err := src.read()
+		if err != nil {
+			return nil, nil, fmt.Errorf("edit: source: %w", err)
+		}
+		return copyFiles(files), src.rev.Lock, nil
 	case store.Upgrade:
 		var es [3]*entry
+		var fs [3]map[string]string
 		for i, n := range []string{t.OldUpstream, t.NewUpstream, t.Local} {
 			e, err := s.get(spec.Namespace, n)
+			if err == nil {
+				fs[i], err = e.read()
+			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("upgrade: %w", err)
 			}
 			es[i] = e
 		}
 		lock := store.LockFor(es[1].rev)
-		files, err := tasks.Upgrade(es[0].files, es[1].files, es[2].files, lock)
+		files, err := tasks.Upgrade(fs[0], fs[1], fs[2], lock)
 		return files, lock, err
 	}
 	return nil, nil, fmt.Errorf("unknown task type %q", t.Type)
@@ -162,8 +174,12 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	next := copyRev(e.rev)
 	next.Revision = s.latest(e.rev.Key()) + 1
 	next.Lifecycle = store.Published
+	files, err := e.read()
+	if err != nil {
+		return store.Revision{}, err
+	}
 	if s.persist != nil {
-		if err := s.persist.Publish(copyRev(e.rev), copyRev(next), e.files); err != nil {
+		if err := s.persist.Publish(copyRev(e.rev), copyRev(next), files); err != nil {
 			return store.Revision{}, err
 		}
 	}
@@ -196,7 +212,8 @@ func (s *Store) Files(namespace, name string) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.revs[key(namespace, name)]; ok {
-		return copyFiles(e.files)
+		files, _ := e.read()
+		return copyFiles(files)
 	}
 	return nil
 }

@@ -26,6 +26,22 @@ import (
 type entry struct {
 	rev   store.Revision
 	files map[string]string
+	// load reads the files of a revision restored lazily (RestoreLazy),
+	// once, when they are first needed; nil once read.
+	load func() (map[string]string, error)
+}
+
+// read is the entry's files, read first when restored lazily. A read that
+// fails is the caller's error, and is tried again next time.
+func (e *entry) read() (map[string]string, error) {
+	if e.load != nil {
+		f, err := e.load()
+		if err != nil {
+			return nil, fmt.Errorf("package revision %s: %w", e.rev.Name, err)
+		}
+		e.files, e.load = f, nil
+	}
+	return e.files, nil
 }
 
 // Store is the in-memory store.
@@ -97,6 +113,18 @@ func (s *Store) Restore(rev store.Revision, files map[string]string) {
 	s.add(copyRev(rev), copyFiles(files))
 }
 
+// RestoreLazy adds a revision as Restore does, its files read by load when
+// first needed (a durable store opens without reading every revision's
+// files).
+func (s *Store) RestoreLazy(rev store.Revision, load func() (map[string]string, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[key(rev.Namespace, rev.Repository)] = true
+	rev.ResourceVersion = s.nextVersion()
+	s.add(copyRev(rev), nil)
+	s.revs[key(rev.Namespace, rev.Name)].load = load
+}
+
 // SetPlaceholder records Porch's branch placeholder of a package (revision
 // -1, workspace = the branch) with the files the branch now holds: added
 // when new, its files and version replaced otherwise. The git store calls it
@@ -106,7 +134,7 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	defer s.mu.Unlock()
 	s.repos[key(rev.Namespace, rev.Repository)] = true
 	if e, ok := s.revs[key(rev.Namespace, rev.Name)]; ok {
-		e.files = copyFiles(files)
+		e.files, e.load = copyFiles(files), nil
 		e.rev.Lock = rev.Lock
 		e.rev.ResourceVersion = s.nextVersion()
 		return
@@ -204,7 +232,11 @@ func (s *Store) GetResources(_ context.Context, namespace, name string) (store.R
 	if !ok {
 		return store.Resources{}, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
 	}
-	return store.Resources{Files: copyFiles(e.files), ResourceVersion: e.rev.ResourceVersion}, nil
+	files, err := e.read()
+	if err != nil {
+		return store.Resources{}, err
+	}
+	return store.Resources{Files: copyFiles(files), ResourceVersion: e.rev.ResourceVersion}, nil
 }
 
 // UpdateResources implements store.Store.
@@ -231,7 +263,7 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 			return store.RenderStatus{}, err
 		}
 	}
-	e.files = copyFiles(files)
+	e.files, e.load = copyFiles(files), nil
 	e.rev.ResourceVersion = s.nextVersion()
 	return status, nil
 }
@@ -339,7 +371,7 @@ func (s *Store) SetFiles(namespace, name string, files map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.revs[key(namespace, name)]; ok {
-		e.files = copyFiles(files)
+		e.files, e.load = copyFiles(files), nil
 		e.rev.ResourceVersion = s.nextVersion()
 	}
 }
