@@ -156,7 +156,8 @@ func (c *objectReader) readBlob(h plumbing.Hash, name string) (string, error) {
 		return s, nil
 	}
 	sz, _ := c.repo.Storer.(sizer)
-	if _, err := c.blobSize(sz, h, name); err != nil {
+	size, err := c.blobSize(sz, h, name)
+	if err != nil {
 		return "", err
 	}
 	blob, err := c.repo.BlobObject(h)
@@ -170,7 +171,10 @@ func (c *objectReader) readBlob(h plumbing.Hash, name string) (string, error) {
 	defer r.Close()
 	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) != size {
+		return "", fmt.Errorf("%s: object %s holds %d bytes where its header says %d", name, h, len(b), size)
 	}
 	if c.blobs == nil {
 		c.blobs = map[plumbing.Hash]string{}

@@ -629,10 +629,8 @@ func (s *backend) commit(r *repo, ref, base string, rev store.Revision, files ma
 
 // write commits files as rev's package on top of parent; no ref moves.
 func (s *backend) write(r *repo, parent string, rev store.Revision, files map[string]string, summary string) (string, error) {
-	for name := range files {
-		if err := validFile(name); err != nil {
-			return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
-		}
+	if err := checkFiles(files); err != nil { // what is written can be read back (bounds.go)
+		return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
 	return writeCommit(r.GitDir, parent, rev.Package, files, message(summary, rev), s.now())
 }
@@ -763,6 +761,9 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 	if err := r.checkNesting(rev.Package); err != nil {
 		return fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
+	if err := r.checkPackages(rev.Package); err != nil {
+		return fmt.Errorf("package revision %s: %w", rev.Name, err)
+	}
 	branch := branchRef(r.Branch)
 	if _, err := r.current(branch); err != nil {
 		return err
@@ -784,6 +785,21 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 		ops = append(ops, [2]string{refFor(old), ""})
 	}
 	return r.update(ops...)
+}
+
+// checkPackages refuses a new package past MaxPackages published ones:
+// the branch could not be served whole.
+func (r *repo) checkPackages(pkg string) error {
+	pkgs := map[string]bool{pkg: true}
+	for ref := range r.refs {
+		if p, ok := parseRef(ref); ok && p.lifecycle == store.Published {
+			pkgs[p.pkg] = true
+		}
+	}
+	if len(pkgs) > MaxPackages {
+		return fmt.Errorf("the repository would hold %d published packages, more than %d: %w", len(pkgs), MaxPackages, errOverBound)
+	}
+	return nil
 }
 
 // checkNesting refuses a package nested in, or containing, another package
