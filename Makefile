@@ -18,7 +18,7 @@ FUZZ_SHORT  ?= 1000
 FUZZ_TARGETS := pkg/validate:FuzzFilePath pkg/krm:FuzzResourceList pkg/krm:FuzzAliasBound pkg/kptfile:FuzzKptfile pkg/kptfile:FuzzReadinessGatesAsKpt \
   pkg/packagecontext:FuzzPackageContext pkg/pipelineprepend:FuzzPipelinePrepend \
   pkg/configinject:FuzzConfigInject pkg/pvsexpand:FuzzPVSExpand \
-  orchestrator/local:FuzzRunInput orchestrator/local/state:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \
+  orchestrator/local:FuzzRunInput orchestrator/local:FuzzSyncObject orchestrator/local/state:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \
   orchestrator/store/gitstore:FuzzRefsAndTrees
 BENCH_TIME  ?= 3s
 
