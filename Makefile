@@ -170,10 +170,11 @@ golden:
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
 
-## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases), one run each
+## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases, hostile repositories, functions, pipelines), one run each
 bench-security:
 	go test -run '^$$' -bench 'Compile|Validate|Evaluat|Hostile|FanOut|Regex' -benchmem -benchtime 1x ./pkg/pvsexpand/
 	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
+	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to PVKIT_BENCH_TARGETS repositories (default 1000; about 2 minutes)
 bench-pvctl:

@@ -81,6 +81,12 @@ func TestSandboxHelper(t *testing.T) {
 // and the exec line that runs it in a mode.
 func helper(t *testing.T) func(mode ...string) string {
 	t.Helper()
+	return helperFor(t)
+}
+
+// helperFor is helper for a test or a benchmark.
+func helperFor(t testing.TB) func(mode ...string) string {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -245,5 +251,29 @@ func TestTail(t *testing.T) {
 	}
 	if got := w.String(); got != "(the first 9 bytes are left out)\nline two\n" {
 		t.Errorf("in pieces: %q", got)
+	}
+}
+
+// A function that writes 50 MB to stderr (60 bytes of script in a
+// package): pvctl keeps its last StderrKept bytes.
+func BenchmarkHostileStderr(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("the sandbox is Linux's")
+	}
+	fn := helperFor(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rt := &Runtime{AllowExec: true}
+		run, err := rt.Runner(context.Background(), render.Function{Exec: fn("stderr", "50")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out bytes.Buffer
+		err = run(strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"), &out)
+		var ee *render.ExitError
+		if !errors.As(err, &ee) || len(ee.Stderr) > StderrKept+100 {
+			b.Fatalf("err = %v", err)
+		}
 	}
 }

@@ -88,3 +88,35 @@ func (c ctxRuntime) Runner(ctx context.Context, f Function) (Runner, error) {
 		return err
 	}, nil
 }
+
+// A Kptfile whose pipeline names 10,000 functions (it ran for more than
+// 10 minutes): refused before any runs.
+func BenchmarkHostilePipeline(b *testing.B) {
+	var k strings.Builder
+	k.WriteString("pipeline:\n  mutators:\n")
+	for i := 0; i < 10_000; i++ {
+		k.WriteString("  - image: example.com/label:v1\n    configMap: {n: x}\n")
+	}
+	files := map[string]string{"Kptfile": kptfile("app", k.String()), "cm.yaml": fmt.Sprintf(cm, "a")}
+	rt := goRuntime{"example.com/label:v1": setLabel}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := Render(context.Background(), files, Options{Runtime: rt}); err == nil {
+			b.Fatal("a 10,000-function pipeline rendered")
+		}
+	}
+}
+
+// One pipeline over the bound is refused as it is read, naming its
+// Kptfile.
+func TestPipelineOverBoundRefusedAsRead(t *testing.T) {
+	var k strings.Builder
+	k.WriteString("pipeline:\n  validators:\n")
+	for i := 0; i < MaxFunctions+1; i++ {
+		k.WriteString("  - image: example.com/label:v1\n")
+	}
+	_, _, err := Render(context.Background(), map[string]string{"Kptfile": kptfile("app", k.String())}, Options{Runtime: goRuntime{}})
+	if want := "Kptfile: `pipeline` has 101 functions; a render runs at most 100"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}

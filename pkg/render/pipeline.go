@@ -50,6 +50,9 @@ func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
 			return nil, fmt.Errorf("%s: `pipeline` must be a map of `mutators` and `validators` lists of functions: %w", file, err)
 		}
 	}
+	if n := len(p.Mutators) + len(p.Validators); n > MaxFunctions { // before checking each
+		return nil, fmt.Errorf("%s: `pipeline` has %d functions; a render runs at most %d", file, n, MaxFunctions)
+	}
 	for _, l := range []struct {
 		name string
 		fns  []Function

@@ -456,7 +456,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 	// Porch's branch placeholders: every package on the branch, numbered
 	// -1 in the workspace named after the branch.
 	if head, ok := all[branchRef(r.Branch)]; ok {
-		pkgs, err := cat.packages(head)
+		pkgs, trees, err := cat.packages(head)
 		if err != nil {
 			skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch), Err: err})
 		}
@@ -469,9 +469,9 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 			if m, ok := r.meta.Revisions[rev.Name]; ok {
 				rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
 			}
-			tree, _, found, err := cat.pkgTree(head, pkg)
+			tree, _, err := cat.measured(trees[pkg], pkg)
 			var kf map[string]string
-			if err == nil && found {
+			if err == nil {
 				kf, err = cat.kptfile(tree, pkg)
 			}
 			if err == nil {

@@ -215,14 +215,25 @@ func (c *objectReader) pkgTree(commit, dir string) (tree *object.Tree, st stats,
 	if err != nil {
 		return nil, stats{}, false, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
 	}
-	st, err = c.treeStats(tree.Hash, "")
+	tree, st, err = c.measured(tree.Hash, dir)
+	return tree, st, err == nil, err
+}
+
+// measured is a package's tree, found by its hash, and what it holds,
+// refused over the bounds.
+func (c *objectReader) measured(h plumbing.Hash, dir string) (*object.Tree, stats, error) {
+	st, err := c.treeStats(h, "")
 	if err == nil {
 		err = checkStats(st)
 	}
 	if err != nil {
-		return nil, stats{}, false, fmt.Errorf("package %s: %w", dir, err)
+		return nil, stats{}, fmt.Errorf("package %s: %w", dir, err)
 	}
-	return tree, st, true, nil
+	tree, err := c.repo.TreeObject(h)
+	if err != nil {
+		return nil, stats{}, fmt.Errorf("package %s: %w", dir, err)
+	}
+	return tree, st, nil
 }
 
 // kptfile reads the Kptfile of a package tree alone ("" when it has none).
@@ -240,15 +251,17 @@ func (c *objectReader) kptfile(tree *object.Tree, dir string) (map[string]string
 }
 
 // packages lists the packages of a commit, as Porch discovers them: every
-// directory, at any depth, that holds a regular file named Kptfile, sorted.
-// A directory whose path is no valid package path (the root, an upper-case
-// name) is not a package of pvkit's.
-func (c *objectReader) packages(commit string) ([]string, error) {
+// directory, at any depth, that holds a regular file named Kptfile, sorted,
+// and the tree of each (one walk of the commit's tree: a package's tree is
+// not looked up from the root again). A directory whose path is no valid
+// package path (the root, an upper-case name) is not a package of pvkit's.
+func (c *objectReader) packages(commit string) ([]string, map[string]plumbing.Hash, error) {
 	root, err := c.rootTree(commit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	dirs := map[string]plumbing.Hash{}
 	walker := object.NewTreeWalker(root, true, nil)
 	defer walker.Close()
 	for {
@@ -257,17 +270,21 @@ func (c *objectReader) packages(commit string) ([]string, error) {
 			break
 		}
 		if err != nil {
-			return out, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+			return out, dirs, fmt.Errorf("commit %s in %s: %w", commit, c.dir, err)
+		}
+		if entry.Mode == filemode.Dir {
+			dirs[name] = entry.Hash
+			continue
 		}
 		if (entry.Mode == filemode.Regular || entry.Mode == filemode.Executable) && path.Base(name) == "Kptfile" {
 			if dir := path.Dir(name); dir != "." && validPackage(dir) == nil {
 				if len(out) == MaxPackages {
-					return out, fmt.Errorf("commit %s in %s holds more than %d packages: the first %d are served: %w", commit, c.dir, MaxPackages, MaxPackages, errOverBound)
+					return out, dirs, fmt.Errorf("commit %s in %s holds more than %d packages: the first %d are served: %w", commit, c.dir, MaxPackages, MaxPackages, errOverBound)
 				}
 				out = append(out, dir)
 			}
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, dirs, nil
 }
