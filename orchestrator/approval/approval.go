@@ -122,7 +122,7 @@ func Decide(f Facts) (Decision, error) {
 		d.Why = "policy initial: the package has a published revision already"
 	case delay > 0 && f.Created.IsZero():
 		d.Why = fmt.Sprintf("%s %s: the draft's creation time is unknown", DelayAnnotation, delay)
-	case f.Now.Sub(f.Created) < delay:
+	case delay > 0 && f.Now.Sub(f.Created) < delay:
 		d.Why = fmt.Sprintf("%s %s: created %s ago", DelayAnnotation, delay, f.Now.Sub(f.Created).Round(time.Second))
 		d.Wait = delay - f.Now.Sub(f.Created)
 	default:

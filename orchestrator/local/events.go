@@ -22,6 +22,7 @@ type eventLog struct {
 	scheme *runtime.Scheme
 	clock  kit.Clock
 	events []state.Event
+	recent []state.Event // this run's, as recorded
 }
 
 func newEventLog(scheme *runtime.Scheme, clock kit.Clock, earlier []state.Event) *eventLog {
@@ -41,6 +42,7 @@ func (l *eventLog) Event(obj runtime.Object, typ, reason, message string) {
 	now := metav1.NewTime(l.clock.Now().UTC().Truncate(time.Second))
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.recent = append(l.recent, state.Event{Type: typ, Reason: reason, Kind: kind, Name: m.GetName(), Message: message})
 	for i := range l.events {
 		e := &l.events[i]
 		if e.Kind == kind && e.Name == m.GetName() && e.Type == typ && e.Reason == reason && e.Message == message {
@@ -60,6 +62,22 @@ func (l *eventLog) Eventf(obj runtime.Object, typ, reason, format string, a ...a
 // AnnotatedEventf implements record.EventRecorder.
 func (l *eventLog) AnnotatedEventf(obj runtime.Object, _ map[string]string, typ, reason, format string, a ...any) {
 	l.Eventf(obj, typ, reason, format, a...)
+}
+
+// warnings returns the messages of this run's Warning events of a
+// reason, each once, in the order first recorded: the run's warnings.
+func (l *eventLog) warnings(reason string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range l.recent {
+		if e.Type == "Warning" && e.Reason == reason && !seen[e.Message] {
+			seen[e.Message] = true
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }
 
 // Of returns the events of the variants and sets given (an object's events

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 )
@@ -87,11 +88,20 @@ func (j *journal) Delete(ctx context.Context, namespace, name string) error {
 	return err
 }
 
-// UpdateResourcesRendered implements store.Rendering on the git store's.
 func (j *journal) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
-	rs, after, err := j.Store.(store.Rendering).UpdateResourcesRendered(ctx, namespace, name, res)
+	rs, after, err := j.Store.UpdateResourcesRendered(ctx, namespace, name, res)
 	if err == nil {
 		j.note("updated the resources of %s", name)
 	}
 	return rs, after, err
+}
+
+// ApproveRevision records an approval by policy, naming the policy the
+// revision asked for.
+func (j *journal) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {
+	pub, err := j.Store.ApproveRevision(ctx, namespace, name)
+	if err == nil {
+		j.note("approved %s: revision %d of %s (%s: %s)", name, pub.Revision, pub.Package, approval.PolicyAnnotation, pub.Annotations[approval.PolicyAnnotation])
+	}
+	return pub, err
 }

@@ -17,7 +17,6 @@ import (
 	apirender "github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
@@ -26,9 +25,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/pkg/render"
-	"github.com/pvkit/pvkit/pkg/variant"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -371,7 +368,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	events := newEventLog(scheme, o.Clock, st.Events)
 	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
-	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events}
+	// Approval by policy is the controller's (--approve-by-policy), always
+	// on in pvctl: Nephio's approval controller is not there to do it.
+	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events, ApproveByPolicy: true}
 
 	rep := &Report{Warnings: warnings}
 	errs := map[string]error{}
@@ -405,9 +404,6 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 				errs["PackageVariant/"+v.Name] = err
 			}
 		}
-		if err := approveByPolicy(ctx, c, gs, j, o.Namespace, rep); err != nil {
-			return nil, err
-		}
 		if err := sy.sync(ctx); err != nil {
 			return nil, err
 		}
@@ -418,6 +414,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	rep.Changes = j.Changes()
 	rep.Held = pr.Held()
 	rep.Warnings = append(rep.Warnings, sy.warnings...)
+	rep.Warnings = append(rep.Warnings, events.warnings(packagevariant.EventApprovalRefused)...)
 	synced, err := sy.objects(ctx)
 	if err != nil {
 		return nil, err
@@ -661,70 +658,4 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 func IsInputError(err error) bool {
 	var ie *inputError
 	return errors.As(err, &ie)
-}
-
-// approveByPolicy approves, as Nephio's approval controller would, the
-// drafts of Ready variants that ask for it (approval.nephio.org/policy):
-// approval.Decide's rules, with the draft's readiness gates, its package's
-// published revisions, its creation time and whether a person changed it
-// since its variant's last write. A bad annotation is a warning.
-func approveByPolicy(ctx context.Context, c client.Client, gs *gitstore.Store, j *journal, namespace string, rep *Report) error {
-	var variants pvapi.PackageVariantList
-	if err := c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
-		return err
-	}
-	for _, v := range variants.Items {
-		revs, err := gs.ListOwned(ctx, namespace, string(v.UID))
-		if err != nil {
-			return err
-		}
-		ready := apimeta.IsStatusConditionTrue(v.Status.Conditions, kit.ConditionReady)
-		for _, rev := range revs {
-			if rev.Lifecycle.IsPublished() || rev.Annotations[approval.PolicyAnnotation] == "" {
-				continue
-			}
-			pkg, err := gs.ListRevisions(ctx, rev.Key())
-			if err != nil {
-				return err
-			}
-			published := false
-			for _, r := range pkg {
-				published = published || r.Lifecycle.IsPublished()
-			}
-			res, err := gs.GetResources(ctx, namespace, rev.Name)
-			if err != nil {
-				return err
-			}
-			// The draft as the variant last wrote it, from its status (which
-			// only pvctl writes, in the state file), compared by content.
-			edited := approval.EditedSince(packagevariant.LastWrite(&v, rev.Name), variant.Fingerprint(res.Files))
-			created, err := gs.CreatedAt(rev)
-			if err != nil {
-				return err
-			}
-			d, err := approval.Decide(approval.Facts{Annotations: rev.Annotations, Created: created, Now: time.Now(),
-				VariantReady: ready, GatesTrue: CheckReady(ctx, gs, rev) == nil, PublishedExists: published, EditedByPerson: edited})
-			if err != nil {
-				msg := fmt.Sprintf("%s: %v; not approved", rev.Name, err)
-				if !slices.Contains(rep.Warnings, msg) {
-					rep.Warnings = append(rep.Warnings, msg)
-				}
-				continue
-			}
-			if !d.Approve {
-				continue
-			}
-			if rev.Lifecycle == store.Draft {
-				if err := SetLifecycle(ctx, gs, rev, store.Proposed); err != nil {
-					return err
-				}
-			}
-			pub, err := gs.Approve(namespace, rev.Name)
-			if err != nil {
-				return err
-			}
-			j.note("approved %s: revision %d of %s (%s: %s)", rev.Name, pub.Revision, pub.Package, approval.PolicyAnnotation, d.Policy)
-		}
-	}
-	return nil
 }

@@ -203,25 +203,17 @@ type Store interface {
 	// UpdateResources writes a draft's files (optimistic on ResourceVersion)
 	// and returns Porch's render outcome.
 	UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error)
+	// UpdateResourcesRendered is UpdateResources answering with the
+	// revision as it is afterwards: its files (Porch renders the package
+	// and answers with the result) and its new version, so that a caller
+	// can check the result without reading it again.
+	UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error)
 	// Update writes a revision's owners, labels, annotations and lifecycle.
 	Update(ctx context.Context, rev Revision) error
 	// Delete deletes a revision.
 	Delete(ctx context.Context, namespace, name string) error
-}
-
-// Rendering is implemented by a store whose update of a revision's files
-// answers with the revision as it is afterwards: the files (Porch renders
-// the package and answers with the result) and the new version, which is
-// also the revision's. A caller can then check the result without reading
-// it again.
-type Rendering interface {
-	UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error)
-}
-
-// Approving is implemented by a store that can publish a Proposed revision
-// (Porch: its approval subresource), for approval by policy in the
-// controller.
-type Approving interface {
+	// ApproveRevision publishes a Proposed revision with the next number
+	// (Porch: its approval subresource), for approval by policy.
 	ApproveRevision(ctx context.Context, namespace, name string) (Revision, error)
 }
 

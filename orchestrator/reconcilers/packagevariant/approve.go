@@ -29,10 +29,6 @@ import (
 // annotation is a Warning Event, ApprovalRefused, and nothing else: the
 // variant stays Ready. Errors are Porch's, retried.
 func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (time.Duration, error) {
-	approver, ok := r.Store.(store.Approving)
-	if !ok {
-		return 0, nil
-	}
 	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
 	if err != nil {
 		return 0, err
@@ -74,7 +70,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
 			}
 		}
-		pub, err := approver.ApproveRevision(ctx, d.Namespace, d.Name)
+		pub, err := r.Store.ApproveRevision(ctx, d.Namespace, d.Name)
 		if err != nil {
 			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
 		}

@@ -25,7 +25,7 @@ type mutation struct {
 	wrote  bool
 	in     *inputs // the inputs of the chain run that found the draft as it is
 	// settled, after a write, is the draft's new version when the store
-	// answered with the result (store.Rendering: Porch's rendered files) and
+	// answered with the result (UpdateResourcesRendered: Porch's rendered files) and
 	// the chain leaves that result unchanged; "" when not known. The memo
 	// can then vouch for the draft at that version, and the next reconcile
 	// need not read it again.
@@ -95,13 +95,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{target: target{name: d.Name}, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
-	var render store.RenderStatus
-	var after store.Resources
-	if rs, ok := r.Store.(store.Rendering); ok {
-		render, after, err = rs.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
-	} else {
-		render, err = r.Store.UpdateResources(ctx, v.Namespace, d.Name, update)
-	}
+	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
 	if errors.Is(err, store.ErrRenderFailed) {
 		t := target{name: d.Name, render: &render}
 		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}

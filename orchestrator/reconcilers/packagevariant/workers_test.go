@@ -189,54 +189,19 @@ func TestCreatedDraftRecordedOwnerlessIsReclaimed(t *testing.T) {
 }
 
 // After a write, the chain runs again on what the store answered with
-// (Porch's rendered files); when that changes nothing, the memo vouches
+// (Porch's rendered files; every store answers with them,
+// UpdateResourcesRendered); when that changes nothing, the memo vouches
 // for the draft at its new version and the next reconcile reads nothing.
-// A store that does not answer with the result (no store.Rendering) costs
-// the read, as before.
 func TestWriteIsVerifiedWithoutRereading(t *testing.T) {
-	for _, rendering := range []bool{true, false} {
-		e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
-		e.store.Publish(ns, "blueprints", "app", blueprint(t))
-		if !rendering {
-			e.r.Store = plainStore{e.store}
-		}
-		e.variant(appVariant)
-		e.mustReconcile("app-prod")
-		e.store.ResetCalls()
-		e.mustReconcile("app-prod")
-		want := 0
-		if !rendering {
-			want = 1
-		}
-		if got := e.store.Calls()[fakestore.OpGetResources]; got != want || e.store.Writes() != 0 {
-			t.Errorf("rendering %v: the reconcile after the clone read the draft %d times (want %d), wrote %d", rendering, got, want, e.store.Writes())
-		}
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	e.store.ResetCalls()
+	e.mustReconcile("app-prod")
+	if got := e.store.Calls()[fakestore.OpGetResources]; got != 0 || e.store.Writes() != 0 {
+		t.Errorf("the reconcile after the clone read the draft %d times (want 0), wrote %d", got, e.store.Writes())
 	}
-}
-
-// plainStore hides the store's UpdateResourcesRendered.
-type plainStore struct{ s *fakestore.Store }
-
-func (p plainStore) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
-	return p.s.ListRevisions(ctx, k)
-}
-func (p plainStore) ListOwned(ctx context.Context, ns, uid string) ([]store.Revision, error) {
-	return p.s.ListOwned(ctx, ns, uid)
-}
-func (p plainStore) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
-	return p.s.CreateDraft(ctx, spec)
-}
-func (p plainStore) GetResources(ctx context.Context, ns, name string) (store.Resources, error) {
-	return p.s.GetResources(ctx, ns, name)
-}
-func (p plainStore) UpdateResources(ctx context.Context, ns, name string, res store.Resources) (store.RenderStatus, error) {
-	return p.s.UpdateResources(ctx, ns, name, res)
-}
-func (p plainStore) Update(ctx context.Context, rev store.Revision) error {
-	return p.s.Update(ctx, rev)
-}
-func (p plainStore) Delete(ctx context.Context, ns, name string) error {
-	return p.s.Delete(ctx, ns, name)
 }
 
 // porch-server killed after creating a draft: the variant's mutation of it

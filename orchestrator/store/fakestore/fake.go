@@ -155,7 +155,7 @@ func (f *Store) GetResources(ctx context.Context, namespace, name string) (store
 	return call(f, OpGetResources, func() (store.Resources, error) { return f.Store.GetResources(ctx, namespace, name) })
 }
 
-// UpdateResourcesRendered implements store.Rendering, counted and faulted
+// UpdateResourcesRendered implements store.Store, counted and faulted
 // as UpdateResources.
 func (f *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
 	type answer struct {

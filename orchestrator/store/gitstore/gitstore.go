@@ -60,7 +60,7 @@ type Store struct {
 
 var (
 	_ store.Store     = (*Store)(nil)
-	_ store.Rendering = (*Store)(nil)
+	_ store.Store = (*Store)(nil)
 )
 
 // ListRevisions implements store.Store.
@@ -88,7 +88,7 @@ func (s *Store) UpdateResources(ctx context.Context, namespace, name string, res
 	return s.engine.UpdateResources(ctx, namespace, name, res)
 }
 
-// UpdateResourcesRendered implements store.Rendering: the update, then the
+// UpdateResourcesRendered implements store.Store: the update, then the
 // files as written (rendered, with a renderer) and the new version.
 func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
 	return s.engine.UpdateResourcesRendered(ctx, namespace, name, res)
@@ -129,6 +129,29 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 		}
 	}
 	return rev, err
+}
+
+// ApproveRevision implements store.Store: as Porch, only a Proposed
+// revision is approved.
+func (s *Store) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {
+	rev, err := find(s.engine.All(namespace), name)
+	if err != nil {
+		return store.Revision{}, err
+	}
+	if rev.Lifecycle != store.Proposed {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s is %s: only a Proposed revision can be approved", namespace, name, rev.Lifecycle)
+	}
+	return s.Approve(namespace, name)
+}
+
+// find is the revision of revs named name.
+func find(revs []store.Revision, name string) (store.Revision, error) {
+	for _, r := range revs {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return store.Revision{}, fmt.Errorf("package revision %s: %w", name, store.ErrNotFound)
 }
 
 // placeholder refreshes Porch's branch placeholder of a package just
@@ -282,40 +305,14 @@ func (s *Store) PushFiles(ctx context.Context, namespace, name string, res store
 	return err
 }
 
-// CreatedAt is when a draft (or proposed revision) was created: the time
-// of the commit that created its branch ("pvctl: create draft"), or the
-// zero time when its history does not say (a branch pushed with git).
-func (s *Store) CreatedAt(rev store.Revision) (time.Time, error) {
-	r, err := s.git.repoOf(rev)
-	if err != nil {
-		return time.Time{}, err
-	}
-	repo, err := gogit.PlainOpen(r.GitDir)
-	if err != nil {
-		return time.Time{}, err
-	}
-	h, ok := r.refs[refFor(rev)]
-	for i := 0; ok && i < 100; i++ {
-		c, err := repo.CommitObject(plumbing.NewHash(h))
-		if err != nil {
-			return time.Time{}, err
-		}
-		if strings.HasPrefix(c.Message, "pvctl: create draft ") {
-			return c.Committer.When, nil
-		}
-		if len(c.ParentHashes) == 0 {
-			break
-		}
-		h = c.ParentHashes[0].String()
-	}
-	return time.Time{}, nil
-}
-
 // Namespace is the namespace the store serves.
 func (s *Store) Namespace() string { return s.git.namespace }
 
 // SetClock sets the time commits are stamped with (time.Now by default).
-func (s *Store) SetClock(now func() time.Time) { s.git.now = now }
+func (s *Store) SetClock(now func() time.Time) {
+	s.git.now = now
+	s.engine.SetClock(now)
+}
 
 // Repositories lists the store's repositories by name.
 func (s *Store) Repositories() []Repository {
@@ -544,6 +541,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	}
 	if m, ok := r.meta.Revisions[rev.Name]; ok {
 		rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
+		rev.Created = m.created()
 	}
 	return rev, nil
 }

@@ -383,10 +383,11 @@ func TestApproveIsAtomic(t *testing.T) {
 	}
 }
 
-// CreatedAt is the draft's creation commit time, whatever is written to
-// the draft since. (Who changed a draft is not read from commits: approval
-// compares its content with its variant's status.)
-func TestCreatedAt(t *testing.T) {
+// A draft's creation time is the store's clock when it created the draft,
+// kept where no git push reaches (the metadata file), whatever is written
+// to the draft since; a draft branch pushed with git has none (zero: a
+// delay never meets it).
+func TestCreatedIsRecordedByTheStore(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	up := h.Publish(ns, "blueprints", "app", storetest.Blueprint)
@@ -396,22 +397,31 @@ func TestCreatedAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func() {
-		t.Helper()
-		if at, err := h.CreatedAt(rev); err != nil || !at.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
-			t.Fatalf("CreatedAt = %v, %v", at, err)
-		}
+	want := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	if !rev.Created.Equal(want) {
+		t.Fatalf("Created = %v, want %v", rev.Created, want)
 	}
-	check()
 	res, _ := h.GetResources(ctx, ns, rev.Name)
-	res.Files["a.yaml"] = "a: 1\n"
-	if _, err := h.UpdateResources(ctx, ns, rev.Name, res); err != nil {
-		t.Fatal(err)
-	}
-	res, _ = h.GetResources(ctx, ns, rev.Name)
 	res.Files["b.yaml"] = "b: 1\n"
 	if err := h.PushFiles(ctx, ns, rev.Name, res); err != nil {
 		t.Fatal(err)
 	}
-	check()
+	deploy := filepath.Join(h.root, "deploy.git")
+	gitOut(t, deploy, "update-ref", "refs/heads/drafts/p/pushed", gitOut(t, deploy, "rev-parse", "refs/heads/drafts/p/w"))
+	s2, err := Open(ns, []Repository{{Name: "deploy", GitDir: deploy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s2.All(ns) {
+		switch r.Name {
+		case rev.Name:
+			if !r.Created.Equal(want) {
+				t.Errorf("reopened: Created = %v, want %v", r.Created, want)
+			}
+		case "deploy.p.pushed":
+			if !r.Created.IsZero() {
+				t.Errorf("a branch pushed with git: Created = %v, want unknown", r.Created)
+			}
+		}
+	}
 }

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 )
 
 // MetadataFile holds, in a repository's git directory, what Porch keeps in
-// the cluster rather than in git: each revision's owners, labels and
-// annotations, by revision name.
+// the cluster rather than in git: each revision's owners, labels,
+// annotations and, for a draft pvkit created, its creation time, by
+// revision name. No git push reaches it: a draft's creation time is not
+// what a commit says (a commit's time is its author's word).
 const MetadataFile = "pvkit-metadata.json"
 
 type metadata struct {
@@ -22,6 +25,17 @@ type revMeta struct {
 	Owners      []store.OwnerRef  `json:"owners,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Created is when the store created the draft (RFC 3339).
+	Created string `json:"created,omitempty"`
+}
+
+// created is the creation time recorded, zero when none is.
+func (m revMeta) created() time.Time {
+	t, err := time.Parse(time.RFC3339, m.Created)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 func (m revMeta) owners() []store.OwnerRef { return m.Owners }
@@ -54,7 +68,10 @@ func parseMetadata(path string, b []byte) (*metadata, error) {
 // set records rev's metadata (none is no entry) and writes the file.
 func (m *metadata) set(gitDir string, rev store.Revision) error {
 	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations}
-	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 {
+	if !rev.Created.IsZero() {
+		e.Created = rev.Created.UTC().Format(time.RFC3339)
+	}
+	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" {
 		return m.remove(gitDir, rev.Name)
 	}
 	prev, had := m.Revisions[rev.Name]

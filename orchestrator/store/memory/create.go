@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"time"
 	"context"
 	"fmt"
 
@@ -40,7 +41,7 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 	rev := store.Revision{
 		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
 		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),
-		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock,
+		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock, Created: s.now().UTC().Truncate(time.Second),
 	}
 	if s.persist != nil {
 		if err := s.persist.Create(copyRev(rev), files); err != nil {
@@ -188,7 +189,7 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	return copyRev(e.rev), nil
 }
 
-// ApproveRevision implements store.Approving: as Porch, only a Proposed
+// ApproveRevision implements store.Store: as Porch, only a Proposed
 // revision is approved.
 func (s *Store) ApproveRevision(_ context.Context, namespace, name string) (store.Revision, error) {
 	s.mu.Lock()

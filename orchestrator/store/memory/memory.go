@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
@@ -54,6 +55,14 @@ type Store struct {
 	version int
 	persist Persister
 	render  Renderer
+	now     func() time.Time // stamps a new draft's Created
+}
+
+// SetClock sets the clock that stamps new drafts (Revision.Created).
+func (s *Store) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
 }
 
 // Renderer is what Porch does on every resource update: render the package's
@@ -92,7 +101,7 @@ type Persister interface {
 // New returns an empty store.
 func New() *Store {
 	return &Store{repos: map[string]bool{}, revs: map[string]*entry{}, byPkg: map[store.PackageKey][]string{},
-		byOwner: map[string]map[string]bool{}}
+		byOwner: map[string]map[string]bool{}, now: time.Now}
 }
 
 // NewPersistent returns an empty store that persists every change through p
@@ -268,7 +277,7 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 	return status, nil
 }
 
-// UpdateResourcesRendered implements store.Rendering: the update, then the
+// UpdateResourcesRendered implements store.Store: the update, then the
 // files as written (rendered, with a renderer) and the new version.
 func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
 	rs, err := s.UpdateResources(ctx, namespace, name, res)
