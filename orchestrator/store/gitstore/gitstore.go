@@ -59,7 +59,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
+	_ store.Store = (*Store)(nil)
 	_ store.Store = (*Store)(nil)
 )
 

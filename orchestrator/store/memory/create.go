@@ -1,9 +1,9 @@
 package memory
 
 import (
-	"time"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
