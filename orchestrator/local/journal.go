@@ -66,8 +66,13 @@ func (j *journal) Update(ctx context.Context, rev store.Revision) error {
 		// A revision proposed for deletion and then released by its
 		// variant is two updates of the same lifecycle: say what the
 		// second one does.
-		if cur, err := find(gs, rev.Namespace, rev.Name); err == nil && cur.Lifecycle == rev.Lifecycle && len(rev.Owners) < len(cur.Owners) {
+		cur, err := find(gs, rev.Namespace, rev.Name)
+		switch {
+		case err != nil:
+		case cur.Lifecycle == rev.Lifecycle && len(rev.Owners) < len(cur.Owners):
 			what = fmt.Sprintf("released %s (%s; no longer owned)", rev.Name, rev.Lifecycle)
+		case cur.Lifecycle == store.Draft && rev.Lifecycle == store.Proposed:
+			what = fmt.Sprintf("proposed %s", rev.Name) // approval by policy's first step
 		}
 	}
 	err := j.Store.Update(ctx, rev)
