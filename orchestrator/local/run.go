@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +17,6 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
@@ -237,15 +233,7 @@ const defaultMaxPasses = 10
 // nothing changes, and saves the embedded cluster. Input errors (an
 // *inputError) come before anything is written.
 func Run(ctx context.Context, o RunOptions) (*Report, error) {
-	if o.Namespace == "" {
-		o.Namespace = "default"
-	}
-	if o.State == "" {
-		o.State = filepath.Join(o.Repos, state.File)
-	}
-	if o.MaxPasses == 0 {
-		o.MaxPasses = defaultMaxPasses
-	}
+	o.defaults()
 	if o.DryRun {
 		// Input errors first, from the real files, before any copying.
 		if _, err := readInput(o.Files, o.Namespace, o.Stdin); err != nil {
@@ -253,187 +241,23 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 		return dryRun(ctx, o)
 	}
-	in, err := readInput(o.Files, o.Namespace, o.Stdin)
+	l, err := load(o)
 	if err != nil {
 		return nil, err
 	}
-	kinds, err := in.readableKinds(o.ReadableKinds)
-	if err != nil {
-		return nil, &inputError{[]string{"--readable-kinds: " + err.Error()}}
-	}
-	st, err := state.Read(o.State)
+	w, err := open(ctx, o, l)
 	if err != nil {
 		return nil, err
 	}
-	objs, deleted := clusterObjects(in, st)
-	if massDeletion(len(deleted), len(st.Variants), o.Prune) {
-		// The mass-deletion guard of a set's children, for the variants that
-		// leave the files (an -f typo, an empty directory, a set's file left
-		// out): with or without --prune, the run does nothing, since the
-		// variants it keeps would be reconciled against half a world.
-		names := make([]string, 0, len(deleted))
-		for _, d := range deleted {
-			names = append(names, d.GetName())
-		}
-		sort.Strings(names)
-		if len(names) > 10 {
-			names = append(names[:10], "...")
-		}
-		return nil, &inputError{[]string{fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half: %s); "+
-			"nothing was done. Check -f; if that is intended, run with --prune=all", len(deleted), len(st.Variants), strings.Join(names, ", "))}}
-	}
-	var warnings []string
-	if _, err := os.Stat(o.Repos); os.IsNotExist(err) {
-		// Run from the wrong directory, a run would quietly start a second
-		// fleet: say where it is.
-		warnings = append(warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))
-	}
-	repos, missing, err := repositories(o.Repos, o.Namespace, in)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSyncRepos(o.Sync, append(slices.Clip(repos), missing...)); err != nil {
-		return nil, err
-	}
-	gs, err := gitstore.Open(o.Namespace, repos)
-	if err != nil {
-		return nil, err
-	}
-	if o.Render != nil {
-		gs.SetRenderer(o.Render.renderer(ctx))
-	}
-	var created []string
-	for _, r := range missing {
-		if err := gitstore.Init(r.GitDir, r.Branch); err != nil {
-			return nil, err
-		}
-		if err := gs.Add(r); err != nil {
-			return nil, err
-		}
-		created = append(created, r.Name)
-	}
-	scheme, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	pr := newPruner(o.Prune)
-	for _, k := range gs.Skipped() {
-		warnings = append(warnings, k.String())
-	}
-	j := &journal{Store: gs, pruner: pr, progress: o.Progress}
 	if o.Progress != nil {
 		defer o.Progress.Done()
 	}
-	// The objects the files no longer give stay in the cluster until
-	// --prune, as variants do: an object left out of -f by mistake must not
-	// rewrite every draft that injected it.
-	given := map[string]bool{}
-	for _, obj := range in.others {
-		given[state.ObjectKey(obj.(*unstructured.Unstructured).Object)] = true
-	}
-	cluster := append([]map[string]any(nil), objectMaps(in.others)...)
-	for _, old := range st.Objects {
-		k := state.ObjectKey(old)
-		if given[k] {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: old}
-		if isSynced(u.GetAnnotations()) { // the --sync repositories' to keep or remove
-			objs = append(objs, u)
-			if !syncedFrom(u.GetAnnotations(), o.Sync) { // synced from a repository this run does not sync: kept as it is
-				cluster = append(cluster, old)
-			}
-			continue
-		}
-		if err := pr.hold("%s %s", u.GetKind(), u.GetName()); err == nil {
-			j.note("removed %s %s from the embedded cluster (no longer in the files)", u.GetKind(), u.GetName())
-			continue
-		}
-		objs = append(objs, u)
-		cluster = append(cluster, old)
-	}
-	c := newCluster(scheme, pr, j.note, objs...)
-	for _, d := range deleted {
-		if err := client.IgnoreNotFound(c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
-			return nil, err
-		}
-	}
-	for _, r := range created {
-		j.note("created repository %s", r)
-	}
-	sy := newSyncer(o.Sync, o.Namespace, gs, c, scheme, j, pr, givenKeys(in), st, o.Prune == PruneAll)
-	sy.maxCreates = o.MaxSyncCreates
-	if sy.maxCreates <= 0 {
-		sy.maxCreates = DefaultMaxSyncCreates
-	}
-	events := newEventLog(scheme, o.Clock, st.Events)
-	pvs := &packagevariantset.Reconciler{Client: c, Store: j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll, MaxChildren: o.MaxChildren, Kinds: kinds, Recorder: events}
-	// Approval by policy is the controller's (--approve-by-policy), always
-	// on in pvctl: Nephio's approval controller is not there to do it.
-	pv := &packagevariant.Reconciler{Client: c, Store: j, Clock: o.Clock, Kinds: kinds, Recorder: events, ApproveByPolicy: true}
-
-	rep := &Report{Warnings: warnings}
-	errs := map[string]error{}
-	for settled := false; !settled; {
-		if rep.Passes == o.MaxPasses {
-			rep.Unsettled = fmt.Sprintf("the variants did not settle after %d reconcile passes", rep.Passes)
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			rep.Unsettled = fmt.Sprintf("stopped after %d reconcile passes: %v", rep.Passes, context.Cause(ctx))
-			break
-		}
-		rep.Passes++
-		before := c.Writes() + len(j.Changes())
-		errs = map[string]error{}
-		var sets pvsapi.PackageVariantSetList
-		if err := c.List(ctx, &sets, client.InNamespace(o.Namespace)); err != nil {
-			return nil, err
-		}
-		for _, s := range sets.Items {
-			if _, err := pvs.Reconcile(ctx, request(s.Namespace, s.Name)); retried(err) {
-				errs["PackageVariantSet/"+s.Name] = err
-			}
-		}
-		var variants pvapi.PackageVariantList
-		if err := c.List(ctx, &variants, client.InNamespace(o.Namespace)); err != nil {
-			return nil, err
-		}
-		for _, v := range variants.Items {
-			if _, err := pv.Reconcile(ctx, request(v.Namespace, v.Name)); retried(err) {
-				errs["PackageVariant/"+v.Name] = err
-			}
-		}
-		if err := sy.sync(ctx); err != nil {
-			return nil, err
-		}
-		settled = c.Writes()+len(j.Changes()) == before
-	}
-	// A run that stopped (its deadline) still records what it did.
-	ctx = context.WithoutCancel(ctx)
-	rep.Changes = j.Changes()
-	rep.Held = pr.Held()
-	rep.Warnings = append(rep.Warnings, sy.warnings...)
-	rep.Warnings = append(rep.Warnings, events.warnings(packagevariant.EventApprovalRefused)...)
-	synced, err := sy.objects(ctx)
+	rep, errs, err := w.loop(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	cluster = append(cluster, synced...)
-	if err := rep.collect(ctx, c, gs, o.Namespace, errs); err != nil {
-		return nil, err
-	}
-	for i, obj := range cluster {
-		u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
-		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
-			unstructured.RemoveNestedField(u.Object, "metadata", f)
-		}
-		cluster[i] = u.Object
-	}
-	if err := (&state.State{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: events.Of(rep.Variants, rep.Sets)}).Write(o.State); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	// A run that stopped (its deadline) still records what it did.
+	return w.save(context.WithoutCancel(ctx), o, rep, errs)
 }
 
 // objectMaps are the objects' contents, for the state file.

@@ -1,0 +1,290 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// A run is load (the files and the last run's state, checked: nothing is
+// written before), open (the repositories, the embedded cluster and the
+// controller's reconcilers on them), loop (reconcile passes until nothing
+// changes) and save (the report and the state file).
+
+// defaults fills in what the options leave out.
+func (o *RunOptions) defaults() {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.State == "" {
+		o.State = filepath.Join(o.Repos, state.File)
+	}
+	if o.MaxPasses == 0 {
+		o.MaxPasses = defaultMaxPasses
+	}
+	if o.MaxSyncCreates <= 0 {
+		o.MaxSyncCreates = DefaultMaxSyncCreates
+	}
+}
+
+// loaded is a run's input: the files, the kinds they may read, the last
+// run's state, and the objects of the embedded cluster (to create, and to
+// delete: the variants the files no longer give).
+type loaded struct {
+	in            *input
+	kinds         kit.ReadableKinds
+	st            *state.State
+	objs, deleted []client.Object
+}
+
+// load reads and checks a run's input. A problem is an input error, and
+// nothing is written: more than half of the last run's variants leaving
+// the files (an -f typo, an empty directory) is one.
+func load(o RunOptions) (*loaded, error) {
+	in, err := readInput(o.Files, o.Namespace, o.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := in.readableKinds(o.ReadableKinds)
+	if err != nil {
+		return nil, &inputError{[]string{"--readable-kinds: " + err.Error()}}
+	}
+	st, err := state.Read(o.State)
+	if err != nil {
+		return nil, err
+	}
+	objs, deleted := clusterObjects(in, st)
+	if massDeletion(len(deleted), len(st.Variants), o.Prune) {
+		// The mass-deletion guard of a set's children, for the variants that
+		// leave the files: with or without --prune, the run does nothing,
+		// since the variants it keeps would be reconciled against half a
+		// world.
+		names := make([]string, 0, len(deleted))
+		for _, d := range deleted {
+			names = append(names, d.GetName())
+		}
+		sort.Strings(names)
+		if len(names) > 10 {
+			names = append(names[:10], "...")
+		}
+		return nil, &inputError{[]string{fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half: %s); "+
+			"nothing was done. Check -f; if that is intended, run with --prune=all", len(deleted), len(st.Variants), strings.Join(names, ", "))}}
+	}
+	return &loaded{in: in, kinds: kinds, st: st, objs: objs, deleted: deleted}, nil
+}
+
+// world is an open run: the repositories (through the journal, which
+// records every change), the embedded cluster and the controller's
+// reconcilers on them, as the manager builds them.
+type world struct {
+	gs       *gitstore.Store
+	j        *journal
+	pr       *pruner
+	c        *cluster
+	sy       *syncer
+	events   *eventLog
+	pvs      *packagevariantset.Reconciler
+	pv       *packagevariant.Reconciler
+	cluster  []map[string]any // the objects other than sets and variants, for the state
+	warnings []string
+}
+
+// open opens a run's repositories (creating those the files' Repository
+// objects name) and builds the embedded cluster and the reconcilers.
+func open(ctx context.Context, o RunOptions, l *loaded) (*world, error) {
+	w := &world{}
+	if _, err := os.Stat(o.Repos); os.IsNotExist(err) {
+		// Run from the wrong directory, a run would quietly start a second
+		// fleet: say where it is.
+		w.warnings = append(w.warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))
+	}
+	repos, missing, err := repositories(o.Repos, o.Namespace, l.in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSyncRepos(o.Sync, append(slices.Clip(repos), missing...)); err != nil {
+		return nil, err
+	}
+	if w.gs, err = gitstore.Open(o.Namespace, repos); err != nil {
+		return nil, err
+	}
+	if o.Render != nil {
+		w.gs.SetRenderer(o.Render.renderer(ctx))
+	}
+	var created []string
+	for _, r := range missing {
+		if err := gitstore.Init(r.GitDir, r.Branch); err != nil {
+			return nil, err
+		}
+		if err := w.gs.Add(r); err != nil {
+			return nil, err
+		}
+		created = append(created, r.Name)
+	}
+	for _, k := range w.gs.Skipped() {
+		w.warnings = append(w.warnings, k.String())
+	}
+	w.pr = newPruner(o.Prune)
+	w.j = &journal{Store: w.gs, pruner: w.pr, progress: o.Progress}
+	if err := w.openCluster(ctx, o, l); err != nil {
+		return nil, err
+	}
+	for _, r := range created {
+		w.j.note("created repository %s", r)
+	}
+	return w, nil
+}
+
+// openCluster builds the embedded cluster, deletes the variants the files
+// no longer give (held without --prune), and the reconcilers.
+func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error {
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	objs := w.keptObjects(o, l)
+	w.c = newCluster(scheme, w.pr, w.j.note, objs...)
+	for _, d := range l.deleted {
+		if err := client.IgnoreNotFound(w.c.Delete(ctx, d)); err != nil && !errors.Is(err, errHeld) {
+			return err
+		}
+	}
+	w.sy = newSyncer(o.Sync, o.Namespace, w.gs, w.c, scheme, w.j, w.pr, givenKeys(l.in), l.st, o.Prune == PruneAll)
+	w.sy.maxCreates = o.MaxSyncCreates
+	w.events = newEventLog(scheme, o.Clock, l.st.Events)
+	w.pvs = &packagevariantset.Reconciler{Client: w.c, Store: w.j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll,
+		MaxChildren: o.MaxChildren, Kinds: l.kinds, Recorder: w.events}
+	// Approval by policy is the controller's (--approve-by-policy), always
+	// on in pvctl: Nephio's approval controller is not there to do it.
+	w.pv = &packagevariant.Reconciler{Client: w.c, Store: w.j, Clock: o.Clock, Kinds: l.kinds, Recorder: w.events, ApproveByPolicy: true}
+	return nil
+}
+
+// keptObjects are the cluster's objects: the files' and, of the last
+// run's other objects, the synced ones and those held for want of
+// --prune. The objects the files no longer give stay in the cluster until
+// --prune, as variants do: an object left out of -f by mistake must not
+// rewrite every draft that injected it. It sets w.cluster, what the state
+// keeps of them.
+func (w *world) keptObjects(o RunOptions, l *loaded) []client.Object {
+	objs := l.objs
+	given := map[string]bool{}
+	for _, obj := range l.in.others {
+		given[state.ObjectKey(obj.(*unstructured.Unstructured).Object)] = true
+	}
+	w.cluster = append([]map[string]any(nil), objectMaps(l.in.others)...)
+	for _, old := range l.st.Objects {
+		k := state.ObjectKey(old)
+		if given[k] {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: old}
+		if isSynced(u.GetAnnotations()) { // the --sync repositories' to keep or remove
+			objs = append(objs, u)
+			if !syncedFrom(u.GetAnnotations(), o.Sync) { // synced from a repository this run does not sync: kept as it is
+				w.cluster = append(w.cluster, old)
+			}
+			continue
+		}
+		if err := w.pr.hold("%s %s", u.GetKind(), u.GetName()); err == nil {
+			w.j.note("removed %s %s from the embedded cluster (no longer in the files)", u.GetKind(), u.GetName())
+			continue
+		}
+		objs = append(objs, u)
+		w.cluster = append(w.cluster, old)
+	}
+	return objs
+}
+
+// loop runs reconcile passes, as the controller's queue would, until a
+// pass changes nothing (or the run's deadline, or MaxPasses: Unsettled).
+// It returns the last pass's retried errors by object.
+func (w *world) loop(ctx context.Context, o RunOptions) (*Report, map[string]error, error) {
+	rep := &Report{Warnings: w.warnings}
+	errs := map[string]error{}
+	for settled := false; !settled; {
+		if rep.Passes == o.MaxPasses {
+			rep.Unsettled = fmt.Sprintf("the variants did not settle after %d reconcile passes", rep.Passes)
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			rep.Unsettled = fmt.Sprintf("stopped after %d reconcile passes: %v", rep.Passes, context.Cause(ctx))
+			break
+		}
+		rep.Passes++
+		before := w.c.Writes() + len(w.j.Changes())
+		var err error
+		if errs, err = w.pass(ctx, o.Namespace); err != nil {
+			return nil, nil, err
+		}
+		settled = w.c.Writes()+len(w.j.Changes()) == before
+	}
+	return rep, errs, nil
+}
+
+// pass reconciles every set, then every variant, then syncs.
+func (w *world) pass(ctx context.Context, namespace string) (map[string]error, error) {
+	errs := map[string]error{}
+	var sets pvsapi.PackageVariantSetList
+	if err := w.c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	for _, s := range sets.Items {
+		if _, err := w.pvs.Reconcile(ctx, request(s.Namespace, s.Name)); retried(err) {
+			errs["PackageVariantSet/"+s.Name] = err
+		}
+	}
+	var variants pvapi.PackageVariantList
+	if err := w.c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	for _, v := range variants.Items {
+		if _, err := w.pv.Reconcile(ctx, request(v.Namespace, v.Name)); retried(err) {
+			errs["PackageVariant/"+v.Name] = err
+		}
+	}
+	return errs, w.sy.sync(ctx)
+}
+
+// save completes the report and writes the state file.
+func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[string]error) (*Report, error) {
+	rep.Changes = w.j.Changes()
+	rep.Held = w.pr.Held()
+	rep.Warnings = append(rep.Warnings, w.sy.warnings...)
+	rep.Warnings = append(rep.Warnings, w.events.warnings(packagevariant.EventApprovalRefused)...)
+	synced, err := w.sy.objects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cluster := append(w.cluster, synced...)
+	if err := rep.collect(ctx, w.c, w.gs, o.Namespace, errs); err != nil {
+		return nil, err
+	}
+	for i, obj := range cluster {
+		u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
+			unstructured.RemoveNestedField(u.Object, "metadata", f)
+		}
+		cluster[i] = u.Object
+	}
+	st := &state.State{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets)}
+	if err := st.Write(o.State); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
