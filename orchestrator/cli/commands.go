@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -16,7 +12,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
-	"github.com/pvkit/pvkit/pkg/validate"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -140,106 +135,6 @@ func warnSkipped(warn io.Writer, s *gitstore.Store) {
 	for _, k := range s.Skipped() {
 		fmt.Fprintf(warn, "warning: %s\n", k)
 	}
-}
-
-// publish publishes a directory's files as the next revision of a package,
-// creating the repository when it is missing.
-func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
-	// Names become paths (the repository's git directory, the package's
-	// directory on main): checked before anything is created.
-	if msg := validate.DNS1123Subdomain(repo); msg != "" {
-		return usageErr("--repo %s", msg)
-	}
-	if msg := validate.PackagePath(pkg); msg != "" {
-		return usageErr("--package %s", msg)
-	}
-	files, err := readDir(src)
-	if err != nil {
-		return err
-	}
-	if len(files) == 0 {
-		return usageErr("%s holds no files", src)
-	}
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		fmt.Fprintf(warn, "warning: the repositories directory %s did not exist: publish creates it (--repos or $PVCTL_REPOS name another)\n", dir)
-	}
-	s, err := openRepos(dir, namespace, true, warn)
-	if err != nil {
-		return err
-	}
-	known := false
-	for _, r := range s.Repositories() {
-		known = known || r.Name == repo
-	}
-	if !known {
-		r := gitstore.Repository{Name: repo, GitDir: filepath.Join(dir, repo+".git")}
-		if err := gitstore.Init(r.GitDir, ""); err != nil {
-			return err
-		}
-		if err := s.Add(r); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "created repository %s (%s)\n", repo, r.GitDir)
-	}
-	// Publishing the same files again would make a revision that changes
-	// nothing, and an upgrade draft of it in every downstream.
-	if latest, ok := latestPublished(s, namespace, repo, pkg); ok {
-		res, err := s.GetResources(context.Background(), namespace, latest.Name)
-		if err != nil {
-			return err
-		}
-		if sameFiles(res.Files, files) {
-			fmt.Fprintf(w, "%s already holds these files: nothing was published\n", latest.Name)
-			return nil
-		}
-	}
-	rev, err := s.PublishFiles(namespace, repo, pkg, files)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
-	return nil
-}
-
-// readDir reads the files below dir by relative path. A `.git` directory
-// (the package's own clone) is skipped; a file named `.git`, a symbolic link
-// or any other non-regular file is refused, naming its path: publishing
-// follows nothing outside the directory.
-func readDir(dir string) (map[string]string, error) {
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.Name() == ".git":
-			return usageErr("%s: a file named .git cannot be published", path)
-		case d.Type()&fs.ModeSymlink != 0:
-			return usageErr("%s: is a symbolic link; pvctl copies regular files only", path)
-		case !d.Type().IsRegular():
-			return usageErr("%s: is not a regular file; pvctl copies regular files only", path)
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		if msg := validate.FilePath(filepath.ToSlash(rel)); msg != "" { // a .git look-alike, named before anything is read
-			return usageErr("%s: file path %s", path, msg)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	return files, err
 }
 
 // plural is "1 change" or "N changes".

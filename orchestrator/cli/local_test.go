@@ -2,17 +2,18 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
 	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
-	"os"
-	"path/filepath"
 	sigsyaml "sigs.k8s.io/yaml"
-	"strings"
-	"testing"
-	"time"
 )
 
 // Issue 19 #1: the objects in the user's own files are the cluster, so

@@ -1,0 +1,177 @@
+package cli
+
+// pvctl run and pvctl plan: one command, its options in runFlags; plan is
+// run --dry-run.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	"github.com/spf13/cobra"
+)
+
+// runFlags are pvctl run's (and plan's) options.
+type runFlags struct {
+	plan              bool // the command is plan
+	files             []string
+	output, statePath string
+	prune             local.Prune
+	maxChildren       int
+	readable, sync    []string
+	render            renderFlags
+	timeout           time.Duration
+	dryRun, diff      bool
+}
+
+const runLong = `Run the controllers' reconcile once against the repositories in --repos. The files
+are the whole desired state: variants, sets, Repository objects (their labels are what
+sets select) and the objects variants inject and sets select.
+
+Nothing is removed without --prune: variants or sets gone from the files, children a set
+no longer selects, owned drafts of an old downstream are listed under "Not removed" and
+the run exits 1. A set that would lose more than half of its children (and more than one)
+stalls with MassDeletion even with --prune; files that no longer give more than half of
+the variants of the last run (and more than one) stop the run before it does anything.
+--prune=all lifts both guards. A set may have at most --max-children-per-set children.`
+
+func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
+	r := &runFlags{plan: plan, maxChildren: pvsexpand.DefaultMaxChildren, dryRun: plan}
+	c := &cobra.Command{
+		Use:   "run -f FILE|DIR|- ...",
+		Short: "Reconcile PackageVariants and PackageVariantSets against local git repositories, then exit",
+		Long:  runLong,
+		Example: `  pvctl run -f examples/local                 # create and update; remove nothing
+  pvctl run -f examples/local --prune         # also remove what the files no longer ask for
+  pvctl run -f examples/local --dry-run --diff  # the plan and each package's diff; write nothing
+  cat variants.yaml | pvctl run -f -`,
+		Args: func(_ *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				return usageErr("unexpected arguments %q (files go after -f)", a)
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error { return r.run(ctx, o) },
+	}
+	if plan {
+		c.Use, c.Short = "plan -f FILE|DIR|- ...", "Print what pvctl run would change, and write nothing (run --dry-run)"
+		c.Example = `  pvctl plan -f examples/local           # exit 0: nothing would change; 3: something would; 4: something is stalled
+  pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
+	}
+	r.add(c)
+	return c
+}
+
+func (r *runFlags) add(c *cobra.Command) {
+	f := c.Flags()
+	f.StringArrayVarP(&r.files, "filename", "f", nil, "a YAML file, a directory of them, or - for standard input (repeatable)")
+	f.StringVarP(&r.output, "output", "o", "table", "table, yaml or json (json and yaml: the change list and the sets and variants with their status)")
+	f.StringVar(&r.statePath, "state", "", "the state file (default: REPOS/"+state.File+")")
+	f.Var(&r.prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
+	f.Lookup("prune").NoOptDefVal = "true"
+	f.BoolVar(&r.dryRun, "dry-run", r.plan, "print what the run would change and write nothing")
+	f.StringSliceVar(&r.readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap, Team.example.com and the kinds of the objects in the files (a Secret only when named here)")
+	f.IntVar(&r.maxChildren, "max-children-per-set", r.maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
+	f.BoolVar(&r.diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
+	f.StringArrayVar(&r.sync, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
+	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop the run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
+	r.render.add(c)
+}
+
+// check refuses flags that do not go together, before anything is read.
+func (r *runFlags) check() error {
+	switch {
+	case r.output != "table" && r.output != "yaml" && r.output != "json":
+		return usageErr("-o must be table, yaml or json, not %q", r.output)
+	case r.maxChildren < 1:
+		return usageErr("--max-children-per-set: %d, want 1 or more", r.maxChildren)
+	case len(r.files) == 0:
+		return usageErr("run needs -f: the files are the whole desired state, so a run without them would remove every variant")
+	case r.diff && !r.dryRun:
+		return usageErr("--diff goes with --dry-run (pvctl plan --diff)")
+	case r.plan && !r.dryRun:
+		return usageErr("plan never writes: --dry-run=false goes with pvctl run")
+	case r.timeout < 0:
+		return usageErr("--timeout must not be negative, found %s", r.timeout)
+	}
+	return nil
+}
+
+// options are the run's local.RunOptions.
+func (r *runFlags) options(o *Options) (local.RunOptions, error) {
+	var stdin []byte
+	for _, f := range r.files {
+		if f == "-" {
+			b, err := io.ReadAll(o.Stdin)
+			if err != nil {
+				return local.RunOptions{}, err
+			}
+			stdin = b
+		}
+	}
+	rendering, err := r.render.options()
+	if err != nil {
+		return local.RunOptions{}, err
+	}
+	return local.RunOptions{Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath,
+		Prune: r.prune, DryRun: r.dryRun, Diff: r.diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: r.maxChildren,
+		ReadableKinds: r.readable, Render: rendering, Sync: r.sync}, nil
+}
+
+// run runs (or plans), prints the report, and says how it ended (rule:
+// pvctl-exit).
+func (r *runFlags) run(ctx context.Context, o *Options) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	opts, err := r.options(o)
+	if err != nil {
+		return err
+	}
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("the run's --timeout (%s) passed", r.timeout))
+		defer cancel()
+	}
+	rep, err := local.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(o.Stderr, "warning: %s\n", w)
+	}
+	if err := printReport(o.Stdout, rep, r.output, o.paint()); err != nil {
+		return err
+	}
+	return r.outcome(o, rep)
+}
+
+// outcome is the error (and so the exit code) a report ends in.
+func (r *runFlags) outcome(o *Options, rep *local.Report) error {
+	if rep.Unsettled != "" {
+		if r.dryRun {
+			fmt.Fprintf(o.Stderr, "pvctl plan: %s; the plan is incomplete (nothing was written)\n", rep.Unsettled)
+		} else {
+			fmt.Fprintf(o.Stderr, "pvctl run: %s; what it did is saved, run again to go on\n", rep.Unsettled)
+		}
+		return errNotReady
+	}
+	_, notReady, stalled := rep.Counts()
+	switch {
+	case stalled > 0:
+		return errStalled
+	case r.dryRun && (len(rep.Changes) > 0 || len(rep.Held) > 0):
+		return errWouldChange
+	case r.dryRun:
+		return nil
+	case notReady > 0:
+		return errNotReady
+	case len(rep.Held) > 0:
+		return errHeldBack
+	}
+	return nil
+}
