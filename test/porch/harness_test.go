@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -145,6 +146,21 @@ users:
 // them restarts it, and restores them).
 var controllerExtraArgs []string
 
+// metricsAddr is where the running controller serves /metrics.
+var metricsAddr string
+
+// freeAddr is a loopback address no one listens on now: a fixed port may be
+// taken by anything else on the machine (the controller then never got
+// ready, and scenarios failed after 90 s).
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // startController starts bin/pvkit-controller with the ServiceAccount's
 // kubeconfig and waits for its readiness probe; its log is appended to
 // pvkit-controller.log.
@@ -153,8 +169,15 @@ func startController() error {
 	if err != nil {
 		return err
 	}
+	health, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	if metricsAddr, err = freeAddr(); err != nil {
+		return err
+	}
 	args := append([]string{"--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
-		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", health,
 		"--workers", workers(), "--zap-encoder", "console"}, controllerExtraArgs...)
 	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
 	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
@@ -163,7 +186,7 @@ func startController() error {
 		return err
 	}
 	_ = os.WriteFile(filepath.Join(stackDir, "pvkit-controller.pid"), []byte(fmt.Sprint(controller.Process.Pid)), 0o644)
-	return waitReady("pvkit's controller", "http://127.0.0.1:18081/readyz", logf.Name())
+	return waitReady("pvkit's controller", "http://"+health+"/readyz", logf.Name())
 }
 
 // workers is the controller's --workers: PVKIT_PORCH_WORKERS, else 8 (the

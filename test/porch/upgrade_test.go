@@ -101,7 +101,7 @@ func TestFleetUpgradeEndsOwned(t *testing.T) {
 // scrapeMetrics reads the controller's /metrics as series → value.
 func scrapeMetrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://127.0.0.1:18080/metrics")
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
