@@ -10,12 +10,8 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -209,190 +205,6 @@ func TestAdoption(t *testing.T) {
 	}
 }
 
-func TestDeleteAndOrphan(t *testing.T) {
-	for _, policy := range []string{"delete", "orphan"} {
-		t.Run(policy, func(t *testing.T) {
-			e := newEnv(t)
-			e.store.Publish(ns, "blueprints", "app", blueprint(t))
-			e.variant(strings.Replace(appVariant, "labels: {env: prod}", "labels: {env: prod}\n  deletionPolicy: "+policy, 1))
-			e.mustReconcile("app-prod")
-			pub, _ := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
-			e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.PackageContext.Data["tier"] = "gold" })
-			e.mustReconcile("app-prod") // a published revision and an edit draft
-			if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
-				t.Fatal(err)
-			}
-			e.mustReconcile("app-prod")
-			revs := e.downstream("app-prod")
-			if policy == "delete" {
-				if len(revs) != 1 || revs[0].Name != pub.Name || revs[0].Lifecycle != store.DeletionProposed || revs[0].OwnedBy("uid-app-prod") {
-					t.Fatalf("want the draft deleted and the published revision proposed for deletion: %+v", revs)
-				}
-			} else if len(revs) != 2 || revs[0].OwnedBy("uid-app-prod") || revs[1].OwnedBy("uid-app-prod") || revs[0].Lifecycle != store.Published {
-				t.Fatalf("want both revisions kept and disowned: %+v", revs)
-			}
-			v := &pvapi.PackageVariant{}
-			if err := e.client.Get(context.Background(), clientKey("app-prod"), v); err == nil {
-				t.Fatalf("the variant must be gone once its finalizer is removed: %+v", v.Finalizers)
-			}
-		})
-	}
-}
-
-// A reconcile of a deleted variant that read a lagging cache (the
-// finalizer still there, the variant already gone) finishes without an
-// error: seen on a real Porch as ERROR "packagevariants ... not found" for
-// every variant of a deleted set.
-func TestDeleteOfAVariantGoneAlready(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
-		t.Fatal(err)
-	}
-	stale := e.get("app-prod")
-	e.mustReconcile("app-prod")
-	if err := e.client.Get(context.Background(), clientKey("app-prod"), &pvapi.PackageVariant{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("the variant is not gone: %v", err)
-	}
-	if err := e.r.reconcileDelete(context.Background(), stale); err != nil {
-		t.Fatalf("deleting from a stale read: %v, want no error", err)
-	}
-}
-
-// rule finalizer-waits: a failing delete keeps the finalizer; the retry finishes the job.
-func TestFailingDeleteKeepsFinalizer(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	if err := e.client.Delete(context.Background(), e.get("app-prod")); err != nil {
-		t.Fatal(err)
-	}
-	e.store.Inject(fakestore.Fault{Op: fakestore.OpDelete, Err: errors.New("porch is down")})
-	err := e.reconcile("app-prod")
-	if err == nil || !strings.Contains(err.Error(), "porch is down") {
-		t.Fatalf("reconcile error = %v", err)
-	}
-	if v := e.get("app-prod"); !controllerutil.ContainsFinalizer(v, pv.Finalizer) {
-		t.Fatal("the finalizer was removed although the draft was not deleted")
-	}
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Reason != pvapi.ReasonDeleting || !strings.Contains(c.Message, "porch is down") {
-		t.Fatalf("Ready = %+v", c)
-	}
-	e.mustReconcile("app-prod")
-	if n := len(e.downstream("app-prod")); n != 0 {
-		t.Fatalf("%d revisions left", n)
-	}
-}
-
-// rule idempotent-drafts: a create that timed out after succeeding gives exactly one draft,
-// found at once (the package is listed again when a create fails).
-func TestCreateTimeoutGivesOneDraft(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("context deadline exceeded"), After: true})
-	e.mustReconcile("app-prod")
-	e.mustReconcile("app-prod")
-	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
-		t.Fatalf("want exactly one owned draft, got %+v", revs)
-	}
-	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready = %+v", c)
-	}
-}
-
-// A create that fails and leaves nothing is reported and retried.
-func TestCreateFailureIsRetried(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("porch is down")})
-	err := e.reconcile("app-prod")
-	if err == nil || !strings.Contains(err.Error(), `creating a clone draft of default/deploy/app-prod in workspace "packagevariant-1": porch is down`) {
-		t.Fatalf("reconcile = %v", err)
-	}
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "porch is down") {
-		t.Fatalf("Ready = %+v", c)
-	}
-	e.mustReconcile("app-prod")
-	if revs := e.downstream("app-prod"); len(revs) != 1 || revs[0].Workspace != "packagevariant-1" {
-		t.Fatalf("want one draft in packagevariant-1, got %+v", revs)
-	}
-}
-
-// Never an ownerless draft (issue 13.4): Porch records the new draft
-// before its owner reference lands and the create fails; the variant takes
-// the draft it asked for back at once, with its labels, and makes no other.
-func TestOwnerlessDraftIsReclaimedAtOnce(t *testing.T) {
-	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New(`packagerevisions.porch.kpt.dev "deploy.app-prod.packagevariant-1" already exists`), After: true, Ownerless: true})
-	e.mustReconcile("app-prod")
-	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Workspace != "packagevariant-1" {
-		t.Fatalf("want the one draft asked for, owned, with the variant's labels: %+v", revs)
-	}
-	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
-	ev := e.events()
-	if len(ev) != 1 || ev[0] != "Normal DraftReclaimed took back draft deploy.app-prod.packagevariant-1: Porch recorded it before its owner reference landed" {
-		t.Fatalf("Events = %q", ev)
-	}
-	before := e.totalWrites()
-	e.mustReconcile("app-prod")
-	if w := e.totalWrites() - before; w != 0 || len(e.downstream("app-prod")) != 1 {
-		t.Fatalf("after the reclaim: %d writes, %d revisions", w, len(e.downstream("app-prod")))
-	}
-}
-
-// The same when the draft shows up only after the failed create returned
-// (the refresh is late): the next reconcile takes it back instead of
-// creating packagevariant-2.
-func TestOwnerlessDraftIsReclaimedWhenItShowsUp(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New("the server was unable to return a response in the time allotted")})
-	if err := e.reconcile("app-prod"); err == nil {
-		t.Fatal("a failed create with nothing to take back must be reported")
-	}
-	// Porch's refresh records the draft after all, without owner.
-	if _, err := e.store.CreateDraft(context.Background(), store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app-prod",
-		Workspace: "packagevariant-1", Task: store.Task{Type: store.Clone, Upstream: e.store.All(ns)[0].Name}}); err != nil {
-		t.Fatal(err)
-	}
-	e.mustReconcile("app-prod")
-	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Workspace != "packagevariant-1" {
-		t.Fatalf("want packagevariant-1 taken back, got %+v", revs)
-	}
-}
-
-// An ownerless draft the variant did not ask for (an earlier process's) is
-// reported on the variant when it creates a draft next to it.
-func TestOwnerlessDraftIsReported(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	if _, err := e.store.CreateDraft(context.Background(), store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app-prod",
-		Workspace: "packagevariant-1", Task: store.Task{Type: store.Clone, Upstream: e.store.All(ns)[0].Name}}); err != nil {
-		t.Fatal(err)
-	}
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	ev := e.events()
-	if len(ev) != 2 || !strings.HasPrefix(ev[0], "Warning OwnerlessDraft deploy.app-prod.packagevariant-1 in default/deploy/app-prod has no owner") {
-		t.Fatalf("Events = %q", ev)
-	}
-	if revs := e.downstream("app-prod"); len(revs) != 2 {
-		t.Fatalf("want the ownerless draft left alone and a new one: %+v", revs)
-	}
-}
-
 // rule dotted-owners through the orchestrator: dotted names keep exactly one entry.
 func TestDottedNames(t *testing.T) {
 	e := newEnv(t)
@@ -480,24 +292,6 @@ func TestDownstreamChangePrunes(t *testing.T) {
 	}
 	if n := len(e.downstream("app-prod-2")); n != 1 {
 		t.Fatalf("want a clone of the new downstream, got %d", n)
-	}
-}
-
-// A published downstream proposed for deletion that the variant wants again
-// goes back to Published (kptdev/kpt#3759).
-func TestUnproposeDeletion(t *testing.T) {
-	e := newEnv(t)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	pub, _ := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
-	pub.Lifecycle, pub.ResourceVersion = store.DeletionProposed, ""
-	if err := e.store.Update(context.Background(), pub); err != nil {
-		t.Fatal(err)
-	}
-	e.mustReconcile("app-prod")
-	if revs := e.downstream("app-prod"); len(revs) != 1 || revs[0].Lifecycle != store.Published {
-		t.Fatalf("want the revision un-proposed: %+v", revs)
 	}
 }
 
@@ -599,32 +393,5 @@ func TestRenderConflictStopsWriting(t *testing.T) {
 	_ = e.reconcile("app-prod")
 	if w := e.store.Calls()["updateResources"]; w != writes+1 {
 		t.Fatalf("after a change of the variant: %d writes, want one more than %d", w, writes)
-	}
-}
-
-// A status patch that loses to a newer write (the reconcile read a cache
-// that lagged) is no error: the reconcile asks to run again shortly, and
-// that run, reading afresh, patches the status.
-func TestStatusPatchLostIsRequeued(t *testing.T) {
-	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.conflicts.Next(1)
-	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
-	if err != nil {
-		t.Fatalf("a lost status patch: %v, want no error", err)
-	}
-	if res.RequeueAfter != kit.StatusLostRetry {
-		t.Fatalf("a lost status patch: requeue after %v, want %v", res.RequeueAfter, kit.StatusLostRetry)
-	}
-	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, pvapi.ConditionReady); c != nil {
-		t.Fatalf("the lost patch was written after all: %+v", c)
-	}
-	e.mustReconcile("app-prod")
-	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready after the retry: %+v", c)
-	}
-	if n := len(e.downstream("app-prod")); n != 1 {
-		t.Fatalf("%d downstream revisions after the retry, want 1", n)
 	}
 }

@@ -1,0 +1,157 @@
+package packagevariantset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// A selector typo would remove every child: the guard removes none, stalls
+// naming the count, and records it; the set's annotation lets it through.
+func TestMassDeletionGuard(t *testing.T) {
+	e := newEnv(t, repo("cluster-01", map[string]string{"env": "prod"}), repo("cluster-02", map[string]string{"env": "prod"}),
+		repo("cluster-03", map[string]string{"env": "prod"}))
+	e.set(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata:
+  name: app
+spec:
+  upstream: {repo: blueprints, package: app, revision: 1}
+  targets:
+  - repositorySelector:
+      matchLabels: {env: prod}
+`)
+	e.reconcile()
+	if n := len(e.children()); n != 3 {
+		t.Fatalf("%d children", n)
+	}
+	e.events()
+	e.editSet(func(s *pvsapi.PackageVariantSet) { s.Spec.Targets[0].RepositorySelector.MatchLabels["env"] = "prd" })
+	if err := e.try(); !errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("the guard stalls: %v", err)
+	}
+	if n := len(e.children()); n != 3 {
+		t.Fatalf("the guard must remove nothing, %d children left", n)
+	}
+	c := apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
+	if c == nil || c.Reason != pvsapi.ReasonMassDeletion ||
+		c.Message != "the set would remove 3 of its 3 PackageVariants (more than half); none was removed. If that is intended, annotate the set pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all)" {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	if ev := e.events(); len(ev) != 1 || ev[0] != "Warning MassDeletion" {
+		t.Fatalf("events = %q", ev)
+	}
+	e.editSet(func(s *pvsapi.PackageVariantSet) {
+		s.Annotations = map[string]string{AllowMassDeletionAnnotation: "true"}
+	})
+	e.reconcile()
+	if n := len(e.children()); n != 0 {
+		t.Fatalf("allowed, the removal happens: %d children left", n)
+	}
+	if ev := e.events(); len(ev) != 1 || ev[0] != "Normal ChildRemoved" {
+		t.Fatalf("events = %q", ev)
+	}
+}
+
+// One Event per action and reconcile, naming the first ten children.
+func TestRecordSteps(t *testing.T) {
+	rec := record.NewFakeRecorder(10)
+	r := &Reconciler{Recorder: rec}
+	var steps []pvsexpand.Step
+	for i := 0; i < 12; i++ {
+		steps = append(steps, pvsexpand.Step{Action: pvsexpand.Create, Name: fmt.Sprintf("app-%02d", i), Where: fmt.Sprintf("repository r%02d", i)})
+	}
+	steps = append(steps, pvsexpand.Step{Action: pvsexpand.Remove, Name: "old"})
+	r.recordSteps(&pvsapi.PackageVariantSet{}, steps)
+	close(rec.Events)
+	var got []string
+	for ev := range rec.Events {
+		got = append(got, ev)
+	}
+	want := []string{
+		"Normal ChildCreated created 12 PackageVariants: app-00 (target repository r00), app-01 (target repository r01), app-02 (target repository r02), app-03 (target repository r03), app-04 (target repository r04), app-05 (target repository r05), app-06 (target repository r06), app-07 (target repository r07), app-08 (target repository r08), app-09 (target repository r09) and 2 more",
+		"Normal ChildRemoved removed 1 PackageVariant: old (its target is gone)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A fan-out's children are written Workers at a time, not one round trip
+// after another; the Event keeps the plan's order.
+func TestChildrenWrittenConcurrently(t *testing.T) {
+	var repos []client.Object
+	for i := 0; i < 12; i++ {
+		repos = append(repos, repo(fmt.Sprintf("r%02d", i), map[string]string{"env": "prod"}))
+	}
+	e := newEnv(t, repos...)
+	e.r.Workers = 4
+	var mu sync.Mutex
+	inflight, most := 0, 0
+	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
+		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
+	e.onCreate = func() {
+		mu.Lock()
+		inflight++
+		most = max(most, inflight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inflight--
+		mu.Unlock()
+	}
+	e.reconcile()
+	if len(e.children()) != 12 {
+		t.Fatalf("%d children, want 12", len(e.children()))
+	}
+	if most < 2 || most > 4 {
+		t.Fatalf("at most %d creates at once, want 2 to 4 (Workers)", most)
+	}
+	var ev string
+	select {
+	case ev = <-e.rec.Events:
+	default:
+	}
+	if !strings.Contains(ev, "created 12 PackageVariants: app-r00-app (target `spec.targets[0].repositorySelector` (Repository \"r00\", package \"app\")), app-r01-app") {
+		t.Fatalf("the Event does not keep the plan's order: %q", ev)
+	}
+}
+
+// A status patch that loses to a newer write is no error: the set is
+// reconciled again shortly, and that run patches the status.
+func TestStatusPatchLostIsRequeued(t *testing.T) {
+	e := newEnv(t, repo("r1", map[string]string{"env": "prod"}))
+	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
+		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
+	e.conflicts.Next(1)
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
+	if err != nil || res.RequeueAfter != kit.StatusLostRetry {
+		t.Fatalf("a lost status patch: %+v, %v; want a requeue after %v and no error", res, err, kit.StatusLostRetry)
+	}
+	e.reconcile()
+	var set pvsapi.PackageVariantSet
+	if err := e.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if c := apimeta.FindStatusCondition(set.Status.Conditions, "Ready"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready after the retry: %+v", set.Status.Conditions)
+	}
+	if len(e.children()) != 1 {
+		t.Fatalf("%d children, want 1", len(e.children()))
+	}
+}
