@@ -197,7 +197,7 @@ func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
 	pr := porch.ToAPI(r)
 	pr.ResourceVersion = ""
 	if latest {
-		pr.Labels = overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})
+		pr.Labels = store.Overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})
 	}
 	return pr
 }

@@ -253,14 +253,3 @@ func deleteUnreadable(s *gitstore.Store, err error) (string, error) {
 	}
 	return fmt.Sprintf("deleted %s (it could not be read: %v)", k.Revision.Name, k.Err), nil
 }
-
-func overlay(base, add map[string]string) map[string]string {
-	out := make(map[string]string, len(base)+len(add))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range add {
-		out[k] = v
-	}
-	return out
-}

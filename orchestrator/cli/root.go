@@ -69,6 +69,15 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	}
 	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "default", "the namespace the embedded cluster serves")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	// An unknown command is a usage error of the root command's own (cobra
+	// reports it as text only).
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(c *cobra.Command, a []string) error {
+		if len(a) > 0 {
+			return usageErr("unknown command %q for %q", a[0], c.CommandPath())
+		}
+		return c.Help()
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o))
@@ -125,7 +134,7 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 	var ue *usageError
-	if errors.As(err, &ue) || local.IsInputError(err) || strings.HasPrefix(err.Error(), "unknown command") {
+	if errors.As(err, &ue) || local.IsInputError(err) {
 		return ExitUsage
 	}
 	return ExitNotReady

@@ -102,6 +102,15 @@ func Result(stalled bool, err error) string {
 	return ResultSuccess
 }
 
+// ResultOf is the result label of a reconcile that waits, or else stalled
+// or not and returned err.
+func ResultOf(waiting, stalled bool, err error) string {
+	if waiting {
+		return ResultWaiting
+	}
+	return Result(stalled, err)
+}
+
 // ObserveReconcile records one reconcile of kind that started at start.
 func (m *Metrics) ObserveReconcile(kind, result string, start time.Time) {
 	if m == nil {

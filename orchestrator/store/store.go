@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -232,4 +233,18 @@ var (
 // RevisionName is Porch's name of a revision: `<repo>.<package>.<workspace>`.
 func RevisionName(repo, pkg, workspace string) string {
 	return fmt.Sprintf("%s.%s.%s", repo, strings.ReplaceAll(pkg, "/", "."), workspace)
+}
+
+// Overlay is base with add's entries over it (labels or annotations a
+// revision gets), a new map; base itself when add is empty.
+func Overlay(base, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = make(map[string]string, len(add))
+	}
+	maps.Copy(out, add)
+	return out
 }

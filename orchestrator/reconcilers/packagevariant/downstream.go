@@ -254,8 +254,8 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 			continue
 		}
 		rev.Owners = append(rev.Owners, ownerRef(v))
-		rev.Labels = overlay(rev.Labels, v.Spec.Labels)
-		rev.Annotations = overlay(rev.Annotations, v.Spec.Annotations)
+		rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
+		rev.Annotations = store.Overlay(rev.Annotations, v.Spec.Annotations)
 		if err := r.Store.Update(ctx, rev); err != nil {
 			return nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
 		}
@@ -268,20 +268,6 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 
 func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
-}
-
-func overlay(base, add map[string]string) map[string]string {
-	if len(add) == 0 {
-		return base
-	}
-	out := make(map[string]string, len(base)+len(add))
-	for k, val := range base {
-		out[k] = val
-	}
-	for k, val := range add {
-		out[k] = val
-	}
-	return out
 }
 
 // createDraft creates a draft of the downstream owned by the variant, with
@@ -382,8 +368,8 @@ func (r *Reconciler) findRevision(ctx context.Context, key store.PackageKey, nam
 func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev store.Revision) (store.Revision, error) {
 	now, _ := approval.Split(v.Spec.Annotations)
 	rev.Owners = []store.OwnerRef{ownerRef(v)}
-	rev.Labels = overlay(rev.Labels, v.Spec.Labels)
-	rev.Annotations = overlay(rev.Annotations, now)
+	rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
+	rev.Annotations = store.Overlay(rev.Annotations, now)
 	if err := r.Store.Update(ctx, rev); err != nil {
 		r.asked.set(v.UID, rev.Name)
 		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)

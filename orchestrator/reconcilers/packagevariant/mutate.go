@@ -71,7 +71,7 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	if !missing {
 		return m, nil
 	}
-	d.Annotations, d.ResourceVersion = overlay(d.Annotations, later), ""
+	d.Annotations, d.ResourceVersion = store.Overlay(d.Annotations, later), ""
 	if err := r.Store.Update(ctx, d); err != nil {
 		return m, fmt.Errorf("annotating the finished draft %s for approval: %w", d.Name, err)
 	}

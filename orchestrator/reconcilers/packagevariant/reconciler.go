@@ -122,27 +122,17 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 	if !deleting || outcome != nil {
 		res = r.summary(v).Summarize(outcome)
 	}
-	if res.Waiting != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info(res.Waiting.Why)
-		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultWaiting, start)
-		return ctrl.Result{RequeueAfter: res.Waiting.After}, nil
-	}
-	if res.StallChanged {
-		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", outcome.Error())
-		r.events().Warning(v, res.Stalled.Reason, "%s", outcome.Error())
-	}
-	if !deleting && res.Observed() {
-		v.Status.ObservedGeneration = v.Generation
-	}
-	patchErr := kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status)
-	if res.Err == nil && kit.StatusLost(patchErr) {
-		ctrl.LoggerFrom(ctx).V(1).Info("status patch lost to a newer write (the cache lagged): reconciling again")
-		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultWaiting, start)
-		return ctrl.Result{RequeueAfter: kit.StatusLostRetry}, nil
-	}
-	err := errors.Join(res.Err, patchErr)
-	r.Metrics.ObserveReconcile("PackageVariant", metrics.Result(res.Stalled != nil, err), start)
-	return ctrl.Result{RequeueAfter: again}, err
+	return kit.Finish{Result: res, Outcome: outcome, Object: v, Events: r.events(), Again: again,
+		SetObserved: func() {
+			if !deleting {
+				v.Status.ObservedGeneration = v.Generation
+			}
+		},
+		Patch: func() error { return kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status) },
+		Observe: func(waiting, stalled bool, err error) {
+			r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultOf(waiting, stalled, err), start)
+		},
+	}.Do(ctx)
 }
 
 func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {

@@ -91,26 +91,13 @@ func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVarian
 	res := kit.Summary{Conditions: &set.Status.Conditions, Generation: set.Generation, Clock: r.Clock,
 		ReadyReason: pvsapi.ReasonReconciled, ReadyMessage: "package variants successfully reconciled",
 		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(outcome)
-	if res.Waiting != nil {
-		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultWaiting, start)
-		return ctrl.Result{RequeueAfter: res.Waiting.After}, nil
-	}
-	if res.StallChanged {
-		ctrl.LoggerFrom(ctx).Info("stalled: waiting for a change", "reason", res.Stalled.Reason, "message", outcome.Error())
-		kit.Events{Recorder: r.Recorder}.Warning(set, res.Stalled.Reason, "%s", outcome.Error())
-	}
-	if res.Observed() {
-		set.Status.ObservedGeneration = set.Generation
-	}
-	patchErr := kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status)
-	if res.Err == nil && kit.StatusLost(patchErr) {
-		ctrl.LoggerFrom(ctx).V(1).Info("status patch lost to a newer write (the cache lagged): reconciling again")
-		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultWaiting, start)
-		return ctrl.Result{RequeueAfter: kit.StatusLostRetry}, nil
-	}
-	err := errors.Join(res.Err, patchErr)
-	r.Metrics.ObserveReconcile("PackageVariantSet", metrics.Result(res.Stalled != nil, err), start)
-	return ctrl.Result{}, err
+	return kit.Finish{Result: res, Outcome: outcome, Object: set, Events: kit.Events{Recorder: r.Recorder},
+		SetObserved: func() { set.Status.ObservedGeneration = set.Generation },
+		Patch:       func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) },
+		Observe: func(waiting, stalled bool, err error) {
+			r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultOf(waiting, stalled, err), start)
+		},
+	}.Do(ctx)
 }
 
 // ExpandTimeout bounds one set's expansion (its CEL evaluations) in the
