@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
-	"github.com/pvkit/pvkit/orchestrator/store/porch"
-	"github.com/pvkit/pvkit/pkg/variant"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
+	"github.com/pvkit/pvkit/pkg/variant"
 )
 
 // policyVariant is appVariant asking for approval with the given

@@ -42,34 +42,20 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	for i, rev := range mine {
 		names[i] = rev.Name
 	}
-	if d, ok := r.created.missing(v.UID, downstreamKey(v), names); ok {
-		// The owned revisions lack the draft this variant created: the
-		// cache is behind, or Porch lost the draft's owner reference. Take
-		// it back in the latter case; wait in the former.
-		rev, found, err := r.findRevision(ctx, downstreamKey(v), d.name)
-		switch {
-		case err != nil:
+	key := downstreamKey(v)
+	verdict, rev, err := r.tracker.observe(v.UID, key, names, r.now(),
+		func(name string) (store.Revision, bool, error) { return r.findRevision(ctx, key, name) },
+		func(name string) error { _, err := r.Store.GetResources(ctx, v.Namespace, name); return err })
+	switch {
+	case err != nil:
+		return nil, err
+	case verdict == wait:
+		return nil, cacheBehind(rev.Name)
+	case verdict == reclaim:
+		if rev, err = r.reclaim(ctx, v, rev); err != nil {
 			return nil, err
-		case found && len(rev.Owners) == 0 && !rev.Lifecycle.IsPublished():
-			if rev, err = r.reclaim(ctx, v, rev); err != nil {
-				return nil, err
-			}
-			mine = append(mine, rev)
-		case !found && r.now().Sub(d.at) < createdTTL:
-			// The cache may lag behind the create; a direct read tells.
-			_, gerr := r.Store.GetResources(ctx, v.Namespace, d.name)
-			switch {
-			case gerr == nil:
-				return nil, cacheBehind(d.name)
-			case !errors.Is(gerr, store.ErrNotFound):
-				return nil, gerr
-			case !r.created.gone(v.UID, d.name):
-				return nil, cacheBehind(d.name)
-			}
-			r.created.forget(v.UID) // lost: created again below
-		default: // gone for good, published, or someone else's: not ours to wait for
-			r.created.forget(v.UID)
 		}
+		mine = append(mine, rev)
 	}
 	var drafts []store.Revision
 	var published *store.Revision
@@ -117,7 +103,6 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
 			r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
 		}
-		r.created.settle(v.UID, d.Name)
 		targets, ms = append(targets, m.target), append(ms, m)
 	}
 	conflict := errors.Join(conflicts...)
@@ -132,7 +117,6 @@ func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up 
 	if err != nil {
 		return []target{m.target}, err
 	}
-	r.created.settle(v.UID, draft.Name)
 	targets := []target{m.target}
 	r.rememberSettled(v, up, []store.Revision{draft}, []mutation{m}, targets, m.conflict)
 	return targets, m.conflict
@@ -293,7 +277,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 	if err != nil {
 		return store.Revision{}, err
 	}
-	if asked, ok := r.asked.get(v.UID); ok {
+	if asked, ok := r.tracker.askedFor(v.UID); ok {
 		for _, rev := range revs {
 			if rev.Name == asked && !rev.Lifecycle.IsPublished() && len(rev.Owners) == 0 {
 				return r.reclaim(ctx, v, rev)
@@ -331,12 +315,11 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 				"the downstream repository %q does not exist in namespace %q: register it (a Repository object) or fix `spec.downstream.repo` (%v)", key.Repository, v.Namespace, err))
 		}
 		if err != nil {
-			r.asked.set(v.UID, name)
+			r.tracker.didAsk(v.UID, name)
 			return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
 		}
 	}
-	r.asked.forget(v.UID)
-	r.created.set(v.UID, key, draft.Name, r.now())
+	r.tracker.didCreate(v.UID, key, draft.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
 	switch task.Type {
 	case store.Upgrade:
@@ -371,11 +354,10 @@ func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev s
 	rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
 	rev.Annotations = store.Overlay(rev.Annotations, now)
 	if err := r.Store.Update(ctx, rev); err != nil {
-		r.asked.set(v.UID, rev.Name)
+		r.tracker.didAsk(v.UID, rev.Name)
 		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)
 	}
-	r.asked.forget(v.UID)
-	r.created.set(v.UID, rev.Key(), rev.Name, r.now())
+	r.tracker.didCreate(v.UID, rev.Key(), rev.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("reclaimed the draft it asked for, recorded without owner", "revision", rev.Name)
 	r.events().Normal(v, EventDraftReclaimed, "took back draft %s: Porch recorded it before its owner reference landed", rev.Name)
 	rev.ResourceVersion = "" // changed by the update

@@ -113,6 +113,11 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		case err == nil:
 			m.in, m.settled = in2, after.ResourceVersion
 			m.conflict = renderConflict(d.Name, after.Files, again.Files)
+		default:
+			// The write stands; the draft is not vouched for (no memo), so
+			// the next reconcile reads it and runs the chain again, which
+			// reports this error if it persists.
+			ctrl.LoggerFrom(ctx).Info("checking the written draft as the store answered failed", "revision", d.Name, "error", err.Error())
 		}
 	}
 	return m, nil

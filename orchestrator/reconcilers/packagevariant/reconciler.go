@@ -66,8 +66,7 @@ type Reconciler struct {
 	watch     *kit.Watcher // set by SetupWithManager
 	memo      memo
 	pkgs      kit.KeyLock
-	asked     asked     // drafts asked for whose create failed
-	created   created   // drafts created that the cache may not show yet
+	tracker   tracker   // drafts created or asked for that the listing may not show
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
 }
 

@@ -1,0 +1,186 @@
+package packagevariant
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// tracker remembers, per variant, the drafts it asked Porch for that the
+// listing of its owned revisions may not show: the controller lists
+// revisions from its informer cache, which can lag behind a create, and
+// Porch can lose a new draft's owner reference (its repository refresh got
+// there first, or it was killed between writing the draft and its
+// metadata), or record a draft whose create failed, without owner. It
+// lives in memory, like the memo.
+//
+// Its one question is observe: given the owned revisions listed, what of
+// the draft the variant created last? Present (or none to track), wait
+// for the cache, reclaim it (it is there without owner), or lost (gone for
+// good, published, someone else's: create again if need be).
+type tracker struct {
+	mu      sync.Mutex
+	created map[types.UID]trackedDraft
+	asked   map[types.UID]string // the draft whose create failed, by name
+}
+
+// trackedDraft is the draft a variant created last.
+type trackedDraft struct {
+	pkg      store.PackageKey
+	name     string
+	at       time.Time
+	listed   bool // the owned revisions showed it once
+	notFound int  // direct reads that found no such revision, in a row
+}
+
+// createdTTL is how long a created draft the listing does not show is
+// waited for: a draft deleted meanwhile must not block the variant for
+// ever.
+const createdTTL = 2 * time.Minute
+
+// verdict is what observe says of the tracked draft.
+type verdict int
+
+const (
+	present verdict = iota // listed, or nothing tracked: go on
+	wait                   // the cache may lag behind the create: reconcile again shortly
+	reclaim                // in the package without owner: take it back
+	lost                   // gone for good, published or someone else's: forgotten
+)
+
+// lookup finds a revision of a package by name, directly (not from the
+// owned listing).
+type lookup func(name string) (store.Revision, bool, error)
+
+// read reads a revision's resources directly: nil, store.ErrNotFound or
+// another error.
+type read func(name string) error
+
+// observe judges the draft created last for uid in package pkg against
+// names, the owned revisions listed; the revision is the draft to reclaim
+// (or, to wait for, its name).
+// A draft missing from the listing is looked up in the package: found
+// without owner and not published, it is reclaimed; not found, it is
+// waited for while younger than createdTTL unless direct reads settle that
+// it is gone (twice in a row, or once for a draft listed before: deleted
+// since); otherwise it is lost. A tracked draft of another package (the
+// downstream changed) is forgotten.
+func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, now time.Time, find lookup, get read) (verdict, store.Revision, error) {
+	d, missing := t.missing(uid, pkg, names)
+	if !missing {
+		return present, store.Revision{}, nil
+	}
+	rev, found, err := find(d.name)
+	switch {
+	case err != nil:
+		return present, store.Revision{}, err
+	case found && len(rev.Owners) == 0 && !rev.Lifecycle.IsPublished():
+		return reclaim, rev, nil
+	case !found && now.Sub(d.at) < createdTTL:
+		// The cache may lag behind the create; a direct read tells.
+		err := get(d.name)
+		switch {
+		case err == nil:
+			return wait, store.Revision{Name: d.name}, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return present, store.Revision{}, err
+		case !t.gone(uid, d.name):
+			return wait, store.Revision{Name: d.name}, nil
+		}
+	}
+	t.mu.Lock()
+	delete(t.created, uid) // a create that failed since stays asked for
+	t.mu.Unlock()
+	return lost, store.Revision{}, nil
+}
+
+// missing returns the draft created for uid in package pkg when names lack
+// it. It is remembered for as long as it is the draft the variant created
+// last, listed or not: Porch can drop a draft's owner reference at any
+// time (a repository refresh racing a write), an upgrade draft's too, and
+// the variant must then take it back rather than create another.
+func (t *tracker) missing(uid types.UID, pkg store.PackageKey, names []string) (trackedDraft, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.created[uid]
+	if !ok {
+		return trackedDraft{}, false
+	}
+	if d.pkg != pkg {
+		delete(t.created, uid)
+		return trackedDraft{}, false
+	}
+	if slices.Contains(names, d.name) {
+		d.listed, d.notFound = true, 0
+		t.created[uid] = d
+		return d, false
+	}
+	return d, true
+}
+
+// gone records a direct read that found no revision name, and reports
+// whether that settles it: twice in a row, or once for a draft that was
+// listed before. A draft Porch lost right after creating it is then
+// created again within a second or so, not after createdTTL.
+func (t *tracker) gone(uid types.UID, name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.created[uid]
+	if !ok || d.name != name {
+		return true
+	}
+	d.notFound++
+	t.created[uid] = d
+	return d.listed || d.notFound >= 2
+}
+
+// didCreate records the draft a variant created (or took back); the
+// create it asked for is no longer pending.
+func (t *tracker) didCreate(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.created == nil {
+		t.created = map[types.UID]trackedDraft{}
+	}
+	t.created[uid] = trackedDraft{pkg: pkg, name: name, at: now}
+	delete(t.asked, uid)
+}
+
+// didAsk records a create that failed: Porch may still record the draft,
+// without owner, and the variant then takes it back (createDraft).
+func (t *tracker) didAsk(uid types.UID, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.asked == nil {
+		t.asked = map[types.UID]string{}
+	}
+	t.asked[uid] = name
+}
+
+// askedFor is the draft whose create failed, if any.
+func (t *tracker) askedFor(uid types.UID) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	name, ok := t.asked[uid]
+	return name, ok
+}
+
+// forget drops what is tracked for a variant.
+func (t *tracker) forget(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.created, uid)
+	delete(t.asked, uid)
+}
+
+// cacheBehind: the listing does not show the draft this variant just
+// created; a Waiting outcome, so Reconcile runs again shortly, changing
+// nothing meanwhile.
+func cacheBehind(name string) *kit.Waiting {
+	return kit.Wait(cacheRetry, "waiting for the cache to show draft %s", name)
+}

@@ -1,0 +1,109 @@
+package packagevariant
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Issue 28 #3: the draft tracker's one question, observe, in a table: what
+// of the draft a variant created last, given the owned revisions listed
+// and what a direct look finds.
+func TestTrackerObserve(t *testing.T) {
+	const uid = types.UID("u")
+	pkg := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
+	t0 := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	owner := []store.OwnerRef{{UID: "someone"}}
+	for _, tt := range []struct {
+		name     string
+		track    bool             // a draft d was created at t0
+		listed   bool             // the listing shows it
+		pkg      store.PackageKey // the downstream observed
+		found    *store.Revision  // what a look in the package finds
+		lookErr  error
+		readErr  error
+		reads    int // direct reads that found nothing before
+		wasListd bool
+		at       time.Duration // how long after t0
+		want     verdict
+		wantErr  string
+	}{
+		{name: "nothing tracked", want: present},
+		{name: "listed", track: true, listed: true, want: present},
+		{name: "another package: forgotten", track: true, pkg: store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "other"}, want: present},
+		{name: "ownerless in the package", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Draft}, want: reclaim},
+		{name: "someone else's", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Draft, Owners: owner}, want: lost},
+		{name: "published meanwhile", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Published}, want: lost},
+		{name: "not found, readable: the cache lags", track: true, readErr: nil, want: wait},
+		{name: "not found once", track: true, readErr: store.ErrNotFound, want: wait},
+		{name: "not found twice: gone", track: true, readErr: store.ErrNotFound, reads: 1, want: lost},
+		{name: "listed before, not found: deleted", track: true, readErr: store.ErrNotFound, wasListd: true, want: lost},
+		{name: "too old to wait for", track: true, at: createdTTL, want: lost},
+		{name: "the look fails", track: true, lookErr: errors.New("porch is down"), want: present, wantErr: "porch is down"},
+		{name: "the read fails", track: true, readErr: errors.New("timeout"), want: present, wantErr: "timeout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var tr tracker
+			if tt.track {
+				tr.didCreate(uid, pkg, "d", t0)
+				if tt.wasListd {
+					tr.missing(uid, pkg, []string{"d"})
+				}
+				for i := 0; i < tt.reads; i++ {
+					tr.gone(uid, "d")
+				}
+			}
+			names := []string{"other-draft"}
+			if tt.listed {
+				names = append(names, "d")
+			}
+			observed := pkg
+			if tt.pkg != (store.PackageKey{}) {
+				observed = tt.pkg
+			}
+			find := func(name string) (store.Revision, bool, error) {
+				if tt.found != nil {
+					return *tt.found, true, tt.lookErr
+				}
+				return store.Revision{}, false, tt.lookErr
+			}
+			get := func(name string) error { return tt.readErr }
+			got, rev, err := tr.observe(uid, observed, names, t0.Add(tt.at), find, get)
+			if (err != nil) != (tt.wantErr != "") || (err != nil && err.Error() != tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("verdict = %d, want %d", got, tt.want)
+			}
+			if got == reclaim && rev.Name != "d" || got == wait && rev.Name != "d" {
+				t.Fatalf("revision = %+v", rev)
+			}
+			_, stillTracked := tr.created[uid]
+			if wantTracked := tt.track && got != lost && tt.pkg == (store.PackageKey{}); stillTracked != wantTracked {
+				t.Fatalf("tracked after: %v, want %v", stillTracked, wantTracked)
+			}
+		})
+	}
+}
+
+// A create that failed is remembered until a draft is created or taken
+// back; a draft lost meanwhile does not forget it.
+func TestTrackerAsked(t *testing.T) {
+	var tr tracker
+	pkg := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
+	tr.didCreate("u", pkg, "d1", time.Time{})
+	tr.didAsk("u", "d2")
+	if _, _, err := tr.observe("u", pkg, nil, time.Time{}.Add(createdTTL), func(string) (store.Revision, bool, error) { return store.Revision{}, false, nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := tr.askedFor("u"); !ok || name != "d2" {
+		t.Fatalf("askedFor = %q, %v", name, ok)
+	}
+	tr.didCreate("u", pkg, "d2", time.Time{})
+	if _, ok := tr.askedFor("u"); ok {
+		t.Fatal("a create still asked for after the draft was created")
+	}
+}
