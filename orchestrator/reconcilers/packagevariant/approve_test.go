@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -185,5 +186,25 @@ func TestObservedGenerationOnlyWhenSettled(t *testing.T) {
 	e.mustReconcile("app-prod")
 	if v := e.get("app-prod"); v.Status.ObservedGeneration != v.Generation {
 		t.Fatalf("after success: generation %d, observed %d", v.Generation, v.Status.ObservedGeneration)
+	}
+}
+
+// Found on real Porch (e2e-porch TestApproveByPolicyOnPorch): the update
+// that annotates a finished draft for approval conflicted, the reconcile
+// failed, and with it the status patch that would have recorded the
+// draft's digest; every later reconcile found nothing to write, so the
+// draft was never approved. The digest is remembered by the reconciler
+// from its write.
+func TestApprovalSurvivesALostAnnotationUpdate(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpUpdate, Err: fmt.Errorf("the object has been modified: %w", store.ErrConflict)})
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "annotating the finished draft") {
+		t.Fatalf("the first reconcile: %v", err)
+	}
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("after the retry: %s", got)
 	}
 }

@@ -61,8 +61,15 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	// only a draft nobody changed since. It moves only with pvkit's own
 	// writes: a draft pvkit found changed but had nothing to rewrite in
 	// keeps the digest it had (none, if pvkit never wrote it).
-	if m.wrote || fresh {
+	switch {
+	case m.wrote || fresh:
 		m.target.lastWrite = variant.Fingerprint(m.files)
+		r.tracker.wrote(v.UID, d.Name, m.target.lastWrite)
+	case LastWrite(v, d.Name) == "":
+		// The status patch that would have carried it was lost (the
+		// annotation update after the write conflicted, say), not the
+		// write: this process remembers it.
+		m.target.lastWrite = r.tracker.lastWrite(v.UID, d.Name)
 	}
 	missing := false
 	for k, val := range later {

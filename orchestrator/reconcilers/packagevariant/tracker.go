@@ -27,6 +27,31 @@ type tracker struct {
 	mu      sync.Mutex
 	created map[types.UID]trackedDraft
 	asked   map[types.UID]string // the draft whose create failed, by name
+	// written is the digest of each draft as the variant last wrote it
+	// (DownstreamTarget.LastWrite), so that a status patch lost after the
+	// write (a conflict) does not lose it.
+	written map[types.UID]map[string]string
+}
+
+// wrote records the digest of a draft as the variant wrote it.
+func (t *tracker) wrote(uid types.UID, draft, digest string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.written == nil {
+		t.written = map[types.UID]map[string]string{}
+	}
+	if t.written[uid] == nil {
+		t.written[uid] = map[string]string{}
+	}
+	t.written[uid][draft] = digest
+}
+
+// lastWrite is the digest a draft had when the variant last wrote it in
+// this process ("" when it did not).
+func (t *tracker) lastWrite(uid types.UID, draft string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.written[uid][draft]
 }
 
 // trackedDraft is the draft a variant created last.
@@ -176,6 +201,7 @@ func (t *tracker) forget(uid types.UID) {
 	defer t.mu.Unlock()
 	delete(t.created, uid)
 	delete(t.asked, uid)
+	delete(t.written, uid)
 }
 
 // cacheBehind: the listing does not show the draft this variant just
