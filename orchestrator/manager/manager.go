@@ -278,7 +278,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 	if err != nil {
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
-	porch := &porch.Store{Client: m.Porch(mgr.GetClient())}
+	porch := &porch.Store{Client: m.Porch(mgr.GetClient()), Reader: mgr.GetAPIReader()}
 	rec := mgr.GetEventRecorderFor(EventSource)
 	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
 		ApproveByPolicy: approveByPolicy}).SetupWithManager(ctx, mgr); err != nil {

@@ -216,6 +216,8 @@ type Store interface {
 	// ApproveRevision publishes a Proposed revision with the next number
 	// (Porch: its approval subresource), for approval by policy.
 	ApproveRevision(ctx context.Context, namespace, name string) (Revision, error)
+	// Exists reads directly, past any cache, whether a revision exists.
+	Exists(ctx context.Context, namespace, name string) (bool, error)
 }
 
 // Errors the stores return (wrapped).

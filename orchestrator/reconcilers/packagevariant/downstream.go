@@ -38,6 +38,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	if err != nil {
 		return nil, err
 	}
+	mine = r.tracker.real(v.UID, mine)
 	names := make([]string, len(mine))
 	for i, rev := range mine {
 		names[i] = rev.Name
@@ -93,6 +94,16 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 	var conflicts []error
 	for _, d := range drafts {
 		m, err := r.mutate(ctx, v, d, false)
+		if errors.Is(err, store.ErrNotFound) {
+			if exists, xerr := r.Store.Exists(ctx, d.Namespace, d.Name); xerr == nil && !exists {
+				// Listed, and not there: Porch lost the draft and the cache
+				// was not told. Left out from now on; the next reconcile,
+				// soon, makes the downstream what it should be without it.
+				r.tracker.phantom(v.UID, d.Name)
+				ctrl.LoggerFrom(ctx).Info("an owned draft the listing shows does not exist: left out", "revision", d.Name)
+				return nil, kit.Wait(cacheRetry, "draft %s is listed but does not exist (Porch lost it): reconciling without it", d.Name)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -245,4 +246,70 @@ func TestStatusPatchLostIsRequeued(t *testing.T) {
 	if n := len(e.downstream("app-prod")); n != 1 {
 		t.Fatalf("%d downstream revisions after the retry, want 1", n)
 	}
+}
+
+// phantomStore lists a draft that does not exist, as the controller's
+// informer cache did after Porch lost a draft it had just created
+// (e2e-porch TestDeletionPolicies, three variants cloning into one
+// repository at once): the listing shows it for hours; reading it, or
+// looking it up directly, finds nothing.
+type phantomStore struct {
+	*fakestore.Store
+	phantom store.Revision
+}
+
+func (p phantomStore) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
+	revs, err := p.Store.ListOwned(ctx, namespace, uid)
+	if p.phantom.OwnedBy(uid) {
+		revs = append(revs, p.phantom)
+	}
+	return revs, err
+}
+
+func (p phantomStore) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
+	revs, err := p.Store.ListRevisions(ctx, k)
+	if p.phantom.Key() == k {
+		revs = append(revs, p.phantom)
+	}
+	return revs, err
+}
+
+func (p phantomStore) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if name == p.phantom.Name {
+		return store.Resources{}, fmt.Errorf("packagerevisionresources %q not found: %w", name, store.ErrNotFound)
+	}
+	return p.Store.GetResources(ctx, namespace, name)
+}
+
+func (p phantomStore) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	if name == p.phantom.Name {
+		return false, nil
+	}
+	return p.Store.Exists(ctx, namespace, name)
+}
+
+// A listed owned draft that does not exist is left out, and the variant
+// makes its downstream without it: it failed on every reconcile, for ever
+// (the informer cache is not told), and the variant never got a draft.
+func TestPhantomDraftIsLeftOut(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	uid := string(e.get("app-prod").UID)
+	phantom := store.Revision{Namespace: ns, Name: "deploy.app-prod.packagevariant-1", Repository: "deploy", Package: "app-prod",
+		Workspace: "packagevariant-1", Lifecycle: store.Draft, Owners: []store.OwnerRef{{UID: uid, Kind: "PackageVariant", Name: "app-prod"}}}
+	e.r.Store = phantomStore{Store: e.store, phantom: phantom}
+	e.mustReconcile("app-prod")
+	if n := len(e.downstream("app-prod")); n != 0 {
+		t.Fatalf("the reconcile that found the phantom created %d drafts", n)
+	}
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Name != "deploy.app-prod.packagevariant-2" {
+		t.Fatalf("downstream: %+v, want packagevariant-2, beside the phantom -1", revs)
+	}
+	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+	e.mustReconcile("app-prod") // and it stays left out
 }

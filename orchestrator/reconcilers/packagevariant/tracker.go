@@ -31,6 +31,39 @@ type tracker struct {
 	// (DownstreamTarget.LastWrite), so that a status patch lost after the
 	// write (a conflict) does not lose it.
 	written map[types.UID]map[string]string
+	// phantoms are owned drafts the listing shows that do not exist:
+	// Porch lost them after creating them, and the informer cache, told
+	// nothing, lists them still. They are left out of the listing.
+	phantoms map[types.UID]map[string]bool
+}
+
+// phantom records a listed draft that does not exist.
+func (t *tracker) phantom(uid types.UID, draft string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.phantoms == nil {
+		t.phantoms = map[types.UID]map[string]bool{}
+	}
+	if t.phantoms[uid] == nil {
+		t.phantoms[uid] = map[string]bool{}
+	}
+	t.phantoms[uid][draft] = true
+}
+
+// real leaves the known phantoms out of a listing.
+func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.phantoms[uid]) == 0 {
+		return revs
+	}
+	var out []store.Revision
+	for _, r := range revs {
+		if !t.phantoms[uid][r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // wrote records the digest of a draft as the variant wrote it.
@@ -202,6 +235,7 @@ func (t *tracker) forget(uid types.UID) {
 	delete(t.created, uid)
 	delete(t.asked, uid)
 	delete(t.written, uid)
+	delete(t.phantoms, uid)
 }
 
 // cacheBehind: the listing does not show the draft this variant just

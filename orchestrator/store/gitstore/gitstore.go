@@ -125,6 +125,11 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	return rev, err
 }
 
+// Exists implements store.Store.
+func (s *Store) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	return s.engine.Exists(ctx, namespace, name)
+}
+
 // ApproveRevision implements store.Store: as Porch, only a Proposed
 // revision is approved.
 func (s *Store) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {

@@ -384,3 +384,11 @@ func (s *Store) SetFiles(namespace, name string, files map[string]string) {
 		e.rev.ResourceVersion = s.nextVersion()
 	}
 }
+
+// Exists implements store.Store.
+func (s *Store) Exists(_ context.Context, namespace, name string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.revs[key(namespace, name)]
+	return ok, nil
+}

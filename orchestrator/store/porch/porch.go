@@ -53,6 +53,28 @@ func SetupIndexes(ctx context.Context, ix Indexer) error {
 // cache has the indexes of SetupIndexes (reads) and writes to the API.
 type Store struct {
 	Client client.Client
+	// Reader reads past the manager's cache (mgr.GetAPIReader()); nil:
+	// Client.
+	Reader client.Reader
+}
+
+// Exists implements Store: a direct read of the PackageRevision. Porch
+// has been seen to lose a draft it had just created without a watch event
+// saying so; the informer cache then lists it for hours.
+func (p *Store) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	r := p.Reader
+	if r == nil {
+		r = p.Client
+	}
+	var pr porchapi.PackageRevision
+	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pr)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, wrap(err)
+	}
+	return true, nil
 }
 
 var _ store.Store = (*Store)(nil)
