@@ -23,17 +23,7 @@ import (
 // benchRepo is an empty bare repository with blueprints/app published.
 func benchRepo(b *testing.B) (string, *gogit.Repository) {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "blueprints.git")
-	if err := Init(dir, ""); err != nil {
-		b.Fatal(err)
-	}
-	s, err := Open(ns, []Repository{{Name: "blueprints", GitDir: dir}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.PublishFiles(ns, "blueprints", "app", map[string]string{"Kptfile": kf}); err != nil {
-		b.Fatal(err)
-	}
+	dir := blueprintsRepo(b, map[string]string{"Kptfile": kf})
 	repo, err := gogit.PlainOpen(dir)
 	if err != nil {
 		b.Fatal(err)

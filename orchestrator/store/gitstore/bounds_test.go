@@ -51,11 +51,10 @@ func pushDraft(t *testing.T, dir, workspace string, files map[string]string) {
 
 const kf = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"
 
-// Issue 27 #3: a revision over a bound (a file over MaxFileBytes, more than
-// MaxRevisionFiles files, more than MaxRevisionBytes) is skipped alone with
-// a warning naming it and the bound, measured from object headers and
-// trees before any file is read; every other revision is served.
-func TestOverBoundRevisionsSkipped(t *testing.T) {
+// blueprintsRepo is a bare repository blueprints with package app
+// published with files; its git directory.
+func blueprintsRepo(t testing.TB, files map[string]string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "blueprints.git")
 	if err := Init(dir, ""); err != nil {
 		t.Fatal(err)
@@ -64,9 +63,18 @@ func TestOverBoundRevisionsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PublishFiles(ns, "blueprints", "app", map[string]string{"Kptfile": kf}); err != nil {
+	if _, err := s.PublishFiles(ns, "blueprints", "app", files); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// Issue 27 #3: a revision over a bound (a file over MaxFileBytes, more than
+// MaxRevisionFiles files, more than MaxRevisionBytes) is skipped alone with
+// a warning naming it and the bound, measured from object headers and
+// trees before any file is read; every other revision is served.
+func TestOverBoundRevisionsSkipped(t *testing.T) {
+	dir := blueprintsRepo(t, map[string]string{"Kptfile": kf})
 	pushDraft(t, dir, "bigfile", map[string]string{"Kptfile": kf, "big.yaml": strings.Repeat("a", MaxFileBytes+1)})
 	many := map[string]string{"Kptfile": kf}
 	for i := 0; i < MaxRevisionFiles; i++ {
@@ -79,7 +87,7 @@ func TestOverBoundRevisionsSkipped(t *testing.T) {
 	}
 	pushDraft(t, dir, "heavy", heavy)
 
-	s, err = Open(ns, []Repository{{Name: "blueprints", GitDir: dir}})
+	s, err := Open(ns, []Repository{{Name: "blueprints", GitDir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,15 +120,9 @@ func TestOverBoundRevisionsSkipped(t *testing.T) {
 // Kptfile). A revision one of whose files is damaged past its header is
 // served, and reading it fails then, alone.
 func TestOpenReadsFilesLazily(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "blueprints.git")
-	if err := Init(dir, ""); err != nil {
-		t.Fatal(err)
-	}
+	dir := blueprintsRepo(t, map[string]string{"Kptfile": kf, "lost.yaml": "lost: true\n"})
 	s, err := Open(ns, []Repository{{Name: "blueprints", GitDir: dir}})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PublishFiles(ns, "blueprints", "app", map[string]string{"Kptfile": kf, "lost.yaml": "lost: true\n"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PublishFiles(ns, "blueprints", "other", map[string]string{"Kptfile": strings.Replace(kf, "name: app", "name: other", 1)}); err != nil {
