@@ -301,3 +301,27 @@ func TestSyncRefusesLineageCycles(t *testing.T) {
 	}
 	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
 }
+
+// Issue 28 #1: the embedded cluster applies the CRDs' schemas as an API
+// server would, and a synced object it refuses is refused alone, with a
+// warning naming the field, as ConfigSync refuses it; the rest is applied.
+func TestSyncedObjectRefusedBySchema(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "bad")
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bad\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"objects.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: bad-path\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: Not_A_Path}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata: {a: b}\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bad", pkg)
+	code, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	contains(t, errs, `warning: --sync: apps/bad@v1: PackageVariant bad-path is not applied: PackageVariant.config.porch.kpt.dev "bad-path" is invalid: spec.downstream.package: Invalid value: "Not_A_Path"`)
+	contains(t, out, "synced ConfigMap fine from apps/bad@v1")
+	if strings.Contains(out, "bad-path") {
+		t.Fatalf("the invalid variant was applied:\n%s", out)
+	}
+}

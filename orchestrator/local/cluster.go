@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -50,6 +52,29 @@ type note func(format string, a ...any)
 
 func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.Object) *cluster {
 	c := &cluster{}
+	sch, schErr := crdSchemas()
+	// valid checks a write of o as the API server would with the CRDs'
+	// schemas (schema.go): old is what the cluster holds (none: a create).
+	valid := func(ctx context.Context, cl client.Client, o client.Object, create bool) error {
+		if schErr != nil {
+			return schErr
+		}
+		gvk, err := apiutil.GVKForObject(o, scheme)
+		if err != nil {
+			return err
+		}
+		if _, ok := sch[gvk]; !ok {
+			return nil
+		}
+		if create {
+			return sch.validate(ctx, gvk, o.GetName(), o, nil)
+		}
+		old := o.DeepCopyObject().(client.Object)
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(o), old); err != nil {
+			return err
+		}
+		return sch.validate(ctx, gvk, o.GetName(), o, old)
+	}
 	count := func() {
 		c.mu.Lock()
 		c.writes++
@@ -59,6 +84,9 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+				if err := valid(ctx, cl, o, true); err != nil {
+					return err
+				}
 				count()
 				// An API server ignores a client's UID: an object created in a
 				// run (a set's child, a synced object) gets the cluster's.
@@ -73,6 +101,9 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 				return nil
 			},
 			Update: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+				if err := valid(ctx, cl, o, false); err != nil {
+					return err
+				}
 				count()
 				if err := bumpGeneration(ctx, cl, o, nil); err != nil {
 					return err
@@ -80,6 +111,11 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 				return cl.Update(ctx, o, opts...)
 			},
 			Patch: func(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+				// pvkit patches with client.MergeFrom: o is the object as the
+				// patch leaves it.
+				if err := valid(ctx, cl, o, false); err != nil {
+					return err
+				}
 				count()
 				before, err := specOf(ctx, cl, o)
 				if err != nil {
@@ -113,10 +149,16 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 				return nil
 			},
 			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				if err := valid(ctx, cl, o, false); err != nil {
+					return err
+				}
 				count()
 				return cl.SubResource(sub).Patch(ctx, o, p, opts...)
 			},
 			SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+				if err := valid(ctx, cl, o, false); err != nil {
+					return err
+				}
 				count()
 				return cl.SubResource(sub).Update(ctx, o, opts...)
 			},

@@ -327,7 +327,12 @@ func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error 
 			return nil
 		}
 		s.creates++
-		if err := s.c.Create(ctx, obj); err != nil {
+		if err := s.c.Create(ctx, obj); apierrors.IsInvalid(err) {
+			// Refused as the API server would refuse it (the CRD's schema):
+			// this object alone, as ConfigSync does.
+			s.warn("--sync: %s: %s %s is not applied: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err)
+			return nil
+		} else if err != nil {
 			return fmt.Errorf("--sync: creating %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 		if u.GetKind() != "PackageVariant" { // the cluster notes those
@@ -350,7 +355,10 @@ func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error 
 	obj.SetGeneration(cur.GetGeneration())
 	obj.SetFinalizers(cur.GetFinalizers())
 	copyStatus(cur, obj)
-	if err := s.c.Update(ctx, obj); err != nil {
+	if err := s.c.Update(ctx, obj); apierrors.IsInvalid(err) {
+		s.warn("--sync: %s: %s %s is not applied: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("--sync: updating %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	s.j.note("synced %s %s from %s", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])

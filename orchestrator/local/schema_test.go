@@ -1,0 +1,51 @@
+package local
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	pvcore "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+)
+
+// Issue 28 #1: the embedded cluster's schemas are the CRDs' (OpenAPI and
+// CEL rules); an update is held only to what it makes worse.
+func TestCRDSchemasApplied(t *testing.T) {
+	sch, err := crdSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	set := &pvsapi.PackageVariantSet{}
+	set.Name = "s"
+	err = sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil)
+	if err == nil || !strings.Contains(err.Error(), `PackageVariantSet.config.porch.kpt.dev "s" is invalid`) || !strings.Contains(err.Error(), "spec.upstream") {
+		t.Fatalf("a set without upstream or targets: %v", err)
+	}
+	set.Spec.Upstream = &pvcore.Upstream{Repo: "blueprints", Package: "app"}
+	set.Spec.Targets = []v1alpha2.Target{{Repositories: []v1alpha2.RepositoryTarget{{Name: "deploy"}}}}
+	if err := sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil); err != nil {
+		t.Fatalf("a valid set: %v", err)
+	}
+
+	bad := &pvapi.PackageVariant{}
+	bad.Name = "v"
+	bad.Spec.Downstream = &pvcore.Downstream{Repo: "deploy", Package: "../x"}
+	gvk := pvapi.GroupVersion.WithKind("PackageVariant")
+	if err := sch.validate(ctx, gvk, "v", bad, nil); err == nil || !strings.Contains(err.Error(), `spec.downstream.package: Invalid value: "../x"`) {
+		t.Fatalf("a create with a bad package path: %v", err)
+	}
+	withFinalizer := bad.DeepCopy()
+	withFinalizer.Finalizers = []string{"config.porch.kpt.dev/packagevariants"}
+	if err := sch.validate(ctx, gvk, "v", withFinalizer, bad); err != nil {
+		t.Fatalf("an update that makes nothing worse: %v", err)
+	}
+	worse := withFinalizer.DeepCopy()
+	worse.Spec.Downstream.Repo = "Not A Repo"
+	if err := sch.validate(ctx, gvk, "v", worse, withFinalizer); err == nil || !strings.Contains(err.Error(), "spec.downstream.repo") || strings.Contains(err.Error(), "spec.downstream.package") {
+		t.Fatalf("an update that makes it worse: %v", err)
+	}
+}
