@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/utils/lru"
+
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -89,35 +91,26 @@ func (r *Reconciler) forget(uid types.UID) {
 // upstreams keeps the files of published upstream revisions, which never
 // change, by name and resource version: a set fanning one upstream out to N
 // variants reads it once for their prechecks, not N times. At most
-// maxUpstreams are kept (the oldest go first).
+// maxUpstreams are kept, the least recently used going first (an LRU,
+// safe for concurrent use; made on first use).
 type upstreams struct {
-	mu    sync.Mutex
-	files map[string]map[string]string
-	order []string
+	once  sync.Once
+	cache *lru.Cache
 }
 
 const maxUpstreams = 64
 
-func (u *upstreams) get(key string) (map[string]string, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	f, ok := u.files[key]
-	return f, ok
+func (u *upstreams) lru() *lru.Cache {
+	u.once.Do(func() { u.cache = lru.New(maxUpstreams) })
+	return u.cache
 }
 
-func (u *upstreams) put(key string, files map[string]string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.files == nil {
-		u.files = map[string]map[string]string{}
+func (u *upstreams) get(key string) (map[string]string, bool) {
+	f, ok := u.lru().Get(key)
+	if !ok {
+		return nil, false
 	}
-	if _, ok := u.files[key]; ok {
-		return
-	}
-	if len(u.order) == maxUpstreams {
-		delete(u.files, u.order[0])
-		u.order = u.order[1:]
-	}
-	u.files[key] = files
-	u.order = append(u.order, key)
+	return f.(map[string]string), true
 }
+
+func (u *upstreams) put(key string, files map[string]string) { u.lru().Add(key, files) }

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
@@ -275,20 +276,18 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 	// at a time in pvctl run): a fan-out to N children is not N round trips
 	// in a row. Errors and Events keep the plan's order.
 	results := make([]error, len(steps))
-	sem := make(chan struct{}, max(r.Workers, 1))
-	var wg sync.WaitGroup
+	var g errgroup.Group // each step's error is kept in results, so none stops the others
+	g.SetLimit(max(r.Workers, 1))
 	for i, s := range steps {
 		if s.Action != pvsexpand.Create && s.Action != pvsexpand.Update && s.Action != pvsexpand.Remove {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			results[i] = r.applyStep(ctx, set, s)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // nil: the steps' errors are in results
 	var errs []error
 	var done []pvsexpand.Step
 	for i, s := range steps {
