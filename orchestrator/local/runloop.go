@@ -13,6 +13,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
@@ -123,6 +124,9 @@ func open(ctx context.Context, o RunOptions, l *loaded) (*world, error) {
 	if w.gs, err = gitstore.Open(o.Namespace, repos); err != nil {
 		return nil, err
 	}
+	if o.Clock != nil { // one clock: the drafts' creation times too (approval delays)
+		w.gs.SetClock(o.Clock.Now)
+	}
 	if o.Render != nil {
 		w.gs.SetRenderer(o.Render.renderer(ctx))
 	}
@@ -167,11 +171,11 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	w.sy = newSyncer(o.Sync, o.Namespace, w.gs, w.c, scheme, w.j, w.pr, givenKeys(l.in), l.st, o.Prune == PruneAll)
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
-	w.pvs = &packagevariantset.Reconciler{Client: w.c, Store: w.j, Clock: o.Clock, AllowMassDeletion: o.Prune == PruneAll,
-		MaxChildren: o.MaxChildren, Kinds: l.kinds, Recorder: w.events}
-	// Approval by policy is the controller's (--approve-by-policy), always
-	// on in pvctl: Nephio's approval controller is not there to do it.
-	w.pv = &packagevariant.Reconciler{Client: w.c, Store: w.j, Clock: o.Clock, Kinds: l.kinds, Recorder: w.events, ApproveByPolicy: true}
+	// The controller's reconcilers, built as the manager builds them.
+	// Approval by policy (--approve-by-policy) is always on in pvctl:
+	// Nephio's approval controller is not there to do it.
+	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Clock: o.Clock, Recorder: w.events, Kinds: l.kinds,
+		MaxChildren: o.MaxChildren, ApproveByPolicy: true, AllowMassDeletion: o.Prune == PruneAll})
 	return nil
 }
 

@@ -30,9 +30,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
@@ -279,11 +278,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
 	porch := &porch.Store{Client: m.Porch(mgr.GetClient()), Reader: mgr.GetAPIReader()}
-	rec := mgr.GetEventRecorderFor(EventSource)
-	if err := (&packagevariant.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
-		ApproveByPolicy: approveByPolicy}).SetupWithManager(ctx, mgr); err != nil {
+	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
+		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy})
+	if err := pv.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return (&packagevariantset.Reconciler{Client: mgr.GetClient(), Store: porch, Recorder: rec, Metrics: m, Kinds: kinds, Workers: workers,
-		MaxChildren: maxChildren}).SetupWithManager(ctx, mgr)
+	return pvs.SetupWithManager(ctx, mgr)
 }

@@ -1,0 +1,356 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Issue 28 #2, the parity test: the same inputs through the controller's
+// wiring (the reconcilers as the manager builds them, reconcilers.New,
+// driven as its queues would drive them, on the embedded cluster and a git
+// store of their own) and through pvctl run give the same drafts (byte for
+// byte), the same lifecycles (approvals), conditions and Events, over a
+// scenario with clones (a set's and a variant's), approval by policy, a
+// stall, an injected object that changes, an upgrade, and a person's edit.
+// It fails when either side's approval or mutation differs: the two hosts
+// may differ only in what they are, not in what they do.
+func TestControllerAndPvctlAgree(t *testing.T) {
+	root := t.TempDir()
+	in, pvctlRepos, ctrlRepos := filepath.Join(root, "in"), filepath.Join(root, "pvctl"), filepath.Join(root, "controller")
+	files := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "local"))
+	files["app-staging.yaml"] = strings.Replace(files["app-staging.yaml"], "spec:\n", "spec:\n  annotations:\n    approval.nephio.org/policy: always\n", 1)
+	files["delayed.yaml"] = strings.NewReplacer("name: app-staging", "name: delayed", "    package: app\n  packageContext", "    package: delayed\n  packageContext",
+		"    package: app\n  downstream", "    package: app\n    revision: 1\n  downstream",
+		"spec:\n", "spec:\n  annotations:\n    approval.nephio.org/policy: always\n    approval.nephio.org/delay: 1h\n").Replace(examplesFile(t, "app-staging.yaml"))
+	files["edited.yaml"] = strings.Replace(files["delayed.yaml"], "delayed", "edited", 2)
+	files["stalled.yaml"] = "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: stalled\nspec:\n" +
+		"  upstream: {repo: blueprints, package: nosuch}\n  downstream: {repo: core-euwest1, package: stalled}\n"
+	fntest.WriteTree(t, in, files)
+	blueprint := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	for _, dir := range []string{pvctlRepos, ctrlRepos} {
+		publishTo(t, dir, "blueprints", "app", blueprint)
+	}
+	now := time.Date(2020, 1, 1, 12, 0, 0, 0, time.UTC) // far from the wall clock: a side that reads it differs
+	clock := stepClock{&now}
+	ctl := newControllerHost(t, in, ctrlRepos, clock)
+	pvctl := func() {
+		t.Helper()
+		if _, err := Run(context.Background(), RunOptions{Repos: pvctlRepos, Files: []string{in}, Namespace: "default", Clock: clock}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare := func(step string) {
+		t.Helper()
+		pvctl()
+		ctl.settle()
+		if d := cmp.Diff(revisionsOf(t, pvctlRepos), revisionsOf(t, ctrlRepos)); d != "" {
+			t.Fatalf("%s: the drafts differ (-pvctl +controller):\n%s", step, d)
+		}
+		st, err := state.Read(filepath.Join(pvctlRepos, state.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(conditionsOf(st.Variants, st.Sets), ctl.conditions()); d != "" {
+			t.Fatalf("%s: the conditions differ (-pvctl +controller):\n%s", step, d)
+		}
+		var pvctlEvents []string
+		for _, e := range st.Events {
+			pvctlEvents = append(pvctlEvents, fmt.Sprintf("%s/%s %s %s %s", e.Kind, e.Name, e.Type, e.Reason, e.Message))
+		}
+		if d := cmp.Diff(dedup(pvctlEvents), dedup(ctl.events)); d != "" {
+			t.Fatalf("%s: the Events differ (-pvctl +controller):\n%s", step, d)
+		}
+	}
+
+	compare("clone")
+	if revs := strings.Join(revisionsOf(t, ctrlRepos)["names"], " "); !strings.Contains(revs, "core-euwest1.app.packagevariant-1 Published 1") {
+		t.Fatalf("the scenario tests no approval: %s", revs)
+	}
+
+	// An injected object changes (in the files; in the cluster).
+	files["cluster-objects.yaml"] = strings.Replace(files["cluster-objects.yaml"], "db.eu-west1.internal:5432", "db2.eu-west1.internal:5432", 1)
+	fntest.WriteTree(t, in, files)
+	ctl.apply(t, in)
+	compare("injection change")
+
+	// An upgrade.
+	blueprint["deployment.yaml"] = strings.Replace(blueprint["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
+	for _, dir := range []string{pvctlRepos, ctrlRepos} {
+		publishTo(t, dir, "blueprints", "app", blueprint)
+	}
+	compare("upgrade")
+
+	// A person's edit of a draft that asks to be approved after a delay;
+	// the delay passes: the draft nobody edited is approved, the edited one
+	// is left to a person, by both.
+	for _, dir := range []string{pvctlRepos, ctrlRepos} {
+		gs := openStore(t, dir)
+		for _, r := range gs.All("default") {
+			if r.Lifecycle == store.Draft && r.Package == "edited" {
+				res, err := gs.GetResources(context.Background(), "default", r.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Files["notes.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  by: a person\n"
+				if err := gs.PushFiles(context.Background(), "default", r.Name, res); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	now = now.Add(2 * time.Hour)
+	compare("a person's edit, the delay passed")
+	names := strings.Join(revisionsOf(t, ctrlRepos)["names"], "\n")
+	for _, want := range []string{"core-euwest1.delayed.packagevariant-1 Published 1", "core-euwest1.edited.packagevariant-1 Draft 0"} {
+		if !strings.Contains(names, want) {
+			t.Fatalf("the scenario does not show %q:\n%s", want, names)
+		}
+	}
+	if len(ctl.events) == 0 {
+		t.Fatal("no Events compared")
+	}
+}
+
+func examplesFile(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "examples", "local", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// stepClock is a clock the test moves.
+type stepClock struct{ t *time.Time }
+
+func (c stepClock) Now() time.Time { return *c.t }
+
+// controllerHost is the controller's side: the reconcilers as the manager
+// builds them, on an embedded cluster and a git store, driven to a steady
+// state as the manager's queues would drive them.
+type controllerHost struct {
+	t      *testing.T
+	c      *cluster
+	gs     *gitstore.Store
+	opts   reconcilers.Options
+	events []string
+}
+
+func newControllerHost(t *testing.T, in, repos string, clock kit.Clock) *controllerHost {
+	input, err := readInput([]string{in}, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range input.repositories {
+		if dir := filepath.Join(repos, r.Name+".git"); !gitstore.IsBare(dir) {
+			if err := gitstore.Init(dir, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := clusterObjects(input, &state.State{}) // the files' objects, with their UIDs
+	h := &controllerHost{t: t}
+	h.c = newCluster(scheme, newPruner(PruneAll), func(string, ...any) {}, objs...)
+	h.opts = reconcilers.Options{Client: h.c, Clock: clock, Recorder: recorderFunc(h.record), Kinds: mustKinds(t, input), ApproveByPolicy: true}
+	h.gs = openStore(t, repos)
+	return h
+}
+
+// apply updates the cluster's other objects from the files.
+func (h *controllerHost) apply(t *testing.T, in string) {
+	input, err := readInput([]string{in}, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range input.others {
+		cur := o.DeepCopyObject().(client.Object)
+		if err := h.c.Get(context.Background(), client.ObjectKeyFromObject(o), cur); err != nil {
+			t.Fatal(err)
+		}
+		o.SetResourceVersion(cur.GetResourceVersion())
+		if err := h.c.Update(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// settle reconciles every set and variant until a pass writes nothing,
+// reading the repositories afresh, as a controller's store does.
+func (h *controllerHost) settle() {
+	h.t.Helper()
+	ctx := context.Background()
+	h.gs = openStore(h.t, filepath.Dir(h.gs.Repositories()[0].GitDir), h.opts.Clock)
+	o := h.opts
+	o.Store = h.gs
+	pv, pvs := reconcilers.New(o)
+	for pass := 0; pass < 10; pass++ {
+		before := h.c.Writes() + len(h.gs.All("default"))
+		var sets pvsapi.PackageVariantSetList
+		if err := h.c.List(ctx, &sets); err != nil {
+			h.t.Fatal(err)
+		}
+		for _, s := range sets.Items {
+			_, _ = pvs.Reconcile(ctx, request(s.Namespace, s.Name))
+		}
+		var variants pvapi.PackageVariantList
+		if err := h.c.List(ctx, &variants); err != nil {
+			h.t.Fatal(err)
+		}
+		for _, v := range variants.Items {
+			_, _ = pv.Reconcile(ctx, request(v.Namespace, v.Name))
+		}
+		if h.c.Writes()+len(h.gs.All("default")) == before && pass > 0 {
+			return
+		}
+	}
+	h.t.Fatal("the controller's side did not settle")
+}
+
+func (h *controllerHost) record(obj runtime.Object, typ, reason, message string) {
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	kind := "PackageVariant"
+	if _, ok := obj.(*pvsapi.PackageVariantSet); ok {
+		kind = "PackageVariantSet"
+	}
+	h.events = append(h.events, fmt.Sprintf("%s/%s %s %s %s", kind, m.GetName(), typ, reason, message))
+}
+
+func (h *controllerHost) conditions() []string {
+	var variants pvapi.PackageVariantList
+	var sets pvsapi.PackageVariantSetList
+	if err := h.c.List(context.Background(), &variants); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.c.List(context.Background(), &sets); err != nil {
+		h.t.Fatal(err)
+	}
+	return conditionsOf(variants.Items, sets.Items)
+}
+
+// conditionsOf are the objects' conditions and downstream targets, sorted.
+func conditionsOf(variants []pvapi.PackageVariant, sets []pvsapi.PackageVariantSet) []string {
+	var out []string
+	for _, v := range variants {
+		for _, c := range v.Status.Conditions {
+			out = append(out, fmt.Sprintf("PackageVariant/%s %s=%s %s: %s", v.Name, c.Type, c.Status, c.Reason, c.Message))
+		}
+		for _, d := range v.Status.DownstreamTargets {
+			out = append(out, fmt.Sprintf("PackageVariant/%s target %s lastWrite=%t", v.Name, d.Name, d.LastWrite != ""))
+		}
+	}
+	for _, s := range sets {
+		for _, c := range s.Status.Conditions {
+			out = append(out, fmt.Sprintf("PackageVariantSet/%s %s=%s %s: %s", s.Name, c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// revisionsOf are a repositories directory's revisions ("names": name,
+// lifecycle and number) and each one's files, by name.
+func revisionsOf(t *testing.T, dir string) map[string][]string {
+	gs := openStore(t, dir)
+	out := map[string][]string{}
+	for _, r := range gs.All("default") {
+		out["names"] = append(out["names"], fmt.Sprintf("%s %s %d", r.Name, r.Lifecycle, r.Revision))
+		res, err := gs.GetResources(context.Background(), "default", r.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range res.Files {
+			out[r.Name] = append(out[r.Name], name+"\n"+content)
+		}
+		sort.Strings(out[r.Name])
+	}
+	sort.Strings(out["names"])
+	return out
+}
+
+func openStore(t *testing.T, dir string, clock ...kit.Clock) *gitstore.Store {
+	t.Helper()
+	repos, err := gitstore.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := gitstore.Open("default", repos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clock {
+		gs.SetClock(c.Now)
+	}
+	return gs
+}
+
+func publishTo(t *testing.T, dir, repo, pkg string, files map[string]string) {
+	t.Helper()
+	gitDir := filepath.Join(dir, repo+".git")
+	if _, err := os.Stat(gitDir); os.IsNotExist(err) {
+		if err := gitstore.Init(gitDir, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := openStore(t, dir).PublishFiles("default", repo, pkg, files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustKinds(t *testing.T, in *input) kit.ReadableKinds {
+	k, err := in.readableKinds(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func dedup(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// recorderFunc is a record.EventRecorder calling f.
+type recorderFunc func(obj runtime.Object, typ, reason, message string)
+
+func (f recorderFunc) Event(obj runtime.Object, typ, reason, message string) {
+	f(obj, typ, reason, message)
+}
+func (f recorderFunc) Eventf(obj runtime.Object, typ, reason, format string, a ...any) {
+	f(obj, typ, reason, fmt.Sprintf(format, a...))
+}
+func (f recorderFunc) AnnotatedEventf(obj runtime.Object, _ map[string]string, typ, reason, format string, a ...any) {
+	f(obj, typ, reason, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,51 @@
+// Package reconcilers builds the two reconcilers the one way both hosts
+// use: the controller's manager (orchestrator/manager) and pvctl run
+// (orchestrator/local). What a host gives them is Options; nothing else
+// about them differs between the two (rule: one-orchestrator).
+package reconcilers
+
+import (
+	"github.com/pvkit/pvkit/orchestrator/metrics"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options are what a host gives the reconcilers.
+type Options struct {
+	// Client is the cluster (the manager's cached client; pvctl's embedded
+	// cluster).
+	Client client.Client
+	// Store is Porch (the Porch store; pvctl: the git store, journaled).
+	Store store.Store
+	// Clock stamps conditions and decides approval delays (nil: real).
+	Clock kit.Clock
+	// Recorder records Events (nil: none).
+	Recorder record.EventRecorder
+	// Metrics records reconciles (nil: none).
+	Metrics *metrics.Metrics
+	// Kinds are the kinds injection and objectSelector may read.
+	Kinds kit.ReadableKinds
+	// Workers is --workers (0: one at a time).
+	Workers int
+	// MaxChildren bounds a set's children (0: the default).
+	MaxChildren int
+	// ApproveByPolicy approves drafts that ask for it (--approve-by-policy;
+	// always on in pvctl run).
+	ApproveByPolicy bool
+	// AllowMassDeletion lifts every set's mass-deletion guard (pvctl run
+	// --prune=all).
+	AllowMassDeletion bool
+}
+
+// New builds the PackageVariant and PackageVariantSet reconcilers.
+func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
+	pv := &packagevariant.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
+		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy}
+	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
+		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion}
+	return pv, pvs
+}
