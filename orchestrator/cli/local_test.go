@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
@@ -454,39 +453,4 @@ func TestStatus(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, `pvctl status: want packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
 		t.Fatalf("status configmap/x: exit %d, %q", code, errs)
 	}
-}
-
-// Issue 27 #4: approval by policy decides from facts the editor cannot
-// write. A person with push rights who commits to a draft under a message
-// that looks like pvctl's ("pvctl: update ...") is still a person: the
-// draft's content is compared with the digest its variant's status (the
-// state file) keeps, not read from commit messages.
-func TestApprovalCannotBeForgedByACommitMessage(t *testing.T) {
-	w := newWS(t)
-	staging := readFile(t, filepath.Join(w.in, "app-staging.yaml"))
-	w.write("app-staging.yaml", strings.Replace(staging, "spec:\n", "spec:\n  annotations:\n    approval.nephio.org/policy: always\n    approval.nephio.org/delay: 1s\n", 1))
-	const draft = "core-euwest1.app.packagevariant-1"
-	if out := w.run(ExitOK); strings.Contains(out, "approved "+draft) {
-		t.Fatalf("approved before the delay:\n%s", out)
-	}
-	// The person's commit: one more file in the package, under pvctl's words.
-	branch := "refs/heads/drafts/app/packagevariant-1"
-	blob := w.gitOut("core-euwest1", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backdoor\ndata:\n  by: a person\n", "hash-object", "-w", "--stdin")
-	pkg := w.gitOut("core-euwest1", w.gitOut("core-euwest1", "", "ls-tree", branch+":app")+"\n100644 blob "+blob+"\tbackdoor.yaml\n", "mktree")
-	var root []string
-	for _, l := range strings.Split(w.gitOut("core-euwest1", "", "ls-tree", branch), "\n") {
-		if strings.HasSuffix(l, "\tapp") {
-			l = "040000 tree " + pkg + "\tapp"
-		}
-		root = append(root, l)
-	}
-	tree := w.gitOut("core-euwest1", strings.Join(root, "\n")+"\n", "mktree")
-	commit := w.gitOut("core-euwest1", "", "commit-tree", "-p", branch, "-m", "pvctl: update "+draft, tree)
-	w.gitOut("core-euwest1", "", "update-ref", branch, commit)
-	time.Sleep(1100 * time.Millisecond) // the delay, met
-	out := w.run(ExitOK)
-	if strings.Contains(out, "approved "+draft) {
-		t.Fatalf("a draft a person changed was approved by policy:\n%s", out)
-	}
-	contains(t, w.files(draft)["backdoor.yaml"], "by: a person")
 }

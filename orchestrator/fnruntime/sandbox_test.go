@@ -171,8 +171,10 @@ func TestExecutablesAreSandboxed(t *testing.T) {
 	if os.Geteuid() == 0 && !strings.Contains(out, `uid: "65534"`) {
 		t.Errorf("as root, the function must run as nobody:\n%s", out)
 	}
-	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), "pvctl-fn-*")); len(m) > 0 {
-		t.Errorf("working directories left behind: %v", m)
+	if m := regexp.MustCompile(`cwd: "(/[^"]+)"`).FindStringSubmatch(out); m != nil {
+		if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+			t.Errorf("the function's working directory %s is left behind (%v)", m[1], err)
+		}
 	}
 
 	// --allow-network is the explicit way back to the host's network.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -353,4 +354,72 @@ func (f recorderFunc) Eventf(obj runtime.Object, typ, reason, format string, a .
 }
 func (f recorderFunc) AnnotatedEventf(obj runtime.Object, _ map[string]string, typ, reason, format string, a ...any) {
 	f(obj, typ, reason, fmt.Sprintf(format, a...))
+}
+
+// Issue 27 #4: approval by policy decides from facts the editor cannot
+// write. A person with push rights who commits to a draft under a message
+// that looks like pvctl's ("pvctl: update ...") is still a person: the
+// draft's content is compared with the digest its variant's status (the
+// state file) keeps, not read from commit messages. (Measured on the code
+// before: approved once the delay passed.) The run's clock decides the
+// delay, and stamps the draft's creation.
+func TestApprovalCannotBeForgedByACommitMessage(t *testing.T) {
+	root := t.TempDir()
+	in, repos := filepath.Join(root, "in"), filepath.Join(root, "repos")
+	files := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "local"))
+	for _, name := range []string{"app-staging.yaml", "fleet-set.yaml"} {
+		delete(files, name)
+	}
+	for _, name := range []string{"forged", "untouched"} {
+		files[name+".yaml"] = strings.NewReplacer("name: app-staging", "name: "+name, "    package: app\n  packageContext", "    package: "+name+"\n  packageContext",
+			"spec:\n", "spec:\n  annotations:\n    approval.nephio.org/policy: always\n    approval.nephio.org/delay: 1h\n").Replace(examplesFile(t, "app-staging.yaml"))
+	}
+	fntest.WriteTree(t, in, files)
+	publishTo(t, repos, "blueprints", "app", fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app")))
+	now := time.Date(2020, 1, 1, 12, 0, 0, 0, time.UTC)
+	run := func() string {
+		t.Helper()
+		rep, err := Run(context.Background(), RunOptions{Repos: repos, Files: []string{in}, Namespace: "default", Clock: stepClock{&now}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(rep.Changes, "\n")
+	}
+	if out := run(); strings.Contains(out, "approved") {
+		t.Fatalf("approved before the delay:\n%s", out)
+	}
+	// The person's commit: one more file in the package, under pvctl's words.
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "GIT_DIR="+filepath.Join(repos, "core-euwest1.git"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		cmd.Stdin = strings.NewReader(stdin)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, b)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	const draft, branch = "core-euwest1.forged.packagevariant-1", "refs/heads/drafts/forged/packagevariant-1"
+	blob := git("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backdoor\ndata:\n  by: a person\n", "hash-object", "-w", "--stdin")
+	pkg := git(git("", "ls-tree", branch+":forged")+"\n100644 blob "+blob+"\tbackdoor.yaml\n", "mktree")
+	var root2 []string
+	for _, l := range strings.Split(git("", "ls-tree", branch), "\n") {
+		if strings.HasSuffix(l, "\tforged") {
+			l = "040000 tree " + pkg + "\tforged"
+		}
+		root2 = append(root2, l)
+	}
+	commit := git("", "commit-tree", "-p", branch, "-m", "pvctl: update "+draft, git(strings.Join(root2, "\n")+"\n", "mktree"))
+	git("", "update-ref", branch, commit)
+
+	now = now.Add(2 * time.Hour) // the delay, met
+	out := run()
+	if strings.Contains(out, "approved "+draft) {
+		t.Fatalf("a draft a person changed was approved by policy:\n%s", out)
+	}
+	if !strings.Contains(out, "approved core-euwest1.untouched.packagevariant-1") {
+		t.Fatalf("the draft nobody changed was not approved once the delay passed:\n%s", out)
+	}
 }

@@ -25,13 +25,14 @@ type revMeta struct {
 	Owners      []store.OwnerRef  `json:"owners,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
-	// Created is when the store created the draft (RFC 3339).
+	// Created is when the store created the draft (RFC 3339, to the
+	// nanosecond: a delay is measured from it).
 	Created string `json:"created,omitempty"`
 }
 
 // created is the creation time recorded, zero when none is.
 func (m revMeta) created() time.Time {
-	t, err := time.Parse(time.RFC3339, m.Created)
+	t, err := time.Parse(time.RFC3339Nano, m.Created)
 	if err != nil {
 		return time.Time{}
 	}
@@ -69,7 +70,7 @@ func parseMetadata(path string, b []byte) (*metadata, error) {
 func (m *metadata) set(gitDir string, rev store.Revision) error {
 	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations}
 	if !rev.Created.IsZero() {
-		e.Created = rev.Created.UTC().Format(time.RFC3339)
+		e.Created = rev.Created.UTC().Format(time.RFC3339Nano)
 	}
 	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" {
 		return m.remove(gitDir, rev.Name)

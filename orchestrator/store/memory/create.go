@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
@@ -41,7 +40,7 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 	rev := store.Revision{
 		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
 		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),
-		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock, Created: s.now().UTC().Truncate(time.Second),
+		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock, Created: s.now().UTC(),
 	}
 	if s.persist != nil {
 		if err := s.persist.Create(copyRev(rev), files); err != nil {
