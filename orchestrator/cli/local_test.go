@@ -123,6 +123,9 @@ func TestPorchRevisionRules(t *testing.T) {
 // (4) and "not Ready yet or failed" (1) apart, and the summary counts the
 // stalled objects. A CI gate on plan fails on broken input.
 func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs pvctl through every exit code (2 s)")
+	}
 	w := newWS(t)
 	contains(t, w.mustCmd(ExitChanges, "plan", "-f", w.in), "Plan (11 changes")
 	w.run(ExitOK)

@@ -150,6 +150,9 @@ func TestRenderFlagTypos(t *testing.T) {
 // Issue 27 #5: a run past its --timeout stops where it is, saves what it
 // did, says so and exits 1 (not ready); the next run goes on.
 func TestRunTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for a 2 s --timeout")
+	}
 	w := newWS(t)
 	slow := filepath.Join(t.TempDir(), "slow")
 	fntest.WriteTree(t, slow, map[string]string{

@@ -16,6 +16,9 @@ import (
 // An expression that is cheap to compile but expensive on the input it meets
 // is cut by the runtime cost limit, as a failure of that target only.
 func TestRuntimeCostLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: evaluates to the cost limit (2.5 s)")
+	}
 	var labels strings.Builder
 	for i := 0; i < 3000; i++ {
 		fmt.Fprintf(&labels, "    l%d: v\n", i)

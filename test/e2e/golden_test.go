@@ -19,6 +19,9 @@ import (
 // same package for a success, and for a failure a non-zero exit, the same
 // error lines on stderr and an untouched package.
 func TestGoldenCasesThroughKpt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs every golden case through kpt (7 s)")
+	}
 	needKpt(t)
 	for _, fn := range functions {
 		dirs, _ := filepath.Glob(filepath.Join(repoRoot, "functions", fn, "testdata", "*", "input"))

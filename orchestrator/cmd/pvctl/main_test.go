@@ -13,6 +13,9 @@ import (
 
 // The binary dispatches the local commands and passes their exit codes on.
 func TestBinaryLocalCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and runs the pvctl binary (10 s)")
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "pvctl")
 	if err := fntest.GoBuild(fntest.RepoRoot(), bin, "./orchestrator/cmd/pvctl"); err != nil {

@@ -74,6 +74,9 @@ func blueprintsRepo(t testing.TB, files map[string]string) string {
 // a warning naming it and the bound, measured from object headers and
 // trees before any file is read; every other revision is served.
 func TestOverBoundRevisionsSkipped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes 100 MB of objects (6 s)")
+	}
 	dir := blueprintsRepo(t, map[string]string{"Kptfile": kf})
 	pushDraft(t, dir, "bigfile", map[string]string{"Kptfile": kf, "big.yaml": strings.Repeat("a", MaxFileBytes+1)})
 	many := map[string]string{"Kptfile": kf}
