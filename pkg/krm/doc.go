@@ -8,6 +8,14 @@
 // through it, so a package is read and written the same way everywhere.
 //
 // Decisions:
+//   - kyaml's RNode (sigs.k8s.io/kustomize/kyaml/yaml) is the node API of
+//     pvkit: new code reads and edits packages through it. This package
+//     adds only what kyaml lacks: setters that keep comments and field
+//     order on raw nodes, YAML 1.1-safe scalars (StringNode quotes "yes",
+//     "on"), the alias bounds (aliases.go), and the files <-> items
+//     conversion with its path checks. The kpt SDK's KubeObject is used
+//     only where the SDK's Result type is (results.go). (Issue 28 #5 asks
+//     to shrink the raw-node helpers to that; they still carry more.)
 //   - Items are kyaml *yaml.RNode values edited in place. A ResourceList is
 //     decoded once and encoded once; nothing is copied in between, so the
 //     cost of a run is the cost of kyaml's own parse and serialise plus the

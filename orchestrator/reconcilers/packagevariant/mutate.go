@@ -147,19 +147,9 @@ func renderConflict(name string, rendered, wanted map[string]string) error {
 	}
 	sort.Strings(files)
 	fns := "its Kptfile pipeline"
-	if items, err := krm.FilesToItems(map[string]string{"Kptfile": rendered["Kptfile"]}); err == nil {
-		if kf, err := kptfile.Find(items); err == nil && kf != nil {
-			if steps, err := kf.Pipeline(kptfile.Mutators); err == nil && len(steps) > 0 {
-				var names []string
-				for _, s := range steps {
-					if fn, ok := krm.ScalarAt(s, "image"); ok {
-						names = append(names, fn)
-					} else if fn, ok := krm.ScalarAt(s, "exec"); ok {
-						names = append(names, fn)
-					}
-				}
-				fns = "its Kptfile pipeline (" + strings.Join(names, ", ") + ")"
-			}
+	if kf, err := kptfile.FromFiles(rendered); err == nil && kf != nil {
+		if names, err := kf.FunctionNames(kptfile.Mutators); err == nil && len(names) > 0 {
+			fns = "its Kptfile pipeline (" + strings.Join(names, ", ") + ")"
 		}
 	}
 	return kit.Stall(pvapi.ReasonRenderConflict, fmt.Errorf(
