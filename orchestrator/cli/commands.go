@@ -11,7 +11,6 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -117,7 +116,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 
 // openRepos opens the repositories directory (local.OpenRepos) and prints
 // a warning for every ref it could not read as a revision.
-func openRepos(dir, namespace string, create bool, warn io.Writer) (*gitstore.Store, error) {
+func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos, error) {
 	s, err := local.OpenRepos(dir, namespace, create)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*gitstore.St
 
 // warnSkipped prints a warning for every ref of Porch's layout the store
 // could not read as a revision.
-func warnSkipped(warn io.Writer, s *gitstore.Store) {
+func warnSkipped(warn io.Writer, s *local.Repos) {
 	if warn == nil {
 		return
 	}
@@ -155,7 +154,7 @@ func orEmpty(s []string) []string {
 }
 
 // latestPublished is a package's published revision with the highest number.
-func latestPublished(s *gitstore.Store, namespace, repo, pkg string) (store.Revision, bool) {
+func latestPublished(s *local.Repos, namespace, repo, pkg string) (store.Revision, bool) {
 	var best store.Revision
 	for _, r := range s.All(namespace) {
 		if r.Repository == repo && r.Package == pkg && r.Lifecycle.IsPublished() && r.Revision > best.Revision {

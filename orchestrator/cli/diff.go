@@ -7,7 +7,6 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/spf13/cobra"
 )
 
@@ -77,7 +76,7 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 }
 
 // lockedRevision is the upstream revision a revision's lock names.
-func lockedRevision(s *gitstore.Store, namespace string, rev store.Revision) (store.Revision, error) {
+func lockedRevision(s *local.Repos, namespace string, rev store.Revision) (store.Revision, error) {
 	for _, r := range s.All(namespace) {
 		if rev.Lock.Matches(r) {
 			return r, nil

@@ -14,7 +14,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/manager"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,7 +62,7 @@ func (o *Options) loadFleet(ctx context.Context, cf clusterFlags) (*fleet, error
 		return nil, err
 	}
 	f := &fleet{variants: st.Variants, sets: st.Sets, events: st.Events, now: time.Now(), where: "the last run's state"}
-	var gs *gitstore.Store
+	var gs *local.Repos
 	f.revision = func(ctx context.Context, name string) (string, error) {
 		if gs == nil {
 			if gs, err = openRepos(o.Repos, o.Namespace, false, o.Stderr); err != nil {

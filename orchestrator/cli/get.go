@@ -8,9 +8,8 @@ import (
 	"text/tabwriter"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
-	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,7 +87,7 @@ func (g *getFlags) run(o *Options, names []string) error {
 // not found. A revision whose ref cannot be read is listed too, as
 // Unreadable (its error is a warning), so that it can be found and
 // deleted; yaml and json hold PackageRevisions only.
-func (g *getFlags) selected(s *gitstore.Store, namespace string, names []string, sel labels.Selector) (revs []store.Revision, missing []string) {
+func (g *getFlags) selected(s *local.Repos, namespace string, names []string, sel labels.Selector) (revs []store.Revision, missing []string) {
 	named := map[string]bool{}
 	for _, n := range names {
 		named[n] = true
@@ -191,10 +190,10 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	return tw.Flush()
 }
 
-// toPorch is a revision as Porch's API shows it (porch.ToAPI), with
+// toPorch is a revision as Porch's API shows it (local.PackageRevision), with
 // Porch's latest-revision label on the latest published one.
 func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
-	pr := porch.ToAPI(r)
+	pr := local.PackageRevision(r)
 	pr.ResourceVersion = ""
 	if latest {
 		pr.Labels = store.Overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})

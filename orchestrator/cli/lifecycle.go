@@ -11,7 +11,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/spf13/cobra"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,12 +27,12 @@ var (
 // lifecycleVerb is one of porchctl's lifecycle commands.
 type lifecycleVerb struct {
 	name, short, example string
-	do                   func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error)
+	do                   func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error)
 }
 
 var lifecycleVerbs = []lifecycleVerb{
 	{"propose", "Propose draft package revisions for approval", "  pvctl propose edge-useast1.app.packagevariant-1",
-		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			switch rev.Lifecycle {
 			case store.Proposed:
 				return rev.Name + " is already proposed", nil
@@ -44,7 +43,7 @@ var lifecycleVerbs = []lifecycleVerb{
 		}},
 	{"approve", "Approve package revisions (proposing drafts first); refused while a readiness gate is not True",
 		"  pvctl approve edge-useast1.app.packagevariant-1 edge-uswest1.app.packagevariant-1",
-		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			if rev.Lifecycle.IsPublished() {
 				return rev.Name + " is already published", nil
 			}
@@ -64,7 +63,7 @@ var lifecycleVerbs = []lifecycleVerb{
 		}},
 	{"reject", "Reject proposed package revisions (back to Draft), or a proposed deletion (back to Published)",
 		"  pvctl reject edge-useast1.app.packagevariant-1",
-		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			switch rev.Lifecycle {
 			case store.Proposed:
 				return "rejected " + rev.Name + " (Draft again)", local.SetLifecycle(ctx, s, rev, store.Draft)
@@ -74,14 +73,14 @@ var lifecycleVerbs = []lifecycleVerb{
 			return "", fmt.Errorf("package revision %s is %s; only a Proposed revision or a proposed deletion can be rejected", rev.Name, rev.Lifecycle)
 		}},
 	{"del", "Delete Draft, Proposed or DeletionProposed package revisions", "  pvctl del edge-useast1.app.packagevariant-1",
-		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			if rev.Lifecycle == store.Published {
 				return "", fmt.Errorf("package revision %s is Published: propose its deletion first (pvctl propose-delete %s)", rev.Name, rev.Name)
 			}
 			return "deleted " + rev.Name, s.Delete(ctx, rev.Namespace, rev.Name)
 		}},
 	{"propose-delete", "Propose published package revisions for deletion", "  pvctl propose-delete edge-useast1.app.packagevariant-1",
-		func(ctx context.Context, s *gitstore.Store, rev store.Revision) (string, error) {
+		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			switch rev.Lifecycle {
 			case store.DeletionProposed:
 				return rev.Name + " is already proposed for deletion", nil
@@ -125,7 +124,7 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 }
 
 // lifecycleOne applies a lifecycle verb to one named revision.
-func lifecycleOne(ctx context.Context, o *Options, s *gitstore.Store, v lifecycleVerb, name string) (string, error) {
+func lifecycleOne(ctx context.Context, o *Options, s *local.Repos, v lifecycleVerb, name string) (string, error) {
 	rev, err := revision(s, o.Namespace, name)
 	if err != nil && v.name == "del" {
 		return deleteUnreadable(s, err)
@@ -148,7 +147,7 @@ type reportedError struct{ msg string }
 func (e *reportedError) Error() string { return e.msg }
 
 // openRevision opens the repositories and finds one revision by name.
-func openRevision(o *Options, name string) (*gitstore.Store, store.Revision, error) {
+func openRevision(o *Options, name string) (*local.Repos, store.Revision, error) {
 	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 	if err != nil {
 		return nil, store.Revision{}, err
@@ -189,7 +188,7 @@ func variantDone(o *Options, rev store.Revision) error {
 }
 
 // Unreadable is the lifecycle `get` shows for a revision whose ref cannot
-// be read (gitstore.Store.Skipped).
+// be read (local.Repos.Skipped).
 const Unreadable store.Lifecycle = "Unreadable"
 
 // revisionArg is a revision name as a command takes it: bare, or in the
@@ -206,7 +205,7 @@ func revisionArg(name string) string {
 	return name
 }
 
-func revision(s *gitstore.Store, namespace, name string) (store.Revision, error) {
+func revision(s *local.Repos, namespace, name string) (store.Revision, error) {
 	name = revisionArg(name)
 	for _, r := range s.All(namespace) {
 		if r.Name == name {
@@ -220,17 +219,17 @@ func revision(s *gitstore.Store, namespace, name string) (store.Revision, error)
 }
 
 // unreadable finds a revision the store could not read, by name.
-func unreadable(s *gitstore.Store, name string) (gitstore.Skip, bool) {
+func unreadable(s *local.Repos, name string) (local.Skip, bool) {
 	for _, k := range s.Skipped() {
 		if k.Revision.Name == name {
 			return k, true
 		}
 	}
-	return gitstore.Skip{}, false
+	return local.Skip{}, false
 }
 
 // unreadableError: a command named a revision whose ref cannot be read.
-type unreadableError struct{ skip gitstore.Skip }
+type unreadableError struct{ skip local.Skip }
 
 func (e *unreadableError) Error() string {
 	how := "pvctl del " + e.skip.Revision.Name + " removes it"
@@ -242,7 +241,7 @@ func (e *unreadableError) Error() string {
 
 // deleteUnreadable is `del` of a draft or proposed revision the store
 // cannot read: its branch goes.
-func deleteUnreadable(s *gitstore.Store, err error) (string, error) {
+func deleteUnreadable(s *local.Repos, err error) (string, error) {
 	var ue *unreadableError
 	if !errors.As(err, &ue) || ue.skip.Revision.Lifecycle.IsPublished() {
 		return "", err

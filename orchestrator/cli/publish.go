@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 )
@@ -38,19 +37,12 @@ func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 	if err != nil {
 		return err
 	}
-	known := false
-	for _, r := range s.Repositories() {
-		known = known || r.Name == repo
-	}
-	if !known {
-		r := gitstore.Repository{Name: repo, GitDir: filepath.Join(dir, repo+".git")}
-		if err := gitstore.Init(r.GitDir, ""); err != nil {
+	if !s.HasRepository(repo) {
+		gitDir, err := s.AddRepository(repo)
+		if err != nil {
 			return err
 		}
-		if err := s.Add(r); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "created repository %s (%s)\n", repo, r.GitDir)
+		fmt.Fprintf(w, "created repository %s (%s)\n", repo, gitDir)
 	}
 	// Publishing the same files again would make a revision that changes
 	// nothing, and an upgrade draft of it in every downstream.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,6 +211,24 @@ func TestOutputYAML(t *testing.T) {
 		if len(st.Sets) != 1 || len(st.Variants) != 3 || st.Variants[0].Status.DownstreamTargets[0].Name == "" ||
 			len(st.Changes) != 11 || st.Changes[0] != "created repository edge-useast1" {
 			t.Fatalf("-o %s:\n%s", o, out)
+		}
+	}
+}
+
+// Issue 28 #4: pvctl's verbs call the local runtime (local.Repos,
+// local.Run), never a store implementation.
+func TestVerbsImportNoStoreImplementation(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./orchestrator/cli")
+	cmd.Dir = fntest.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		switch imp {
+		case "github.com/pvkit/pvkit/orchestrator/store/gitstore", "github.com/pvkit/pvkit/orchestrator/store/porch",
+			"github.com/pvkit/pvkit/orchestrator/store/memory", "github.com/pvkit/pvkit/orchestrator/store/fakestore":
+			t.Errorf("orchestrator/cli imports %s", imp)
 		}
 	}
 }

@@ -6,16 +6,51 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 )
 
+// Repos are a namespace's local repositories as pvctl's verbs use them:
+// the git store with its porcelain (publish, push, approve, delete an
+// unreadable revision). The verbs go through it, never through a store
+// implementation.
+type Repos struct {
+	*gitstore.Store
+	dir string
+}
+
+// Skip is a ref the repositories could not read as a revision.
+type Skip = gitstore.Skip
+
+// AddRepository creates a bare repository named name in the directory and
+// adds it; its git directory.
+func (r *Repos) AddRepository(name string) (string, error) {
+	repo := gitstore.Repository{Name: name, GitDir: filepath.Join(r.dir, name+".git")}
+	if err := gitstore.Init(repo.GitDir, ""); err != nil {
+		return "", err
+	}
+	return repo.GitDir, r.Add(repo)
+}
+
+// HasRepository reports whether a repository of that name is open.
+func (r *Repos) HasRepository(name string) bool {
+	for _, repo := range r.Repositories() {
+		if repo.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // OpenRepos opens every bare repository under dir; create makes dir when
-// it is missing. A ref the store could not read is left out alone, with a
-// warning on warn (nil: none).
-func OpenRepos(dir, namespace string, create bool) (*gitstore.Store, error) {
+// it is missing. A ref the store could not read is left out alone
+// (Skipped).
+func OpenRepos(dir, namespace string, create bool) (*Repos, error) {
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -32,17 +67,17 @@ func OpenRepos(dir, namespace string, create bool) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &Repos{Store: s, dir: dir}, nil
 }
 
-func SetLifecycle(ctx context.Context, s *gitstore.Store, rev store.Revision, to store.Lifecycle) error {
+func SetLifecycle(ctx context.Context, s store.Store, rev store.Revision, to store.Lifecycle) error {
 	rev.Lifecycle, rev.ResourceVersion = to, ""
 	return s.Update(ctx, rev)
 }
 
 // CheckReady refuses a revision one of whose Kptfile readiness gates
 // has no True condition, as Porch (and porchctl approve) do.
-func CheckReady(ctx context.Context, s *gitstore.Store, rev store.Revision) error {
+func CheckReady(ctx context.Context, s store.Store, rev store.Revision) error {
 	res, err := s.GetResources(ctx, rev.Namespace, rev.Name)
 	if err != nil {
 		return err
@@ -75,3 +110,7 @@ func find(s *gitstore.Store, namespace, name string) (store.Revision, error) {
 	}
 	return store.Revision{}, fmt.Errorf("package revision %s: not found", name)
 }
+
+// PackageRevision is a revision as Porch's API shows it (the Porch store's
+// one conversion), for pvctl's -o yaml and json.
+func PackageRevision(r store.Revision) porchapi.PackageRevision { return porch.ToAPI(r) }
