@@ -32,7 +32,7 @@ func benchRepo(b *testing.B) (string, *gogit.Repository) {
 }
 
 // commitRef commits root as a commit and points ref at it.
-func commitRef(b *testing.B, repo *gogit.Repository, root plumbing.Hash, ref string) {
+func commitRef(b testing.TB, repo *gogit.Repository, root plumbing.Hash, ref string) {
 	b.Helper()
 	sig := object.Signature{Name: "t", Email: "t@t"}
 	obj := repo.Storer.NewEncodedObject()

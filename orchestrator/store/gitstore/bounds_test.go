@@ -35,18 +35,7 @@ func pushDraft(t *testing.T, dir, workspace string, files map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig := object.Signature{Name: "t", Email: "t@t"}
-	obj := repo.Storer.NewEncodedObject()
-	if err := (&object.Commit{Author: sig, Committer: sig, Message: "pushed", TreeHash: root}).Encode(obj); err != nil {
-		t.Fatal(err)
-	}
-	h, err := repo.Storer.SetEncodedObject(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName("refs/heads/drafts/app/"+workspace), h)); err != nil {
-		t.Fatal(err)
-	}
+	commitRef(t, repo, root, "refs/heads/drafts/app/"+workspace)
 }
 
 const kf = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"
