@@ -232,3 +232,24 @@ func TestVerbsImportNoStoreImplementation(t *testing.T) {
 		}
 	}
 }
+
+// Issue 29 #2: `revision: -1` is the branch placeholder, as Porch v1.5.3
+// takes it (Nephio's bare-metal guide and Porch's test/disaster variants
+// use it): alone, or with `workspaceName: main`; -2 is refused.
+func TestRevisionMinusOneIsThePlaceholder(t *testing.T) {
+	w := newWS(t)
+	variant := func(name, upstream string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + name + "\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app, " + upstream + "}\n  downstream: {repo: core-euwest1, package: " + name + "}\n" +
+			"  injectors:\n  - kind: ConfigMap\n    name: eu-west1-endpoints\n  - group: example.com\n    kind: Team\n    name: web-team\n"
+	}
+	w.write("placeholder.yaml", variant("placeholder", "revision: -1")+"---\n"+variant("placeholder-main", "revision: -1, workspaceName: main"))
+	out := w.run(ExitOK)
+	contains(t, out, "created draft core-euwest1.placeholder.packagevariant-1 (clone of blueprints.app.main)",
+		"created draft core-euwest1.placeholder-main.packagevariant-1 (clone of blueprints.app.main)")
+	w.write("placeholder.yaml", variant("placeholder", "revision: -2"))
+	code, out, _ := w.cmd("run", "-f", w.in)
+	if code != ExitStalled || !strings.Contains(out, "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found -2") {
+		t.Fatalf("revision -2: exit %d\n%s", code, out)
+	}
+}

@@ -59,8 +59,8 @@ func (v *validator) upstream(u *pv.Upstream) {
 	if u.Package == "" {
 		v.errorf("spec.upstream.package", "`spec.upstream.package` must not be empty")
 	}
-	if u.Revision < 0 {
-		v.errorf("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), found %d", u.Revision)
+	if u.Revision < -1 {
+		v.errorf("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", u.Revision)
 	}
 }
 

@@ -11,10 +11,13 @@
 //   - revision alone: the Published (or DeletionProposed) revision with that
 //     number; never a Draft or Proposed one (Porch's `revision: 0` matched
 //     any Draft).
+//   - revision -1: the branch placeholder, as Porch v1.5.3 selects it (its
+//     revision -1, whose workspace is the repository's branch, `main`);
+//     with workspaceName too, that must be the branch's name.
 //   - neither: the latest published revision, followed as newer ones are
 //     published (a floating "latest"; Porch hard-codes the branch "main").
 //
-// A negative revision is never a match.
+// Any other negative revision is never a match.
 package upstream
 
 import (
@@ -40,6 +43,10 @@ func Select(u pv.Upstream, revs []Candidate) int {
 	best := -1
 	for i, c := range revs {
 		switch {
+		case u.Revision == -1:
+			if c.Revision == -1 && (u.WorkspaceName == "" || c.Workspace == u.WorkspaceName) {
+				return i
+			}
 		case u.Revision < 0:
 			return -1
 		case u.WorkspaceName != "":
@@ -64,6 +71,10 @@ func Select(u pv.Upstream, revs []Candidate) int {
 func Describe(u pv.Upstream) string {
 	s := fmt.Sprintf("package %q in repository %q", u.Package, u.Repo)
 	switch {
+	case u.Revision == -1 && u.WorkspaceName != "":
+		return s + fmt.Sprintf(", the branch placeholder (revision -1) of branch %q", u.WorkspaceName)
+	case u.Revision == -1:
+		return s + ", the branch placeholder (revision -1)"
 	case u.WorkspaceName != "" && u.Revision != 0:
 		return s + fmt.Sprintf(" with workspace %q and revision %d", u.WorkspaceName, u.Revision)
 	case u.WorkspaceName != "":

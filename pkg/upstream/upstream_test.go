@@ -34,7 +34,12 @@ func TestSelect(t *testing.T) {
 		{"revision: not there", pv.Upstream{Revision: 9}, revs, -1},
 		{"revision: a Draft never", pv.Upstream{Revision: 4}, []Candidate{{Workspace: "x", Revision: 4, Lifecycle: "Draft"}}, -1},
 		{"revision: a Proposed never", pv.Upstream{Revision: 4}, []Candidate{{Workspace: "x", Revision: 4, Lifecycle: "Proposed"}}, -1},
-		{"revision: negative", pv.Upstream{Revision: -1}, revs, -1},
+		{"revision: negative", pv.Upstream{Revision: -2}, revs, -1},
+		// Issue 29 #2: -1 is the branch placeholder, as Porch v1.5.3 takes it.
+		{"revision -1: the placeholder", pv.Upstream{Revision: -1}, append(append([]Candidate{}, revs...), Candidate{Workspace: "main", Revision: -1, Lifecycle: "Published"}), 5},
+		{"revision -1 with its branch", pv.Upstream{Revision: -1, WorkspaceName: "main"}, append(append([]Candidate{}, revs...), Candidate{Workspace: "main", Revision: -1, Lifecycle: "Published"}), 5},
+		{"revision -1 with another branch", pv.Upstream{Revision: -1, WorkspaceName: "dev"}, append(append([]Candidate{}, revs...), Candidate{Workspace: "main", Revision: -1, Lifecycle: "Published"}), -1},
+		{"revision -1, no placeholder", pv.Upstream{Revision: -1}, revs, -1},
 		// workspaceName: any lifecycle
 		{"workspace: Draft", pv.Upstream{WorkspaceName: "wip"}, revs, 4},
 		{"workspace: Proposed", pv.Upstream{WorkspaceName: "next"}, revs, 3},
@@ -45,7 +50,7 @@ func TestSelect(t *testing.T) {
 		{"both: agree", pv.Upstream{WorkspaceName: "v2", Revision: 2}, revs, 2},
 		{"both: disagree", pv.Upstream{WorkspaceName: "v2", Revision: 1}, revs, -1},
 		{"both: draft has no number", pv.Upstream{WorkspaceName: "wip", Revision: 1}, revs, -1},
-		{"both: negative revision", pv.Upstream{WorkspaceName: "v2", Revision: -1}, revs, -1},
+		{"both: negative revision", pv.Upstream{WorkspaceName: "v2", Revision: -2}, revs, -1},
 	}
 	for _, tt := range tests {
 		if got := Select(tt.u, tt.revs); got != tt.want {

@@ -22,8 +22,8 @@ func Validate(v *pv.PackageVariant) []krm.Problem {
 		add("spec.upstream", "`spec.upstream` must be set")
 	} else {
 		endpoint(add, "spec.upstream", u.Repo, u.Package)
-		if u.Revision < 0 {
-			add("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), found %d", u.Revision)
+		if u.Revision < -1 {
+			add("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", u.Revision)
 		}
 	}
 	if d := s.Downstream; d == nil {

@@ -23,10 +23,10 @@ func TestValidateFieldPaths(t *testing.T) {
 		{"missing ends", pv.PackageVariantSpec{}, [][2]string{
 			{"spec.upstream", "`spec.upstream` must be set"},
 			{"spec.downstream", "`spec.downstream` must be set"}}},
-		{"names", pv.PackageVariantSpec{Upstream: &pv.Upstream{Repo: "Blue", Package: "a//b", Revision: -1}, Downstream: &pv.Downstream{}}, [][2]string{
+		{"names", pv.PackageVariantSpec{Upstream: &pv.Upstream{Repo: "Blue", Package: "a//b", Revision: -2}, Downstream: &pv.Downstream{}}, [][2]string{
 			{"spec.upstream.repo", "`spec.upstream.repo` must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit), found \"Blue\""},
 			{"spec.upstream.package", "`spec.upstream.package` must not have an empty segment, found \"a//b\""},
-			{"spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), found -1"},
+			{"spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found -2"},
 			{"spec.downstream.repo", "`spec.downstream.repo` must not be empty"},
 			{"spec.downstream.package", "`spec.downstream.package` must not be empty"}}},
 		{"policies", pv.PackageVariantSpec{Upstream: up, Downstream: down, AdoptionPolicy: "all", DeletionPolicy: "keep"}, [][2]string{

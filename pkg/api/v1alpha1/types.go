@@ -81,8 +81,9 @@ type Upstream struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Package string `json:"package,omitempty"`
-	// Revision is a published revision number.
-	// +kubebuilder:validation:Minimum=0
+	// Revision is a published revision number, or -1: the branch
+	// placeholder (Porch's revision -1, workspace = the branch).
+	// +kubebuilder:validation:Minimum=-1
 	Revision int `json:"revision,omitempty"`
 	// WorkspaceName names a revision by its workspace.
 	WorkspaceName string `json:"workspaceName,omitempty"`
