@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -97,7 +98,9 @@ func (w *ws) snapshot() map[string]string {
 	if _, err := os.Stat(w.repos); os.IsNotExist(err) {
 		return nil
 	}
-	return fntest.ReadTree(w.t, w.repos)
+	files := fntest.ReadTree(w.t, w.repos)
+	delete(files, local.LockFile) // the writers' lock is no write to the repositories
+	return files
 }
 
 func (w *ws) write(name, content string) {

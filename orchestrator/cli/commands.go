@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -123,6 +124,16 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos
 	}
 	warnSkipped(warn, s)
 	return s, nil
+}
+
+// lockRepos takes the writers' lock of a repositories directory
+// (local.Lock) for a verb that writes; without create, a directory that is
+// not there is not made (opening it then says so).
+func lockRepos(dir, verb string, create bool) (func(), error) {
+	if _, err := os.Stat(dir); !create && os.IsNotExist(err) {
+		return func() {}, nil
+	}
+	return local.Lock(dir, verb)
 }
 
 // warnSkipped prints a warning for every ref of Porch's layout the store

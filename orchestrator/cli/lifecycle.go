@@ -99,6 +99,11 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 		Args:              args(1, -1, v.name+" needs the names of the package revisions"),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, names []string) error {
+			release, err := lockRepos(o.Repos, v.name, false)
+			if err != nil {
+				return err
+			}
+			defer release()
 			s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 			if err != nil {
 				return err

@@ -33,6 +33,11 @@ func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		fmt.Fprintf(warn, "warning: the repositories directory %s did not exist: publish creates it (--repos or $PVCTL_REPOS name another)\n", dir)
 	}
+	release, err := lockRepos(dir, "publish", true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	s, err := openRepos(dir, namespace, true, warn)
 	if err != nil {
 		return err

@@ -27,6 +27,11 @@ func pushCommand(ctx context.Context, o *Options) *cobra.Command {
 			if _, ok := files[kptfile.FileName]; !ok {
 				return usageErr("%s holds no Kptfile: a package needs one", a[1])
 			}
+			release, err := lockRepos(o.Repos, "push", false)
+			if err != nil {
+				return err
+			}
+			defer release()
 			s, rev, err := openRevision(o, a[0])
 			if err != nil {
 				return err

@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/local"
 )
 
 // guarded is a blueprint whose own pipeline refuses env: prod (a starlark
@@ -127,7 +135,7 @@ func TestRenderWithoutRuntime(t *testing.T) {
 // The render flags refuse a typo before anything is written.
 func TestRenderFlagTypos(t *testing.T) {
 	w := newWS(t)
-	before := fntest.ReadTree(t, w.repos)
+	before := w.snapshot()
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -142,7 +150,7 @@ func TestRenderFlagTypos(t *testing.T) {
 			t.Errorf("run %v: exit %d, %q; want %d, %q", tt.args, code, errs, ExitUsage, tt.want)
 		}
 	}
-	if after := fntest.ReadTree(t, w.repos); len(after) != len(before) {
+	if after := w.snapshot(); len(after) != len(before) {
 		t.Fatalf("a refused run wrote to the repositories: %d files, was %d", len(after), len(before))
 	}
 }
@@ -168,5 +176,53 @@ func TestRunTimeout(t *testing.T) {
 	}
 	if st := w.stateFile(); len(st.Variants) < 4 {
 		t.Fatalf("the state of a stopped run: %d variants", len(st.Variants))
+	}
+}
+
+// Issue 31 #2: one writer per repositories directory: a second run is
+// refused at once, naming the holder, and writes nothing; plan needs no
+// lock. A run interrupted (Ctrl-C) stops where it is, saves its state and
+// says how far it got.
+func TestOneWriterAndInterrupt(t *testing.T) {
+	w := newWS(t)
+	release, err := local.Lock(w.repos, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := w.snapshot()
+	code, _, errs := w.cmd("run", "-f", w.in)
+	host, _ := os.Hostname()
+	want := fmt.Sprintf("pvctl run: the repositories directory %s is in use by pvctl run (pid %d on %s, since ", w.repos, os.Getpid(), host)
+	if code != ExitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "nothing was written: wait for it, or stop it") {
+		t.Fatalf("a second writer: exit %d\n%s\nwant exit 2 and %s", code, errs, want)
+	}
+	for _, verb := range [][]string{{"publish", "--repo", "blueprints", "--package", "other", filepath.Join(fntest.RepoRoot(), "examples", "app")}, {"approve", "x"}} {
+		if code, _, errs := w.cmd(verb[0], verb[1:]...); code != ExitUsage || !strings.Contains(errs, "is in use by pvctl run") {
+			t.Fatalf("%s while locked: exit %d, %s", verb[0], code, errs)
+		}
+	}
+	if d := cmp.Diff(before, w.snapshot()); d != "" {
+		t.Fatalf("a refused writer wrote:\n%s", d)
+	}
+	w.mustCmd(ExitChanges, "plan", "-f", w.in) // plan writes nothing, and needs no lock
+	release()
+
+	slow := filepath.Join(t.TempDir(), "slow")
+	fntest.WriteTree(t, slow, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
+	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
+		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(2*time.Second, func() { cancel(ErrInterrupted) }) // Ctrl-C, as pvctl's main delivers it
+	var out, errb bytes.Buffer
+	code = Command(ctx, "run", []string{"--repos", w.repos, "-f", w.in, "--allow-exec"}, &out, &errb)
+	if code != ExitNotReady || !regexp.MustCompile(`pvctl run: interrupted after \d+ changes; what it did is saved, run again to go on`).MatchString(errb.String()) {
+		t.Fatalf("interrupted: exit %d\n%s", code, errb.String())
+	}
+	if st := w.stateFile(); len(st.Variants) < 4 {
+		t.Fatalf("the state of an interrupted run: %d variants", len(st.Variants))
 	}
 }

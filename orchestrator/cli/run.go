@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -147,11 +148,23 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 	if err := printReport(o.Stdout, rep, r.output, o.paint()); err != nil {
 		return err
 	}
-	return r.outcome(o, rep)
+	return r.outcome(ctx, o, rep)
 }
 
+// ErrInterrupted is the cause of a context a signal cancelled (SIGINT,
+// SIGTERM): the run stops where it is, saves what it did, and says so.
+var ErrInterrupted = errors.New("interrupted")
+
 // outcome is the error (and so the exit code) a report ends in.
-func (r *runFlags) outcome(o *Options, rep *local.Report) error {
+func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) error {
+	if rep.Unsettled != "" && errors.Is(context.Cause(ctx), ErrInterrupted) {
+		if r.dryRun {
+			fmt.Fprintf(o.Stderr, "pvctl plan: interrupted; the plan is incomplete (nothing was written)\n")
+		} else {
+			fmt.Fprintf(o.Stderr, "pvctl run: interrupted after %s; what it did is saved, run again to go on\n", plural(len(rep.Changes), "change"))
+		}
+		return errNotReady
+	}
 	if rep.Unsettled != "" {
 		if r.dryRun {
 			fmt.Fprintf(o.Stderr, "pvctl plan: %s; the plan is incomplete (nothing was written)\n", rep.Unsettled)

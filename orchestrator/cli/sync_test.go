@@ -110,13 +110,13 @@ func TestSyncGuards(t *testing.T) {
 	fntest.WriteTree(t, pkg, bundle(true))
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
 
-	before := fntest.ReadTree(t, w.repos)
+	before := w.snapshot()
 	code, _, errs := w.cmd("run", "-f", w.in, "--sync", "appz", "--prune")
 	if code != ExitUsage {
 		t.Fatalf("--sync appz: exit %d, want %d\n%s", code, ExitUsage, errs)
 	}
 	contains(t, errs, `--sync "appz": no repository of that name (the run's repositories: apps, blueprints, core-euwest1, edge-useast1`)
-	if diff := cmp.Diff(before, fntest.ReadTree(t, w.repos)); diff != "" {
+	if diff := cmp.Diff(before, w.snapshot()); diff != "" {
 		t.Fatalf("a refused --sync wrote to the repositories:\n%s", diff)
 	}
 

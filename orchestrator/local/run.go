@@ -245,7 +245,15 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := open(ctx, o, l)
+	_, statErr := os.Stat(o.Repos)
+	fresh := os.IsNotExist(statErr) // before the lock makes it
+	release, err := Lock(o.Repos, "run")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	quietControllerRuntime()
+	w, err := open(ctx, o, l, fresh)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -106,10 +105,11 @@ type world struct {
 }
 
 // open opens a run's repositories (creating those the files' Repository
-// objects name) and builds the embedded cluster and the reconcilers.
-func open(ctx context.Context, o RunOptions, l *loaded) (*world, error) {
+// objects name) and builds the embedded cluster and the reconcilers; fresh:
+// the repositories directory did not exist before the run.
+func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, error) {
 	w := &world{}
-	if _, err := os.Stat(o.Repos); os.IsNotExist(err) {
+	if fresh {
 		// Run from the wrong directory, a run would quietly start a second
 		// fleet: say where it is.
 		w.warnings = append(w.warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))

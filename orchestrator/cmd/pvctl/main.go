@@ -19,6 +19,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/manager"
@@ -30,7 +32,18 @@ import (
 var Version = "v0.1.0-dev"
 
 func main() {
-	root := cli.NewRoot(context.Background(), os.Stdin, os.Stdout, os.Stderr)
+	// Ctrl-C (or SIGTERM) stops a local command where it is: pvctl run
+	// saves what it did and says so. A second signal ends the process.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		cancel(cli.ErrInterrupted)
+		<-signals
+		os.Exit(130)
+	}()
+	root := cli.NewRoot(ctx, os.Stdin, os.Stdout, os.Stderr)
 	root.Version = Version
 	root.AddCommand(&cobra.Command{
 		Use:                "controller [flags]",
