@@ -169,7 +169,14 @@ func TestInputErrors(t *testing.T) {
 		{"namespace", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\n  namespace: other\n",
 			"bad.yaml: PackageVariant \"x\": `metadata.namespace` is \"other\"; pvctl run serves one namespace, \"default\" (--namespace)"},
 		{"unknown field", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  upstrem: {}\n",
-			"bad.yaml: PackageVariant \"x\": `spec.upstrem` is not a field of PackageVariant; it is ignored"},
+			"bad.yaml: PackageVariant \"x\": `spec.upstrem` is not a field of PackageVariant; refused, as kubectl's strict field validation refuses it"},
+		// Issue 29 #5: every type error of a spec at once (they came one per
+		// run), and a revision given as a name hints at workspaceName.
+		{"every type error at once", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app, revision: main}\n  downstream: {repo: deploy, package: x}\n  packageContext:\n    data: {replicas: 3, enabled: true}\n  bogus: 1\n",
+			"bad.yaml: PackageVariant \"x\": `spec.upstream.revision` must be an integer, found a string (a revision is a number; a workspace or branch is named by `workspaceName`, as `workspaceName: main`); " +
+				"`spec.packageContext.data.replicas` must be a string, found a number; `spec.packageContext.data.enabled` must be a string, found a boolean; " +
+				"`spec.bogus` is not a field of PackageVariant; refused, as kubectl's strict field validation refuses it"},
 		{"wrong type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  injectors: {}\n",
 			"bad.yaml: PackageVariant \"x\": `spec.injectors` must be a list, found a map"},
 		{"repository directory", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: git\n  git:\n    repo: x\n    directory: pkgs\n",

@@ -197,10 +197,11 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 	if ns != namespace {
 		return fmt.Sprintf("%s: `metadata.namespace` is %q; pvctl run serves one namespace, %q (--namespace)", where, ns, namespace)
 	}
-	// Unknown fields are errors, as kubectl's strict validation makes them.
+	// Unknown fields are errors, as kubectl's strict validation makes them,
+	// and every problem is said at once.
 	var problems []string
 	for _, p := range krm.Decode(n, typed) {
-		problems = append(problems, p.Message)
+		problems = append(problems, inputMessage(p))
 	}
 	if len(problems) > 0 {
 		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
@@ -279,4 +280,18 @@ func nodeKind(k yaml.Kind) string {
 		return "alias"
 	}
 	return "document"
+}
+
+// inputMessage is a decoding problem as pvctl run says it: an unknown field
+// is refused here (kpt's functions ignore it with a warning), and a
+// revision given as a name hints at workspaceName.
+func inputMessage(p krm.Problem) string {
+	msg := p.Message
+	if p.Severity != fn.Error {
+		msg = strings.TrimSuffix(msg, "; it is ignored") + "; refused, as kubectl's strict field validation refuses it"
+	}
+	if strings.HasSuffix(p.Field, "upstream.revision") && strings.HasSuffix(msg, "must be an integer, found a string") {
+		msg += " (a revision is a number; a workspace or branch is named by `workspaceName`, as `workspaceName: main`)"
+	}
+	return msg
 }

@@ -20,6 +20,15 @@ func Decode(obj *yaml.RNode, v any) []Problem {
 	if err != nil {
 		return []Problem{Errorf(obj, "", "cannot read the object: %v", err)}
 	}
+	// Every value of the wrong type at once (the JSON decoder stops at the
+	// first, so a spec with three took three runs to fix).
+	if mismatches := typeMismatches(obj.YNode(), reflect.TypeOf(v), ""); len(mismatches) > 0 {
+		problems := make([]Problem, 0, len(mismatches))
+		for _, m := range mismatches {
+			problems = append(problems, Errorf(obj, m.field, "`%s` must be %s, found %s", m.field, jsonKindName(m.want), jsonValueName(m.found)))
+		}
+		return append(problems, unknownFieldProblems(obj, v)...)
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -31,6 +40,12 @@ func Decode(obj *yaml.RNode, v any) []Problem {
 		}
 		return []Problem{Errorf(obj, "", "cannot read the object: %v", err)}
 	}
+	return unknownFieldProblems(obj, v)
+}
+
+// unknownFieldProblems are warnings for the fields of obj v's type does
+// not declare (the API server would drop them silently, hiding typos).
+func unknownFieldProblems(obj *yaml.RNode, v any) []Problem {
 	var problems []Problem
 	for _, f := range unknownFields(obj.YNode(), reflect.TypeOf(v), "") {
 		problems = append(problems, Warningf(obj, f, "`%s` is not a field of %s; it is ignored", f, reflect.TypeOf(v).Elem().Name()))
@@ -86,6 +101,74 @@ func jsonKind(n *yaml.Node) string {
 		return "null"
 	}
 	return "string"
+}
+
+// mismatch is a value whose JSON kind its Go type cannot take.
+type mismatch struct {
+	field string
+	want  reflect.Type
+	found string // its JSON kind
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	textUnmarshaler = reflect.TypeOf((*interface{ UnmarshalText([]byte) error })(nil)).Elem()
+)
+
+// typeMismatches lists, in document order, every value of n whose JSON kind
+// t's field cannot take, as encoding/json would refuse it. Types with
+// their own decoding (json.Unmarshaler, TextUnmarshaler: times, quantities,
+// int-or-string) and interfaces take anything; null is always taken.
+func typeMismatches(n *yaml.Node, t reflect.Type, prefix string) []mismatch {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return nil
+	}
+	kind := jsonKind(n)
+	if kind == "null" {
+		return nil
+	}
+	ok := true
+	switch t.Kind() {
+	case reflect.String:
+		ok = kind == "string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		ok = kind == "number"
+	case reflect.Bool:
+		ok = kind == "bool"
+	case reflect.Slice, reflect.Array:
+		ok = kind == "array" || (t.Elem().Kind() == reflect.Uint8 && kind == "string")
+	case reflect.Map, reflect.Struct:
+		ok = kind == "object"
+	}
+	if !ok {
+		return []mismatch{{field: prefix, want: t, found: kind}}
+	}
+	var out []mismatch
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		fields := jsonFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				out = append(out, typeMismatches(n.Content[i+1], ft, JoinField(prefix, n.Content[i].Value))...)
+			}
+		}
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, typeMismatches(n.Content[i+1], t.Elem(), JoinField(prefix, n.Content[i].Value))...)
+		}
+	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
+		for i, c := range n.Content {
+			out = append(out, typeMismatches(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i))...)
+		}
+	}
+	return out
 }
 
 // unknownFields lists the keys of n, recursively, that t does not declare.

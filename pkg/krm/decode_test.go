@@ -31,6 +31,13 @@ func TestDecode(t *testing.T) {
 		{"spec:\n  revison: 1\n  targets:\n  - labels: {a: b}\n    nmes: []\n", "warning spec.revison: `spec.revison` is not a field of decodeSpec; it is ignored\n" +
 			"warning spec.targets[0].nmes: `spec.targets[0].nmes` is not a field of decodeSpec; it is ignored"},
 		{"spec:\n  revision: 3\n  targets:\n  - labels: {a: b}\n", ""},
+		// Every value of the wrong type at once, with the unknown fields.
+		{"spec:\n  revision: v1\n  targets:\n  - names: x\n    labels: {a: true}\n  typo: 1\n",
+			"error spec.revision: `spec.revision` must be an integer, found a string\n" +
+				"error spec.targets[0].names: `spec.targets[0].names` must be a list, found a string\n" +
+				"error spec.targets[0].labels.a: `spec.targets[0].labels.a` must be a string, found a boolean\n" +
+				"warning spec.typo: `spec.typo` is not a field of decodeSpec; it is ignored"},
+		{"spec:\n  targets: &t\n  - names: [a]\n  other: *t\n", "warning spec.other: `spec.other` is not a field of decodeSpec; it is ignored"},
 	}
 	for _, tt := range tests {
 		var v decodeSpec
