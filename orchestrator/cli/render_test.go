@@ -162,14 +162,7 @@ func TestRunTimeout(t *testing.T) {
 		t.Skip("-short: waits for a 2 s --timeout")
 	}
 	w := newWS(t)
-	slow := filepath.Join(t.TempDir(), "slow")
-	fntest.WriteTree(t, slow, map[string]string{
-		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
-		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
-	})
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
-	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
-		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
+	w.slowVariant()
 	code, _, errs := w.cmd("run", "-f", w.in, "--allow-exec", "--timeout", "2s")
 	if code != ExitNotReady || !strings.Contains(errs, "pvctl run: stopped after 1 reconcile passes: the run's --timeout (2s) passed; what it did is saved, run again to go on") {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -207,14 +200,7 @@ func TestOneWriterAndInterrupt(t *testing.T) {
 	w.mustCmd(ExitChanges, "plan", "-f", w.in) // plan writes nothing, and needs no lock
 	release()
 
-	slow := filepath.Join(t.TempDir(), "slow")
-	fntest.WriteTree(t, slow, map[string]string{
-		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
-		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
-	})
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
-	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
-		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
+	w.slowVariant()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(2*time.Second, func() { cancel(ErrInterrupted) }) // Ctrl-C, as pvctl's main delivers it
 	var out, errb bytes.Buffer
@@ -225,4 +211,18 @@ func TestOneWriterAndInterrupt(t *testing.T) {
 	if st := w.stateFile(); len(st.Variants) < 4 {
 		t.Fatalf("the state of an interrupted run: %d variants", len(st.Variants))
 	}
+}
+
+// slowVariant publishes blueprints/slow, whose pipeline sleeps 30 s (an
+// exec function: runs need --allow-exec), and asks for a variant of it.
+func (w *ws) slowVariant() {
+	w.t.Helper()
+	slow := filepath.Join(w.t.TempDir(), "slow")
+	fntest.WriteTree(w.t, slow, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
+	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
+		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
 }

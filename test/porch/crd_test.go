@@ -33,8 +33,8 @@ func TestCRDValidatesAtApply(t *testing.T) {
 			`spec.upstream.repo: Invalid value: "Blue_Prints": spec.upstream.repo in body should match`},
 		"an absolute package path": {pv("  upstream: {repo: blueprints, package: app}\n", "  downstream: {repo: deploy, package: /etc/app}\n"),
 			`spec.downstream.package: Invalid value: "/etc/app": spec.downstream.package in body should match`},
-		"a negative revision": {pv("  upstream: {repo: blueprints, package: app, revision: -1}\n", "  downstream: {repo: deploy, package: app}\n"),
-			`spec.upstream.revision: Invalid value: -1: spec.upstream.revision in body should be greater than or equal to 0`},
+		"a revision below -1 (-1 is the branch placeholder)": {pv("  upstream: {repo: blueprints, package: app, revision: -2}\n", "  downstream: {repo: deploy, package: app}\n"),
+			`spec.upstream.revision: Invalid value: -2: spec.upstream.revision in body should be greater than or equal to -1`},
 		"no downstream": {pv("  upstream: {repo: blueprints, package: app}\n", ""),
 			`spec.downstream: Required value`},
 		"a reserved package-context key": {pv("  upstream: {repo: blueprints, package: app}\n", "  downstream: {repo: deploy, package: app}\n  packageContext:\n    data: {name: other}\n"),
@@ -64,6 +64,11 @@ func TestCRDValidatesAtApply(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: accepted or refused otherwise: %v\nwant %q", name, err, tc.want)
 		}
+	}
+	// Issue 29 #2: revision -1, the branch placeholder, is taken, as Porch's
+	// own CRD takes it.
+	if out, err := apply(pv("  upstream: {repo: blueprints, package: app, revision: -1}\n", "  downstream: {repo: deploy, package: app}\n")); err != nil {
+		t.Errorf("revision -1 refused: %v\n%s", err, out)
 	}
 	// Porch's own samples (their `revision: vN` written as the number, as
 	// both Porch's types and pvkit's read it) and this repository's examples.
