@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,19 +19,25 @@ import (
 	"github.com/pvkit/pvkit/pkg/render"
 )
 
-// TestSandboxHelper is the function the sandbox tests run: this test
-// binary, copied where nobody may run it, called as
-// `-test.run=^TestSandboxHelper$ -- MODE ARGS`. It reads its input first,
-// as a KRM function does.
-func TestSandboxHelper(t *testing.T) {
-	args := flag.Args()
-	if len(args) == 0 || args[0] != "pvkit-sandbox-helper" {
-		return // not called as a function
+// TestMain runs this test binary as the function the sandbox tests run
+// when it is called so (`pvkit-sandbox-helper MODE ARGS` after the test
+// flags), and the tests otherwise.
+func TestMain(m *testing.M) {
+	for i, a := range os.Args {
+		if a == "pvkit-sandbox-helper" {
+			os.Exit(sandboxHelper(os.Args[i+1:]))
+		}
 	}
+	os.Exit(m.Run())
+}
+
+// sandboxHelper is the function: it reads its input first, as a KRM
+// function does, then does what its mode says, and returns its exit code.
+func sandboxHelper(args []string) int {
 	_, _ = io.ReadAll(os.Stdin)
-	mode, arg := args[1], ""
-	if len(args) > 2 {
-		arg = args[2]
+	mode, arg := args[0], ""
+	if len(args) > 1 {
+		arg = args[1]
 	}
 	switch mode {
 	case "report": // what the function sees, as a ConfigMap
@@ -72,9 +77,9 @@ func TestSandboxHelper(t *testing.T) {
 			fmt.Fprintf(w, "%s\n", line)
 		}
 		fmt.Fprint(os.Stderr, "the last line\n")
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(0)
+	return 0
 }
 
 // helper is this test binary copied into a directory every user may read,
@@ -108,7 +113,7 @@ func helperFor(t testing.TB) func(mode ...string) string {
 		t.Fatal(err)
 	}
 	return func(mode ...string) string {
-		return exe + " -test.run=^TestSandboxHelper$ -- pvkit-sandbox-helper " + strings.Join(mode, " ")
+		return exe + " pvkit-sandbox-helper " + strings.Join(mode, " ")
 	}
 }
 

@@ -66,12 +66,12 @@ func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.
 		if _, ok := sch[gvk]; !ok {
 			return nil
 		}
-		if create {
-			return sch.validate(ctx, gvk, o.GetName(), o, nil)
-		}
-		old := o.DeepCopyObject().(client.Object)
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(o), old); err != nil {
-			return err
+		var old func() (runtime.Object, error) // read only when o has errors
+		if !create {
+			old = func() (runtime.Object, error) {
+				cur := o.DeepCopyObject().(client.Object)
+				return cur, cl.Get(ctx, client.ObjectKeyFromObject(o), cur)
+			}
 		}
 		return sch.validate(ctx, gvk, o.GetName(), o, old)
 	}

@@ -288,7 +288,7 @@ func nodeKind(k yaml.Kind) string {
 func inputMessage(p krm.Problem) string {
 	msg := p.Message
 	if p.Severity != fn.Error {
-		msg = strings.TrimSuffix(msg, "; it is ignored") + "; refused, as kubectl's strict field validation refuses it"
+		msg = strings.TrimSuffix(msg, krm.Ignored) + "; refused, as kubectl's strict field validation refuses it"
 	}
 	if strings.HasSuffix(p.Field, "upstream.revision") && strings.HasSuffix(msg, "must be an integer, found a string") {
 		msg += " (a revision is a number; a workspace or branch is named by `workspaceName`, as `workspaceName: main`)"

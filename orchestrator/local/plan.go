@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"io/fs"
 	"maps"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 )
 
 // dryRun runs o on a scratch copy of the repositories directory (and the

@@ -71,13 +71,14 @@ func loadSchemas() (schemas, error) {
 }
 
 // validate checks an object of a CRD's kind being created (old nil) or
-// updated, as the API server would: an Invalid error naming each field.
+// updated (old reads what the cluster holds, only when obj has errors), as
+// the API server would: an Invalid error naming each field.
 // An update is held only to what it makes worse: an error the object had
 // already is not reported again (the API server's validation ratcheting),
 // so that an object the files gave, checked by pvkit's own validation
 // (which stalls it with its own message), can still get its finalizer and
 // status.
-func (s schemas) validate(ctx context.Context, gvk schema.GroupVersionKind, name string, obj, old runtime.Object) error {
+func (s schemas) validate(ctx context.Context, gvk schema.GroupVersionKind, name string, obj runtime.Object, old func() (runtime.Object, error)) error {
 	c, ok := s[gvk]
 	if !ok {
 		return nil
@@ -87,7 +88,11 @@ func (s schemas) validate(ctx context.Context, gvk schema.GroupVersionKind, name
 		return err
 	}
 	if old != nil {
-		before, err := c.errors(ctx, gvk, old)
+		prev, err := old()
+		if err != nil {
+			return err
+		}
+		before, err := c.errors(ctx, gvk, prev)
 		if err != nil {
 			return err
 		}

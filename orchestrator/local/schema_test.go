@@ -9,6 +9,7 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	pvcore "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Issue 28 #1: the embedded cluster's schemas are the CRDs' (OpenAPI and
@@ -40,12 +41,12 @@ func TestCRDSchemasApplied(t *testing.T) {
 	}
 	withFinalizer := bad.DeepCopy()
 	withFinalizer.Finalizers = []string{"config.porch.kpt.dev/packagevariants"}
-	if err := sch.validate(ctx, gvk, "v", withFinalizer, bad); err != nil {
+	if err := sch.validate(ctx, gvk, "v", withFinalizer, func() (runtime.Object, error) { return bad, nil }); err != nil {
 		t.Fatalf("an update that makes nothing worse: %v", err)
 	}
 	worse := withFinalizer.DeepCopy()
 	worse.Spec.Downstream.Repo = "Not A Repo"
-	if err := sch.validate(ctx, gvk, "v", worse, withFinalizer); err == nil || !strings.Contains(err.Error(), "spec.downstream.repo") || strings.Contains(err.Error(), "spec.downstream.package") {
+	if err := sch.validate(ctx, gvk, "v", worse, func() (runtime.Object, error) { return withFinalizer, nil }); err == nil || !strings.Contains(err.Error(), "spec.downstream.repo") || strings.Contains(err.Error(), "spec.downstream.package") {
 		t.Fatalf("an update that makes it worse: %v", err)
 	}
 }

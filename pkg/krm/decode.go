@@ -43,12 +43,17 @@ func Decode(obj *yaml.RNode, v any) []Problem {
 	return unknownFieldProblems(obj, v)
 }
 
+// Ignored ends the warning for an unknown field: what a function does with
+// it. A caller that refuses unknown fields instead (pvctl run, as kubectl's
+// strict validation) says so in its place.
+const Ignored = "; it is ignored"
+
 // unknownFieldProblems are warnings for the fields of obj v's type does
 // not declare (the API server would drop them silently, hiding typos).
 func unknownFieldProblems(obj *yaml.RNode, v any) []Problem {
 	var problems []Problem
 	for _, f := range unknownFields(obj.YNode(), reflect.TypeOf(v), "") {
-		problems = append(problems, Warningf(obj, f, "`%s` is not a field of %s; it is ignored", f, reflect.TypeOf(v).Elem().Name()))
+		problems = append(problems, Warningf(obj, f, "`%s` is not a field of %s"+Ignored, f, reflect.TypeOf(v).Elem().Name()))
 	}
 	return problems
 }
