@@ -83,10 +83,18 @@ func (r *Runtime) process(ctx context.Context, sandboxed bool, path string, args
 			return err
 		}
 		defer os.RemoveAll(dir)
+		exe := path
 		if iso.root {
-			if err := othersMayRun(path); err != nil {
+			// pvctl opens the executable and nobody runs it through that
+			// descriptor: the directories above it need not let nobody in
+			// (a checkout under a 0700 home or temporary directory).
+			f, err := openForOthers(path)
+			if err != nil {
 				return fmt.Errorf("%s runs as nobody (pvctl runs functions as nobody when it runs as root, as kpt runs images): %w", path, err)
 			}
+			defer f.Close()
+			cmd.ExtraFiles = []*os.File{f} // descriptor 3 in the function
+			exe = "/proc/self/fd/3"
 			if err := os.Chown(dir, nobody, nobody); err != nil {
 				return err
 			}
@@ -98,7 +106,7 @@ func (r *Runtime) process(ctx context.Context, sandboxed bool, path string, args
 		if memory <= 0 {
 			memory = DefaultMemory
 		}
-		limitMemory(cmd, memory)
+		limitMemory(cmd, memory, exe)
 		cmd.Stdin = in
 		if err := cmd.Start(); err != nil {
 			return startError(path, iso, err)
@@ -115,34 +123,30 @@ func (r *Runtime) outcome(err error, stdout *boundedWriter, stderr *tailWriter, 
 	return exitError(err, stderr.String(), ctx)
 }
 
-// limitMemory has /bin/sh bound the data segment, then exec the command.
-func limitMemory(cmd *exec.Cmd, bytes int64) {
+// limitMemory has /bin/sh bound the data segment, then exec exe (the
+// command's executable, or the descriptor it was opened as).
+func limitMemory(cmd *exec.Cmd, bytes int64, exe string) {
 	script := fmt.Sprintf(`ulimit -d %d && exec "$@"`, bytes>>10)
-	cmd.Args = append([]string{"sh", "-c", script, "pvctl-fn", cmd.Path}, cmd.Args[1:]...)
+	cmd.Args = append([]string{"sh", "-c", script, "pvctl-fn", exe}, cmd.Args[1:]...)
 	cmd.Path = "/bin/sh"
 }
 
-// othersMayRun checks a file and every directory above it let others in.
-func othersMayRun(path string) error {
-	st, err := os.Stat(path)
+// openForOthers opens an executable others may read and execute (its own
+// mode; symbolic links followed), for a function run as nobody.
+func openForOthers(path string) (*os.File, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if st.Mode().Perm()&0o005 != 0o005 {
-		return fmt.Errorf("it must be readable and executable by others (mode %v)", st.Mode().Perm())
+	st, err := f.Stat()
+	if err == nil && st.Mode().Perm()&0o005 != 0o005 {
+		err = fmt.Errorf("it must be readable and executable by others (mode %v)", st.Mode().Perm())
 	}
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
-		if err != nil {
-			return err
-		}
-		if st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("the directory %s must be searchable by others (mode %v)", dir, st.Mode().Perm())
-		}
-		if dir == filepath.Dir(dir) {
-			return nil
-		}
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
+	return f, nil
 }
 
 // startError says why a sandboxed process did not start.

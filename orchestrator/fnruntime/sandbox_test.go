@@ -96,14 +96,7 @@ func helperFor(t testing.TB) func(mode ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "pvkit-sandbox-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := helperDir(t)
 	b, err := os.ReadFile(self)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +108,20 @@ func helperFor(t testing.TB) func(mode ...string) string {
 	return func(mode ...string) string {
 		return exe + " pvkit-sandbox-helper " + strings.Join(mode, " ")
 	}
+}
+
+// helperDir is a directory every user may enter, removed after the test.
+func helperDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pvkit-sandbox-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // runExec runs an exec function line on an empty ResourceList.
@@ -219,9 +226,11 @@ func TestExecutablesAreBounded(t *testing.T) {
 	}
 }
 
-// As root, an executable nobody may not run is refused before it starts,
-// saying why.
-func TestExecutableNobodyCannotRun(t *testing.T) {
+// As root, a function runs as nobody through a descriptor pvctl opened: an
+// executable in a directory nobody may not enter (a checkout under a 0700
+// directory: CI failed so) runs all the same; one whose own mode does not
+// let others execute it is refused before it starts, saying why.
+func TestExecutableUnderAClosedDirectory(t *testing.T) {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("only root drops to nobody")
 	}
@@ -230,8 +239,21 @@ func TestExecutableNobodyCannotRun(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(helperDir(t), "fn-link") // a link others may follow, to a file they may not reach
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{exe, link} {
+		out, err := runExec(t, &Runtime{}, p)
+		if err != nil || !strings.Contains(out, "kind: ResourceList") {
+			t.Fatalf("%s: %v\n%s", p, err, out)
+		}
+	}
+	if err := os.Chmod(exe, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	_, err := runExec(t, &Runtime{}, exe)
-	want := exe + " runs as nobody (pvctl runs functions as nobody when it runs as root, as kpt runs images): the directory " + filepath.Dir(dir) + " must be searchable by others (mode -rwx------)"
+	want := exe + " runs as nobody (pvctl runs functions as nobody when it runs as root, as kpt runs images): it must be readable and executable by others (mode -rwx------)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
