@@ -122,6 +122,19 @@ func (c *crdSchema) errors(ctx context.Context, gvk schema.GroupVersionKind, obj
 	}
 	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	errs := validation.ValidateCustomResource(nil, u, c.validator)
+	// As kube-apiserver does (measured in TestSchemasOnAnAPIServer): the
+	// CEL rules are not evaluated on an object the OpenAPI checks found
+	// missing a field, of a wrong type, too long, with too many items or a
+	// value outside an enum, and one more error says so.
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeRequired, field.ErrorTypeTypeInvalid, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeNotSupported:
+			return append(errs, field.Invalid(nil, nil, celSkipped)), nil
+		}
+	}
 	celErrs, _ := c.cel.Validate(ctx, nil, c.s, u, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...), nil
 }
+
+// celSkipped is kube-apiserver's error for CEL rules it did not evaluate.
+const celSkipped = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"

@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/utils/lru"
 )
 
 // Reads go through go-git, in process: opening a store of a thousand
@@ -27,7 +27,15 @@ import (
 // annotated tag is peeled to its commit). It reads the ref files as git
 // does: packed-refs, then the loose refs under refs/heads and refs/tags,
 // which win; lock files (a git process under way, or one that died) are
-// skipped, as git skips them.
+// skipped, as git skips them, and so is a broken ref (empty, or not a
+// hash), which git lists with "ignoring broken ref".
+//
+// Not go-git's reference storer (issue 28 asked for it; measured in
+// TestRefsReadAsGitReadsThem): its IterReferences fails the whole listing
+// on one empty loose ref, reads a ref file of garbage as a ref to the zero
+// hash, lists refs/heads/x.lock as a branch, and walks every ref namespace
+// (refs/remotes, refs/notes), so one stray file in a repository a person
+// also uses would stop every variant it serves.
 func refs(gitDir string) (map[string]string, error) {
 	m := map[string]string{}
 	peeled := map[string]string{}
@@ -37,12 +45,12 @@ func refs(gitDir string) (map[string]string, error) {
 			switch {
 			case line == "" || strings.HasPrefix(line, "#"):
 			case strings.HasPrefix(line, "^"):
-				if last != "" {
-					peeled[last] = strings.TrimPrefix(line, "^")
+				if p := strings.TrimPrefix(line, "^"); last != "" && isHash(p) {
+					peeled[last] = p
 				}
 			default:
 				sha, name, ok := strings.Cut(line, " ")
-				if ok && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
+				if ok && isHash(sha) && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
 					m[name], last = sha, name
 				} else {
 					last = ""
@@ -73,7 +81,7 @@ func refs(gitDir string) (map[string]string, error) {
 				return err
 			}
 			sha := strings.TrimSpace(string(b))
-			if len(sha) != 40 { // a symbolic ref, or a ref being written
+			if !isHash(sha) { // a symbolic ref, or a broken one
 				return nil
 			}
 			name := filepath.ToSlash(rel)
@@ -94,7 +102,7 @@ func refs(gitDir string) (map[string]string, error) {
 			m[name] = p
 			continue
 		}
-		if t, ok := tagTargets.Load(gitDir + " " + sha); ok { // objects never change
+		if t, ok := tagTargets.Get(gitDir + " " + sha); ok { // objects never change
 			m[name] = t.(string)
 			continue
 		}
@@ -108,13 +116,31 @@ func refs(gitDir string) (map[string]string, error) {
 		if tag, err := repo.TagObject(plumbing.NewHash(sha)); err == nil {
 			m[name] = tag.Target.String()
 		}
-		tagTargets.Store(gitDir+" "+sha, m[name])
+		tagTargets.Add(gitDir+" "+sha, m[name])
 	}
 	return m, nil
 }
 
-// tagTargets remembers what a tag ref's object peels to ("<gitDir> <sha>").
-var tagTargets sync.Map
+// tagTargets remembers what a tag ref's object peels to ("<gitDir> <sha>"):
+// a tag object never changes, so an entry is never stale; the cache is
+// bounded (a controller serving thousands of repositories for months must
+// not grow with every tag it ever saw) and safe for concurrent use.
+var tagTargets = lru.New(tagTargetsMax)
+
+const tagTargetsMax = 1 << 14
+
+// isHash: 40 lower-case hex digits, as git writes an object name.
+func isHash(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // objectReader reads commits and trees of one repository.
 type objectReader struct {

@@ -75,11 +75,15 @@ type Upstream struct {
 	// Repo is the name of a Repository in the PackageVariant's namespace.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	// +kubebuilder:validation:MinLength=1
 	Repo string `json:"repo,omitempty"`
 	// Package is the package name in that repository: '/'-separated
 	// DNS-1123 labels, as Porch requires.
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	// +kubebuilder:validation:MinLength=1
 	Package string `json:"package,omitempty"`
 	// Revision is a published revision number, or -1: the branch
 	// placeholder (Porch's revision -1, workspace = the branch).
@@ -94,11 +98,15 @@ type Downstream struct {
 	// Repo is the name of a Repository in the PackageVariant's namespace.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	// +kubebuilder:validation:MinLength=1
 	Repo string `json:"repo,omitempty"`
 	// Package is the package name to create in that repository:
 	// '/'-separated DNS-1123 labels, as Porch requires.
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	// +kubebuilder:validation:MinLength=1
 	Package string `json:"package,omitempty"`
 }
 
