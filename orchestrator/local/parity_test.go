@@ -153,6 +153,7 @@ type controllerHost struct {
 	gs     *gitstore.Store
 	opts   reconcilers.Options
 	events []string
+	repos  []gitstore.Repository // as pvctl registers them
 }
 
 func newControllerHost(t *testing.T, in, repos string, clock kit.Clock) *controllerHost {
@@ -160,11 +161,15 @@ func newControllerHost(t *testing.T, in, repos string, clock kit.Clock) *control
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range input.repositories {
-		if dir := filepath.Join(repos, r.Name+".git"); !gitstore.IsBare(dir) {
-			if err := gitstore.Init(dir, ""); err != nil {
-				t.Fatal(err)
-			}
+	// The repositories as pvctl registers them (repositories(): Porch's
+	// spec.deployment and branch from the Repository objects).
+	found, missing, err := repositories(repos, "default", input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range missing {
+		if err := gitstore.Init(r.GitDir, ""); err != nil {
+			t.Fatal(err)
 		}
 	}
 	scheme, err := Scheme()
@@ -175,7 +180,7 @@ func newControllerHost(t *testing.T, in, repos string, clock kit.Clock) *control
 	h := &controllerHost{t: t}
 	h.c = newCluster(scheme, newPruner(PruneAll), func(string, ...any) {}, objs...)
 	h.opts = reconcilers.Options{Client: h.c, Clock: clock, Recorder: recorderFunc(h.record), Kinds: mustKinds(t, input), ApproveByPolicy: true}
-	h.gs = openStore(t, repos)
+	h.repos = append(found, missing...)
 	return h
 }
 
@@ -202,7 +207,12 @@ func (h *controllerHost) apply(t *testing.T, in string) {
 func (h *controllerHost) settle() {
 	h.t.Helper()
 	ctx := context.Background()
-	h.gs = openStore(h.t, filepath.Dir(h.gs.Repositories()[0].GitDir), h.opts.Clock)
+	gs, err := gitstore.Open("default", h.repos)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	gs.SetClock(h.opts.Clock.Now)
+	h.gs = gs
 	o := h.opts
 	o.Store = h.gs
 	pv, pvs := reconcilers.New(o)
@@ -285,6 +295,8 @@ func revisionsOf(t *testing.T, dir string) map[string][]string {
 			t.Fatal(err)
 		}
 		for name, content := range res.Files {
+			// The upstream's URL names the side's own repositories directory.
+			content = strings.ReplaceAll(content, "file://"+filepath.ToSlash(dir)+"/", "file://REPOS/")
 			out[r.Name] = append(out[r.Name], name+"\n"+content)
 		}
 		sort.Strings(out[r.Name])

@@ -320,16 +320,20 @@ func repositories(dir, namespace string, in *input) (found, missing []gitstore.R
 			branch = r.Spec.Git.Branch
 		}
 		if i, ok := byName[r.Name]; ok {
-			found[i].Branch = branch
+			found[i].Branch, found[i].Deployment = branch, r.Spec.Deployment
 			continue
 		}
-		missing = append(missing, gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, r.Name+".git"), Branch: branch})
+		missing = append(missing, gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, r.Name+".git"), Branch: branch, Deployment: r.Spec.Deployment})
 	}
-	// A repository no Repository object describes is one with no labels.
-	for _, r := range found {
+	// A repository no Repository object describes is one with no labels,
+	// and a deployment repository (a clone into it gets its package context
+	// generated, as pvctl always did; a Repository object says otherwise
+	// with Porch's spec.deployment).
+	for i, r := range found {
 		if _, declared := in.files["Repository/"+r.Name]; declared {
 			continue
 		}
+		found[i].Deployment = true
 		abs, _ := filepath.Abs(r.GitDir)
 		in.repositories = append(in.repositories, &porchconfig.Repository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: porchconfig.GroupVersion.String(), Kind: "Repository"},

@@ -46,8 +46,15 @@ type OwnerRef = meta.OwnerReference
 // Porch's status.upstreamLock does: the upstream repository and package and
 // the git ref (`<package>/v<N>` for a published revision, else
 // `<package>/<workspace>`, or `drafts/...`).
+//
+// URL and Commit are what Porch writes besides (rule porch-clone-shape):
+// the Kptfile's upstream names the repository by its git URL, and the lock
+// has the commit. A store that knows them sets them on the lock it gives
+// a clone or upgrade; a lock read back from a Kptfile that names a URL has
+// no Repository (it is matched by package and ref).
 type Lock struct {
 	Repository, Package, Ref string
+	URL, Commit              string
 }
 
 // Revision returns the revision number in the ref (`.../v3` gives 3), or -1.

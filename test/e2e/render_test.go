@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,6 +73,9 @@ func TestRenderMatchesKpt(t *testing.T) {
 	}
 }
 
+// upstreamOrigin is a Kptfile's upstream repository URL or commit.
+var upstreamOrigin = regexp.MustCompile(`(?m)^(\s+(?:repo|commit):) .*$`)
+
 // Issue 21 #1: a draft pvctl run renders is what `kpt fn render` makes of
 // the same draft unrendered (pvctl run --no-render), byte for byte: the
 // blueprint's pipeline (apply-replacements and a starlark validator of the
@@ -89,7 +93,7 @@ func TestPvctlRenderMatchesKpt(t *testing.T) {
 		dir := t.TempDir()
 		repos, in := filepath.Join(dir, "repos"), filepath.Join(dir, "in")
 		fntest.WriteTree(t, in, map[string]string{"variant.yaml": variant,
-			"repos.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\n"})
+			"repos.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\nspec:\n  deployment: true\n"})
 		pvctl(t, 0, repos, "publish", "--repo", "blueprints", "--package", "guarded", blueprint)
 		args := []string{"-f", in}
 		if !render {
@@ -98,7 +102,11 @@ func TestPvctlRenderMatchesKpt(t *testing.T) {
 		pvctl(t, 0, repos, "run", args...)
 		out := filepath.Join(dir, "pulled")
 		pvctl(t, 0, repos, "pull", "deploy.guarded-dev.packagevariant-1", out)
-		return fntest.ReadTree(t, out)
+		files := fntest.ReadTree(t, out)
+		// Each pull has repositories of its own: the upstream's URL and
+		// commit (the publish's time) are the pull's, not the render's.
+		files["Kptfile"] = upstreamOrigin.ReplaceAllString(files["Kptfile"], "$1 ORIGIN")
+		return files
 	}
 	rendered, unrendered := pull(true), pull(false)
 	if cmp.Equal(rendered, unrendered) {

@@ -3,7 +3,10 @@ package porch
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,56 +14,79 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/cli"
 )
 
-// Issue 21 (rule: porch-clone-shape): a draft pvctl makes on local git
-// repositories holds what the draft Porch v1.5.3 makes for the same
-// variant holds, byte for byte (the Kptfile aside: Porch rewrites it in its
-// own format and names the upstream by its git URL): the package context
-// Porch generates (name, package-path), each resource's merge key, the
-// variant's mutation.
+// Issue 21 and issue 29 #4 (rule: porch-clone-shape): a draft pvctl makes
+// on local git repositories holds what the draft Porch v1.5.3 makes for
+// the same variant holds, byte for byte, the Kptfile included (its name,
+// upstream and lock in Porch's encoding; only the upstream's URL and
+// commit differ, each side naming its own repository): the package context
+// Porch generates in a deployment repository and keeps elsewhere, each
+// resource's merge key, the variant's mutation.
 func TestLocalCloneMatchesPorch(t *testing.T) {
 	e := newEnv(t, "shape")
 	blueprint := map[string]string{
-		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n",
+		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app # the blueprint\n  annotations:\n    owner: y\ninfo:\n  description: an app\n",
 		"package-context.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: app\n  dropped: on-clone\n",
 		"resources.yaml": "# two documents\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # the app's\ndata:\n  color: blue\n---\n" +
 			"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: apps\n  labels:\n    app: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n",
 		"README.md": "# app\n",
 	}
-	variant := "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: shape\nspec:\n" +
-		"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: deploy, package: shape}\n  packageContext:\n    data: {env: prod}\n"
+	variant := func(repo string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + repo + "\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: " + repo + ", package: shape}\n  packageContext:\n    data: {env: prod}\n"
+	}
+	repos := map[string]bool{"deploy": true, "blueprint-copies": false}
 	e.upstream(blueprint)
-	e.repository("deploy", e.bareRepo("deploy"), true, nil)
-	e.apply(variant)
-	var name string
-	e.eventually(converge, "the variant's draft, Ready", func() (bool, string) {
-		owned := e.owned("deploy", "shape")
-		if len(owned) != 1 {
-			return false, "no draft yet"
-		}
-		name = owned[0].Name
-		return e.ready("shape")
-	})
-	byPorch := e.resources(name)
+	for repo, deployment := range repos {
+		e.repository(repo, e.bareRepo(repo), deployment, nil)
+		e.apply(variant(repo))
+	}
+	byPorch := map[string]map[string]string{}
+	for repo := range repos {
+		e.eventually(converge, repo+"'s draft, Ready", func() (bool, string) {
+			owned := e.owned(repo, "shape")
+			if len(owned) != 1 {
+				return false, "no draft yet"
+			}
+			byPorch[repo] = e.resources(owned[0].Name)
+			return e.ready(repo)
+		})
+	}
 
 	dir := t.TempDir()
-	repos, pkg, in, out := filepath.Join(dir, "repos"), filepath.Join(dir, "app"), filepath.Join(dir, "in"), filepath.Join(dir, "pulled")
+	localRepos, pkg, in := filepath.Join(dir, "repos"), filepath.Join(dir, "app"), filepath.Join(dir, "in")
 	fntest.WriteTree(t, pkg, blueprint)
-	fntest.WriteTree(t, in, map[string]string{"variant.yaml": variant,
-		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\n"})
+	inputs := map[string]string{}
+	for repo, deployment := range repos {
+		inputs[repo+".yaml"] = variant(repo) + "---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: " + repo +
+			"\nspec:\n  deployment: " + fmt.Sprint(deployment) + "\n"
+	}
+	fntest.WriteTree(t, in, inputs)
 	pvctl := func(name string, args ...string) {
 		t.Helper()
 		var o, errb bytes.Buffer
-		if code := cli.Command(context.Background(), name, append([]string{"--repos", repos}, args...), &o, &errb); code != 0 {
+		if code := cli.Command(context.Background(), name, append([]string{"--repos", localRepos}, args...), &o, &errb); code != 0 {
 			t.Fatalf("pvctl %s %v: exit %d\n%s\n%s", name, args, code, o.String(), errb.String())
 		}
 	}
 	pvctl("publish", "--repo", "blueprints", "--package", "app", pkg)
 	pvctl("run", "-f", in)
-	pvctl("pull", "deploy.shape.packagevariant-1", out)
-	local := fntest.ReadTree(t, out)
-	delete(byPorch, "Kptfile")
-	delete(local, "Kptfile")
-	if diff := cmp.Diff(byPorch, local); diff != "" {
-		t.Fatalf("pvctl's draft differs from Porch's (-Porch +pvctl):\n%s", diff)
+	for repo := range repos {
+		out := filepath.Join(dir, "pulled-"+repo)
+		pvctl("pull", repo+".shape.packagevariant-1", out)
+		local := fntest.ReadTree(t, out)
+		// Each side names its own upstream repository (Porch's is served from
+		// the stack's directory) and its own commit of it.
+		for _, files := range []map[string]string{byPorch[repo], local} {
+			if !upstreamOrigin.MatchString(files["Kptfile"]) || !strings.Contains(files["Kptfile"], "/blueprints.git\n") {
+				t.Fatalf("%s: no upstream URL and commit:\n%s", repo, files["Kptfile"])
+			}
+			files["Kptfile"] = upstreamOrigin.ReplaceAllString(files["Kptfile"], "$1 ORIGIN")
+		}
+		if diff := cmp.Diff(byPorch[repo], local); diff != "" {
+			t.Fatalf("%s (deployment: %v): pvctl's draft differs from Porch's (-Porch +pvctl):\n%s", repo, repos[repo], diff)
+		}
 	}
 }
+
+// upstreamOrigin is a Kptfile's upstream repository URL or lock commit.
+var upstreamOrigin = regexp.MustCompile(`(?m)^(\s+(?:repo: file://|commit:)).*$`)

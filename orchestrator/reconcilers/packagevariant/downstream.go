@@ -447,7 +447,10 @@ func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *
 			r.upstreams.put(key, files)
 		}
 	}
-	clone, err := tasks.Clone(files, store.LockFor(*up), v.Spec.Downstream.Package)
+	// As into a deployment repository (a package context generated): the
+	// reconciler does not know the downstream's kind, and the context is
+	// what the variant's packageContext edits.
+	clone, err := tasks.Clone(files, store.LockFor(*up), v.Spec.Downstream.Package, true)
 	if err != nil {
 		return kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("the clone of %s: %w", up.Name, err))
 	}

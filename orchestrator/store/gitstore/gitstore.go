@@ -29,7 +29,6 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
-	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 // DefaultBranch is the branch of published packages unless a Repository
@@ -42,6 +41,9 @@ type Repository struct {
 	Name   string // the Repository name
 	GitDir string // a bare repository
 	Branch string // published packages; DefaultBranch if empty
+	// Deployment is Porch's spec.deployment: a clone into the repository
+	// gets a package context generated.
+	Deployment bool
 }
 
 // Store is a store.Store on local git repositories of one namespace: the
@@ -161,7 +163,7 @@ func (s *Store) placeholder(pub store.Revision, files map[string]string) {
 	if r == nil {
 		return
 	}
-	lock, _ := tasks.LockOf(files)
+	lock, _ := r.lockOf(files)
 	s.engine.SetPlaceholder(store.Revision{Namespace: pub.Namespace, Repository: pub.Repository, Package: pub.Package,
 		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock,
 		Name: store.RevisionName(pub.Repository, pub.Package, r.Branch)}, files)
@@ -193,6 +195,7 @@ type repo struct {
 func Open(namespace string, repos []Repository) (*Store, error) {
 	b := &backend{namespace: namespace, repos: map[string]*repo{}, now: time.Now}
 	s := &Store{engine: memory.NewPersistent(b), git: b}
+	s.engine.SetOrigin(b.origin)
 	for _, r := range repos {
 		if err := s.Add(r); err != nil {
 			return nil, err
@@ -223,7 +226,7 @@ func (s *Store) Add(r Repository) error {
 	}
 	s.git.skipped = append(s.git.skipped, skipped...)
 	s.git.repos[r.Name] = rp
-	s.engine.AddRepository(s.git.namespace, r.Name)
+	s.engine.SetDeployment(s.git.namespace, r.Name, r.Deployment)
 	for i := range revs {
 		s.engine.RestoreLazy(revs[i], loads[i])
 	}

@@ -49,7 +49,7 @@ func (h *harness) AddRepository(namespace, name string) {
 	if err := Init(dir, ""); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := h.Add(Repository{Name: name, GitDir: dir}); err != nil {
+	if err := h.Add(Repository{Name: name, GitDir: dir, Deployment: true}); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 // lazyFiles reads a package's files from a commit when first needed.
@@ -175,7 +174,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 				kf, err = cat.kptfile(tree, pkg)
 			}
 			if err == nil {
-				rev.Lock, err = tasks.LockOf(kf)
+				rev.Lock, err = r.lockOf(kf)
 			}
 			if err == nil && seen[rev.Name] != "" {
 				err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
@@ -239,7 +238,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	if _, ok := f["Kptfile"]; !ok && p.lifecycle == store.Published {
 		return rev, errNoPackage
 	}
-	if rev.Lock, err = tasks.LockOf(f); err != nil {
+	if rev.Lock, err = r.lockOf(f); err != nil {
 		return rev, err
 	}
 	if m, ok := r.meta.Revisions[rev.Name]; ok {

@@ -6,9 +6,12 @@ package gitstore
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 // repoOf is the repository of a revision.
@@ -206,6 +209,43 @@ func (s *backend) deletePlaceholder(r *repo, rev store.Revision) error {
 
 // refOf is the ref that holds a revision: the branch for Porch's branch
 // placeholder, else refFor's.
+// origin is what Porch records of an upstream revision in a clone's or
+// upgrade's lock (memory.Origin): the repository's URL and the revision's
+// commit. Called with the engine locked.
+func (s *backend) origin(rev store.Revision) (url, commit string) {
+	r, ok := s.repos[rev.Repository]
+	if !ok {
+		return "", ""
+	}
+	return repoURL(r.GitDir), r.refs[r.refOf(rev)]
+}
+
+// repoURL is a local repository's git URL: file:// and the bare
+// repository's absolute path, which git, kpt pkg update and kpt pkg diff
+// fetch from.
+func repoURL(gitDir string) string {
+	abs, err := filepath.Abs(gitDir)
+	if err != nil {
+		abs = gitDir
+	}
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// lockOf reads the lock a package's Kptfile records; a lock that names a
+// repository beside this one by its URL (pvctl keeps its repositories in
+// one directory) names it by its Repository name too.
+func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
+	l, err := tasks.LockOf(files)
+	if err != nil || l == nil || l.URL == "" {
+		return l, err
+	}
+	dir := strings.TrimSuffix(repoURL(r.GitDir), path.Base(filepath.ToSlash(r.GitDir)))
+	if rest, ok := strings.CutPrefix(l.URL, dir); ok && strings.HasSuffix(rest, ".git") && !strings.Contains(rest, "/") {
+		l.Repository = strings.TrimSuffix(rest, ".git")
+	}
+	return l, nil
+}
+
 func (r *repo) refOf(rev store.Revision) string {
 	if r.isPlaceholder(rev) {
 		return branchRef(r.Branch)

@@ -16,7 +16,7 @@ func (s *Store) CreateDraft(_ context.Context, spec store.DraftSpec) (store.Revi
 }
 
 func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
-	if !s.repos[key(spec.Namespace, spec.Repository)] {
+	if _, ok := s.repos[key(spec.Namespace, spec.Repository)]; !ok {
 		return store.Revision{}, fmt.Errorf("repository %s/%s: %w", spec.Namespace, spec.Repository, store.ErrNotFound)
 	}
 	name := store.RevisionName(spec.Repository, spec.Package, spec.Workspace)
@@ -67,12 +67,12 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 		if err != nil {
 			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
 		}
-		lock := store.LockFor(up.rev)
+		lock := s.lockFor(up.rev)
 		upFiles, err := up.read()
 		if err != nil {
 			return nil, nil, fmt.Errorf("clone: upstream: %w", err)
 		}
-		files, err := tasks.Clone(upFiles, lock, spec.Package)
+		files, err := tasks.Clone(upFiles, lock, spec.Package, s.repos[key(spec.Namespace, spec.Repository)])
 		return files, lock, err
 	case store.Edit:
 		src, err := s.get(spec.Namespace, t.Source)
@@ -100,7 +100,7 @@ func (s *Store) taskFiles(spec store.DraftSpec) (map[string]string, *store.Lock,
 			}
 			es[i] = e
 		}
-		lock := store.LockFor(es[1].rev)
+		lock := s.lockFor(es[1].rev)
 		files, err := tasks.Upgrade(fs[0], fs[1], fs[2], lock)
 		return files, lock, err
 	}
@@ -143,7 +143,7 @@ func (s *Store) PublishFiles(namespace, repo, pkg string, files map[string]strin
 			return store.Revision{}, err
 		}
 	}
-	s.repos[key(namespace, repo)] = true
+	s.known(namespace, repo)
 	rev.ResourceVersion = s.nextVersion()
 	s.add(rev, copyFiles(files))
 	return copyRev(rev), nil

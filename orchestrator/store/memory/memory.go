@@ -1,7 +1,8 @@
 // Package memory is an in-memory store.Store that behaves like Porch for what
 // the orchestrator uses: repositories hold package revisions; a clone copies
 // the upstream's files, records the upstream lock in the revision and the
-// Kptfile, and regenerates package-context.yaml; an edit copies a revision;
+// Kptfile as Porch does (store/tasks), and regenerates package-context.yaml
+// in a deployment repository; an edit copies a revision;
 // an upgrade merges old upstream, new upstream and local three ways (kyaml's
 // merge3); approval publishes a revision with the next number. Published
 // revisions are immutable and can only be deleted after DeletionProposed.
@@ -48,7 +49,8 @@ func (e *entry) read() (map[string]string, error) {
 // Store is the in-memory store.
 type Store struct {
 	mu      sync.Mutex
-	repos   map[string]bool // namespace/name
+	repos   map[string]bool // namespace/name -> a deployment repository (Porch's spec.deployment)
+	origin  Origin
 	revs    map[string]*entry
 	byPkg   map[store.PackageKey][]string // revision names
 	byOwner map[string]map[string]bool    // namespace/owner UID -> revision names
@@ -112,12 +114,42 @@ func NewPersistent(p Persister) *Store {
 	return s
 }
 
+// Origin is what a store knows of where a revision lives, for the lock a
+// clone or upgrade records as Porch does: the repository's git URL and the
+// revision's commit ("" when unknown: the lock names the repository and
+// has no commit).
+type Origin func(rev store.Revision) (url, commit string)
+
+// SetOrigin sets the store's Origin.
+func (s *Store) SetOrigin(o Origin) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.origin = o
+}
+
+// lockFor is the lock a clone or upgrade from r records.
+func (s *Store) lockFor(r store.Revision) *store.Lock {
+	l := store.LockFor(r)
+	if s.origin != nil {
+		l.URL, l.Commit = s.origin(r)
+	}
+	return l
+}
+
+// known registers a repository a restored revision names, as a deployment
+// repository unless it was registered otherwise.
+func (s *Store) known(namespace, repo string) {
+	if _, ok := s.repos[key(namespace, repo)]; !ok {
+		s.repos[key(namespace, repo)] = true
+	}
+}
+
 // Restore adds a revision as it was persisted, without persisting it again
 // (loading a durable store); its repository is added too.
 func (s *Store) Restore(rev store.Revision, files map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[key(rev.Namespace, rev.Repository)] = true
+	s.known(rev.Namespace, rev.Repository)
 	rev.ResourceVersion = s.nextVersion()
 	s.add(copyRev(rev), copyFiles(files))
 }
@@ -128,7 +160,7 @@ func (s *Store) Restore(rev store.Revision, files map[string]string) {
 func (s *Store) RestoreLazy(rev store.Revision, load func() (map[string]string, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[key(rev.Namespace, rev.Repository)] = true
+	s.known(rev.Namespace, rev.Repository)
 	rev.ResourceVersion = s.nextVersion()
 	s.add(copyRev(rev), nil)
 	s.revs[key(rev.Namespace, rev.Name)].load = load
@@ -141,7 +173,7 @@ func (s *Store) RestoreLazy(rev store.Revision, load func() (map[string]string, 
 func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[key(rev.Namespace, rev.Repository)] = true
+	s.known(rev.Namespace, rev.Repository)
 	if e, ok := s.revs[key(rev.Namespace, rev.Name)]; ok {
 		e.files, e.load = copyFiles(files), nil
 		e.rev.Lock = rev.Lock
@@ -154,11 +186,17 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 
 var _ store.Store = (*Store)(nil)
 
-// AddRepository registers a repository.
+// AddRepository registers a deployment repository (Porch's
+// spec.deployment: a clone into it gets a package context generated).
 func (s *Store) AddRepository(namespace, name string) {
+	s.SetDeployment(namespace, name, true)
+}
+
+// SetDeployment registers a repository, a deployment repository or not.
+func (s *Store) SetDeployment(namespace, name string, deployment bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[namespace+"/"+name] = true
+	s.repos[key(namespace, name)] = deployment
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }

@@ -6,7 +6,11 @@ package tasks
 
 import (
 	"fmt"
+	"path"
+	"sort"
+	"strings"
 
+	kptfilev1 "github.com/nephio-project/porch/pkg/kpt/api/kptfile/v1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -16,60 +20,133 @@ import (
 
 const contextFile = "package-context.yaml"
 
-// Clone is a clone's files: the upstream's, with the Kptfile recording the
-// upstream and its lock and package-context.yaml regenerated for the new
-// package (Porch drops upstream package-context data on clone, nephio#408).
-func Clone(up map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
+// Clone is a clone's files as Porch v1.5.3's clone task writes them (rule
+// porch-clone-shape): the upstream's files; the Kptfile named after the new
+// package, recording the upstream and its lock (Porch's encoding,
+// kptfile.go); in a deployment repository, a package-context.yaml
+// generated beside every Kptfile (name: that Kptfile's name,
+// package-path: the new package; the upstream's context data is dropped,
+// nephio#408), elsewhere the upstream's context kept as it is; every
+// resource marked with its merge key.
+func Clone(up map[string]string, lock *store.Lock, pkg string, deployment bool) (map[string]string, error) {
 	files := CopyFiles(up)
-	ctx, err := packageContext(pkg)
-	if err != nil {
-		return nil, err
+	if files, err := withUpstream(files, lock, pkg); err != nil {
+		return files, err
 	}
-	files[contextFile] = ctx
-	if files, err = WithLock(files, lock); err != nil {
-		return nil, err
+	if deployment {
+		for _, name := range kptfileNames(files) {
+			dir := path.Dir(name)
+			kfName, err := nameOf(files[name])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			files[path.Join(dir, contextFile)] = packageContext(kfName, pkg)
+		}
 	}
 	return WithMergeKeys(files)
 }
 
-// packageContext is the package-context.yaml Porch writes for a new
-// package, built as nodes.
-func packageContext(pkg string) (string, error) {
+// kptfileNames are the package's Kptfiles (its own and its
+// subpackages'), sorted.
+func kptfileNames(files map[string]string) []string {
+	var out []string
+	for name := range files {
+		if path.Base(name) == kptfile.FileName {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nameOf is a Kptfile's metadata.name.
+func nameOf(text string) (string, error) {
+	n, err := yaml.Parse(text)
+	if err != nil {
+		return "", err
+	}
+	return n.GetName(), nil
+}
+
+// packageContext is the package-context.yaml Porch generates for a
+// package: name and package-path, built as nodes.
+func packageContext(name, pkgPath string) string {
 	cm := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata: {}\n")
 	data := krm.Field(cm.YNode(), "data")
 	data.Style = 0
-	krm.SetField(data, "name", krm.StringNode(pkg))
-	krm.SetField(data, "package-path", krm.StringNode(pkg))
-	return cm.MustString(), nil
+	krm.SetField(data, "name", krm.StringNode(name))
+	krm.SetField(data, "package-path", krm.StringNode(pkgPath))
+	return cm.MustString()
 }
 
-// WithLock records the upstream and its lock in the Kptfile, as Porch does.
-func WithLock(files map[string]string, lock *store.Lock) (map[string]string, error) {
-	if _, ok := files[kptfile.FileName]; !ok {
+// withUpstream names the Kptfile after pkg (when pkg is set) and records
+// the upstream and its lock, as Porch does.
+func withUpstream(files map[string]string, lock *store.Lock, pkg string) (map[string]string, error) {
+	text, ok := files[kptfile.FileName]
+	if !ok {
 		return files, nil
 	}
-	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: files[kptfile.FileName]})
+	upstream, upLock := porchUpstream(lock)
+	out, porch, err := asPorch(text, func(kf *kptfilev1.KptFile) {
+		kf.Upstream, kf.UpstreamLock = &upstream, &upLock
+		if pkg != "" {
+			kf.Name = pkg
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	// Built as nodes, never by formatting text: a package or ref with YAML's
-	// special characters (`a,b`, `x: y`) is recorded as it is.
-	for _, field := range []string{"upstream", "upstreamLock"} {
-		git := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-		krm.SetField(git, "repo", krm.StringNode(lock.Repository))
-		krm.SetField(git, "directory", krm.StringNode(lock.Package))
-		krm.SetField(git, "ref", krm.StringNode(lock.Ref))
+	if !porch {
+		if out, err = upstreamAsNodes(text, lock, pkg); err != nil {
+			return nil, err
+		}
+	}
+	files[kptfile.FileName] = out
+	return files, nil
+}
+
+// WithLock records the upstream and its lock in the Kptfile, as Porch's
+// upgrade does (the name is kept).
+func WithLock(files map[string]string, lock *store.Lock) (map[string]string, error) {
+	return withUpstream(files, lock, "")
+}
+
+// upstreamAsNodes is withUpstream on a Kptfile Porch's type cannot hold:
+// edited as nodes, everything else kept. Built as nodes, never by
+// formatting text: a package or ref with YAML's special characters (`a,b`,
+// `x: y`) is recorded as it is.
+func upstreamAsNodes(text string, lock *store.Lock, pkg string) (string, error) {
+	items, err := krm.FilesToItems(map[string]string{kptfile.FileName: text})
+	if err != nil {
+		return "", err
+	}
+	upstream, upLock := porchUpstream(lock)
+	for _, f := range []struct {
+		field string
+		git   map[string]string
+	}{
+		{"upstream", map[string]string{"repo": upstream.Git.Repo, "directory": upstream.Git.Directory, "ref": upstream.Git.Ref}},
+		{"upstreamLock", map[string]string{"repo": upLock.Git.Repo, "directory": upLock.Git.Directory, "ref": upLock.Git.Ref, "commit": upLock.Git.Commit}},
+	} {
+		g := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		for _, k := range []string{"repo", "directory", "ref", "commit"} {
+			if v, ok := f.git[k]; ok && (v != "" || k != "commit") {
+				krm.SetField(g, k, krm.StringNode(v))
+			}
+		}
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
 		krm.SetField(n, "type", krm.StringNode("git"))
-		krm.SetField(n, "git", git)
-		krm.SetField(items[0].YNode(), field, n)
+		krm.SetField(n, "git", g)
+		krm.SetField(items[0].YNode(), f.field, n)
 	}
-	out, err := krm.ItemsToFiles(items, map[string]string{kptfile.FileName: files[kptfile.FileName]})
+	if pkg != "" {
+		krm.SetField(krm.EnsureMap(items[0].YNode(), "metadata"), "name", krm.StringNode(pkg))
+	}
+	out, err := krm.ItemsToFiles(items, map[string]string{kptfile.FileName: text})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	files[kptfile.FileName] = out[kptfile.FileName]
-	return files, nil
+	return out[kptfile.FileName], nil
 }
 
 // Upgrade merges local changes with the move from the old upstream to the
@@ -181,7 +258,17 @@ func LockOf(files map[string]string) (*store.Lock, error) {
 		}
 		return ""
 	}
-	return &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref")}, nil
+	l := &store.Lock{Repository: field("repo"), Package: field("directory"), Ref: field("ref"), Commit: field("commit")}
+	if isURL(l.Repository) { // Porch's record: the repository by its URL
+		l.URL, l.Repository = l.Repository, ""
+	}
+	return l, nil
+}
+
+// isURL: a git URL (scheme://, scp-like user@host:path, or a path), not a
+// Repository's name (a DNS-1123 subdomain has none of "/", ":" or "@").
+func isURL(s string) bool {
+	return strings.ContainsAny(s, "/:@")
 }
 
 // WithPendingGates adds a readiness gate (info.readinessGates) for each
@@ -213,6 +300,11 @@ func WithGates(files map[string]string, gates []string, conds []kptfile.Conditio
 	})
 	if err != nil {
 		return nil, fmt.Errorf("Kptfile: %w", err)
+	}
+	if text, ok := out[kptfile.FileName]; ok { // Porch writes the Kptfile of a draft's gates anew
+		if out[kptfile.FileName], _, err = asPorch(text, func(*kptfilev1.KptFile) {}); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
