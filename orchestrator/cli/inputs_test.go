@@ -179,8 +179,8 @@ func TestInputErrors(t *testing.T) {
 				"`spec.bogus` is not a field of PackageVariant; refused, as kubectl's strict field validation refuses it"},
 		{"wrong type", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  injectors: {}\n",
 			"bad.yaml: PackageVariant \"x\": `spec.injectors` must be a list, found a map"},
-		{"repository directory", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: git\n  git:\n    repo: x\n    directory: pkgs\n",
-			"bad.yaml: Repository \"r\": `spec.git.directory` is \"pkgs\"; pvctl run keeps packages at the repository root"},
+		{"repository directory", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r\nspec:\n  type: git\n  git:\n    repo: x\n    directory: ../pkgs\n",
+			"bad.yaml: Repository \"r\": `spec.git.directory` \"../pkgs\": "},
 		{"alias bomb", "bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" +
 			"  l1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0]\n  l2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1]\n" +
 			"  l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]\n  l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3]\n" +

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
-	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	apirender "github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -283,65 +281,6 @@ func retried(err error) bool { return err != nil && !errors.Is(err, reconcile.Te
 
 func request(namespace, name string) ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
-}
-
-// repositories reads the repositories directory: every bare repository in
-// it, and, missing, one for each Repository object that names one not
-// there yet (to create empty). Repositories no object describes get one,
-// without labels.
-func repositories(dir, namespace string, in *input) (found, missing []gitstore.Repository, err error) {
-	var msgs []string
-	for _, r := range in.repositories {
-		where := fmt.Sprintf("%s: Repository %q", in.files["Repository/"+r.Name], r.Name)
-		switch {
-		case r.Spec.Type != "" && r.Spec.Type != porchconfig.RepositoryTypeGit:
-			msgs = append(msgs, fmt.Sprintf("%s: `spec.type` is %q; pvctl run serves git repositories", where, r.Spec.Type))
-		case r.Spec.Git != nil && r.Spec.Git.Directory != "" && r.Spec.Git.Directory != "/":
-			msgs = append(msgs, fmt.Sprintf("%s: `spec.git.directory` is %q; pvctl run keeps packages at the repository root", where, r.Spec.Git.Directory))
-		}
-	}
-	if len(msgs) > 0 {
-		return nil, nil, &inputError{msgs}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	found, err = gitstore.Discover(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	byName := map[string]int{}
-	for i, r := range found {
-		byName[r.Name] = i
-	}
-	for _, r := range in.repositories {
-		branch := ""
-		if r.Spec.Git != nil {
-			branch = r.Spec.Git.Branch
-		}
-		if i, ok := byName[r.Name]; ok {
-			found[i].Branch, found[i].Deployment = branch, r.Spec.Deployment
-			continue
-		}
-		missing = append(missing, gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, r.Name+".git"), Branch: branch, Deployment: r.Spec.Deployment})
-	}
-	// A repository no Repository object describes is one with no labels,
-	// and a deployment repository (a clone into it gets its package context
-	// generated, as pvctl always did; a Repository object says otherwise
-	// with Porch's spec.deployment).
-	for i, r := range found {
-		if _, declared := in.files["Repository/"+r.Name]; declared {
-			continue
-		}
-		found[i].Deployment = true
-		abs, _ := filepath.Abs(r.GitDir)
-		in.repositories = append(in.repositories, &porchconfig.Repository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: porchconfig.GroupVersion.String(), Kind: "Repository"},
-			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: namespace},
-			Spec:       porchconfig.RepositorySpec{Type: porchconfig.RepositoryTypeGit, Git: &porchconfig.GitRepository{Repo: "file://" + abs}},
-		})
-	}
-	return found, missing, nil
 }
 
 // massDeletion is the rule of a set's mass-deletion guard applied to the

@@ -132,8 +132,12 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 	}
 	var created []string
 	for _, r := range missing {
-		if err := gitstore.Init(r.GitDir, r.Branch); err != nil {
-			return nil, err
+		// Repositories scoped to directories may share one git directory:
+		// created once.
+		if !gitstore.IsBare(r.GitDir) {
+			if err := gitstore.Init(r.GitDir, r.Branch); err != nil {
+				return nil, err
+			}
 		}
 		if err := w.gs.Add(r); err != nil {
 			return nil, err

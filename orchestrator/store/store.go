@@ -98,10 +98,14 @@ func (l *Lock) Matches(r Revision) bool {
 	if l == nil || (l.Repository != "" && l.Repository != want.Repository) || l.Package != want.Package {
 		return false
 	}
+	// A repository scoped to a directory (Porch's spec.git.directory) names
+	// the package relative to it and its refs with the whole path: the lock
+	// of kindnet in /infra/capi has ref infra/capi/kindnet/v3.0.0.
+	under := func(ref string) bool { return l.Ref == ref || strings.HasSuffix(l.Ref, "/"+ref) }
 	if r.Lifecycle.IsPublished() && r.Revision < 0 {
-		return l.Ref == r.Workspace || l.Ref == r.Package+"/"+r.Workspace
+		return l.Ref == r.Workspace || under(r.Package+"/"+r.Workspace)
 	}
-	return l.Ref == want.Ref
+	return under(want.Ref)
 }
 
 // Revision is a package revision.

@@ -23,6 +23,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -44,6 +45,9 @@ type Repository struct {
 	// Deployment is Porch's spec.deployment: a clone into the repository
 	// gets a package context generated.
 	Deployment bool
+	// Directory is Porch's spec.git.directory: the repository serves the
+	// packages under it, named relative to it (directory.go).
+	Directory string
 }
 
 // Store is a store.Store on local git repositories of one namespace: the
@@ -204,25 +208,53 @@ func Open(namespace string, repos []Repository) (*Store, error) {
 	return s, nil
 }
 
+// sharing lists the open repositories of a git directory.
+func (b *backend) sharing(gitDir string) []*repo {
+	var out []*repo
+	for _, name := range sortedKeys(b.repos) {
+		if sameDir(b.repos[name].GitDir, gitDir) {
+			out = append(out, b.repos[name])
+		}
+	}
+	return out
+}
+
+func sameDir(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
+}
+
 // Add opens one more repository.
-func (s *Store) Add(r Repository) error {
+func (s *Store) Add(r Repository) (err error) {
 	if r.Branch == "" {
 		r.Branch = DefaultBranch
 	}
+	r.Directory = cleanDirectory(r.Directory)
 	if _, dup := s.git.repos[r.Name]; dup {
 		return fmt.Errorf("repository %q: named twice", r.Name)
 	}
 	if err := checkBare(r.GitDir); err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
-	meta, err := readMetadata(r.GitDir)
-	if err != nil {
+	// Repositories of one git directory (one per spec.git.directory, as
+	// Nephio registers its catalog) share what the store keeps of it: the
+	// metadata file and the refs as last read or written, so that one's
+	// write is not another's conflict or lost update.
+	shared := s.git.sharing(r.GitDir)
+	var meta *metadata
+	if len(shared) > 0 {
+		meta = shared[0].meta
+	} else if meta, err = readMetadata(r.GitDir); err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
 	rp := &repo{Repository: r, meta: meta}
 	revs, loads, skipped, err := s.git.load(rp)
 	if err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
+	}
+	for _, o := range shared {
+		o.refs = rp.refs // the refs just read
 	}
 	s.git.skipped = append(s.git.skipped, skipped...)
 	s.git.repos[r.Name] = rp
@@ -274,7 +306,7 @@ func (s *Store) DeleteUnreadable(name string) (Skip, error) {
 		r := s.git.repos[k.Repository]
 		ops := [][2]string{{k.Ref, ""}}
 		if k.Revision.Lifecycle == store.Published {
-			ops = append(ops, [2]string{deletionRef(k.Revision), ""})
+			ops = append(ops, [2]string{r.deletionRef(k.Revision), ""})
 		}
 		if _, err := r.current(k.Ref); err != nil {
 			return k, err

@@ -22,7 +22,7 @@ func (r *repo) lazyFiles(commit, pkg string) func() (map[string]string, error) {
 	return func() (map[string]string, error) {
 		r.catMu.Lock()
 		defer r.catMu.Unlock()
-		return r.cat.files(commit, pkg)
+		return r.cat.files(commit, r.full(pkg))
 	}
 }
 
@@ -117,7 +117,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 	sort.Strings(names)
 	deletion := map[string]bool{} // "<pkg>/<vN or ref>" with a deletionProposed branch
 	for _, ref := range names {
-		if p, ok := parseRef(ref); ok && p.lifecycle == store.DeletionProposed {
+		if p, ok := r.parse(ref); ok && p.lifecycle == store.DeletionProposed {
 			deletion[p.pkg+"/"+p.publishedRef()] = true
 		}
 	}
@@ -131,7 +131,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 	var skipped []Skip
 	seen := map[string]string{} // revision name -> ref
 	for _, ref := range names {
-		p, ok := parseRef(ref)
+		p, ok := r.parse(ref)
 		if !ok || p.lifecycle == store.DeletionProposed {
 			continue
 		}
@@ -155,11 +155,15 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 	// Porch's branch placeholders: every package on the branch, numbered
 	// -1 in the workspace named after the branch.
 	if head, ok := all[branchRef(r.Branch)]; ok {
-		pkgs, trees, err := cat.packages(head)
+		paths, trees, err := cat.packages(head)
 		if err != nil {
 			skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch), Err: err})
 		}
-		for _, pkg := range pkgs {
+		for _, path := range paths {
+			pkg, under := r.rel(path)
+			if !under {
+				continue // outside the repository's directory
+			}
 			rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
 				Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch)}
 			if deletion[pkg+"/"+r.Branch] {
@@ -168,10 +172,10 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 			if m, ok := r.meta.Revisions[rev.Name]; ok {
 				rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
 			}
-			tree, _, err := cat.measured(trees[pkg], pkg)
+			tree, _, err := cat.measured(trees[path], path)
 			var kf map[string]string
 			if err == nil {
-				kf, err = cat.kptfile(tree, pkg)
+				kf, err = cat.kptfile(tree, path)
 			}
 			if err == nil {
 				rev.Lock, err = r.lockOf(kf)
@@ -180,7 +184,7 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 				err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
 			}
 			if err != nil {
-				skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch) + ":" + pkg, Err: err, Revision: rev})
+				skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch) + ":" + path, Err: err, Revision: rev})
 				continue
 			}
 			seen[rev.Name] = branchRef(r.Branch)
@@ -217,7 +221,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		// The workspace a published revision was approved from, as its
 		// commit records it; only for the revision the commit was published
 		// as (another tag on the same commit is its own revision, vN).
-		if a := annotationOf([]byte("\n\n" + msg)); a.Package == p.pkg && a.Workspace != "" && a.revisionIs(p.revision) {
+		if a := annotationOf([]byte("\n\n" + msg)); a.Package == r.full(p.pkg) && a.Workspace != "" && a.revisionIs(p.revision) {
 			rev.Workspace = a.Workspace
 		}
 	}
@@ -225,13 +229,13 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		rev.Lifecycle = store.DeletionProposed
 	}
 	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
-	tree, _, found, err := cat.pkgTree(commit, p.pkg)
+	tree, _, found, err := cat.pkgTree(commit, r.full(p.pkg))
 	if err != nil {
 		return rev, err
 	}
 	f := map[string]string{}
 	if found {
-		if f, err = cat.kptfile(tree, p.pkg); err != nil {
+		if f, err = cat.kptfile(tree, r.full(p.pkg)); err != nil {
 			return rev, err
 		}
 	}

@@ -98,7 +98,7 @@ func (s *backend) write(r *repo, parent string, rev store.Revision, files map[st
 	if err := checkFiles(files); err != nil { // what is written can be read back (bounds.go)
 		return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
-	return writeCommit(r.GitDir, parent, rev.Package, files, message(summary, rev), s.now())
+	return writeCommit(r.GitDir, parent, r.full(rev.Package), files, message(summary, r.abs(rev)), s.now())
 }
 
 // Create implements memory.Persister: a draft branch from the repository's
@@ -108,7 +108,7 @@ func (s *backend) Create(rev store.Revision, files map[string]string) error {
 	if err != nil {
 		return err
 	}
-	ref := refFor(rev)
+	ref := r.refFor(rev)
 	if _, exists := r.refs[ref]; exists {
 		return fmt.Errorf("package revision %s: branch %s exists: %w", rev.Name, strings.TrimPrefix(ref, "refs/heads/"), store.ErrAlreadyExists)
 	}
@@ -129,7 +129,7 @@ func (s *backend) WriteFiles(rev store.Revision, files map[string]string) error 
 	if s.edit {
 		summary = "pvctl: edit of " + rev.Name + " (pvctl push)"
 	}
-	_, err = s.commit(r, refFor(rev), "", rev, files, summary)
+	_, err = s.commit(r, r.refFor(rev), "", rev, files, summary)
 	return err
 }
 
@@ -149,18 +149,18 @@ func (s *backend) Update(old, rev store.Revision) error {
 	}
 	switch {
 	case old.Lifecycle.IsPublished() && rev.Lifecycle.IsPublished():
-		if _, err = r.current(r.refOf(old), deletionRef(rev)); err != nil {
+		if _, err = r.current(r.refOf(old), r.deletionRef(rev)); err != nil {
 			break
 		}
 		if rev.Lifecycle == store.DeletionProposed {
-			err = r.update([2]string{deletionRef(rev), r.refs[r.refOf(old)]})
+			err = r.update([2]string{r.deletionRef(rev), r.refs[r.refOf(old)]})
 		} else {
-			err = r.update([2]string{deletionRef(rev), ""})
+			err = r.update([2]string{r.deletionRef(rev), ""})
 		}
 	default:
-		from := refFor(old)
-		if _, err = r.current(from, refFor(rev)); err == nil {
-			err = r.update([2]string{refFor(rev), r.refs[from]}, [2]string{from, ""})
+		from := r.refFor(old)
+		if _, err = r.current(from, r.refFor(rev)); err == nil {
+			err = r.update([2]string{r.refFor(rev), r.refs[from]}, [2]string{from, ""})
 		}
 	}
 	if err != nil {
@@ -180,9 +180,9 @@ func (s *backend) Delete(rev store.Revision) error {
 	if r.isPlaceholder(rev) {
 		return s.deletePlaceholder(r, rev)
 	}
-	ops := [][2]string{{refFor(rev), ""}}
+	ops := [][2]string{{r.refFor(rev), ""}}
 	if rev.Lifecycle == store.DeletionProposed {
-		ops = append(ops, [2]string{deletionRef(rev), ""})
+		ops = append(ops, [2]string{r.deletionRef(rev), ""})
 	}
 	if err := r.update(ops...); err != nil {
 		return err
@@ -194,14 +194,14 @@ func (s *backend) Delete(rev store.Revision) error {
 // commit on the branch removes the package's directory (its tags stay).
 func (s *backend) deletePlaceholder(r *repo, rev store.Revision) error {
 	branch := branchRef(r.Branch)
-	if _, err := r.current(branch, deletionRef(rev)); err != nil {
+	if _, err := r.current(branch, r.deletionRef(rev)); err != nil {
 		return err
 	}
-	sha, err := writeCommit(r.GitDir, r.refs[branch], rev.Package, nil, message("pvctl: delete "+rev.Package+" from "+r.Branch, rev), s.now())
+	sha, err := writeCommit(r.GitDir, r.refs[branch], r.full(rev.Package), nil, message("pvctl: delete "+r.full(rev.Package)+" from "+r.Branch, r.abs(rev)), s.now())
 	if err != nil {
 		return err
 	}
-	if err := r.update([2]string{branch, sha}, [2]string{deletionRef(rev), ""}); err != nil {
+	if err := r.update([2]string{branch, sha}, [2]string{r.deletionRef(rev), ""}); err != nil {
 		return err
 	}
 	return r.meta.remove(r.GitDir, rev.Name)
@@ -211,13 +211,15 @@ func (s *backend) deletePlaceholder(r *repo, rev store.Revision) error {
 // placeholder, else refFor's.
 // origin is what Porch records of an upstream revision in a clone's or
 // upgrade's lock (memory.Origin): the repository's URL and the revision's
-// commit. Called with the engine locked.
-func (s *backend) origin(rev store.Revision) (url, commit string) {
+// ref and commit. Called with the engine locked.
+func (s *backend) origin(rev store.Revision) (url, ref, commit string) {
 	r, ok := s.repos[rev.Repository]
 	if !ok {
-		return "", ""
+		return "", "", ""
 	}
-	return repoURL(r.GitDir), r.refs[r.refOf(rev)]
+	full := r.refOf(rev)
+	short := strings.TrimPrefix(strings.TrimPrefix(full, "refs/heads/"), "refs/tags/")
+	return repoURL(r.GitDir), short, r.refs[full]
 }
 
 // repoURL is a local repository's git URL: file:// and the bare
@@ -250,7 +252,7 @@ func (r *repo) refOf(rev store.Revision) string {
 	if r.isPlaceholder(rev) {
 		return branchRef(r.Branch)
 	}
-	return refFor(rev)
+	return r.refFor(rev)
 }
 
 // Publish implements memory.Persister: the package's files committed on the
@@ -283,9 +285,9 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 	if err != nil {
 		return err
 	}
-	ops := [][2]string{{branch, sha}, {refFor(rev), sha}}
+	ops := [][2]string{{branch, sha}, {r.refFor(rev), sha}}
 	if old.Lifecycle != "" {
-		ops = append(ops, [2]string{refFor(old), ""})
+		ops = append(ops, [2]string{r.refFor(old), ""})
 	}
 	return r.update(ops...)
 }
@@ -295,7 +297,7 @@ func (s *backend) Publish(old, rev store.Revision, files map[string]string) erro
 func (r *repo) checkPackages(pkg string) error {
 	pkgs := map[string]bool{pkg: true}
 	for ref := range r.refs {
-		if p, ok := parseRef(ref); ok && p.lifecycle == store.Published {
+		if p, ok := r.parse(ref); ok && p.lifecycle == store.Published {
 			pkgs[p.pkg] = true
 		}
 	}
@@ -310,7 +312,7 @@ func (r *repo) checkPackages(pkg string) error {
 // publishing one would rewrite the other.
 func (r *repo) checkNesting(pkg string) error {
 	for ref := range r.refs {
-		p, ok := parseRef(ref)
+		p, ok := r.parse(ref)
 		if !ok || p.lifecycle != store.Published || p.pkg == pkg {
 			continue
 		}

@@ -115,10 +115,11 @@ func NewPersistent(p Persister) *Store {
 }
 
 // Origin is what a store knows of where a revision lives, for the lock a
-// clone or upgrade records as Porch does: the repository's git URL and the
-// revision's commit ("" when unknown: the lock names the repository and
-// has no commit).
-type Origin func(rev store.Revision) (url, commit string)
+// clone or upgrade records as Porch does: the repository's git URL, the
+// git ref that holds the revision (its short name: app/v1, main,
+// infra/capi/kindnet/v3.0.0) and its commit ("" when unknown: the lock
+// names the repository, store.LockFor's ref, and no commit).
+type Origin func(rev store.Revision) (url, ref, commit string)
 
 // SetOrigin sets the store's Origin.
 func (s *Store) SetOrigin(o Origin) {
@@ -131,7 +132,10 @@ func (s *Store) SetOrigin(o Origin) {
 func (s *Store) lockFor(r store.Revision) *store.Lock {
 	l := store.LockFor(r)
 	if s.origin != nil {
-		l.URL, l.Commit = s.origin(r)
+		var ref string
+		if l.URL, ref, l.Commit = s.origin(r); ref != "" {
+			l.Ref = ref
+		}
 	}
 	return l
 }

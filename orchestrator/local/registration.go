@@ -1,0 +1,130 @@
+package local
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/validate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// repositories reads the repositories directory: every bare repository in
+// it, and, missing, one for each Repository object that names one not
+// there yet (to create empty). Each Repository object is served as Porch
+// serves it: its branch, spec.deployment and spec.git.directory.
+// Repositories no object describes get one, without labels, and are
+// deployment repositories (a clone into one gets its package context
+// generated, as pvctl always did).
+//
+// Where a Repository is served from: <repos>/<name>.git; one scoped to a
+// directory (spec.git.directory other than /) from the bare repository its
+// spec.git.repo names by its last path element (<repos>/catalog.git for
+// https://github.com/nephio-project/catalog.git), so that the catalog,
+// cloned there once (git clone --bare), is registered once per directory,
+// as Nephio registers it. A bare repository only directory-scoped
+// Repository objects use is not served by its own name too.
+func repositories(dir, namespace string, in *input) (found, missing []gitstore.Repository, err error) {
+	if err := checkRepositoryObjects(in); err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	onDisk, err := gitstore.Discover(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	exists, used := map[string]bool{}, map[string]bool{}
+	for _, r := range onDisk {
+		exists[filepath.Clean(r.GitDir)] = true
+	}
+	for _, r := range in.repositories {
+		repo := gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, gitDirName(r)), Deployment: r.Spec.Deployment}
+		if g := r.Spec.Git; g != nil {
+			repo.Branch, repo.Directory = g.Branch, g.Directory
+		}
+		used[filepath.Clean(repo.GitDir)] = true
+		if exists[filepath.Clean(repo.GitDir)] {
+			found = append(found, repo)
+		} else {
+			missing = append(missing, repo)
+		}
+	}
+	declared := map[string]bool{}
+	for _, r := range in.repositories {
+		declared[r.Name] = true
+	}
+	for _, r := range onDisk {
+		if declared[r.Name] || used[filepath.Clean(r.GitDir)] {
+			continue
+		}
+		r.Deployment = true
+		found = append(found, r)
+		abs, _ := filepath.Abs(r.GitDir)
+		in.repositories = append(in.repositories, &porchconfig.Repository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: porchconfig.GroupVersion.String(), Kind: "Repository"},
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: namespace},
+			Spec:       porchconfig.RepositorySpec{Type: porchconfig.RepositoryTypeGit, Git: &porchconfig.GitRepository{Repo: "file://" + abs}},
+		})
+	}
+	return found, missing, nil
+}
+
+// gitDirName is the bare repository under --repos a Repository object is
+// served from (repositories).
+func gitDirName(r *porchconfig.Repository) string {
+	g := r.Spec.Git
+	if g == nil || strings.Trim(g.Directory, "/") == "" || g.Repo == "" {
+		return r.Name + ".git"
+	}
+	return repoBase(g.Repo) + ".git"
+}
+
+// repoBase is the last path element of a git URL, without ".git"
+// (https://host/org/catalog.git, git@host:org/catalog, file:///x/catalog).
+func repoBase(repo string) string {
+	p := repo
+	if u, err := url.Parse(repo); err == nil && u.Scheme != "" {
+		p = u.Path
+	} else if _, after, ok := strings.Cut(repo, ":"); ok { // scp-like
+		p = after
+	}
+	return strings.TrimSuffix(path.Base(strings.TrimRight(p, "/")), ".git")
+}
+
+// checkRepositoryObjects refuses what pvctl cannot serve: a Repository of
+// another type, a directory that is not a package path, one scoped to a
+// directory whose spec.git.repo names no repository pvctl can keep under
+// --repos.
+func checkRepositoryObjects(in *input) error {
+	var msgs []string
+	for _, r := range in.repositories {
+		where := fmt.Sprintf("%s: Repository %q", in.files["Repository/"+r.Name], r.Name)
+		if r.Spec.Type != "" && r.Spec.Type != porchconfig.RepositoryTypeGit {
+			msgs = append(msgs, fmt.Sprintf("%s: `spec.type` is %q; pvctl run serves git repositories", where, r.Spec.Type))
+			continue
+		}
+		g := r.Spec.Git
+		if g == nil || strings.Trim(g.Directory, "/") == "" {
+			continue
+		}
+		if msg := validate.PackagePath(strings.Trim(g.Directory, "/")); msg != "" {
+			msgs = append(msgs, fmt.Sprintf("%s: `spec.git.directory` %q: %s", where, g.Directory, msg))
+		}
+		if g.Repo != "" {
+			if msg := validate.DNS1123Subdomain(repoBase(g.Repo)); msg != "" {
+				msgs = append(msgs, fmt.Sprintf("%s: `spec.git.repo` %q: pvctl serves a repository scoped to a directory from the bare repository <repos>/<name>.git its URL ends in, and %q %s", where, g.Repo, repoBase(g.Repo), msg))
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return &inputError{msgs}
+	}
+	return nil
+}
