@@ -75,7 +75,7 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.Var(&r.prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
 	f.Lookup("prune").NoOptDefVal = "true"
 	f.BoolVar(&r.dryRun, "dry-run", r.plan, "print what the run would change and write nothing")
-	f.StringSliceVar(&r.readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap, Team.example.com and the kinds of the objects in the files (a Secret only when named here)")
+	f.StringSliceVar(&r.readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap and the kinds of the objects in the files or applied by --sync (a Secret only when named here)")
 	f.IntVar(&r.maxChildren, "max-children-per-set", r.maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&r.diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
 	f.StringArrayVar(&r.sync, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")

@@ -325,3 +325,31 @@ func TestSyncedObjectRefusedBySchema(t *testing.T) {
 		t.Fatalf("the invalid variant was applied:\n%s", out)
 	}
 }
+
+// Issue 29 #3: a kind that arrives by --sync is readable as the same kind
+// in -f is (Nephio's cluster packages sync WorkloadClusters that nested
+// variants inject); a kind that arrives neither way is refused with pvctl's
+// own advice (its flags; pvctl reads with its user's rights, no RBAC).
+func TestSyncedKindsAreReadable(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "cluster")
+	variant := func(name, kind string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + name + "\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: " + name + "}\n" +
+			"  injectors:\n  - group: infra.nephio.org\n    kind: " + kind + "\n    name: edge01\n  - kind: ConfigMap\n    name: eu-west1-endpoints\n"
+	}
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile":      "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"cluster.yaml": "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: edge01\nspec:\n  clusterName: edge01\n",
+		"addons.yaml":  variant("addons", "WorkloadCluster") + "---\n" + variant("other", "Machine"),
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
+	_, out, _ := w.cmd("run", "-f", w.in, "--sync", "apps")
+	contains(t, out, "synced WorkloadCluster edge01 from apps/cluster@v1", "addons                True   NoErrors",
+		"other                 False  KindNotAllowed",
+		"`spec.injectors[0]` names kind \"Machine\", a kind pvkit may not read (allowed: ConfigMap, Team.example.com, WorkloadCluster.infra.nephio.org); "+
+			"pvctl run reads the kinds of the objects its files give (-f) or --sync applies; --readable-kinds names more")
+	if strings.Contains(out, "RBAC") {
+		t.Fatalf("pvctl's advice names RBAC:\n%s", out)
+	}
+}

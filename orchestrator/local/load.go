@@ -227,8 +227,13 @@ func (in *input) readableKinds(extra []string) (kit.ReadableKinds, error) {
 		}
 		entries = append(entries, e)
 	}
-	return kit.ParseReadableKinds(entries)
+	k, err := kit.ParseReadableKinds(entries)
+	return k.WithHint(pvctlKindsHint), err
 }
+
+// pvctlKindsHint is how a pvctl user allows more kinds: pvctl reads with
+// its user's own rights, so no RBAC rule is involved.
+const pvctlKindsHint = "pvctl run reads the kinds of the objects its files give (-f) or --sync applies; --readable-kinds names more"
 
 // scheme is the orchestrator's, for typeErrors.
 var scheme = sync.OnceValues(api.Scheme)

@@ -173,6 +173,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 		}
 	}
 	w.sy = newSyncer(o.Sync, o.Namespace, w.gs, w.c, scheme, w.j, w.pr, givenKeys(l.in), l.st, o.Prune == PruneAll)
+	w.sy.kinds = l.kinds
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
 	// The controller's reconcilers, built as the manager builds them.

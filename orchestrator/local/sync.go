@@ -12,6 +12,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -44,6 +45,7 @@ type syncer struct {
 	c         client.Client
 	scheme    *runtime.Scheme
 	j         *journal
+	kinds     kit.ReadableKinds // what the reconcilers may read: synced kinds are added
 	pr        *pruner
 	given     map[string]bool                    // keys of the objects the files give
 	allowMass bool                               // --prune=all: no mass-deletion guard
@@ -147,7 +149,14 @@ func (s *syncer) sync(ctx context.Context) error {
 		if err := s.apply(ctx, desired[k]); err != nil {
 			return err
 		}
-		s.known[k] = desired[k].GroupVersionKind()
+		gvk := desired[k].GroupVersionKind()
+		s.known[k] = gvk
+		// A kind that arrives by sync is readable as one in -f is (the
+		// user's own material; a Secret stays opt-in); pvkit's and Porch's
+		// own kinds are not injection material.
+		if gvk.Group != pvapi.GroupVersion.Group {
+			s.kinds.Allow(gvk.GroupKind())
+		}
 	}
 	var gone []string
 	for k := range s.known {

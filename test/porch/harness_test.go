@@ -178,7 +178,10 @@ func startController() error {
 	}
 	args := append([]string{"--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", health,
-		"--workers", workers(), "--zap-encoder", "console"}, controllerExtraArgs...)
+		"--workers", workers(), "--zap-encoder", "console",
+		// The scenarios inject the examples' Team kind: allowed as an operator
+		// allows a kind (testdata/team-crd.yaml has the matching role).
+		"--readable-kinds", "ConfigMap,Team.example.com"}, controllerExtraArgs...)
 	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
 	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
 	controller.Stdout, controller.Stderr = logf, logf

@@ -45,7 +45,7 @@ const (
 	// ReasonKindNotAllowed (stalling): the variant's package has an injection
 	// point, or an injector or objectSelector names a kind, that is not among
 	// the kinds the operator lets pvkit read (--readable-kinds; default
-	// ConfigMap and Team.example.com). pvkit reads objects with its own
+	// ConfigMap). pvkit reads objects with its own
 	// rights, so the list keeps a user from copying, say, a Secret into git.
 	// Use an allowed kind, or ask the operator to allow this one.
 	ReasonKindNotAllowed = "KindNotAllowed"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pvkit/pvkit/pkg/krm"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,8 +12,12 @@ import (
 
 // DefaultReadableKinds are the kinds the controller (and pvctl run) may read
 // for injection and objectSelector unless the operator says otherwise:
-// ConfigMaps, and the Team kind the examples use.
-var DefaultReadableKinds = []string{"ConfigMap", "Team.example.com"}
+// ConfigMaps. A kind only the examples use is not a default (issue 29 #5):
+// the examples name theirs (pvctl reads the kinds of its files' objects).
+var DefaultReadableKinds = []string{"ConfigMap"}
+
+// controllerHint is how an operator allows more kinds to the controller.
+const controllerHint = "an operator allows more with --readable-kinds and a matching RBAC rule"
 
 // ReadableKinds (rule: readable-kinds) is the operator-set list of kinds
 // pvkit may read on a
@@ -25,12 +30,20 @@ var DefaultReadableKinds = []string{"ConfigMap", "Team.example.com"}
 // group, "Kind.group" otherwise, any version. The zero value is the default
 // list.
 type ReadableKinds struct {
-	kinds map[schema.GroupKind]bool
+	s    *kindSet
+	hint string
+}
+
+// kindSet is the list, shared by the copies of a ReadableKinds: pvctl adds
+// the kinds that arrive by --sync between passes (Allow).
+type kindSet struct {
+	mu sync.RWMutex
+	m  map[schema.GroupKind]bool
 }
 
 // ParseReadableKinds reads a list of "Kind" and "Kind.group" entries.
 func ParseReadableKinds(entries []string) (ReadableKinds, error) {
-	k := ReadableKinds{kinds: map[schema.GroupKind]bool{}}
+	k := ReadableKinds{s: &kindSet{m: map[schema.GroupKind]bool{}}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		if e == "" {
@@ -40,22 +53,52 @@ func ParseReadableKinds(entries []string) (ReadableKinds, error) {
 		if kind == "" || strings.ContainsAny(e, "*/ ") || kind[0] < 'A' || kind[0] > 'Z' {
 			return ReadableKinds{}, fmt.Errorf("readable kind %q must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)", e)
 		}
-		k.kinds[schema.GroupKind{Group: group, Kind: kind}] = true
+		k.s.m[schema.GroupKind{Group: group, Kind: kind}] = true
 	}
 	return k, nil
 }
 
-func (k ReadableKinds) set() map[schema.GroupKind]bool {
-	if k.kinds == nil {
-		d, _ := ParseReadableKinds(DefaultReadableKinds)
-		return d.kinds
+// WithHint says, in a refusal, how its host allows more kinds (pvctl names
+// its own flag; the controller's is the operator's flag and RBAC).
+func (k ReadableKinds) WithHint(hint string) ReadableKinds {
+	k.hint = hint
+	return k
+}
+
+// Allow adds a kind (never a Secret: that stays the operator's choice).
+func (k ReadableKinds) Allow(gk schema.GroupKind) {
+	if k.s == nil || (gk.Group == "" && gk.Kind == "Secret") {
+		return
 	}
-	return k.kinds
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	k.s.m[gk] = true
+}
+
+// set is a copy of the list.
+func (k ReadableKinds) set() map[schema.GroupKind]bool {
+	if k.s == nil {
+		d, _ := ParseReadableKinds(DefaultReadableKinds)
+		return d.s.m
+	}
+	k.s.mu.RLock()
+	defer k.s.mu.RUnlock()
+	out := make(map[schema.GroupKind]bool, len(k.s.m))
+	for gk := range k.s.m {
+		out[gk] = true
+	}
+	return out
 }
 
 // Allows reports whether objects of g may be read.
 func (k ReadableKinds) Allows(g krm.GVK) bool {
-	return k.set()[schema.GroupKind{Group: krm.Group(g.APIVersion), Kind: g.Kind}]
+	gk := schema.GroupKind{Group: krm.Group(g.APIVersion), Kind: g.Kind}
+	if k.s == nil {
+		return k.set()[gk]
+	}
+	k.s.mu.RLock()
+	defer k.s.mu.RUnlock()
+	return k.s.m[gk]
 }
 
 // AllowsKind reports whether some group's kind may be read: an injector
@@ -100,5 +143,9 @@ func (k ReadableKinds) String() string {
 
 // Refuse is the stalling error for a kind outside the list.
 func (k ReadableKinds) Refuse(reason, what string) *Stalling {
-	return Stallf(reason, "%s, a kind pvkit may not read (allowed: %s); an operator allows more with --readable-kinds and a matching RBAC rule", what, k)
+	hint := k.hint
+	if hint == "" {
+		hint = controllerHint
+	}
+	return Stallf(reason, "%s, a kind pvkit may not read (allowed: %s); %s", what, k, hint)
 }

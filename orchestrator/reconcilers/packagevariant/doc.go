@@ -85,4 +85,3 @@ package packagevariant
 // kinds adds list and watch on them (config/rbac/readable-kinds.yaml shows
 // how). No wildcard: a Secret is readable only if the operator grants it.
 //+kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
-//+kubebuilder:rbac:groups=example.com,resources=teams,verbs=get;list;watch

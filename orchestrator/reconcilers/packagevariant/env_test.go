@@ -94,7 +94,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		}).Build()
 	e.store.AddRepository(ns, "deploy")
 	e.rec = record.NewFakeRecorder(1000)
-	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: kit.Fixed(testNow), Recorder: e.rec}
+	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
 	return e
 }
 
@@ -236,3 +236,13 @@ spec:
 func clientKey(name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
+
+// teamKinds are the default readable kinds and the examples' Team kind, as
+// an operator allows it (Team is not a default: issue 29 #5).
+var teamKinds = func() kit.ReadableKinds {
+	k, err := kit.ParseReadableKinds(append(append([]string(nil), kit.DefaultReadableKinds...), "Team.example.com"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()

@@ -115,7 +115,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	st := fakestore.New()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
 	e.rec = record.NewFakeRecorder(1000)
-	e.r = &Reconciler{Client: e.client, Store: st, Clock: kit.Fixed(testNow), Recorder: e.rec}
+	e.r = &Reconciler{Client: e.client, Store: st, Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
 	return e
 }
 
@@ -370,3 +370,13 @@ func TestTargetFailuresArePartialSuccess(t *testing.T) {
 		t.Fatalf("Ready = %+v", c)
 	}
 }
+
+// teamKinds are the default readable kinds and the examples' Team kind, as
+// an operator allows it (Team is not a default: issue 29 #5).
+var teamKinds = func() kit.ReadableKinds {
+	k, err := kit.ParseReadableKinds(append(append([]string(nil), kit.DefaultReadableKinds...), "Team.example.com"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
