@@ -225,13 +225,21 @@ func TestVariantRemoved(t *testing.T) {
 }
 
 // A repository that loses the label the set selects loses its child, and
-// the child's draft goes with it.
+// the child's draft goes with it. Without --prune the removal waits: the
+// set says RemovalHeld (not an error), and the run exits 3, as the help
+// says (issue 29 #5).
 func TestSetTargetRemoved(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
 	w.write("repositories.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "repositories.yaml")), "    env: prod\n    region: us-west1", "    env: retired\n    region: us-west1", 1))
-	out := w.run(ExitNotReady)
-	contains(t, out, "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-edge-uswest1-app\n")
+	out := w.run(ExitChanges)
+	contains(t, out, "Not removed (1): run again with --prune to remove them:\n  PackageVariant app-edge-uswest1-app\n",
+		"PackageVariantSet  app                   False  RemovalHeld",
+		"the set no longer wants 1 PackageVariant (app-edge-uswest1-app): not removed: pvctl run removes only with --prune")
+	if strings.Contains(out, "UnexpectedError") {
+		t.Fatalf("a held removal is not an error:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitOK, "run", "--help"), "the run exits 3")
 	contains(t, w.revisions()[0]+strings.Join(w.revisions(), "\n"), "edge-uswest1.app.packagevariant-1")
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	contains(t, out, "Changes (2):\n  deleted PackageVariant app-edge-uswest1-app\n  deleted edge-uswest1.app.packagevariant-1\n")

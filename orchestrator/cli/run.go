@@ -35,7 +35,7 @@ sets select) and the objects variants inject and sets select.
 
 Nothing is removed without --prune: variants or sets gone from the files, children a set
 no longer selects, owned drafts of an old downstream are listed under "Not removed" and
-the run exits 1. A set that would lose more than half of its children (and more than one)
+the run exits 3 (the set says RemovalHeld). A set that would lose more than half of its children (and more than one)
 stalls with MassDeletion even with --prune; files that no longer give more than half of
 the variants of the last run (and more than one) stop the run before it does anything.
 --prune=all lifts both guards. A set may have at most --max-children-per-set children.`

@@ -1,11 +1,12 @@
 package local
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 )
 
 // Prune says what a run may remove.
@@ -15,7 +16,7 @@ const (
 	// PruneNone (the default) removes nothing: a variant or set gone from the
 	// files, a child a set no longer wants, an owned draft of a previous
 	// downstream, a published revision to propose for deletion, all are held
-	// back and reported, and the run exits 1.
+	// back and reported, and the run exits 3 (a set says RemovalHeld).
 	PruneNone Prune = ""
 	// PruneSafe (--prune) removes them, except a set's removal of more than
 	// half of its children (the mass-deletion guard).
@@ -24,8 +25,9 @@ const (
 	PruneAll Prune = "all"
 )
 
-// errHeld marks a removal held back for want of --prune.
-var errHeld = errors.New("not removed: pvctl run removes only with --prune")
+// errHeld marks a removal held back for want of --prune (the reconcilers
+// know it: kit.ErrRemovalHeld).
+var errHeld = kit.ErrRemovalHeld
 
 // pruner holds removals back unless the run may prune, and lists them.
 type pruner struct {

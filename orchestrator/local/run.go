@@ -201,6 +201,8 @@ func (r *Report) Counts() (ready, notReady, stalled int) {
 		switch {
 		case o.Ready == metav1.ConditionTrue && !o.Deleting:
 			ready++
+		case o.Reason == pvapi.ReasonRemovalHeld:
+			// Not an error: what waits for --prune is Report.Held (exit 3).
 		case o.Stalled:
 			notReady++
 			stalled++

@@ -63,6 +63,13 @@ const (
 	// removed. Split the set, or ask the operator to raise the bound.
 	ReasonTooManyChildren = "TooManyChildren"
 
+	// ReasonRemovalHeld (neither stalling nor retried): a removal the host
+	// holds back (pvctl run without --prune: a child a set no longer wants,
+	// an owned draft of a previous downstream). Everything else was done;
+	// the removal waits for the host's permission (pvctl run --prune). The
+	// controller removes at once and never reports it.
+	ReasonRemovalHeld = "RemovalHeld"
+
 	// ReasonRepositoryNotFound (transient): the variant's downstream
 	// repository does not exist (no Repository of that name in its
 	// namespace). Retried with backoff, so registering the repository heals

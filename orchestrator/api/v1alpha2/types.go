@@ -21,6 +21,7 @@ const (
 	ReasonPartiallyReconciled = pvapi.ReasonPartiallyReconciled
 	ReasonKindNotAllowed      = pvapi.ReasonKindNotAllowed
 	ReasonMassDeletion        = pvapi.ReasonMassDeletion
+	ReasonRemovalHeld         = pvapi.ReasonRemovalHeld
 	ReasonTooManyChildren     = pvapi.ReasonTooManyChildren
 )
 

@@ -75,6 +75,12 @@ type Partial struct {
 func (e *Partial) Error() string { return e.Err.Error() }
 func (e *Partial) Unwrap() error { return e.Err }
 
+// ErrRemovalHeld is what a host's client or store wraps when it holds a
+// removal back (pvctl run without --prune): the reconcilers do the rest of
+// their work and report the removal as waiting (reason RemovalHeld), not as
+// an error to retry.
+var ErrRemovalHeld = errors.New("not removed: pvctl run removes only with --prune")
+
 // Outcome classifies err: its reason (def for an error of no kit type), and
 // which of the kinds it is.
 type Outcome struct {

@@ -290,8 +290,13 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 	_ = g.Wait() // nil: the steps' errors are in results
 	var errs []error
 	var done []pvsexpand.Step
+	var held []string
 	for i, s := range steps {
 		if s.Action != pvsexpand.Create && s.Action != pvsexpand.Update && s.Action != pvsexpand.Remove {
+			continue
+		}
+		if err := results[i]; errors.Is(err, kit.ErrRemovalHeld) {
+			held = append(held, s.Name)
 			continue
 		}
 		if err := results[i]; err != nil {
@@ -302,7 +307,16 @@ func (r *Reconciler) apply(ctx context.Context, set *pvsapi.PackageVariantSet, s
 		done = append(done, s)
 	}
 	r.recordSteps(set, done)
-	return errors.Join(errs...)
+	if len(errs) > 0 || len(held) == 0 {
+		return errors.Join(errs...)
+	}
+	// Everything else is done; the removals wait for the host (pvctl run
+	// --prune): reported as such, not retried.
+	what := fmt.Sprintf("%d PackageVariants", len(held))
+	if len(held) == 1 {
+		what = "1 PackageVariant"
+	}
+	return &kit.Partial{Reason: pvsapi.ReasonRemovalHeld, Err: fmt.Errorf("the set no longer wants %s (%s): %w", what, strings.Join(held, ", "), kit.ErrRemovalHeld)}
 }
 
 // applyStep carries out one step of the plan.
