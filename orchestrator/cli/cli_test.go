@@ -348,3 +348,22 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// Issue 29 #5: a variant whose downstream is renamed gets its new package
+// in the same run, as Porch makes it in the same reconcile; the old
+// package's drafts wait for --prune (RemovalHeld, exit 3), then go.
+func TestRenamedDownstreamCreatedAtOnce(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "package: app\n  packageContext", "package: app-renamed\n  packageContext", 1))
+	if !strings.Contains(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "app-renamed") {
+		t.Fatal("the rename did not apply: the test tests nothing")
+	}
+	out := w.run(ExitChanges)
+	contains(t, out, "created draft core-euwest1.app-renamed.packagevariant-1",
+		"PackageVariant     app-staging           False  RemovalHeld",
+		"the revisions of the previous downstream are kept (core-euwest1.app.packagevariant-1): not removed: pvctl run removes only with --prune",
+		"Not removed (1): run again with --prune to remove them:\n  package revision core-euwest1.app.packagevariant-1\n")
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
+	contains(t, out, "deleted core-euwest1.app.packagevariant-1", "app-staging           True   NoErrors")
+}

@@ -34,10 +34,23 @@ type target struct {
 // reconcileDownstream makes the downstream what the variant wants and
 // returns its targets: the owned drafts, or else the latest published one.
 func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) ([]target, error) {
-	mine, err := r.ownedDownstream(ctx, v)
+	mine, held, err := r.ownedDownstream(ctx, v)
 	if err != nil {
 		return nil, err
 	}
+	targets, err := r.reconcileMine(ctx, v, up, mine)
+	if err == nil && held != nil {
+		// The new downstream is made (Porch makes it in the same reconcile);
+		// the old one's removal waits for the host (pvctl run --prune).
+		err = held
+	}
+	return targets, err
+}
+
+// reconcileMine brings the variant's revisions of its downstream package
+// (mine) to what it asks for: a clone, an edit or upgrade draft, a draft's
+// mutation.
+func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) ([]target, error) {
 	mine = r.tracker.real(v.UID, mine)
 	names := make([]string, len(mine))
 	for i, rev := range mine {
@@ -218,31 +231,38 @@ func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant
 
 // ownedDownstream lists the variant's revisions of its downstream package:
 // revisions it owns elsewhere (an old downstream) are pruned; with
-// adoptExisting, the package's unowned revisions are adopted first.
-func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
+// adoptExisting, the package's unowned revisions are adopted first. A
+// removal the host holds back (kit.ErrRemovalHeld) does not stop the rest:
+// it is held, a RemovalHeld outcome for the end of the reconcile.
+func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVariant) (mine []store.Revision, held *kit.Partial, err error) {
 	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	key := downstreamKey(v)
-	var mine []store.Revision
 	var errs []error
+	var kept []string
 	for _, rev := range owned {
 		if rev.Key() == key {
 			mine = append(mine, rev)
-		} else if err := r.deleteOrOrphan(ctx, v, rev); err != nil {
+		} else if err := r.deleteOrOrphan(ctx, v, rev); errors.Is(err, kit.ErrRemovalHeld) {
+			kept = append(kept, rev.Name)
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if len(kept) > 0 {
+		held = &kit.Partial{Reason: pvapi.ReasonRemovalHeld, Err: fmt.Errorf("the revisions of the previous downstream are kept (%s): %w", strings.Join(kept, ", "), kit.ErrRemovalHeld)}
 	}
 	if v.Spec.AdoptionPolicy != pv.AdoptionPolicyAdoptExisting {
-		return mine, nil
+		return mine, held, nil
 	}
 	all, err := r.Store.ListRevisions(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, rev := range all {
 		if rev.OwnedBy(string(v.UID)) {
@@ -252,13 +272,13 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 		rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
 		rev.Annotations = store.Overlay(rev.Annotations, v.Spec.Annotations)
 		if err := r.Store.Update(ctx, rev); err != nil {
-			return nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
+			return nil, nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("adopted revision", "revision", rev.Name)
 		r.events().Normal(v, EventRevisionAdopted, "adopted %s", rev.Name)
 		mine = append(mine, rev)
 	}
-	return mine, nil
+	return mine, held, nil
 }
 
 func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {

@@ -186,11 +186,12 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		// status the writing reconcile patched.)
 		v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
 	}
-	if err != nil {
+	var p *kit.Partial
+	if err != nil && !(errors.As(err, &p) && p.Reason == pvapi.ReasonRemovalHeld) {
 		return err
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
-	return nil
+	return err
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVariant) error {
