@@ -3,10 +3,15 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -26,14 +31,25 @@ import (
 //     (the reconcile comes back when it is due: the duration returned).
 //
 // A Draft is proposed, then approved (Porch's approval subresource). A bad
-// annotation is a Warning Event, ApprovalRefused, and nothing else: the
-// variant stays Ready. Errors are Porch's, retried.
-func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (time.Duration, error) {
+// annotation is a Warning Event, ApprovalRefused: the variant stays Ready.
+// What holds a draft back shows in the status (issue 29 #5): the condition
+// ApprovalWaiting, True while a draft that asks for approval is not
+// approved (reason ApprovalRefused for a bad annotation, ApprovalPending
+// while its delay runs, with the time it is due, ApprovalWaiting
+// otherwise), removed when none waits; a delay that starts is a Normal
+// Event, ApprovalPending. Errors are Porch's, retried.
+func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (_ time.Duration, err error) {
 	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
 	if err != nil {
 		return 0, err
 	}
 	var again time.Duration
+	var w approvalWait
+	defer func() {
+		if err == nil { // what every draft is waiting for, when all were seen
+			r.setApprovalWaiting(v, w)
+		}
+	}()
 	for _, d := range owned {
 		if d.Lifecycle.IsPublished() || d.Annotations[approval.PolicyAnnotation] == "" {
 			continue
@@ -55,12 +71,19 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 			EditedByPerson: approval.EditedSince(LastWrite(v, d.Name), variant.Fingerprint(res.Files))})
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
+			w.refused = append(w.refused, fmt.Sprintf("%s: %v", d.Name, err))
 			continue
 		}
 		if !dec.Approve {
 			ctrl.LoggerFrom(ctx).V(1).Info("not approved", "revision", d.Name, "why", dec.Why)
 			if dec.Wait > 0 && (again == 0 || dec.Wait < again) {
 				again = dec.Wait
+			}
+			if dec.Wait > 0 { // a stable message: the time it is due, not how long ago it was made
+				w.pending = append(w.pending, fmt.Sprintf("%s is approved at %s (%s: %s)", d.Name,
+					d.Created.Add(r.delayOf(d)).UTC().Format(time.RFC3339), approval.DelayAnnotation, d.Annotations[approval.DelayAnnotation]))
+			} else {
+				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
 			}
 			continue
 		}
@@ -101,4 +124,50 @@ func LastWrite(v *pvapi.PackageVariant, draft string) string {
 		}
 	}
 	return ""
+}
+
+// Approval conditions and Events (approveByPolicy).
+const (
+	ConditionApprovalWaiting = "ApprovalWaiting"
+	ReasonApprovalRefused    = "ApprovalRefused"
+	ReasonApprovalPending    = "ApprovalPending"
+	ReasonApprovalWaiting    = "ApprovalWaiting"
+	EventApprovalPending     = "ApprovalPending" // a draft's approval.nephio.org/delay runs
+)
+
+// approvalWait is what holds a reconcile's drafts back from approval by
+// policy: bad annotations, delays running (when each is due), anything
+// else (a gate, a person's edit, policy initial after a publication).
+type approvalWait struct{ refused, pending, waiting []string }
+
+// setApprovalWaiting sets or removes the variant's ApprovalWaiting
+// condition; a delay that starts (a new pending message) is an Event.
+func (r *Reconciler) setApprovalWaiting(v *pvapi.PackageVariant, w approvalWait) {
+	all := append(append(append([]string(nil), w.refused...), w.pending...), w.waiting...)
+	if len(all) == 0 {
+		apimeta.RemoveStatusCondition(&v.Status.Conditions, ConditionApprovalWaiting)
+		return
+	}
+	reason := ReasonApprovalWaiting
+	switch {
+	case len(w.refused) > 0:
+		reason = ReasonApprovalRefused
+	case len(w.pending) > 0:
+		reason = ReasonApprovalPending
+	}
+	msg := strings.Join(all, "; ")
+	prev := apimeta.FindStatusCondition(v.Status.Conditions, ConditionApprovalWaiting)
+	for _, p := range w.pending {
+		if prev == nil || !strings.Contains(prev.Message, p) {
+			r.events().Normal(v, EventApprovalPending, "%s", p)
+		}
+	}
+	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, ConditionApprovalWaiting, metav1.ConditionTrue, reason, msg)
+}
+
+// delayOf is a draft's approval.nephio.org/delay (0 when none parses; the
+// caller has Decide's word that it does).
+func (r *Reconciler) delayOf(d store.Revision) time.Duration {
+	v, _ := time.ParseDuration(d.Annotations[approval.DelayAnnotation])
+	return v
 }

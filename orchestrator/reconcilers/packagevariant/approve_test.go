@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/variant"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 )
 
 // policyVariant is appVariant asking for approval with the given
@@ -208,3 +211,59 @@ func TestApprovalSurvivesALostAnnotationUpdate(t *testing.T) {
 		t.Fatalf("after the retry: %s", got)
 	}
 }
+
+// Issue 29 #5: what holds a draft back from approval by policy shows in
+// the variant's status, ApprovalWaiting, with a message that does not
+// change while nothing does (the time a delay is due, not how long ago the
+// draft was made); a delay that starts is one Normal Event; a bad
+// annotation is reason ApprovalRefused; once approved, the condition goes.
+func TestApprovalWaitingInStatus(t *testing.T) {
+	e := approvingEnv(t, false)
+	now := testNow
+	e.store.SetClock(func() time.Time { return now })
+	e.r.Clock = clockFunc(func() time.Time { return now })
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always, approval.nephio.org/delay: 1h"))
+	e.mustReconcile("app-prod")
+	want := "deploy.app-prod.packagevariant-1 is approved at 2026-11-22T01:00:00Z (approval.nephio.org/delay: 1h)"
+	c := e.condition("app-prod", ConditionApprovalWaiting)
+	if c.Status != "True" || c.Reason != ReasonApprovalPending || c.Message != want {
+		t.Fatalf("ApprovalWaiting = %+v", c)
+	}
+	if evs := e.events(); !slices.Contains(evs, "Normal ApprovalPending "+want) {
+		t.Fatalf("events: %v", evs)
+	}
+	now = now.Add(10 * time.Minute)
+	writes := e.writes
+	e.mustReconcile("app-prod")
+	if c2 := e.condition("app-prod", ConditionApprovalWaiting); c2.Message != want || e.writes != writes {
+		t.Fatalf("a later reconcile changed the status (%d writes): %+v", e.writes-writes, c2)
+	}
+	if evs := e.events(); len(evs) != 0 {
+		t.Fatalf("the pending delay was recorded again: %v", evs)
+	}
+	now = now.Add(time.Hour)
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("after the delay: %s", got)
+	}
+	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, ConditionApprovalWaiting); c != nil {
+		t.Fatalf("approved, ApprovalWaiting stays: %+v", c)
+	}
+
+	bad := approvingEnv(t, false)
+	bad.store.Publish(ns, "blueprints", "app", blueprint(t))
+	bad.variant(policyVariant("approval.nephio.org/policy: always, approval.nephio.org/delay: soon"))
+	bad.mustReconcile("app-prod")
+	if c := bad.condition("app-prod", ConditionApprovalWaiting); c.Reason != ReasonApprovalRefused ||
+		c.Message != `deploy.app-prod.packagevariant-1: invalid approval.nephio.org/delay annotation "soon": time: invalid duration "soon"` {
+		t.Fatalf("a bad delay: %+v", c)
+	}
+	if c := bad.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
