@@ -148,14 +148,14 @@ func (c *Config) candidates(list []*yaml.Node) []krm.Problem {
 			problems = append(problems, krm.Errorf(nil, f, "`%s` must have `apiVersion`, `kind` and `metadata.name`", f))
 			continue
 		}
-		k := objectKey{apiVersion, kind, krm.Namespace(e), name}
+		k := objectKey{apiVersion, kind, krm.EffectiveNamespace(krm.Namespace(e)), name}
 		if j, dup := seen[k]; dup {
 			problems = append(problems, krm.Errorf(nil, f, "`%s` is the same object as `%s[%d]` (%s %s %q in namespace %q)",
 				f, field, j, apiVersion, kind, name, k.namespace))
 			continue
 		}
 		seen[k] = i
-		if k.namespace != c.Namespace {
+		if !krm.SameNamespace(k.namespace, c.Namespace) {
 			c.Ignored++
 			continue
 		}

@@ -1,6 +1,7 @@
 package configinject
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -99,5 +100,31 @@ func TestOneChoicePerType(t *testing.T) {
 	c1, c2 := r.choose(points[0].typeKey()), r.choose(points[1].typeKey())
 	if c1.candidate == nil || c1.candidate != c2.candidate || len(r.chosen) != 1 {
 		t.Fatalf("choices %+v %+v, %d computed", c1, c2, len(r.chosen))
+	}
+}
+
+// Issue 29 #5: no namespace is "default", as kubectl reads it: a candidate
+// that names none is in the config's namespace "default", and the same
+// object written once with no namespace and once with "default" is one
+// object, refused as the same object given twice.
+func TestMissingNamespaceIsDefault(t *testing.T) {
+	cfg := yaml.MustParse(`apiVersion: fn.pvkit.dev/v1alpha1
+kind: ConfigInjection
+metadata:
+  name: x
+spec:
+  resources:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: default}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: other}}
+`)
+	c, problems := ConfigFromObject(cfg)
+	if len(problems) > 0 || len(c.Candidates) != 2 || c.Ignored != 1 {
+		t.Fatalf("candidates %d, ignored %d, problems %v", len(c.Candidates), c.Ignored, problems)
+	}
+	dup := yaml.MustParse(strings.Replace(cfg.MustString(), "metadata: {name: b, namespace: default}", "metadata: {name: a, namespace: default}", 1))
+	_, problems = ConfigFromObject(dup)
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "`spec.resources[1]` is the same object as `spec.resources[0]` (v1 ConfigMap \"a\" in namespace \"default\")") {
+		t.Fatalf("problems: %v", problems)
 	}
 }

@@ -224,3 +224,19 @@ func ItemsAt(items []*yaml.RNode, path string) []*yaml.RNode {
 	}
 	return out
 }
+
+// DefaultNamespace is the namespace of an object that names none, as
+// kubectl and the apiserver read it.
+const DefaultNamespace = "default"
+
+// EffectiveNamespace is ns as kubectl reads it: none is "default".
+func EffectiveNamespace(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
+// SameNamespace reports whether two objects' namespaces are one as
+// kubectl reads them (none and "default" are the same).
+func SameNamespace(a, b string) bool { return EffectiveNamespace(a) == EffectiveNamespace(b) }

@@ -7,6 +7,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -66,7 +67,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, existing []*v1alpha1.Pa
 	others := map[string]string{} // name -> its set label, of the namespace's other PackageVariants
 	var order []*v1alpha1.PackageVariant
 	for _, pv := range existing {
-		if pv.Metadata.Namespace != set.Metadata.Namespace {
+		if !krm.SameNamespace(pv.Metadata.Namespace, set.Metadata.Namespace) {
 			continue
 		}
 		if pv.Metadata.Labels[v1alpha2.SetLabel] != id {

@@ -21,7 +21,7 @@ func WorldFromItems(namespace string, items []*yaml.RNode) *World {
 	w := NewWorld(namespace)
 	for _, it := range items {
 		n := it.YNode()
-		if krm.Namespace(n) != namespace {
+		if !krm.SameNamespace(krm.Namespace(n), namespace) {
 			continue
 		}
 		apiVersion, kind := krm.TypeMeta(n)
@@ -84,7 +84,7 @@ func PlanItems(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNod
 	for _, it := range items {
 		n := it.YNode()
 		apiVersion, kind := krm.TypeMeta(n)
-		if apiVersion != v1alpha1.APIVersion || kind != v1alpha1.Kind || krm.Namespace(n) != set.Metadata.Namespace {
+		if apiVersion != v1alpha1.APIVersion || kind != v1alpha1.Kind || !krm.SameNamespace(krm.Namespace(n), set.Metadata.Namespace) {
 			continue
 		}
 		pv := &v1alpha1.PackageVariant{}
