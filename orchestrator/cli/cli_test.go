@@ -317,7 +317,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
 	contains(t, out, "Plan (11 changes; dry run: nothing was written):\n  would create repository edge-useast1\n",
 		"  would create PackageVariant app-edge-useast1-app\n", "would create draft core-euwest1.app.packagevariant-1 (clone of blueprints.app.v1)",
-		"+++ b/core-euwest1.app.packagevariant-1/package-context.yaml\n",
+		"--- /dev/null\n+++ core-euwest1.app.packagevariant-1/package-context.yaml\n",
 		"+  env: staging")
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
@@ -366,4 +366,22 @@ func TestRenamedDownstreamCreatedAtOnce(t *testing.T) {
 		"Not removed (1): run again with --prune to remove them:\n  package revision core-euwest1.app.packagevariant-1\n")
 	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
 	contains(t, out, "deleted core-euwest1.app.packagevariant-1", "app-staging           True   NoErrors")
+}
+
+// Issue 29 #5: plan --diff of an edit draft is the diff against what it
+// changes (its package's published revision), a few lines, not the whole
+// package as new.
+func TestPlanDiffOfAnEdit(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.mustCmd(ExitOK, "approve", "core-euwest1.app.packagevariant-1")
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
+	contains(t, out, "would create draft core-euwest1.app.packagevariant-2 (edit of core-euwest1.app.packagevariant-1)",
+		"diff --git core-euwest1.app.packagevariant-1/package-context.yaml core-euwest1.app.packagevariant-2/package-context.yaml\n",
+		"--- core-euwest1.app.packagevariant-1/package-context.yaml\n+++ core-euwest1.app.packagevariant-2/package-context.yaml\n",
+		"+  tier: canary\n")
+	if strings.Contains(out, "new file mode") || strings.Count(out, "\n+") > 20 {
+		t.Fatalf("the edit is diffed as a new package:\n%s", out)
+	}
 }

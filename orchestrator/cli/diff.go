@@ -59,7 +59,7 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			d, err := local.UnifiedDiff(tmp, "package", from.Files, to.Files)
+			d, err := local.UnifiedDiff(tmp, base.Name, rev.Name, from.Files, to.Files)
 			if err != nil {
 				return err
 			}

@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/store"
 )
 
 // dryRun runs o on a scratch copy of the repositories directory (and the
@@ -87,49 +88,68 @@ func copyTree(src, dst string) error {
 }
 
 // diffRevisions diffs every revision whose files differ between the
-// repositories in before and after, as `git diff` shows it.
+// repositories in before and after, as `git diff` shows it. A revision a
+// run would create in a package that has a published revision (an edit
+// or upgrade draft) is diffed against the latest of them, what it
+// changes; a clone, a package of its own, against nothing.
 func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
-	files := func(dir string) (map[string]map[string]string, error) {
-		out := map[string]map[string]string{}
+	type snapshot struct {
+		files map[string]map[string]string
+		revs  map[string]store.Revision
+	}
+	read := func(dir string) (snapshot, error) {
+		out := snapshot{files: map[string]map[string]string{}, revs: map[string]store.Revision{}}
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			return out, nil
 		}
 		s, err := OpenRepos(dir, namespace, false)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		for _, r := range s.All(namespace) {
 			res, err := s.GetResources(context.Background(), namespace, r.Name)
 			if err != nil {
-				return nil, err
+				return out, err
 			}
-			out[r.Name] = res.Files
+			out.files[r.Name], out.revs[r.Name] = res.Files, r
 		}
 		return out, nil
 	}
-	old, err := files(before)
+	old, err := read(before)
 	if err != nil {
 		return nil, err
 	}
-	now, err := files(after)
+	now, err := read(after)
 	if err != nil {
 		return nil, err
+	}
+	// base is what a new revision changes: its package's latest published
+	// revision before the run ("" for none).
+	base := func(r store.Revision) string {
+		best := ""
+		for n, o := range old.revs {
+			if o.Key() == r.Key() && o.Lifecycle.IsPublished() && o.Revision > 0 && (best == "" || o.Revision > old.revs[best].Revision) {
+				best = n
+			}
+		}
+		return best
 	}
 	names := map[string]bool{}
-	for n := range old {
+	for n := range old.files {
 		names[n] = true
 	}
-	for n := range now {
+	for n := range now.files {
 		names[n] = true
 	}
-	var sorted []string
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
 	var diffs []string
-	for _, n := range sorted {
-		d, err := UnifiedDiff(tmp, n, old[n], now[n])
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		from, fromName := old.files[n], n
+		if _, had := old.files[n]; !had {
+			if b := base(now.revs[n]); b != "" {
+				from, fromName = old.files[b], b
+			}
+		}
+		d, err := UnifiedDiff(tmp, fromName, n, from, now.files[n])
 		if err != nil {
 			return nil, err
 		}
@@ -140,9 +160,10 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 	return diffs, nil
 }
 
-// UnifiedDiff is `git diff --no-index` of two versions of a revision's
-// files, paths shown as <revision>/<file>.
-func UnifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
+// UnifiedDiff is `git diff --no-index` of two versions of a package's
+// files, paths shown as <fromName>/<file> and <toName>/<file> (a file
+// that is new, or gone, as /dev/null on its other side).
+func UnifiedDiff(tmp, fromName, toName string, a, b map[string]string) (string, error) {
 	if maps.Equal(a, b) {
 		return "", nil
 	}
@@ -151,7 +172,7 @@ func UnifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 		return "", err
 	}
 	write := func(side string, files map[string]string) error {
-		root := filepath.Join(dir, side, name)
+		root := filepath.Join(dir, side)
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return err
 		}
@@ -181,7 +202,42 @@ func UnifiedDiff(tmp, name string, a, b map[string]string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("git diff: %w", err)
 	}
-	return string(out), nil
+	return relabel(string(out), fromName, toName), nil
+}
+
+// relabel names the sides of git's output by revision: git diff
+// --no-index shows the directories it was given ("a/f", "b/f"; a new
+// file's header has "b/f" twice).
+func relabel(diff, fromName, toName string) string {
+	side := func(p, name string) string {
+		if p == "/dev/null" {
+			return p
+		}
+		_, rel, _ := strings.Cut(p, "/")
+		return name + "/" + rel
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	header := false // between a "diff --git" line and its first hunk
+	for i, l := range lines {
+		body := strings.TrimSuffix(l, "\n")
+		nl := l[len(body):]
+		switch {
+		case strings.HasPrefix(body, "@@"):
+			header = false
+		case strings.HasPrefix(body, "diff --git "):
+			header = true
+			paths := strings.Fields(strings.TrimPrefix(body, "diff --git "))
+			if len(paths) == 2 {
+				_, rel, _ := strings.Cut(paths[1], "/")
+				lines[i] = "diff --git " + fromName + "/" + rel + " " + toName + "/" + rel + nl
+			}
+		case header && strings.HasPrefix(body, "--- "):
+			lines[i] = "--- " + side(strings.TrimPrefix(body, "--- "), fromName) + nl
+		case header && strings.HasPrefix(body, "+++ "):
+			lines[i] = "+++ " + side(strings.TrimPrefix(body, "+++ "), toName) + nl
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // conditional rewrites a change the scratch run made ("created draft X")
