@@ -353,3 +353,31 @@ func TestSyncedKindsAreReadable(t *testing.T) {
 		t.Fatalf("pvctl's advice names RBAC:\n%s", out)
 	}
 }
+
+// Issue 29 #3a: each synced object is checked as -f checks it; one that is
+// ill-typed (Nephio's catalog nests a variant with `revision: main`) is
+// refused alone, with the message -f gives, naming the repository, the
+// package revision and the file, as a warning and a Warning Event; the
+// rest of the package is applied.
+func TestSyncedObjectRefusedAlone(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "cluster")
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"nested.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: nested\nspec:\n" +
+			"  upstream: {repo: blueprints, package: app, revision: main}\n  downstream: {repo: core-euwest1, package: nested}\n",
+		"fine.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata: {a: b}\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
+	code, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	refused := "apps/cluster@v1: nested.yaml: PackageVariant \"nested\": `spec.upstream.revision` must be an integer, found a string"
+	contains(t, errs, "warning: --sync: "+refused)
+	contains(t, out, "synced ConfigMap fine from apps/cluster@v1")
+	if strings.Contains(errs, "unrecognized type") {
+		t.Fatalf("a raw conversion error:\n%s", errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "events"), "SyncRefused", refused)
+}

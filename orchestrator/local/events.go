@@ -92,6 +92,13 @@ func (l *eventLog) Of(variants []pvapi.PackageVariant, sets []pvsapi.PackageVari
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// A synced object --sync refused is in no cluster: its Event is kept
+	// while a run still refuses it.
+	for _, e := range l.recent {
+		if e.Reason == EventSyncRefused {
+			exists[e.Kind+"/"+e.Name] = true
+		}
+	}
 	var out []state.Event
 	for _, e := range l.events {
 		if exists[e.Kind+"/"+e.Name] {

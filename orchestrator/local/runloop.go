@@ -176,6 +176,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	w.sy.kinds = l.kinds
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
+	w.sy.events = w.events
 	// The controller's reconcilers, built as the manager builds them.
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
 	// Nephio's approval controller is not there to do it.

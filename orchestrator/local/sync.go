@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -45,7 +46,8 @@ type syncer struct {
 	c         client.Client
 	scheme    *runtime.Scheme
 	j         *journal
-	kinds     kit.ReadableKinds // what the reconcilers may read: synced kinds are added
+	kinds     kit.ReadableKinds    // what the reconcilers may read: synced kinds are added
+	events    record.EventRecorder // a refused object's Warning Event
 	pr        *pruner
 	given     map[string]bool                    // keys of the objects the files give
 	allowMass bool                               // --prune=all: no mass-deletion guard
@@ -308,6 +310,14 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 		s.warn("--sync: %s: %s %s is in namespace %q, not the run's %q: not applied", source, kind, u.GetName(), ns, s.namespace)
 		return nil, false
 	}
+	// Each object is checked on its own, as -f checks it (the same
+	// message, naming the package revision and the file), and a bad one is
+	// refused alone, as ConfigSync refuses it; the rest is applied.
+	probe := &input{files: map[string]string{}}
+	if msg := probe.add(yaml.NewRNode(n).Copy(), source+": "+krm.Path(yaml.NewRNode(n)), 0, s.namespace); msg != "" {
+		s.refuse(u, msg)
+		return nil, false
+	}
 	ann := u.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
@@ -315,6 +325,20 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	ann[SyncedFromAnnotation] = source
 	u.SetAnnotations(ann)
 	return u, true
+}
+
+// EventSyncRefused is the Warning Event of a synced object --sync does not
+// apply (an object -f would refuse).
+const EventSyncRefused = "SyncRefused"
+
+// refuse warns of a synced object not applied, and records it as a
+// Warning Event on that object.
+func (s *syncer) refuse(u *unstructured.Unstructured, msg string) {
+	full := "--sync: " + msg + "; not applied"
+	if !s.warned[full] && s.events != nil {
+		s.events.Event(u, "Warning", EventSyncRefused, msg+"; not applied")
+	}
+	s.warn("%s", full)
 }
 
 // apply creates or updates one synced object: PackageVariants and sets as
@@ -325,8 +349,9 @@ func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error 
 		return err
 	}
 	obj, err := s.typed(u)
-	if err != nil {
-		return fmt.Errorf("--sync: %s %s: %w", u.GetKind(), u.GetName(), err)
+	if err != nil { // refused alone: one object never stops the sync
+		s.refuse(u, fmt.Sprintf("%s: %s %q: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err))
+		return nil
 	}
 	cur := obj.DeepCopyObject().(client.Object)
 	err = s.c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
