@@ -76,8 +76,13 @@ func TestSync(t *testing.T) {
 		"from-sync             True   NoErrors")
 	contains(t, errs,
 		"warning: --sync: ConfigMap us-east1-endpoints of apps/bundle@v1 is not applied: the files give an object of that name",
-		`warning: --sync: apps/bundle@v1: ConfigMap elsewhere is in namespace "other", not the run's "default": not applied`,
-		"warning: --sync: apps/bundle@v1: Repository packaged-repo is not applied: pvctl serves the repositories the files give (-f)")
+		`warning: --sync: apps/bundle@v1: ConfigMap elsewhere is in namespace "other", not the run's "default": not applied`)
+	// Issue 29 #3b: a Repository a package holds is applied and served, as
+	// Porch serves the Repository ConfigSync applies.
+	contains(t, out, "synced Repository packaged-repo from apps/bundle@v1", "created repository packaged-repo (synced from apps/bundle@v1)")
+	if _, err := os.Stat(filepath.Join(w.repos, "packaged-repo.git")); err != nil {
+		t.Fatalf("the synced repository's git directory: %v", err)
+	}
 	if strings.Contains(out, "local-only") {
 		t.Fatalf("local config was synced:\n%s", out)
 	}
@@ -140,7 +145,7 @@ func TestSyncGuards(t *testing.T) {
 	if code != ExitChanges {
 		t.Fatalf("the guard: exit %d, want %d\n%s\n%s", code, ExitChanges, out, errs)
 	}
-	contains(t, errs, "warning: --sync: 2 of the 2 objects synced from apps are in no published package any longer (more than half): none was removed; check the repositories' published packages, or run with --prune=all")
+	contains(t, errs, "warning: --sync: 3 of the 3 objects synced from apps are in no published package any longer (more than half): none was removed; check the repositories' published packages, or run with --prune=all")
 	contains(t, out, "ConfigMap synced-settings (no synced package holds it; the mass-deletion guard holds it: --prune=all)",
 		"PackageVariant from-sync (no synced package holds it; the mass-deletion guard holds it: --prune=all)")
 	if strings.Contains(out, "deleted") || strings.Contains(out, "removed synced") {
@@ -380,4 +385,31 @@ func TestSyncedObjectRefusedAlone(t *testing.T) {
 		t.Fatalf("a raw conversion error:\n%s", errs)
 	}
 	contains(t, w.mustCmd(ExitOK, "events"), "SyncRefused", refused)
+}
+
+// Issue 29 #3b: Nephio's cluster packages create the new cluster's Porch
+// Repository through ConfigSync, and sets that deploy addons select it. A
+// Repository --sync applies is served in the same run, as Porch would
+// serve it (labels a set selects, spec.deployment): the set's child and
+// its draft are made in that run; the next run changes nothing (the state
+// keeps the registration).
+func TestSyncedRepositoryServedInTheSameRun(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "cluster")
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: edge-new\n  labels:\n    addons: \"yes\"\n" +
+			"spec:\n  type: git\n  deployment: true\n  git:\n    repo: https://example.com/edge-new.git\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
+	w.write("addons.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: addons\nspec:\n"+
+		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {addons: \"yes\"}\n"+
+		"    template:\n      injectors:\n      - kind: ConfigMap\n        name: us-east1-endpoints\n")
+	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps")
+	contains(t, out, "created repository edge-new (synced from apps/cluster@v1)", "created PackageVariant addons-edge-new-app",
+		"created draft edge-new.app.packagevariant-1 (clone of blueprints.app.v1)", "addons-edge-new-app")
+	// A deployment repository: the package context was generated.
+	contains(t, w.files("edge-new.app.packagevariant-1")["package-context.yaml"], "package-path: app")
+	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in), "No changes: every downstream package is up to date.")
 }

@@ -163,7 +163,7 @@ func newControllerHost(t *testing.T, in, repos string, clock kit.Clock) *control
 	}
 	// The repositories as pvctl registers them (repositories(): Porch's
 	// spec.deployment and branch from the Repository objects).
-	found, missing, err := repositories(repos, "default", input)
+	found, missing, err := repositories(repos, "default", input, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,12 @@ import (
 	"strings"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/validate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // repositories reads the repositories directory: every bare repository in
@@ -29,9 +32,21 @@ import (
 // cloned there once (git clone --bare), is registered once per directory,
 // as Nephio registers it. A bare repository only directory-scoped
 // Repository objects use is not served by its own name too.
-func repositories(dir, namespace string, in *input) (found, missing []gitstore.Repository, err error) {
+func repositories(dir, namespace string, in *input, synced []*porchconfig.Repository) (found, missing []gitstore.Repository, err error) {
 	if err := checkRepositoryObjects(in); err != nil {
 		return nil, nil, err
+	}
+	// Repository objects an earlier --sync applied (the state keeps them)
+	// are registered as the files' are, unless the files name one.
+	declared := map[string]bool{}
+	for _, r := range in.repositories {
+		declared[r.Name] = true
+	}
+	all := append([]*porchconfig.Repository(nil), in.repositories...)
+	for _, r := range synced {
+		if !declared[r.Name] {
+			all, declared[r.Name] = append(all, r), true
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
@@ -44,21 +59,14 @@ func repositories(dir, namespace string, in *input) (found, missing []gitstore.R
 	for _, r := range onDisk {
 		exists[filepath.Clean(r.GitDir)] = true
 	}
-	for _, r := range in.repositories {
-		repo := gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, gitDirName(r)), Deployment: r.Spec.Deployment}
-		if g := r.Spec.Git; g != nil {
-			repo.Branch, repo.Directory = g.Branch, g.Directory
-		}
+	for _, r := range all {
+		repo := registration(dir, r)
 		used[filepath.Clean(repo.GitDir)] = true
 		if exists[filepath.Clean(repo.GitDir)] {
 			found = append(found, repo)
 		} else {
 			missing = append(missing, repo)
 		}
-	}
-	declared := map[string]bool{}
-	for _, r := range in.repositories {
-		declared[r.Name] = true
 	}
 	for _, r := range onDisk {
 		if declared[r.Name] || used[filepath.Clean(r.GitDir)] {
@@ -74,6 +82,33 @@ func repositories(dir, namespace string, in *input) (found, missing []gitstore.R
 		})
 	}
 	return found, missing, nil
+}
+
+// registration is how pvctl serves a Repository object from dir: its git
+// directory, branch, spec.deployment and spec.git.directory.
+func registration(dir string, r *porchconfig.Repository) gitstore.Repository {
+	repo := gitstore.Repository{Name: r.Name, GitDir: filepath.Join(dir, gitDirName(r)), Deployment: r.Spec.Deployment}
+	if g := r.Spec.Git; g != nil {
+		repo.Branch, repo.Directory = g.Branch, g.Directory
+	}
+	return repo
+}
+
+// syncedRepositories are the Repository objects an earlier --sync applied,
+// as the state keeps them.
+func syncedRepositories(st *state.State) []*porchconfig.Repository {
+	var out []*porchconfig.Repository
+	for _, o := range st.Objects {
+		u := &unstructured.Unstructured{Object: o}
+		if u.GroupVersionKind() != porchconfig.GroupVersion.WithKind("Repository") || !isSynced(u.GetAnnotations()) {
+			continue
+		}
+		r := &porchconfig.Repository{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, r); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // gitDirName is the bare repository under --repos a Repository object is

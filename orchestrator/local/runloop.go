@@ -114,7 +114,7 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 		// fleet: say where it is.
 		w.warnings = append(w.warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))
 	}
-	repos, missing, err := repositories(o.Repos, o.Namespace, l.in)
+	repos, missing, err := repositories(o.Repos, o.Namespace, l.in, syncedRepositories(l.st))
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +174,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	}
 	w.sy = newSyncer(o.Sync, o.Namespace, w.gs, w.c, scheme, w.j, w.pr, givenKeys(l.in), l.st, o.Prune == PruneAll)
 	w.sy.kinds = l.kinds
+	w.sy.reposDir = o.Repos
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
 	w.sy.events = w.events

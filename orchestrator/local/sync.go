@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
@@ -48,6 +49,7 @@ type syncer struct {
 	j         *journal
 	kinds     kit.ReadableKinds    // what the reconcilers may read: synced kinds are added
 	events    record.EventRecorder // a refused object's Warning Event
+	reposDir  string               // where a synced Repository's git directory is
 	pr        *pruner
 	given     map[string]bool                    // keys of the objects the files give
 	allowMass bool                               // --prune=all: no mass-deletion guard
@@ -153,6 +155,11 @@ func (s *syncer) sync(ctx context.Context) error {
 		}
 		gvk := desired[k].GroupVersionKind()
 		s.known[k] = gvk
+		if gvk == porchconfig.GroupVersion.WithKind("Repository") {
+			if err := s.register(desired[k]); err != nil {
+				return err
+			}
+		}
 		// A kind that arrives by sync is readable as one in -f is (the
 		// user's own material; a Secret stays opt-in); pvkit's and Porch's
 		// own kinds are not injection material.
@@ -280,10 +287,6 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	if apiVersion == "" || kind == "" || krm.Name(n) == "" || kind == "Kptfile" {
 		return nil, false
 	}
-	if kind == "Repository" && apiVersion == "config.porch.kpt.dev/v1alpha1" {
-		s.warn("--sync: %s: Repository %s is not applied: pvctl serves the repositories the files give (-f)", source, krm.Name(n))
-		return nil, false
-	}
 	if v, _ := krm.ScalarAt(n, "metadata", "annotations", "config.kubernetes.io/local-config"); v == "true" {
 		return nil, false
 	}
@@ -325,6 +328,46 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	ann[SyncedFromAnnotation] = source
 	u.SetAnnotations(ann)
 	return u, true
+}
+
+// register serves a synced Repository as Porch would serve it once
+// ConfigSync applied it (Nephio's cluster packages create the new cluster's
+// repository so): its bare repository under --repos, created when missing,
+// with its branch, spec.deployment and spec.git.directory, in the same run
+// (a set that selects it finds it). One already served stays as it is
+// (a change of its registration takes effect on the next run); nothing in
+// git is ever removed.
+func (s *syncer) register(u *unstructured.Unstructured) error {
+	r := &porchconfig.Repository{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, r); err != nil {
+		s.refuse(u, fmt.Sprintf("%s: Repository %q: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetName(), err))
+		return nil
+	}
+	for _, open := range s.gs.Repositories() {
+		if open.Name == r.Name {
+			return nil
+		}
+	}
+	if err := checkRepositoryObjects(&input{repositories: []*porchconfig.Repository{r},
+		files: map[string]string{"Repository/" + r.Name: u.GetAnnotations()[SyncedFromAnnotation]}}); err != nil {
+		s.refuse(u, err.Error())
+		return nil
+	}
+	repo := registration(s.reposDir, r)
+	created := false
+	if !gitstore.IsBare(repo.GitDir) {
+		if err := gitstore.Init(repo.GitDir, repo.Branch); err != nil {
+			return fmt.Errorf("--sync: Repository %s: %w", r.Name, err)
+		}
+		created = true
+	}
+	if err := s.gs.Add(repo); err != nil {
+		return fmt.Errorf("--sync: Repository %s: %w", r.Name, err)
+	}
+	if created {
+		s.j.note("created repository %s (synced from %s)", r.Name, u.GetAnnotations()[SyncedFromAnnotation])
+	}
+	return nil
 }
 
 // EventSyncRefused is the Warning Event of a synced object --sync does not
