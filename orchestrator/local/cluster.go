@@ -52,118 +52,143 @@ type note func(format string, a ...any)
 
 func newCluster(scheme *runtime.Scheme, pr *pruner, noteFn note, objs ...client.Object) *cluster {
 	c := &cluster{}
-	sch, schErr := crdSchemas()
-	// valid checks a write of o as the API server would with the CRDs'
-	// schemas (schema.go): old is what the cluster holds (none: a create).
-	valid := func(ctx context.Context, cl client.Client, o client.Object, create bool) error {
-		if schErr != nil {
-			return schErr
-		}
-		gvk, err := apiutil.GVKForObject(o, scheme)
-		if err != nil {
-			return err
-		}
-		if _, ok := sch[gvk]; !ok {
-			return nil
-		}
-		var old func() (runtime.Object, error) // read only when o has errors
-		if !create {
-			old = func() (runtime.Object, error) {
-				cur := o.DeepCopyObject().(client.Object)
-				return cur, cl.Get(ctx, client.ObjectKeyFromObject(o), cur)
-			}
-		}
-		return sch.validate(ctx, gvk, o.GetName(), o, old)
-	}
-	count := func() {
-		c.mu.Lock()
-		c.writes++
-		c.mu.Unlock()
-	}
+	a := &apiServer{c: c, scheme: scheme, pr: pr, note: noteFn}
+	a.sch, a.schErr = crdSchemas()
 	c.Client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(namespacedMapper{scheme}).WithObjects(objs...).
 		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-				if err := valid(ctx, cl, o, true); err != nil {
-					return err
-				}
-				count()
-				// An API server ignores a client's UID: an object created in a
-				// run (a set's child, a synced object) gets the cluster's.
-				o.SetUID(UID(kindOf(scheme, o), o.GetNamespace(), o.GetName()))
-				o.SetGeneration(1)
-				if err := cl.Create(ctx, o, opts...); err != nil {
-					return err
-				}
-				if k := kindOf(scheme, o); k == "PackageVariant" {
-					noteFn("created %s %s", k, o.GetName())
-				}
-				return nil
-			},
-			Update: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-				if err := valid(ctx, cl, o, false); err != nil {
-					return err
-				}
-				count()
-				if err := bumpGeneration(ctx, cl, o, nil); err != nil {
-					return err
-				}
-				return cl.Update(ctx, o, opts...)
-			},
-			Patch: func(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-				// pvkit patches with client.MergeFrom: o is the object as the
-				// patch leaves it.
-				if err := valid(ctx, cl, o, false); err != nil {
-					return err
-				}
-				count()
-				before, err := specOf(ctx, cl, o)
-				if err != nil {
-					return err
-				}
-				if err := cl.Patch(ctx, o, p, opts...); err != nil {
-					return err
-				}
-				gen := o.GetGeneration()
-				if err := bumpGeneration(ctx, cl, o, before); err != nil {
-					return err
-				}
-				if k := kindOf(scheme, o); k == "PackageVariant" && o.GetGeneration() != gen {
-					noteFn("updated the spec of %s %s", k, o.GetName())
-				}
-				return nil
-			},
-			Delete: func(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
-				if k := kindOf(scheme, o); k == "PackageVariant" || k == "PackageVariantSet" {
-					if err := pr.hold("%s %s", k, o.GetName()); err != nil {
-						return err
-					}
-				}
-				count()
-				if err := cl.Delete(ctx, o, opts...); err != nil {
-					return err
-				}
-				if k := kindOf(scheme, o); k == "PackageVariant" || k == "PackageVariantSet" {
-					noteFn("deleted %s %s", k, o.GetName())
-				}
-				return nil
-			},
-			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				if err := valid(ctx, cl, o, false); err != nil {
-					return err
-				}
-				count()
-				return cl.SubResource(sub).Patch(ctx, o, p, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
-				if err := valid(ctx, cl, o, false); err != nil {
-					return err
-				}
-				count()
-				return cl.SubResource(sub).Update(ctx, o, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(interceptor.Funcs{Create: a.create, Update: a.update, Patch: a.patch, Delete: a.delete,
+			SubResourcePatch: a.subResourcePatch, SubResourceUpdate: a.subResourceUpdate}).Build()
 	return c
+}
+
+// apiServer is what the embedded cluster adds to controller-runtime's
+// in-memory client on every write, as an API server would: the CRDs'
+// schemas, UIDs and generations, the write count, and pvctl's holds and
+// notes.
+type apiServer struct {
+	c      *cluster
+	scheme *runtime.Scheme
+	sch    schemas
+	schErr error
+	pr     *pruner
+	note   note
+}
+
+// valid checks a write of o as the API server would with the CRDs'
+// schemas (schema.go); create: there is no old object.
+func (a *apiServer) valid(ctx context.Context, cl client.Client, o client.Object, create bool) error {
+	if a.schErr != nil {
+		return a.schErr
+	}
+	gvk, err := apiutil.GVKForObject(o, a.scheme)
+	if err != nil {
+		return err
+	}
+	if _, ok := a.sch[gvk]; !ok {
+		return nil
+	}
+	var old func() (runtime.Object, error) // read only when o has errors
+	if !create {
+		old = func() (runtime.Object, error) {
+			cur := o.DeepCopyObject().(client.Object)
+			return cur, cl.Get(ctx, client.ObjectKeyFromObject(o), cur)
+		}
+	}
+	return a.sch.validate(ctx, gvk, o.GetName(), o, old)
+}
+
+func (a *apiServer) count() {
+	a.c.mu.Lock()
+	a.c.writes++
+	a.c.mu.Unlock()
+}
+
+func (a *apiServer) create(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+	if err := a.valid(ctx, cl, o, true); err != nil {
+		return err
+	}
+	a.count()
+	// An API server ignores a client's UID: an object created in a run (a
+	// set's child, a synced object) gets the cluster's.
+	o.SetUID(UID(kindOf(a.scheme, o), o.GetNamespace(), o.GetName()))
+	o.SetGeneration(1)
+	if err := cl.Create(ctx, o, opts...); err != nil {
+		return err
+	}
+	if k := kindOf(a.scheme, o); k == "PackageVariant" {
+		a.note("created %s %s", k, o.GetName())
+	}
+	return nil
+}
+
+func (a *apiServer) update(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+	if err := a.valid(ctx, cl, o, false); err != nil {
+		return err
+	}
+	a.count()
+	if err := bumpGeneration(ctx, cl, o, nil); err != nil {
+		return err
+	}
+	return cl.Update(ctx, o, opts...)
+}
+
+// patch: pvkit patches with client.MergeFrom, so o is the object as the
+// patch leaves it.
+func (a *apiServer) patch(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+	if err := a.valid(ctx, cl, o, false); err != nil {
+		return err
+	}
+	a.count()
+	before, err := specOf(ctx, cl, o)
+	if err != nil {
+		return err
+	}
+	if err := cl.Patch(ctx, o, p, opts...); err != nil {
+		return err
+	}
+	gen := o.GetGeneration()
+	if err := bumpGeneration(ctx, cl, o, before); err != nil {
+		return err
+	}
+	if k := kindOf(a.scheme, o); k == "PackageVariant" && o.GetGeneration() != gen {
+		a.note("updated the spec of %s %s", k, o.GetName())
+	}
+	return nil
+}
+
+// delete holds the removal of a variant or set back without --prune.
+func (a *apiServer) delete(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+	k := kindOf(a.scheme, o)
+	pvkits := k == "PackageVariant" || k == "PackageVariantSet"
+	if pvkits {
+		if err := a.pr.hold("%s %s", k, o.GetName()); err != nil {
+			return err
+		}
+	}
+	a.count()
+	if err := cl.Delete(ctx, o, opts...); err != nil {
+		return err
+	}
+	if pvkits {
+		a.note("deleted %s %s", k, o.GetName())
+	}
+	return nil
+}
+
+func (a *apiServer) subResourcePatch(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	if err := a.valid(ctx, cl, o, false); err != nil {
+		return err
+	}
+	a.count()
+	return cl.SubResource(sub).Patch(ctx, o, p, opts...)
+}
+
+func (a *apiServer) subResourceUpdate(ctx context.Context, cl client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+	if err := a.valid(ctx, cl, o, false); err != nil {
+		return err
+	}
+	a.count()
+	return cl.SubResource(sub).Update(ctx, o, opts...)
 }
 
 // Writes counts the writes so far.
