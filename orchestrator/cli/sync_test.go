@@ -337,18 +337,15 @@ func TestSyncedObjectRefusedBySchema(t *testing.T) {
 // own advice (its flags; pvctl reads with its user's rights, no RBAC).
 func TestSyncedKindsAreReadable(t *testing.T) {
 	w := newWS(t)
-	pkg := filepath.Join(t.TempDir(), "cluster")
 	variant := func(name, kind string) string {
 		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + name + "\nspec:\n" +
 			"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: " + name + "}\n" +
 			"  injectors:\n  - group: infra.nephio.org\n    kind: " + kind + "\n    name: edge01\n  - kind: ConfigMap\n    name: eu-west1-endpoints\n"
 	}
-	fntest.WriteTree(t, pkg, map[string]string{
-		"Kptfile":      "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+	w.publishSynced("cluster", map[string]string{
 		"cluster.yaml": "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: edge01\nspec:\n  clusterName: edge01\n",
 		"addons.yaml":  variant("addons", "WorkloadCluster") + "---\n" + variant("other", "Machine"),
 	})
-	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
 	_, out, _ := w.cmd("run", "-f", w.in, "--sync", "apps")
 	contains(t, out, "synced WorkloadCluster edge01 from apps/cluster@v1", "addons                True   NoErrors",
 		"other                 False  KindNotAllowed",
@@ -366,14 +363,11 @@ func TestSyncedKindsAreReadable(t *testing.T) {
 // rest of the package is applied.
 func TestSyncedObjectRefusedAlone(t *testing.T) {
 	w := newWS(t)
-	pkg := filepath.Join(t.TempDir(), "cluster")
-	fntest.WriteTree(t, pkg, map[string]string{
-		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+	w.publishSynced("cluster", map[string]string{
 		"nested.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: nested\nspec:\n" +
 			"  upstream: {repo: blueprints, package: app, revision: main}\n  downstream: {repo: core-euwest1, package: nested}\n",
 		"fine.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata: {a: b}\n",
 	})
-	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
 	code, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -395,13 +389,10 @@ func TestSyncedObjectRefusedAlone(t *testing.T) {
 // keeps the registration).
 func TestSyncedRepositoryServedInTheSameRun(t *testing.T) {
 	w := newWS(t)
-	pkg := filepath.Join(t.TempDir(), "cluster")
-	fntest.WriteTree(t, pkg, map[string]string{
-		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cluster\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+	w.publishSynced("cluster", map[string]string{
 		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: edge-new\n  labels:\n    addons: \"yes\"\n" +
 			"spec:\n  type: git\n  deployment: true\n  git:\n    repo: https://example.com/edge-new.git\n",
 	})
-	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "cluster", pkg)
 	w.write("addons.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: addons\nspec:\n"+
 		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {addons: \"yes\"}\n"+
 		"    template:\n      injectors:\n      - kind: ConfigMap\n        name: us-east1-endpoints\n")
@@ -412,4 +403,18 @@ func TestSyncedRepositoryServedInTheSameRun(t *testing.T) {
 	contains(t, w.files("edge-new.app.packagevariant-1")["package-context.yaml"], "package-path: app")
 	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
 	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in), "No changes: every downstream package is up to date.")
+}
+
+// publishSynced publishes a package of objects for --sync (repository
+// apps), with a Kptfile of its own that is local config.
+func (w *ws) publishSynced(name string, objects map[string]string) {
+	w.t.Helper()
+	files := map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + name +
+		"\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"}
+	for k, v := range objects {
+		files[k] = v
+	}
+	pkg := filepath.Join(w.t.TempDir(), name)
+	fntest.WriteTree(w.t, pkg, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", name, pkg)
 }

@@ -33,16 +33,8 @@ func embeddedVerdict(t *testing.T, u *unstructured.Unstructured) string {
 // table of config/crd/crdtest says an API server refuses and takes, with
 // the API server's message.
 func TestEmbeddedSchemaCases(t *testing.T) {
-	cases, err := crdtest.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		u, err := c.Unstructured()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := embeddedVerdict(t, u)
+	for _, c := range schemaCases(t) {
+		got := embeddedVerdict(t, c.u)
 		if c.Refused == "" && got != "" || !strings.Contains(got, c.Refused) {
 			t.Errorf("%s: the embedded cluster says %q, want %q", c.Name, got, c.Refused)
 		}
@@ -83,15 +75,8 @@ func TestSchemasOnAnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, err := crdtest.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		u, err := c.Unstructured()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range schemaCases(t) {
+		u := c.u
 		u.SetNamespace("default")
 		var got string
 		if err := cl.Create(context.Background(), u.DeepCopy(), client.DryRunAll); err != nil {
@@ -104,4 +89,27 @@ func TestSchemasOnAnAPIServer(t *testing.T) {
 			t.Errorf("%s: the embedded cluster and kube-apiserver differ:\nembedded:  %s\napiserver: %s", c.Name, emb, got)
 		}
 	}
+}
+
+// schemaCase is a case of config/crd/crdtest with its object.
+type schemaCase struct {
+	crdtest.Case
+	u *unstructured.Unstructured
+}
+
+func schemaCases(t *testing.T) []schemaCase {
+	t.Helper()
+	cases, err := crdtest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]schemaCase, 0, len(cases))
+	for _, c := range cases {
+		u, err := c.Unstructured()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, schemaCase{Case: c, u: u})
+	}
+	return out
 }
