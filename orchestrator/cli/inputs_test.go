@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,5 +256,60 @@ func TestCommandErrors(t *testing.T) {
 	code, _, errs := w.cmd("run", "-f", w.in)
 	if code != ExitNotReady || !strings.Contains(errs, state.File+": ") || !strings.Contains(errs, "delete it to start from no variants") {
 		t.Errorf("corrupt state: exit %d, %q", code, errs)
+	}
+}
+
+// Issue 31 #3: --repos is refused, exit 2 and nothing written, when it is a
+// git working tree, a bare repository, or a directory that holds something
+// but no repository; an empty or new one is fine.
+func TestReposDirRefused(t *testing.T) {
+	w := newWS(t)
+	root := t.TempDir()
+	tree := filepath.Join(root, "tree")
+	if out, err := exec.Command("git", "init", "-q", tree).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	bare := filepath.Join(root, "bare.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	yamls := filepath.Join(root, "yamls")
+	fntest.WriteTree(t, yamls, map[string]string{"a.yaml": "a: 1\n"})
+	for _, tc := range []struct{ dir, want string }{
+		{tree, "is a git working tree"},
+		{bare, "is a bare git repository; --repos names the directory that holds the repositories (" + root + "?)"},
+		{yamls, "holds 1 entries and no bare repository: not a repositories directory"},
+	} {
+		for _, verb := range [][]string{{"run", "-f", w.in}, {"plan", "-f", w.in}, {"get"}, {"publish", "--repo", "b", "--package", "p", w.in}} {
+			var out, errb bytes.Buffer
+			code := Command(context.Background(), verb[0], append([]string{"--repos", tc.dir}, verb[1:]...), &out, &errb)
+			if code != ExitUsage || !strings.Contains(errb.String(), "--repos "+tc.dir+": "+tc.want) {
+				t.Errorf("%s %v: exit %d\n%s", tc.dir, verb, code, errb.String())
+			}
+		}
+		for _, f := range []string{".pvctl.lock", "pvctl-state.yaml"} {
+			if _, err := os.Stat(filepath.Join(tc.dir, f)); !os.IsNotExist(err) {
+				t.Errorf("%s: %s was written", tc.dir, f)
+			}
+		}
+	}
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Command(context.Background(), "get", []string{"--repos", empty}, &out, &errb); code != ExitOK {
+		t.Errorf("an empty --repos: exit %d: %s", code, errb.String())
+	}
+}
+
+// Issue 31 #3: an API group one typo away from Porch's is an input error
+// (a first run would otherwise do nothing and exit 0).
+func TestPorchGroupTypoRefused(t *testing.T) {
+	w := newWS(t)
+	w.write("typo.yaml", "apiVersion: config.porch.kpt.io/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: typo\nspec: {}\n")
+	code, _, errs := w.cmd("run", "-f", w.in)
+	if code != ExitUsage || !strings.Contains(errs, `typo.yaml: PackageVariant "typo": API group "config.porch.kpt.io" is not "config.porch.kpt.dev" (a typo?)`) {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
 }

@@ -176,6 +176,11 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		if g := krm.Group(apiVersion); g == pvapi.GroupVersion.Group || g == "porch.kpt.dev" {
 			return fmt.Sprintf("%s: %s has no kind %s; pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
 				where, apiVersion, kind, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
+		} else if near := nearPorchGroup(g); near != "" {
+			// config.porch.kpt.io: a typo would make a variant an injection
+			// candidate, and a first run would do nothing, exit 0.
+			return fmt.Sprintf("%s: API group %q is not %q (a typo?); pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
+				where, g, near, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
 		}
 		// A kind the orchestrator's scheme knows (ConfigMap, Secret, every
 		// built-in) is decoded as its Go type first: a value of the wrong type
@@ -299,4 +304,36 @@ func inputMessage(p krm.Problem) string {
 		msg += " (a revision is a number; a workspace or branch is named by `workspaceName`, as `workspaceName: main`)"
 	}
 	return msg
+}
+
+// nearPorchGroup is Porch's API group g is a likely typo of (at most three
+// edits away, and not it), or "".
+func nearPorchGroup(g string) string {
+	for _, porch := range []string{pvapi.GroupVersion.Group, "porch.kpt.dev"} {
+		if g != porch && editDistance(g, porch) <= 3 {
+			return porch
+		}
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

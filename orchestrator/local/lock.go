@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
@@ -40,6 +42,9 @@ type holder struct {
 // ends), or refuses at once, naming the holder: an input error, nothing
 // written. The release func gives it back.
 func Lock(dir, command string) (release func(), err error) {
+	if err := CheckReposDir(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -70,4 +75,50 @@ func Lock(dir, command string) (release func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
 	}, nil
+}
+
+// CheckReposDir refuses, as an input error and before anything is written,
+// a --repos that is no repositories directory: a git working tree (pvctl
+// would write bare repositories and its state into it), a bare repository
+// itself (its parent holds it), or a directory that holds something but no
+// repository (run from the wrong directory, a second fleet would start
+// there). A directory that is not there yet, an empty one, or one that
+// holds only pvctl's own files (its state, its lock) is fine.
+func CheckReposDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	refuse := func(format string, a ...any) error {
+		return &inputError{[]string{fmt.Sprintf("--repos %s: "+format, append([]any{dir}, a...)...)}}
+	}
+	switch {
+	case gitstore.IsBare(dir):
+		return refuse("is a bare git repository; --repos names the directory that holds the repositories (%s?)", filepath.Dir(dir))
+	case exists(filepath.Join(dir, ".git")):
+		return refuse("is a git working tree; --repos names a directory of bare repositories of its own (pvctl publish and run create it)")
+	}
+	others := 0
+	for _, e := range entries {
+		switch e.Name() {
+		case state.File, LockFile:
+			continue
+		}
+		if e.IsDir() && gitstore.IsBare(filepath.Join(dir, e.Name())) {
+			return nil
+		}
+		others++
+	}
+	if others > 0 {
+		return refuse("holds %d entries and no bare repository: not a repositories directory (--repos or $PVCTL_REPOS name one; a new one is made where nothing is)", others)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

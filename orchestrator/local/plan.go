@@ -20,6 +20,9 @@ import (
 // read. With o.Diff, the report carries the unified diff of every package
 // revision the run would create, change or delete.
 func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
+	if err := CheckReposDir(o.Repos); err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "pvctl-plan-")
 	if err != nil {
 		return nil, err

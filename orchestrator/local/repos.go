@@ -51,6 +51,9 @@ func (r *Repos) HasRepository(name string) bool {
 // it is missing. A ref the store could not read is left out alone
 // (Skipped).
 func OpenRepos(dir, namespace string, create bool) (*Repos, error) {
+	if err := CheckReposDir(dir); err != nil {
+		return nil, err
+	}
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err

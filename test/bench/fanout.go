@@ -5,8 +5,14 @@ import (
 	"strings"
 )
 
-// FanoutName names the pvs-expand benchmark input.
-const FanoutName = "10000targets-5exprs"
+// FanoutName names the pvs-expand benchmark input: a set at the bound of
+// children one set may have (pvsexpand.DefaultMaxChildren, 5,000; the
+// function and the controller refuse more unless an operator raises it).
+const FanoutName = "5000targets-5exprs"
+
+// FanoutRaisedName names the same set over twice as many targets, which
+// only a raised bound (--max-children-per-set) lets through.
+const FanoutRaisedName = "10000targets-5exprs-raised"
 
 // FanoutSet is a PackageVariantSet whose repository selector picks every
 // production Repository, with a template using five Expr fields.

@@ -23,32 +23,43 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-const fanoutTargets = 10000
+// fanoutTargets is the bound of children per set (5,000): every benchmark
+// of a fan-out runs at it; BenchmarkPVSExpandLibrary also above it, with
+// the bound raised as the controller's --max-children-per-set raises it.
+const fanoutTargets = pvsexpand.DefaultMaxChildren
 
 // BenchmarkPVSExpandLibrary times pvs-expand's library as the orchestrator
 // calls it: read and validate the set (CEL compiled and cached), expand it
-// against a world of 10,000 Repositories and plan the 10,000 children.
+// against a world of 5,000 Repositories and plan the 5,000 children (the
+// bound); and 10,000 with the bound raised (--max-children-per-set).
 func BenchmarkPVSExpandLibrary(b *testing.B) {
-	rl, err := krm.ParseResourceList(FanoutResourceList(fanoutTargets))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run(FanoutName, func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			set, problems := pvsexpand.ConfigFromObject(rl.FunctionConfig)
-			if krm.HasErrorProblems(problems) {
-				b.Fatal(problems)
-			}
-			x, err := pvsexpand.Expand(context.Background(), set, pvsexpand.WorldFromItems(set.Metadata.Namespace, rl.Items))
-			if err != nil {
-				b.Fatal(err)
-			}
-			steps, err := pvsexpand.PlanItems(set, x, rl.Items)
-			if err != nil || len(steps) != fanoutTargets {
-				b.Fatalf("%d steps, %v", len(steps), err)
-			}
+	for _, c := range []struct {
+		name         string
+		targets, max int
+	}{{FanoutName, fanoutTargets, 0}, {FanoutRaisedName, 2 * fanoutTargets, 2 * fanoutTargets}} {
+		rl, err := krm.ParseResourceList(FanoutResourceList(c.targets))
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				set, problems := pvsexpand.ConfigFromObject(rl.FunctionConfig)
+				if krm.HasErrorProblems(problems) {
+					b.Fatal(problems)
+				}
+				world := pvsexpand.WorldFromItems(set.Metadata.Namespace, rl.Items)
+				world.MaxChildren = c.max
+				x, err := pvsexpand.Expand(context.Background(), set, world)
+				if err != nil {
+					b.Fatal(err)
+				}
+				steps, err := pvsexpand.PlanItems(set, x, rl.Items)
+				if err != nil || len(steps) != c.targets {
+					b.Fatalf("%d steps, %v", len(steps), err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkPVSExpand runs the function as the binary does, bytes in and out.
