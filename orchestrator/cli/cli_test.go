@@ -385,3 +385,31 @@ func TestPlanDiffOfAnEdit(t *testing.T) {
 		t.Fatalf("the edit is diffed as a new package:\n%s", out)
 	}
 }
+
+// Issue 31 #1: a set's template prepends set-namespace; the blueprint's own
+// set-namespace runs after it and the package ends in the blueprint's
+// namespace (kpt and Porch semantics). pvctl says so: plan and run print a
+// warning naming both entries, the variants carry the BlueprintOverrides
+// condition and a Warning Event, while Ready.
+func TestBlueprintOverridesVariantWarned(t *testing.T) {
+	w := newWS(t)
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	bp["Kptfile"] = strings.Replace(bp["Kptfile"], "  mutators:\n", "  mutators:\n    - image: gcr.io/kpt-fn/set-namespace:v0.4.1\n      configMap:\n        namespace: webapp\n", 1)
+	if !strings.Contains(bp["Kptfile"], "namespace: webapp") {
+		t.Fatalf("examples/app's Kptfile has no pipeline.mutators:\n%s", bp["Kptfile"])
+	}
+	dir := filepath.Join(t.TempDir(), "app")
+	fntest.WriteTree(t, dir, bp)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", dir)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "spec:\n", "spec:\n  pipeline:\n    mutators:\n    - image: gcr.io/kpt-fn/set-namespace:v0.4.1\n      configMap:\n        namespace: webapp-prod\n", 1))
+	want := "the blueprint's own set-namespace (`pipeline.mutators[1]`) runs after the variant's (`pipeline.mutators[0]`"
+	_, _, errs := w.cmd("plan", "-f", w.in)
+	contains(t, errs, "warning: core-euwest1.app.packagevariant-1: "+want)
+	code, out, errs := w.cmd("run", "-f", w.in)
+	contains(t, errs, "warning: core-euwest1.app.packagevariant-1: "+want)
+	contains(t, out, "app-staging           True")
+	st := readFile(t, filepath.Join(w.repos, "pvctl-state.yaml"))
+	contains(t, st, "type: BlueprintOverrides", "reason: FunctionRunsAgain")
+	contains(t, w.mustCmd(ExitOK, "events"), "BlueprintOverrides")
+	_ = code
+}

@@ -278,6 +278,7 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 	rep.Held = w.pr.Held()
 	rep.Warnings = append(rep.Warnings, w.sy.warnings...)
 	rep.Warnings = append(rep.Warnings, w.events.warnings(packagevariant.EventApprovalRefused)...)
+	rep.Warnings = append(rep.Warnings, w.events.warnings(packagevariant.EventBlueprintOverrides)...)
 	synced, err := w.sy.objects(ctx)
 	if err != nil {
 		return nil, err

@@ -77,7 +77,11 @@ func Apply(items []*yaml.RNode, cfg *Config) (Summary, []krm.Problem) {
 			s.Changed = true
 		}
 	}
-	return s, nil
+	warnings, err := overrides(items, kf, cfg.Owner)
+	if err != nil {
+		return s, []krm.Problem{kf.Problem(err)}
+	}
+	return s, warnings
 }
 
 // owned builds the owner's entries: copies of the config functions, without

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -99,5 +100,42 @@ func TestFailureChangesNothing(t *testing.T) {
 	}
 	if after := it[0].MustString(); after != before {
 		t.Fatalf("failed run changed the Kptfile:\n%s", after)
+	}
+}
+
+// Rule blueprint-runs-last: a warning for each blueprint entry of the same
+// function, after the owner's, that sets what it sets (by the configMap's
+// keys, or the configPath object's); none for other keys, other functions
+// or another owner's entries; an entry with no config it can read counts.
+func TestOverridesWarned(t *testing.T) {
+	for name, tc := range map[string]struct {
+		blueprint string
+		extra     map[string]string
+		want      int
+	}{
+		"same key":             {"    - image: gcr.io/kpt-fn/set-labels:v0.2\n      configMap: {app: web}\n", nil, 1},
+		"other key":            {"    - image: gcr.io/kpt-fn/set-labels:v0.2\n      configMap: {tier: web}\n", nil, 0},
+		"other function":       {"    - image: gcr.io/kpt-fn/set-annotations:v0.1.4\n      configMap: {app: web}\n", nil, 0},
+		"by digest, no config": {"    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels@sha256:abc\n", nil, 1},
+		"configPath, typed": {"    - image: gcr.io/kpt-fn/set-labels:v0.2\n      configPath: labels.yaml\n",
+			map[string]string{"labels.yaml": "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nmetadata:\n  name: l\nlabels:\n  app: web\n"}, 1},
+		"another owner": {"    - name: PackageVariant.other.x.0\n      image: gcr.io/kpt-fn/set-labels:v0.2\n      configMap: {app: web}\n", nil, 0},
+	} {
+		files := map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n" + tc.blueprint}
+		for k, v := range tc.extra {
+			files[k] = v
+		}
+		it, err := krm.FilesToItems(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, problems := NewConfig("pv", &pv.Pipeline{Mutators: []pv.Function{{Image: "gcr.io/kpt-fn/set-labels:v0.1", ConfigMap: map[string]string{"app": "foo"}}}})
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		_, problems = Apply(it, cfg)
+		if len(problems) != tc.want || (tc.want > 0 && (problems[0].Severity != "warning" || problems[0].Field != "pipeline.mutators[1]")) {
+			t.Errorf("%s: %v", name, problems)
+		}
 	}
 }

@@ -76,6 +76,10 @@ type Result struct {
 	Changed bool
 	// Results are every function's results, in order.
 	Results fn.Results
+	// Overridden are pipeline-prepend's warnings that a function of the
+	// blueprint's own pipeline runs after one the variant prepends and sets
+	// what it sets (rule blueprint-runs-last).
+	Overridden []string
 }
 
 // Package is a downstream package parsed once, for InjectionTypes and Run.
@@ -112,6 +116,9 @@ func (p *Package) Run(c *Chain) (*Result, error) {
 		summary, problems := s.apply(items)
 		for _, pr := range problems {
 			out.Results = append(out.Results, pr.Result())
+			if s.name == "pipeline-prepend" && pr.Severity == fn.Warning {
+				out.Overridden = append(out.Overridden, pr.Message)
+			}
 		}
 		out.Results = append(out.Results, krm.Info("%s", summary))
 		if krm.HasErrorProblems(problems) {

@@ -29,6 +29,11 @@ type target struct {
 	// lastWrite is the digest of the draft as the variant last left it
 	// (pvapi.DownstreamTarget.LastWrite); "" to keep the status's.
 	lastWrite string
+	// checked: the chain ran on the draft this reconcile; overridden are
+	// then its warnings that the blueprint undoes the variant
+	// (variant.Result.Overridden).
+	checked    bool
+	overridden []string
 }
 
 // reconcileDownstream makes the downstream what the variant wants and

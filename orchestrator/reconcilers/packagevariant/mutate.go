@@ -99,7 +99,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{}, err
 	}
 	if !out.Changed {
-		return mutation{target: target{name: d.Name}, in: in, files: res.Files}, nil
+		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden}, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
@@ -110,7 +110,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	m := mutation{target: target{name: d.Name, render: &render}, wrote: true, files: out.Files}
+	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
 		m.files = after.Files
 		again, in2, err := r.runChain(ctx, v, after.Files)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -14,6 +15,8 @@ import (
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/variant"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,6 +194,7 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		return err
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
+	r.setOverridden(v, targets)
 	return err
 }
 
@@ -219,4 +223,43 @@ func wrote(targets []target) bool {
 		}
 	}
 	return false
+}
+
+// ConditionBlueprintOverrides (rule blueprint-runs-last) is True while the
+// blueprint's own pipeline runs, after a function the variant prepends, a
+// function of the same kind that sets what it sets: the package ends with
+// the blueprint's values although the variant is Ready. Set from the
+// reconciles that ran the variant's chain on a draft (a draft the memo
+// vouches for keeps what was set), removed when none warns; a new warning
+// is also a Warning Event.
+const (
+	ConditionBlueprintOverrides = "BlueprintOverrides"
+	ReasonFunctionRunsAgain     = "FunctionRunsAgain"
+	EventBlueprintOverrides     = "BlueprintOverrides"
+)
+
+func (r *Reconciler) setOverridden(v *pvapi.PackageVariant, targets []target) {
+	checked := false
+	var msgs []string
+	for _, t := range targets {
+		if !t.checked {
+			continue
+		}
+		checked = true
+		for _, m := range t.overridden {
+			msgs = append(msgs, t.name+": "+m)
+		}
+	}
+	if !checked {
+		return
+	}
+	if len(msgs) == 0 {
+		apimeta.RemoveStatusCondition(&v.Status.Conditions, ConditionBlueprintOverrides)
+		return
+	}
+	msg := strings.Join(msgs, "; ")
+	if prev := apimeta.FindStatusCondition(v.Status.Conditions, ConditionBlueprintOverrides); prev == nil || prev.Message != msg {
+		r.events().Warning(v, EventBlueprintOverrides, "%s", msg)
+	}
+	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, ConditionBlueprintOverrides, metav1.ConditionTrue, ReasonFunctionRunsAgain, msg)
 }
