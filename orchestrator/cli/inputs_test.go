@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -312,4 +314,57 @@ func TestPorchGroupTypoRefused(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, `typo.yaml: PackageVariant "typo": API group "config.porch.kpt.io" is not "config.porch.kpt.dev" (a typo?)`) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+}
+
+// Issue 31 #6: the exit codes pvctl's help (and plan's) states are the
+// ones it gives. The help is parsed as a person reads it ("N meaning; ..."),
+// each outcome is produced, and its exit code compared with the number the
+// help gives it: the test fails when either changes without the other.
+func TestHelpStatesExitCodes(t *testing.T) {
+	w := newWS(t)
+	stated := func(verb ...string) func(phrase string) int {
+		t.Helper()
+		help := strings.Join(strings.Fields(w.mustCmd(ExitOK, append(verb, "--help")[0], append(verb, "--help")[1:]...)), " ")
+		_, section, ok := strings.Cut(help, "Exit codes: ")
+		if !ok {
+			t.Fatalf("%v --help states no exit codes:\n%s", verb, help)
+		}
+		section, _, _ = strings.Cut(section, "Usage:")
+		codes := map[string]int{}
+		for _, part := range regexp.MustCompile(`(\d) ([^;]+)`).FindAllStringSubmatch(section, -1) {
+			n, _ := strconv.Atoi(part[1])
+			codes[part[2]] = n
+		}
+		return func(phrase string) int {
+			t.Helper()
+			for text, n := range codes {
+				if strings.Contains(text, phrase) {
+					return n
+				}
+			}
+			t.Fatalf("%v --help states no code for %q: %v", verb, phrase, codes)
+			return -1
+		}
+	}
+	root, plan := stated(), stated("plan")
+	check := func(what string, want int, args ...string) {
+		t.Helper()
+		if got, _, errs := w.cmd(args[0], args[1:]...); got != want {
+			t.Errorf("%s: exit %d, the help says %d\n%s", what, got, want, errs)
+		}
+	}
+	check("plan with changes", root("plan: something would change"), "plan", "-f", w.in)
+	check("plan with changes", plan("something would change"), "plan", "-f", w.in)
+	check("a bad flag", root("usage"), "run", "--bogus")
+	check("a bad flag to plan", plan("usage"), "plan", "--bogus")
+	check("a run that converges", root("done"), "run", "-f", w.in)
+	check("a plan of nothing", plan("nothing would change"), "plan", "-f", w.in)
+	w.write("repositories.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "repositories.yaml")), "    env: prod\n    region: us-west1", "    env: retired\n    region: us-west1", 1))
+	check("a plan whose removal would wait", plan("a removal would wait"), "plan", "-f", w.in)
+	check("a removal held back", root("a removal held back"), "run", "-f", w.in)
+	w.write("stalled.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: stalled\nspec:\n"+
+		"  upstream: {repo: blueprints, package: nosuch}\n  downstream: {repo: core-euwest1, package: stalled}\n")
+	check("a stalled variant in a plan", plan("stall"), "plan", "-f", w.in, "--prune")
+	check("a stalled variant", root("stalled"), "run", "-f", w.in, "--prune")
+	check("a failed command", root("the command failed"), "approve", "nope")
 }

@@ -40,6 +40,14 @@ stalls with MassDeletion even with --prune; files that no longer give more than 
 the variants of the last run (and more than one) stop the run before it does anything.
 --prune=all lifts both guards. A set may have at most --max-children-per-set children.`
 
+const planLong = `Print what pvctl run -f would change, and write nothing: the same reconcile, run on a
+copy of the repositories (pvctl run --dry-run). --diff adds each package revision's
+unified diff: a new draft against nothing, an edit or upgrade draft against the
+published revision it changes.
+
+Exit codes: 0 nothing would change; 3 something would change, or a removal would wait
+for --prune; 4 some set or variant would stall; 2 usage or input error.`
+
 func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	r := &runFlags{plan: plan, maxChildren: pvsexpand.DefaultMaxChildren, dryRun: plan}
 	c := &cobra.Command{
@@ -59,11 +67,14 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error { return r.run(ctx, o) },
 	}
 	if plan {
-		c.Use, c.Short = "plan -f FILE|DIR|- ...", "Print what pvctl run would change, and write nothing (run --dry-run)"
+		c.Use, c.Short, c.Long = "plan -f FILE|DIR|- ...", "Print what pvctl run would change, and write nothing (run --dry-run)", planLong
 		c.Example = `  pvctl plan -f examples/local           # exit 0: nothing would change; 3: something would; 4: something is stalled
   pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
 	}
 	r.add(c)
+	if plan { // a plan is a dry run; the flag is run's
+		_ = c.Flags().MarkHidden("dry-run")
+	}
 	return c
 }
 
@@ -72,7 +83,7 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.StringArrayVarP(&r.files, "filename", "f", nil, "a YAML file, a directory of them, or - for standard input (repeatable)")
 	f.StringVarP(&r.output, "output", "o", "table", "table, yaml or json (json and yaml: the change list and the sets and variants with their status)")
 	f.StringVar(&r.statePath, "state", "", "the state file (default: REPOS/"+state.File+")")
-	f.Var(&r.prune, "prune", "remove what the files no longer ask for; --prune=all also lifts the mass-deletion guard")
+	f.Var(&r.prune, "prune", "remove what the files no longer ask for (--prune or --prune=true); --prune=all also lifts the mass-deletion guard; --prune=false, the default, removes nothing (exit 3 when something waits)")
 	f.Lookup("prune").NoOptDefVal = "true"
 	f.BoolVar(&r.dryRun, "dry-run", r.plan, "print what the run would change and write nothing")
 	f.StringSliceVar(&r.readable, "readable-kinds", nil, "more kinds (Kind or Kind.group) variants may inject and sets may select, besides ConfigMap and the kinds of the objects in the files or applied by --sync (a Secret only when named here)")

@@ -86,10 +86,15 @@ func (p *Prune) Set(v string) error {
 	return nil
 }
 
-func (p *Prune) String() string { return string(*p) }
+func (p *Prune) String() string {
+	if *p == PruneNone {
+		return "false"
+	}
+	return string(*p)
+}
 
 // IsBoolFlag lets --prune stand alone.
 func (p *Prune) IsBoolFlag() bool { return true }
 
 // Type implements pflag.Value.
-func (p *Prune) Type() string { return "true|all|false" }
+func (p *Prune) Type() string { return "" }
