@@ -226,3 +226,33 @@ func (w *ws) slowVariant() {
 	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
 		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
 }
+
+// Issue 31 #4: pvctl render DIR renders a blueprint in place with pvctl's
+// runtime (the catalog's apply-replacements offline); a directory with no
+// Kptfile is a usage error; a render that fails writes nothing, exits 1 and
+// says which function failed and why.
+func TestRenderVerb(t *testing.T) {
+	w := newWS(t)
+	dir := filepath.Join(t.TempDir(), "app")
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	fntest.WriteTree(t, dir, bp)
+	out := w.mustCmd(ExitOK, "render", dir)
+	contains(t, out, "Successfully executed 1 function in "+dir)
+	if again := w.mustCmd(ExitOK, "render", dir); !strings.Contains(again, "0 files changed") {
+		t.Fatalf("a second render changed files:\n%s", again)
+	}
+	if code, _, errs := w.cmd("render", t.TempDir()); code != ExitUsage || !strings.Contains(errs, "no Kptfile") {
+		t.Fatalf("no Kptfile: exit %d %s", code, errs)
+	}
+	broken := filepath.Join(t.TempDir(), "broken")
+	bp["package-context.yaml"] = strings.Replace(bp["package-context.yaml"], "  name: app", "  nom: app", 1)
+	fntest.WriteTree(t, broken, bp)
+	before := fntest.ReadTree(t, broken)
+	code, _, errs := w.cmd("render", broken)
+	if code != ExitNotReady || !strings.Contains(errs, "did not render (nothing was written)") || !strings.Contains(errs, "apply-replacements:v0.1.1: exit code 1") {
+		t.Fatalf("a failing render: exit %d\n%s", code, errs)
+	}
+	if after := fntest.ReadTree(t, broken); !cmp.Equal(before, after) {
+		t.Fatalf("a failed render wrote:\n%s", cmp.Diff(before, after))
+	}
+}

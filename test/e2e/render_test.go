@@ -47,6 +47,18 @@ func TestRenderMatchesKpt(t *testing.T) {
 			byKpt := fntest.ReadTree(t, work)
 
 			got, st, err := render.Render(context.Background(), files, render.Options{Runtime: &fnruntime.Runtime{AllowExec: true}, AllowExec: true})
+			// Issue 31 #4: pvctl render DIR, in place, as kpt fn render.
+			verb := filepath.Join(t.TempDir(), name)
+			fntest.WriteTree(t, verb, files)
+			var vout, verr bytes.Buffer
+			code := cli.Command(context.Background(), "render", []string{"--allow-exec", verb}, &vout, &verr)
+			byVerb := fntest.ReadTree(t, verb)
+			if (kptErr == nil) != (code == 0) || (code != 0 && code != 1) {
+				t.Fatalf("pvctl render: exit %d where kpt %v\n%s%s", code, kptErr, vout.String(), verr.String())
+			}
+			if want := map[bool]map[string]string{true: byKpt, false: files}[kptErr == nil]; !cmp.Equal(want, byVerb) {
+				t.Fatalf("pvctl render left the package otherwise than kpt (-kpt +pvctl):\n%s", cmp.Diff(want, byVerb))
+			}
 			if kptErr != nil {
 				if err == nil {
 					t.Fatalf("kpt refused the render (%v):\n%s\npkg/render did not", kptErr, out)
