@@ -282,7 +282,7 @@ func TestReposDirRefused(t *testing.T) {
 		{bare, "is a bare git repository; --repos names the directory that holds the repositories (" + root + "?)"},
 		{yamls, "holds 1 entries and no bare repository: not a repositories directory"},
 	} {
-		for _, verb := range [][]string{{"run", "-f", w.in}, {"plan", "-f", w.in}, {"get"}, {"publish", "--repo", "b", "--package", "p", w.in}} {
+		for _, verb := range [][]string{{"run", "-f", w.in}, {"plan", "-f", w.in}, {"get"}, {"publish", "--no-render", "--repo", "b", "--package", "p", filepath.Join(fntest.RepoRoot(), "examples", "app")}} {
 			var out, errb bytes.Buffer
 			code := Command(context.Background(), verb[0], append([]string{"--repos", tc.dir}, verb[1:]...), &out, &errb)
 			if code != ExitUsage || !strings.Contains(errb.String(), "--repos "+tc.dir+": "+tc.want) {

@@ -14,7 +14,7 @@ import (
 
 // publish publishes a directory's files as the next revision of a package,
 // creating the repository when it is missing.
-func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
+func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *renderFlags, w, warn io.Writer) error {
 	// Names become paths (the repository's git directory, the package's
 	// directory on main): checked before anything is created.
 	if msg := validate.DNS1123Subdomain(repo); msg != "" {
@@ -29,6 +29,15 @@ func publish(dir, namespace, repo, pkg, src string, w, warn io.Writer) error {
 	}
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)
+	}
+	if _, ok := files["Kptfile"]; !ok {
+		return usageErr("%s holds no Kptfile: a package needs one (kpt pkg init writes one)", src)
+	}
+	// Porch renders every clone of it: a blueprint that does not render
+	// on its own would fail every variant. Checked first, unless
+	// --no-render; the files are published as they are.
+	if err := checkRenders(ctx, rf, src, pkg, files, warn); err != nil {
+		return err
 	}
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		fmt.Fprintf(warn, "warning: the repositories directory %s did not exist: publish creates it (--repos or $PVCTL_REPOS name another)\n", dir)
@@ -110,8 +119,9 @@ func readDir(dir string) (map[string]string, error) {
 	return files, err
 }
 
-func publishCommand(o *Options) *cobra.Command {
+func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 	var repo, pkg string
+	var rf renderFlags
 	c := &cobra.Command{
 		Use:     "publish --repo REPO --package PACKAGE DIR",
 		Short:   "Publish a directory as the next revision of a package (creating the repository if missing)",
@@ -121,10 +131,12 @@ func publishCommand(o *Options) *cobra.Command {
 			if repo == "" || pkg == "" {
 				return usageErr("publish needs --repo, --package and one directory")
 			}
-			return publish(o.Repos, o.Namespace, repo, pkg, a[0], o.Stdout, o.Stderr)
+			return publish(ctx, o.Repos, o.Namespace, repo, pkg, a[0], &rf, o.Stdout, o.Stderr)
 		},
 	}
 	c.Flags().StringVar(&repo, "repo", "", "the repository (created if missing)")
 	c.Flags().StringVar(&pkg, "package", "", "the package name (a path, like team/app)")
+	rf.add(c)
+	c.Flags().Lookup("no-render").Usage = "publish without checking that the package renders on its own (Porch renders every clone of it)"
 	return c
 }

@@ -13,7 +13,8 @@ import (
 // push does: the way to make a local edit (pull, edit, push) that later
 // upgrades keep.
 func pushCommand(ctx context.Context, o *Options) *cobra.Command {
-	return &cobra.Command{
+	var rf renderFlags
+	c := &cobra.Command{
 		Use:               "push NAME DIR",
 		Short:             "Replace a draft package revision's files with a directory's (pull, edit, push)",
 		Example:           "  pvctl pull edge-useast1.app.packagevariant-1 app && $EDITOR app/deployment.yaml && pvctl push edge-useast1.app.packagevariant-1 app",
@@ -36,6 +37,13 @@ func pushCommand(ctx context.Context, o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Porch renders every push: the draft holds the rendered
+			// package, and one that does not render is refused.
+			rd, err := rf.options()
+			if err != nil {
+				return err
+			}
+			s.RenderWith(ctx, rd)
 			if rev.Lifecycle != store.Draft {
 				return fmt.Errorf("package revision %s is %s; only a Draft can be pushed to (porchctl's rule)", rev.Name, rev.Lifecycle)
 			}
@@ -54,4 +62,7 @@ func pushCommand(ctx context.Context, o *Options) *cobra.Command {
 			return nil
 		},
 	}
+	rf.add(c)
+	c.Flags().Lookup("no-render").Usage = "push the files as they are, unrendered (Porch renders every push)"
+	return c
 }

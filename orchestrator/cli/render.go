@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/pkg/render"
 	"github.com/spf13/cobra"
 )
@@ -120,4 +121,20 @@ func printRuns(w io.Writer, runs []render.Run) {
 			}
 		}
 	}
+}
+
+// checkRenders renders what a clone of a package would be, as Porch
+// renders every clone (local.CloneRenders), unless --no-render: a render
+// that fails is an error saying so, with each function's outcome; nothing
+// is written.
+func checkRenders(ctx context.Context, rf *renderFlags, dir, pkg string, files map[string]string, warn io.Writer) error {
+	opts, err := rf.options()
+	if err != nil || opts == nil {
+		return err
+	}
+	if st, err := local.CloneRenders(ctx, opts, pkg, files); err != nil {
+		printRuns(warn, st.Runs)
+		return fmt.Errorf("%s does not render as a clone of it would (Porch renders every clone, with a package context of its own): %w; nothing was published (--no-render publishes it as it is)", dir, err)
+	}
+	return nil
 }

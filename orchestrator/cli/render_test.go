@@ -88,7 +88,7 @@ func TestRenderFailedAndRendered(t *testing.T) {
 	w := newWS(t)
 	pkg := filepath.Join(t.TempDir(), "guarded")
 	fntest.WriteTree(t, pkg, guarded)
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "guarded", pkg)
+	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "guarded", pkg) // it renders only as the variant makes it
 	w.write("guarded-prod.yaml", guardedVariant("guarded-prod", "prod"))
 	w.write("guarded-dev.yaml", guardedVariant("guarded-dev", "dev"))
 	out := w.run(ExitNotReady)
@@ -122,7 +122,7 @@ func TestRenderWithoutRuntime(t *testing.T) {
 		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 	}
 	fntest.WriteTree(t, pkg, files)
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "odd", pkg)
+	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "odd", pkg) // an image no way runs: the render that fails is the test's
 	w.write("odd.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: odd\nspec:\n  upstream: {repo: blueprints, package: odd}\n  downstream: {repo: core-euwest1, package: odd}\n")
 	code, out, _ := w.cmd("run", "-f", w.in, "--function-runner", "")
 	if code != ExitNotReady || !strings.Contains(out, `no runtime for image "registry.example.com/no/such-function:v1"`) && !strings.Contains(out, "registry.example.com/no/such-function:v1") {
@@ -222,7 +222,7 @@ func (w *ws) slowVariant() {
 		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: /bin/sleep 30\n",
 		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
 	})
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "slow", slow)
+	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "slow", slow) // a function that stalls: the run's render is the test's
 	w.write("slow.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: slow\nspec:\n"+
 		"  upstream: {repo: blueprints, package: slow}\n  downstream: {repo: core-euwest1, package: slow}\n")
 }
@@ -255,4 +255,83 @@ func TestRenderVerb(t *testing.T) {
 	if after := fntest.ReadTree(t, broken); !cmp.Equal(before, after) {
 		t.Fatalf("a failed render wrote:\n%s", cmp.Diff(before, after))
 	}
+}
+
+// Issue 31 #4: publish checks what Porch would find on every clone: a
+// directory without a Kptfile is refused (exit 2); a blueprint that does
+// not render on its own is refused (exit 1), saying why, and nothing is
+// published; --no-render publishes it as it is.
+func TestPublishChecksTheBlueprint(t *testing.T) {
+	w := newWS(t)
+	noKptfile := filepath.Join(t.TempDir(), "nokptfile")
+	fntest.WriteTree(t, noKptfile, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"})
+	if code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", "nok", noKptfile); code != ExitUsage || !strings.Contains(errs, "holds no Kptfile") {
+		t.Fatalf("no Kptfile: exit %d %s", code, errs)
+	}
+	// It reads a key only a variant sets (data.region): its own package
+	// context has it, the one Porch generates for each clone does not.
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	bp["package-context.yaml"] = strings.Replace(bp["package-context.yaml"], "  name: app", "  name: app\n  region: here", 1)
+	bp["replacements.yaml"] = strings.Replace(bp["replacements.yaml"], "fieldPath: data.name", "fieldPath: data.region", 1)
+	if !strings.Contains(bp["replacements.yaml"], "data.region") || !strings.Contains(bp["package-context.yaml"], "region: here") {
+		t.Fatal("examples/app changed: the test tests nothing")
+	}
+	contains(t, w.mustCmd(ExitOK, "render", writeTemp(t, bp)), "Successfully executed 1 function") // it renders on its own
+	broken := filepath.Join(t.TempDir(), "broken")
+	fntest.WriteTree(t, broken, bp)
+	code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", "broken", broken)
+	if code != ExitNotReady || !strings.Contains(errs, "data.region") || !strings.Contains(errs, "does not render as a clone of it would (Porch renders every clone, with a package context of its own)") || !strings.Contains(errs, "nothing was published (--no-render publishes it as it is)") {
+		t.Fatalf("a blueprint that does not render: exit %d\n%s", code, errs)
+	}
+	if strings.Contains(strings.Join(w.revisions(), "\n"), "broken") {
+		t.Fatal("the broken blueprint was published")
+	}
+	contains(t, w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "broken", broken), "published blueprints.broken.v1")
+}
+
+// writeTemp writes files into a new directory and returns it.
+func writeTemp(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pkg")
+	fntest.WriteTree(t, dir, files)
+	return dir
+}
+
+// Issue 31 #4: push renders as Porch renders every push: the draft holds
+// the rendered package (the blueprint's replacement runs again on the
+// person's edit), and a push whose render fails is refused, writing
+// nothing; --no-render pushes the files as they are.
+func TestPushRenders(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	name := "edge-useast1.app.packagevariant-1"
+	dir := filepath.Join(t.TempDir(), "pulled")
+	w.mustCmd(ExitOK, "pull", name, dir)
+	dep := filepath.Join(dir, "deployment.yaml")
+	b := readFile(t, dep)
+	if !strings.Contains(b, "    instance: app\n") {
+		t.Fatalf("the draft has no rendered instance label:\n%s", b)
+	}
+	edited := strings.Replace(strings.Replace(b, "    instance: app\n", "", 1), "replicas: 1", "replicas: 2", 1)
+	if err := os.WriteFile(dep, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCmd(ExitOK, "push", name, dir)
+	got := w.files(name)["deployment.yaml"]
+	contains(t, got, "    instance: app\n", "replicas: 2")
+
+	ctxFile := filepath.Join(dir, "package-context.yaml")
+	if err := os.WriteFile(ctxFile, []byte(strings.Replace(readFile(t, ctxFile), "  name: app", "  nom: app", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := w.files(name)
+	code, _, errs := w.cmd("push", name, dir)
+	if code != ExitNotReady || !strings.Contains(errs, "render") {
+		t.Fatalf("a push that does not render: exit %d\n%s", code, errs)
+	}
+	if after := w.files(name); !cmp.Equal(before, after) {
+		t.Fatalf("a refused push wrote:\n%s", cmp.Diff(before, after))
+	}
+	w.mustCmd(ExitOK, "push", "--no-render", name, dir)
+	contains(t, w.files(name)["package-context.yaml"], "nom: app")
 }

@@ -117,3 +117,12 @@ func find(s *gitstore.Store, namespace, name string) (store.Revision, error) {
 // PackageRevision is a revision as Porch's API shows it (the Porch store's
 // one conversion), for pvctl's -o yaml and json.
 func PackageRevision(r store.Revision) porchapi.PackageRevision { return porch.ToAPI(r) }
+
+// RenderWith makes every update of a draft's files render the package
+// first, as Porch renders every push (nil: no render); a render that fails
+// writes nothing (store.ErrRenderFailed).
+func (r *Repos) RenderWith(ctx context.Context, rd *Render) {
+	if rd != nil {
+		r.SetRenderer(rd.renderer(ctx))
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/render"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -435,4 +436,24 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 func IsInputError(err error) bool {
 	var ie *inputError
 	return errors.As(err, &ie)
+}
+
+// CloneRenders renders what a clone of a package would hold (store/tasks'
+// clone into a deployment repository: the package context Porch generates,
+// the merge keys), as Porch renders every clone: pvctl publish's check that
+// a blueprint will render for its variants. The render's status, and an
+// error when it fails.
+func CloneRenders(ctx context.Context, r *Render, pkg string, files map[string]string) (*render.Status, error) {
+	clone, err := tasks.Clone(files, &store.Lock{Repository: "blueprint", Package: pkg, Ref: pkg + "/v1"}, pkg, true)
+	if err != nil {
+		return &render.Status{}, err
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultRenderTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, st, err := render.Render(rctx, clone, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
+	return st, err
 }
