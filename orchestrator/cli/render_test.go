@@ -335,3 +335,20 @@ func TestPushRenders(t *testing.T) {
 	w.mustCmd(ExitOK, "push", "--no-render", name, dir)
 	contains(t, w.files(name)["package-context.yaml"], "nom: app")
 }
+
+// Issue 31 #4: a clone whose render fails for want of a package-context key
+// the variant sets (data.region) can never render: the variant stalls
+// (exit 4) saying the blueprint must render on its own and how, instead of
+// being retried for ever.
+func TestCloneNeedingAVariantKeyStalls(t *testing.T) {
+	w := newWS(t)
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	bp["replacements.yaml"] = strings.Replace(bp["replacements.yaml"], "fieldPath: data.name", "fieldPath: data.region", 1)
+	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "app", writeTemp(t, bp))
+	code, out, _ := w.cmd("run", "-f", w.in)
+	if code != ExitStalled {
+		t.Fatalf("exit %d, want %d (stalled)\n%s", code, ExitStalled, out)
+	}
+	contains(t, out, "app-staging           False  RenderFailed",
+		"the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, before the variant writes `region` into it")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -179,6 +180,13 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		return kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
 	if errors.Is(err, store.ErrRenderFailed) { // a draft Porch would not create: its render failed
+		if key := missingContextKey(err.Error()); key != "" && setsContextKey(v, key) {
+			// Retrying cannot help: every clone renders before the variant
+			// writes its context (rule blueprint-renders-alone).
+			return kit.Stall(pvapi.ReasonRenderFailed, fmt.Errorf("%w; the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, "+
+				"before the variant writes `%s` into it, so the blueprint's pipeline must not need `data.%s` (take it from an object of the package that has a default, which the variant can inject, "+
+				"or read it in a function the variant prepends, spec.pipeline)", err, key, key))
+		}
 		return kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
 	var st *kit.Stalling
@@ -262,4 +270,27 @@ func (r *Reconciler) setOverridden(v *pvapi.PackageVariant, targets []target) {
 		r.events().Warning(v, EventBlueprintOverrides, "%s", msg)
 	}
 	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, ConditionBlueprintOverrides, metav1.ConditionTrue, ReasonFunctionRunsAgain, msg)
+}
+
+// contextKeyMissing matches apply-replacements' error for a source field
+// the package context (ConfigMap kptfile.kpt.dev) does not have.
+var contextKeyMissing = regexp.MustCompile("fieldPath `data\\.([A-Za-z0-9_.-]+)` is missing for replacement source ConfigMap[^ ]*kptfile\\.kpt\\.dev")
+
+// missingContextKey is the package-context key a render failed for want
+// of, or "".
+func missingContextKey(msg string) string {
+	if m := contextKeyMissing.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// setsContextKey reports whether the variant writes key into the package
+// context.
+func setsContextKey(v *pvapi.PackageVariant, key string) bool {
+	if pc := v.Spec.PackageContext; pc != nil {
+		_, ok := pc.Data[key]
+		return ok
+	}
+	return false
 }
