@@ -63,6 +63,15 @@ func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up 
 	out := make([]target, len(e.targets))
 	for i, t := range e.targets {
 		out[i] = target{name: t.name}
+		if e.conflict != nil {
+			// The write that ended in the conflict, with its render status
+			// and digest: recorded again, so that a status patch of the
+			// writing reconcile that was lost (a conflict on the variant,
+			// measured in e2e-porch's TestPorchRendersPvkitImages: the
+			// status never named the render) is made up for. The same values
+			// again change nothing.
+			out[i] = t
+		}
 	}
 	return out, true, e.conflict
 }

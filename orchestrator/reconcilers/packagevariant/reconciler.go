@@ -192,9 +192,10 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	var st *kit.Stalling
 	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && wrote(targets) {
 		// The write happened: its draft and render status are the variant's.
-		// (A reconcile that found the conflict in its memo wrote nothing and
-		// leaves them as they are: it may have read a variant older than the
-		// status the writing reconcile patched.)
+		// A reconcile that found the conflict in its memo records the same
+		// write's targets again (memo.unchanged): the list is replaced by
+		// that write's values whatever status it read, and where the writing
+		// reconcile's patch landed this changes nothing.
 		v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
 	}
 	var p *kit.Partial

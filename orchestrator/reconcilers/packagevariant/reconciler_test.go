@@ -6,12 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	apirender "github.com/pvkit/pvkit/orchestrator/api/render"
+
 	"github.com/pvkit/pvkit/orchestrator/api/render"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
@@ -393,5 +396,37 @@ func TestRenderConflictStopsWriting(t *testing.T) {
 	_ = e.reconcile("app-prod")
 	if w := e.store.Calls()["updateResources"]; w != writes+1 {
 		t.Fatalf("after a change of the variant: %d writes, want one more than %d", w, writes)
+	}
+}
+
+// e2e-porch (TestPorchRendersPvkitImages, one CI run in four): the status
+// patch of the reconcile that wrote and found the render conflict lost to
+// a concurrent update of the variant; the next reconcile found the
+// conflict in its memo and left the targets as they were, so the status
+// never named the render. The memo now gives that write's targets back.
+func TestRenderConflictRecordedAfterALostStatusPatch(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		out := map[string]string{}
+		for k, v := range files {
+			out[k] = v
+		}
+		out["package-context.yaml"] = strings.Replace(out["package-context.yaml"], "env: prod", "env: dev", 1)
+		return out, store.RenderStatus{Result: apirender.ResultList{Items: []*apirender.ResultListItem{{Image: "pvkit/package-context:dev"}}}}
+	})
+	e.variant(appVariant)
+	e.conflicts.Next(1) // the writing reconcile's status patch is lost
+	_, _ = e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
+	if ts := e.get("app-prod").Status.DownstreamTargets; len(ts) != 0 {
+		t.Fatalf("the lost patch was written after all: %+v", ts)
+	}
+	_ = e.reconcile("app-prod")
+	ts := e.get("app-prod").Status.DownstreamTargets
+	if len(ts) != 1 || len(ts[0].RenderStatus.Result.Items) != 1 || ts[0].RenderStatus.Result.Items[0].Image != "pvkit/package-context:dev" {
+		t.Fatalf("the render of the write is not in the status: %+v", ts)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonRenderConflict {
+		t.Fatalf("Stalled = %+v", c)
 	}
 }
