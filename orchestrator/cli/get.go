@@ -92,9 +92,12 @@ func (g *getFlags) selected(s *local.Repos, namespace string, names []string, se
 	for _, n := range names {
 		named[n] = true
 	}
+	latest := latestRevisions(s.All(namespace))
+	// The selector matches the labels as -o yaml shows them: Porch's
+	// latest-revision label included (issue 31 #5).
 	match := func(r store.Revision) bool {
 		return (len(names) == 0 || named[r.Name]) && (g.repo == "" || r.Repository == g.repo) && (g.pkg == "" || r.Package == g.pkg) &&
-			(g.workspace == "" || r.Workspace == g.workspace) && sel.Matches(labels.Set(r.Labels))
+			(g.workspace == "" || r.Workspace == g.workspace) && sel.Matches(labels.Set(toPorch(r, isLatest(r, latest)).Labels))
 	}
 	for _, r := range s.All(namespace) {
 		if match(r) {
@@ -126,13 +129,7 @@ func (g *getFlags) selected(s *local.Repos, namespace string, names []string, se
 // printRevision prints one revision as a PackageRevision (get NAME -o
 // yaml|json, as kubectl prints one object).
 func printRevision(w io.Writer, r store.Revision, all []store.Revision, output string) error {
-	latest := r.Lifecycle.IsPublished() && r.Revision > 0
-	for _, o := range all {
-		if o.Key() == r.Key() && o.Lifecycle.IsPublished() && o.Revision > r.Revision {
-			latest = false
-		}
-	}
-	pr := toPorch(r, latest)
+	pr := toPorch(r, isLatest(r, latestRevisions(all)))
 	pr.APIVersion, pr.Kind = porchapi.SchemeGroupVersion.String(), "PackageRevision"
 	return writeDoc(w, pr, output)
 }
@@ -140,12 +137,7 @@ func printRevision(w io.Writer, r store.Revision, all []store.Revision, output s
 // printRevisions prints revisions as porchctl does; yaml and json are a
 // porch.kpt.dev/v1alpha1 PackageRevisionList.
 func printRevisions(w io.Writer, revs, all []store.Revision, output string) error {
-	latest := map[store.PackageKey]int{}
-	for _, r := range all {
-		if r.Lifecycle.IsPublished() && r.Revision > latest[r.Key()] {
-			latest[r.Key()] = r.Revision
-		}
-	}
+	latest := latestRevisions(all)
 	switch output {
 	case "name":
 		for _, r := range revs {
@@ -155,7 +147,7 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	case "yaml", "json":
 		list := porchapi.PackageRevisionList{TypeMeta: metav1.TypeMeta{APIVersion: porchapi.SchemeGroupVersion.String(), Kind: "PackageRevisionList"}}
 		for _, r := range revs {
-			list.Items = append(list.Items, toPorch(r, r.Lifecycle.IsPublished() && r.Revision == latest[r.Key()]))
+			list.Items = append(list.Items, toPorch(r, isLatest(r, latest)))
 		}
 		return writeDoc(w, list, output)
 	}
@@ -166,8 +158,7 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range revs {
-		isLatest := r.Lifecycle.IsPublished() && r.Revision == latest[r.Key()]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%t\t%s\t%s", r.Name, r.Package, r.Workspace, r.Revision, isLatest, r.Lifecycle, r.Repository)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%t\t%s\t%s", r.Name, r.Package, r.Workspace, r.Revision, isLatest(r, latest), r.Lifecycle, r.Repository)
 		if output == "wide" {
 			up, owner := "-", "-"
 			if r.Lock != nil {
@@ -199,4 +190,21 @@ func toPorch(r store.Revision, latest bool) porchapi.PackageRevision {
 		pr.Labels = store.Overlay(pr.Labels, map[string]string{porchapi.LatestPackageRevisionKey: porchapi.LatestPackageRevisionValue})
 	}
 	return pr
+}
+
+// latestRevisions is each package's highest published revision number.
+func latestRevisions(all []store.Revision) map[store.PackageKey]int {
+	latest := map[store.PackageKey]int{}
+	for _, r := range all {
+		if r.Lifecycle.IsPublished() && r.Revision > latest[r.Key()] {
+			latest[r.Key()] = r.Revision
+		}
+	}
+	return latest
+}
+
+// isLatest: r is its package's latest published revision (Porch's
+// kpt.dev/latest-revision label).
+func isLatest(r store.Revision, latest map[store.PackageKey]int) bool {
+	return r.Lifecycle.IsPublished() && r.Revision > 0 && r.Revision == latest[r.Key()]
 }

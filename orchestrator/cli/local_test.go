@@ -416,6 +416,11 @@ func TestGetHabits(t *testing.T) {
 	if out != "packagerevision/"+b+"\n" {
 		t.Fatalf("get -l region=us-west1 = %q", out)
 	}
+	// Issue 31 #5: -l matches the labels -o yaml shows, Porch's
+	// latest-revision label included (it matched nothing).
+	if out := w.mustCmd(ExitOK, "get", "-l", "kpt.dev/latest-revision=true", "-o", "name"); out != "packagerevision/blueprints.app.v1\n" {
+		t.Fatalf("get -l kpt.dev/latest-revision=true = %q", out)
+	}
 	var pr porchapi.PackageRevision
 	if err := sigsyaml.UnmarshalStrict([]byte(w.mustCmd(ExitOK, "get", a, "-o", "yaml")), &pr); err != nil || pr.Kind != "PackageRevision" || pr.Name != a {
 		t.Fatalf("get NAME -o yaml: %v, %s %s", err, pr.Kind, pr.Name)
