@@ -11,6 +11,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/pkg/render"
+	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +23,7 @@ import (
 // the render status; the files are written only when every function ran.
 func renderCommand(ctx context.Context, o *Options) *cobra.Command {
 	var rf renderFlags
+	var dryRun bool
 	c := &cobra.Command{
 		Use:   "render DIR",
 		Short: "Render a package in place as kpt fn render does, with pvctl's function runtime (no registry needed for pvkit's and the catalog's functions)",
@@ -34,15 +36,16 @@ Exit codes: 0 rendered; 1 the render failed (its status on standard error); 2 us
 		Example: "  pvctl render examples/app    # the blueprint renders on its own, as Porch will render every clone",
 		Args:    args(1, 1, "render needs one directory"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			return runRender(ctx, o, &rf, a[0])
+			return runRender(ctx, o, &rf, a[0], dryRun)
 		},
 	}
 	rf.add(c)
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff the render would make to DIR, and write nothing")
 	_ = c.Flags().MarkHidden("no-render") // rendering is the verb
 	return c
 }
 
-func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string) error {
+func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dryRun bool) error {
 	opts, err := rf.options()
 	if err != nil {
 		return err
@@ -54,12 +57,34 @@ func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string) err
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	out, st, err := render.Render(rctx, files, render.Options{Runtime: opts.Runtime, AllowExec: opts.AllowExec})
+	out, st, err := opts.Render(ctx, files)
 	if err != nil {
 		printRuns(o.Stderr, st.Runs)
 		return fmt.Errorf("%s did not render (nothing was written): %w", dir, err)
+	}
+	// What the functions wrote is the package's content, as untrusted as
+	// the package: every path is checked before anything is written (no
+	// .git look-alike, nothing outside DIR).
+	for name, content := range out {
+		if old, ok := files[name]; ok && old == content {
+			continue
+		}
+		if msg := validate.FilePath(name); msg != "" {
+			return fmt.Errorf("%s: the render wrote the file %q: file path %s; nothing was written", dir, name, msg)
+		}
+	}
+	if dryRun {
+		tmp, err := os.MkdirTemp("", "pvctl-render-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		d, err := local.UnifiedDiff(tmp, dir, dir, files, out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Stdout, "%sRendered with %s (dry run: nothing was written).\n", d, plural(len(st.Runs), "function"))
+		return nil
 	}
 	changed, err := writeRendered(dir, files, out)
 	if err != nil {

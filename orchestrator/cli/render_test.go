@@ -352,3 +352,33 @@ func TestCloneNeedingAVariantKeyStalls(t *testing.T) {
 	contains(t, out, "app-staging           False  RenderFailed",
 		"the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, before the variant writes `region` into it")
 }
+
+// What a function writes is as untrusted as the package: pvctl render
+// refuses a file path a function gives that is a .git look-alike (a hook
+// would run on the user's next commit), writing nothing; --dry-run shows
+// the diff a render would make and writes nothing.
+func TestRenderVerbWritesOnlyWhatItMay(t *testing.T) {
+	w := newWS(t)
+	dir := writeTemp(t, fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app")))
+	before := fntest.ReadTree(t, dir)
+	out := w.mustCmd(ExitOK, "render", "--dry-run", dir)
+	contains(t, out, "+++ "+dir+"/deployment.yaml", "+    instance: app", "(dry run: nothing was written)")
+	if after := fntest.ReadTree(t, dir); !cmp.Equal(before, after) {
+		t.Fatalf("--dry-run wrote:\n%s", cmp.Diff(before, after))
+	}
+
+	script := filepath.Join(t.TempDir(), "hook.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\ncat <<'X'\napiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: hook\n    annotations:\n      config.kubernetes.io/path: .git/hooks/pre-commit\n"+
+		"      internal.config.kubernetes.io/path: .git/hooks/pre-commit\nX\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evil := writeTemp(t, map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: evil\npipeline:\n  mutators:\n  - exec: " + script + "\n"})
+	code, _, errs := w.cmd("render", "--allow-exec", evil)
+	if code == ExitOK || !strings.Contains(errs, `the render wrote the file ".git/hooks/pre-commit"`) || !strings.Contains(errs, "nothing was written") {
+		t.Fatalf("a function writing a git hook: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(evil, ".git")); !os.IsNotExist(err) {
+		t.Fatalf("the hook was written: %v", err)
+	}
+}

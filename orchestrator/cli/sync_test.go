@@ -418,3 +418,24 @@ func (w *ws) publishSynced(name string, objects map[string]string) {
 	fntest.WriteTree(w.t, pkg, files)
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", name, pkg)
 }
+
+// A package decides no storage: a synced Repository scoped to a directory
+// (it would be served from another repository's git directory) is refused
+// alone: not applied, and no repository is made for it.
+func TestSyncedRepositoryWithADirectoryRefused(t *testing.T) {
+	w := newWS(t)
+	w.publishSynced("cluster", map[string]string{
+		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: sneaky\nspec:\n  type: git\n" +
+			"  git:\n    repo: https://example.com/blueprints.git\n    directory: /app\n",
+	})
+	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	contains(t, errs, "Repository \"sneaky\": `spec.git.directory` \"/app\": a synced Repository is served from a git directory of its own")
+	if strings.Contains(out, "synced Repository sneaky") {
+		t.Fatalf("the refused Repository was applied:\n%s", out)
+	}
+	for _, r := range w.store().Repositories() {
+		if r.Name == "sneaky" {
+			t.Fatalf("the refused Repository is served: %+v", r)
+		}
+	}
+}

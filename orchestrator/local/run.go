@@ -118,13 +118,7 @@ func (r *Render) renderer(ctx context.Context) memory.Renderer {
 		if failedBefore {
 			return nil, st
 		}
-		timeout := r.Timeout
-		if timeout <= 0 {
-			timeout = DefaultRenderTimeout
-		}
-		rctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		out, rst, _ := render.Render(rctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec}) // a failure: no files, st.Err
+		out, rst, _ := r.Render(ctx, files) // a failure: no files, st.Err
 		st = apirender.FromStatus(rst)
 		if out == nil && ctx.Err() == nil { // a run stopped is no verdict on the input
 			r.mu.Lock()
@@ -448,12 +442,19 @@ func CloneRenders(ctx context.Context, r *Render, pkg string, files map[string]s
 	if err != nil {
 		return &render.Status{}, err
 	}
+	_, st, err := r.Render(ctx, clone)
+	return st, err
+}
+
+// Render renders a package once, within one deadline for all its
+// functions (Timeout; DefaultRenderTimeout when unset): what pvctl run,
+// render, publish and push all do.
+func (r *Render) Render(ctx context.Context, files map[string]string) (map[string]string, *render.Status, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRenderTimeout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, st, err := render.Render(rctx, clone, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
-	return st, err
+	return render.Render(rctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
 }

@@ -147,12 +147,13 @@ func (s *syncer) sync(ctx context.Context) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := s.apply(ctx, desired[k]); err != nil {
+		applied, err := s.apply(ctx, desired[k])
+		if err != nil {
 			return err
 		}
 		gvk := desired[k].GroupVersionKind()
 		s.known[k] = gvk
-		if gvk == porchconfig.GroupVersion.WithKind("Repository") {
+		if applied && gvk == porchconfig.GroupVersion.WithKind("Repository") { // only what is in the cluster is served
 			if err := s.register(desired[k]); err != nil {
 				return err
 			}
@@ -243,46 +244,46 @@ func (s *syncer) desired() (map[string]*unstructured.Unstructured, error) {
 
 // apply creates or updates one synced object: PackageVariants and sets as
 // their types (so that the cluster moves their generation), the rest as
-// they are.
-func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error {
+// they are; applied: the cluster holds it as synced afterwards.
+func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) (applied bool, err error) {
 	if err := s.owners(ctx, u); err != nil {
-		return err
+		return false, err
 	}
 	obj, err := s.typed(u)
 	if err != nil { // refused alone: one object never stops the sync
 		s.refuse(u, fmt.Sprintf("%s: %s %q: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err))
-		return nil
+		return false, nil
 	}
 	cur := obj.DeepCopyObject().(client.Object)
 	err = s.c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
 	if apierrors.IsNotFound(err) {
 		if s.creates >= s.maxCreates {
 			s.warn("--sync: this run created %d objects, its bound: the rest wait for the next run", s.maxCreates)
-			return nil
+			return false, nil
 		}
 		s.creates++
 		if err := s.c.Create(ctx, obj); apierrors.IsInvalid(err) {
 			// Refused as the API server would refuse it (the CRD's schema):
 			// this object alone, as ConfigSync does.
 			s.warn("--sync: %s: %s %s is not applied: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err)
-			return nil
+			return false, nil
 		} else if err != nil {
-			return fmt.Errorf("--sync: creating %s %s: %w", u.GetKind(), u.GetName(), err)
+			return false, fmt.Errorf("--sync: creating %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 		if u.GetKind() != "PackageVariant" { // the cluster notes those
 			s.j.note("synced %s %s from %s", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
 		}
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !isSynced(cur.GetAnnotations()) {
 		s.warn("--sync: %s %s of %s is not applied: an object of that name is in the cluster, not synced", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
-		return nil
+		return false, nil
 	}
 	if sameContent(cur, obj) {
-		return nil
+		return true, nil
 	}
 	obj.SetResourceVersion(cur.GetResourceVersion())
 	obj.SetUID(cur.GetUID())
@@ -291,12 +292,12 @@ func (s *syncer) apply(ctx context.Context, u *unstructured.Unstructured) error 
 	copyStatus(cur, obj)
 	if err := s.c.Update(ctx, obj); apierrors.IsInvalid(err) {
 		s.warn("--sync: %s: %s %s is not applied: %v", u.GetAnnotations()[SyncedFromAnnotation], u.GetKind(), u.GetName(), err)
-		return nil
+		return false, nil
 	} else if err != nil {
-		return fmt.Errorf("--sync: updating %s %s: %w", u.GetKind(), u.GetName(), err)
+		return false, fmt.Errorf("--sync: updating %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	s.j.note("synced %s %s from %s", u.GetKind(), u.GetName(), u.GetAnnotations()[SyncedFromAnnotation])
-	return nil
+	return true, nil
 }
 
 // remove deletes a synced object no published package holds any longer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -93,6 +94,14 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	probe := &input{files: map[string]string{}}
 	if msg := probe.add(yaml.NewRNode(n).Copy(), source+": "+krm.Path(yaml.NewRNode(n)), 0, s.namespace); msg != "" {
 		s.refuse(u, msg)
+		return nil, false
+	}
+	// A package decides no storage: a synced Repository scoped to a
+	// directory would be served from another repository's git directory
+	// (its spec.git.repo's), so only the files (-f) register those.
+	if dir, _, _ := unstructured.NestedString(u.Object, "spec", "git", "directory"); u.GroupVersionKind() == porchconfig.GroupVersion.WithKind("Repository") && strings.Trim(dir, "/") != "" {
+		s.refuse(u, fmt.Sprintf("%s: Repository %q: `spec.git.directory` %q: a synced Repository is served from a git directory of its own; only a Repository the files give (-f) may be scoped to a directory of another",
+			source, u.GetName(), dir))
 		return nil, false
 	}
 	ann := u.GetAnnotations()

@@ -13,6 +13,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -427,6 +428,64 @@ func TestRenderConflictRecordedAfterALostStatusPatch(t *testing.T) {
 		t.Fatalf("the render of the write is not in the status: %+v", ts)
 	}
 	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonRenderConflict {
+		t.Fatalf("Stalled = %+v", c)
+	}
+}
+
+// The controller's side of rule blueprint-runs-last (pvctl's:
+// cli TestBlueprintOverridesVariantWarned): the variant prepends
+// set-namespace {namespace: prod}, the blueprint's own set-namespace runs
+// after it; the variant is Ready with BlueprintOverrides and one Warning
+// Event, and loses the condition when it no longer prepends what the
+// blueprint undoes.
+func TestBlueprintOverridesCondition(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	bp := blueprint(t)
+	bp["Kptfile"] = strings.Replace(bp["Kptfile"], "  mutators:\n", "  mutators:\n    - image: gcr.io/kpt-fn/set-namespace:v0.4.1\n      configMap:\n        namespace: web\n", 1)
+	e.store.Publish(ns, "blueprints", "app", bp)
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	c := e.condition("app-prod", ConditionBlueprintOverrides)
+	if c.Status != metav1.ConditionTrue || c.Reason != ReasonFunctionRunsAgain || !strings.Contains(c.Message, "the blueprint's own set-namespace (`pipeline.mutators[1]`) runs after the variant's (`pipeline.mutators[0]`") {
+		t.Fatalf("BlueprintOverrides = %+v", c)
+	}
+	if r := e.condition("app-prod", pvapi.ConditionReady); r.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v", r)
+	}
+	if evs := strings.Join(e.events(), "\n"); strings.Count(evs, "Warning BlueprintOverrides") != 1 {
+		t.Fatalf("events:\n%s", evs)
+	}
+	e.mustReconcile("app-prod")
+	if evs := e.events(); len(evs) != 0 {
+		t.Fatalf("the warning was recorded again: %v", evs)
+	}
+	// The variant sets labels instead: nothing the blueprint undoes.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) {
+		v.Spec.Pipeline.Mutators[0].Image, v.Spec.Pipeline.Mutators[0].ConfigMap = "gcr.io/kpt-fn/set-labels:v0.2", map[string]string{"tier": "web"}
+	})
+	e.mustReconcile("app-prod")
+	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, ConditionBlueprintOverrides); c != nil {
+		t.Fatalf("the blueprint no longer overrides, the condition stays: %+v", c)
+	}
+}
+
+// The controller's side of rule blueprint-renders-alone (pvctl's:
+// cli TestCloneNeedingAVariantKeyStalls): Porch refuses the clone because
+// its render needs data.env, which only the variant sets; the variant
+// stalls instead of retrying.
+func TestCloneNeedingAVariantKeyStallsInTheController(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		return nil, store.RenderStatus{Err: "fieldPath `data.env` is missing for replacement source ConfigMap.[noVer].[noGrp]/kptfile.kpt.dev.[noNs]:data.env"}
+	})
+	e.variant(appVariant)
+	err := e.reconcile("app-prod")
+	var stall *kit.Stalling
+	if !errors.As(err, &stall) || stall.Reason != pvapi.ReasonRenderFailed || !strings.Contains(err.Error(), "the blueprint must render on its own") {
+		t.Fatalf("err = %v, want a RenderFailed stall", err)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue {
 		t.Fatalf("Stalled = %+v", c)
 	}
 }

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -65,13 +64,3 @@ func (r *repo) refFor(rev store.Revision) string { return refFor(r.abs(rev)) }
 
 // deletionRef is the branch that marks rev DeletionProposed.
 func (r *repo) deletionRef(rev store.Revision) string { return deletionRef(r.abs(rev)) }
-
-// sortedKeys are a map's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

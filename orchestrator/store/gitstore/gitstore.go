@@ -23,7 +23,6 @@ package gitstore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -177,6 +176,7 @@ func (s *Store) placeholder(pub store.Revision, files map[string]string) {
 type backend struct {
 	namespace string
 	repos     map[string]*repo
+	byURL     map[string][]*repo // the repositories of one git directory
 	now       func() time.Time
 	skipped   []Skip
 	edit      bool // the write under way is a person's (PushFiles)
@@ -184,6 +184,7 @@ type backend struct {
 
 type repo struct {
 	Repository
+	url  string // repoURL(GitDir), once
 	meta *metadata
 	// refs are the branches and tags as the store last read or wrote
 	// them; a ref found elsewhere when writing means another writer.
@@ -197,7 +198,7 @@ type repo struct {
 // Open opens the repositories as a store for namespace, loading every
 // package revision they hold.
 func Open(namespace string, repos []Repository) (*Store, error) {
-	b := &backend{namespace: namespace, repos: map[string]*repo{}, now: time.Now}
+	b := &backend{namespace: namespace, repos: map[string]*repo{}, byURL: map[string][]*repo{}, now: time.Now}
 	s := &Store{engine: memory.NewPersistent(b), git: b}
 	s.engine.SetOrigin(b.origin)
 	for _, r := range repos {
@@ -206,23 +207,6 @@ func Open(namespace string, repos []Repository) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-// sharing lists the open repositories of a git directory.
-func (b *backend) sharing(gitDir string) []*repo {
-	var out []*repo
-	for _, name := range sortedKeys(b.repos) {
-		if sameDir(b.repos[name].GitDir, gitDir) {
-			out = append(out, b.repos[name])
-		}
-	}
-	return out
-}
-
-func sameDir(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
 }
 
 // Add opens one more repository.
@@ -241,14 +225,15 @@ func (s *Store) Add(r Repository) (err error) {
 	// Nephio registers its catalog) share what the store keeps of it: the
 	// metadata file and the refs as last read or written, so that one's
 	// write is not another's conflict or lost update.
-	shared := s.git.sharing(r.GitDir)
+	url := repoURL(r.GitDir)
+	shared := s.git.byURL[url] // indexed: opening a thousand repositories compares none
 	var meta *metadata
 	if len(shared) > 0 {
 		meta = shared[0].meta
 	} else if meta, err = readMetadata(r.GitDir); err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
-	rp := &repo{Repository: r, meta: meta}
+	rp := &repo{Repository: r, meta: meta, url: url}
 	revs, loads, skipped, err := s.git.load(rp)
 	if err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
@@ -258,6 +243,7 @@ func (s *Store) Add(r Repository) (err error) {
 	}
 	s.git.skipped = append(s.git.skipped, skipped...)
 	s.git.repos[r.Name] = rp
+	s.git.byURL[url] = append(shared, rp)
 	s.engine.SetDeployment(s.git.namespace, r.Name, r.Deployment)
 	for i := range revs {
 		s.engine.RestoreLazy(revs[i], loads[i])

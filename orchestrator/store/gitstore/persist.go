@@ -219,7 +219,7 @@ func (s *backend) origin(rev store.Revision) (url, ref, commit string) {
 	}
 	full := r.refOf(rev)
 	short := strings.TrimPrefix(strings.TrimPrefix(full, "refs/heads/"), "refs/tags/")
-	return repoURL(r.GitDir), short, r.refs[full]
+	return r.url, short, r.refs[full]
 }
 
 // repoURL is a local repository's git URL: file:// and the bare
@@ -241,7 +241,7 @@ func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
 	if err != nil || l == nil || l.URL == "" {
 		return l, err
 	}
-	dir := strings.TrimSuffix(repoURL(r.GitDir), path.Base(filepath.ToSlash(r.GitDir)))
+	dir := strings.TrimSuffix(r.url, path.Base(filepath.ToSlash(r.GitDir)))
 	if rest, ok := strings.CutPrefix(l.URL, dir); ok && strings.HasSuffix(rest, ".git") && !strings.Contains(rest, "/") {
 		l.Repository = strings.TrimSuffix(rest, ".git")
 	}
