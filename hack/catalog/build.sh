@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the kpt catalog functions the Go module proxy serves, one module
-# per function and version (hack/catalog/<function>-<version>), into OUT
+# per function and version (hack/catalog/<function>-<version>), and pvkit's
+# own catalog functions (pvkit-catalog, pkg/catalog), into OUT
 # (default bin/catalog), with config.yaml: Porch's function runner config,
 # mapping each image name to its executable. make catalog-functions runs it;
 # pvctl reads OUT/config.yaml next to itself (its --function-config).
@@ -19,4 +20,11 @@ for dir in "$here"/*/; do
   (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags '-s -w' -o "$out/$name" "$module")
   echo "built $out/$name"
 done
-cp "$here/config.yaml" "$out/config.yaml"
+# pvkit's own catalog functions (pkg/catalog): one executable, a link per
+# behaviour, and their images appended to the config.
+root="$(cd "$here/../.." && pwd)"
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$out/pvkit-catalog.new" ./functions/catalog)
+mv -f "$out/pvkit-catalog.new" "$out/pvkit-catalog"
+for name in $("$out/pvkit-catalog" --list); do ln -sfn pvkit-catalog "$out/$name"; done
+{ cat "$here/config.yaml"; "$out/pvkit-catalog" --config | sed '/^functions:$/d'; } > "$out/config.yaml.new"
+mv -f "$out/config.yaml.new" "$out/config.yaml"

@@ -4,6 +4,10 @@
 //   - pvkit's own functions (an image whose path ends in pvkit/<function>,
 //     any registry and tag) in process: this pvctl's code, as the
 //     controller runs them;
+//   - the kpt catalog functions pvkit builds (pkg/catalog: set-labels,
+//     set-annotations, each at the behaviours its releases have) in process,
+//     under every image name that resolves to them, unless the function
+//     config maps that image to an executable of another name;
 //   - images mapped to executables by a Porch function runner config
 //     (config.yaml, with the directory of its executables): the kpt catalog
 //     functions `make catalog-functions` builds from the Go module proxy,
@@ -32,6 +36,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/internal/fnmain"
+	"github.com/pvkit/pvkit/pkg/catalog"
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/packagecontext"
@@ -126,13 +131,14 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 	}
 	if fn := Builtin(f.Image); fn != "" {
 		p := builtins[fn]
-		return func(in io.Reader, out io.Writer) error {
-			var stderr bytes.Buffer
-			if code := fnmain.Run(fn, p, in, out, &stderr); code != 0 {
-				return &render.ExitError{Code: code, Stderr: Tail(stderr.String(), StderrKept)}
-			}
-			return nil
-		}, nil
+		return inProcess(fn, func(in io.Reader, out, stderr io.Writer) int { return fnmain.Run(fn, p, in, out, stderr) }), nil
+	}
+	if c := catalog.Resolve(f.Image); c != nil {
+		// pvkit's catalog functions run in process, unless a function
+		// config maps the image to an executable of another name.
+		if path, ok := r.Executables[f.Image]; !ok || filepath.Base(path) == c.Executable {
+			return inProcess(c.Executable, c.Call), nil
+		}
 	}
 	if path, ok := r.Executables[f.Image]; ok {
 		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
@@ -146,9 +152,35 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 	if cli := r.containerCLI(); cli != "" {
 		return r.container(ctx, cli, f.Image), nil
 	}
-	return nil, fmt.Errorf("no runtime for image %q: pvctl runs pvkit's own functions in process, "+
+	return nil, fmt.Errorf("no runtime for image %q: pvctl runs pvkit's own functions and its catalog functions in process, "+
 		"the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), "+
 		"and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering", f.Image)
+}
+
+// containerStartFailed is the exit code docker and podman give when they
+// could not run the image at all (pull, start), as against the function's
+// own failure.
+const containerStartFailed = 125
+
+// unrunnable is the one line a render fails with when the container CLI
+// could not run an image: the image and the ways that would run it. The
+// CLI's own text stays in the render status (the run's stderr).
+func unrunnable(cli, image string) string {
+	return fmt.Sprintf("image %q could not be run: %s could not pull or start it (its message is in the render status). "+
+		"Ways to run it: map it to an executable with --function-config, evaluate it with --function-runner ADDR, "+
+		"make it available to docker or podman, or skip rendering with --no-render", image, cli)
+}
+
+// inProcess runs a function of this binary as a render.Runner: its exit
+// code and the tail of its stderr are the run's, as a process's would be.
+func inProcess(name string, run func(in io.Reader, out, stderr io.Writer) int) render.Runner {
+	return func(in io.Reader, out io.Writer) error {
+		var stderr bytes.Buffer
+		if code := run(in, out, &stderr); code != 0 {
+			return &render.ExitError{Code: code, Stderr: Tail(stderr.String(), StderrKept)}
+		}
+		return nil
+	}
 }
 
 func (r *Runtime) timeout() time.Duration {
@@ -180,7 +212,15 @@ func (r *Runtime) container(ctx context.Context, cli, image string) render.Runne
 	args := []string{"run", "--rm", "-i", "--network", "none", "--user", "nobody", "--security-opt=no-new-privileges", "--pull", pull}
 	args = append(args, runtimeutil.NewContainerEnvFromStringSlice(nil).GetDockerFlags()...)
 	args = append(args, image)
-	return r.process(ctx, false, cli, args...)
+	run := r.process(ctx, false, cli, args...)
+	return func(in io.Reader, out io.Writer) error {
+		err := run(in, out)
+		var ee *render.ExitError
+		if errors.As(err, &ee) && ee.Code == containerStartFailed {
+			ee.Message = unrunnable(filepath.Base(cli), image)
+		}
+		return err
+	}
 }
 
 // exitError turns a command's error into the render's: a run that exited

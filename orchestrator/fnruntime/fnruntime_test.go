@@ -38,7 +38,7 @@ func TestRunnerRefusals(t *testing.T) {
 		want string
 	}{
 		{"no runtime", &Runtime{}, render.Function{Image: "example.com/fn:v1"},
-			`no runtime for image "example.com/fn:v1": pvctl runs pvkit's own functions in process, the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering`},
+			`no runtime for image "example.com/fn:v1": pvctl runs pvkit's own functions and its catalog functions in process, the images a --function-config maps to executables (make catalog-functions builds the kpt catalog functions the Go module proxy serves; README), and other images through --function-runner ADDR or docker or podman (neither was found); --no-render skips rendering`},
 		{"exec not allowed", &Runtime{}, render.Function{Exec: "./fn"},
 			`exec "./fn": exec functions run only with --allow-exec`},
 		{"executable not built", &Runtime{Executables: map[string]string{"gcr.io/kpt-fn/set-namespace:v0.4.1": filepath.Join(dir, "set-namespace-v0.4.1")}},
@@ -132,5 +132,72 @@ func TestContainerFoundOnFirstNeed(t *testing.T) {
 	}
 	if got := strings.Fields(string(b)); strings.Join(got, " ") != "version run run" {
 		t.Fatalf("container CLI calls: %q, want version once, then a run per function", got)
+	}
+}
+
+// Issue 30: the catalog functions pvkit builds run in process under every
+// name that resolves to them, with no executable and no container CLI; a
+// function config that maps the image to another executable wins.
+func TestCatalogRunsInProcess(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no docker, no podman
+	rt := &Runtime{FindContainer: true}
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n" +
+		"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {tier: web}\n"
+	for _, image := range []string{"gcr.io/kpt-fn/set-labels:v0.2", "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0",
+		"gcr.io/kpt-fn/set-labels:v0.1.5", "gcr.io/kpt-fn/set-annotations:v0.1.4", "gcr.io/kpt-fn/set-labels"} {
+		run, err := rt.Runner(context.Background(), render.Function{Image: image})
+		if err != nil {
+			t.Fatalf("%s: %v", image, err)
+		}
+		var out bytes.Buffer
+		if err := run(strings.NewReader(in), &out); err != nil || !strings.Contains(out.String(), "tier: web") {
+			t.Fatalf("%s: %v\n%s", image, err, out.String())
+		}
+	}
+	// A failing catalog function is an ExitError with its stderr.
+	run, _ := rt.Runner(context.Background(), render.Function{Image: "gcr.io/kpt-fn/set-annotations:v0.1.4"})
+	err := run(strings.NewReader(strings.Replace(in, "data: {tier: web}", "data: {}", 1)), &bytes.Buffer{})
+	var ee *render.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 || ee.Stderr != "[error] : failed to configure function: input annotation list cannot be empty" {
+		t.Fatalf("err = %#v", err)
+	}
+	// Mapped to an executable of another name: that executable runs.
+	other := filepath.Join(t.TempDir(), "my-set-labels")
+	rt = &Runtime{Executables: map[string]string{"gcr.io/kpt-fn/set-labels:v0.2": other}}
+	if _, err := rt.Runner(context.Background(), render.Function{Image: "gcr.io/kpt-fn/set-labels:v0.2"}); err == nil || !strings.Contains(err.Error(), other) {
+		t.Fatalf("a config mapping the image elsewhere was not used: %v", err)
+	}
+}
+
+// Issue 30 #3: an image the container CLI cannot pull or start fails the
+// render with one line naming the image and the ways to run it; the CLI's
+// own text stays in the run's stderr (the render status).
+func TestUnrunnableImageSaysHowToRunIt(t *testing.T) {
+	bin := t.TempDir()
+	docker := "#!/bin/sh\nif [ \"$1\" = run ]; then echo \"Unable to find image 'example.com/fn:v1' locally\" >&2; echo 'docker: no such host.' >&2; exit 125; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(docker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	run, err := (&Runtime{FindContainer: true}).Runner(context.Background(), render.Function{Image: "example.com/fn:v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(strings.NewReader("in"), &bytes.Buffer{})
+	want := `image "example.com/fn:v1" could not be run: docker could not pull or start it (its message is in the render status). ` +
+		"Ways to run it: map it to an executable with --function-config, evaluate it with --function-runner ADDR, " +
+		"make it available to docker or podman, or skip rendering with --no-render"
+	var ee *render.ExitError
+	if !errors.As(err, &ee) || err.Error() != want || !strings.Contains(ee.Stderr, "no such host") || ee.Code != 125 {
+		t.Fatalf("err = %v (%#v)\nwant %s", err, err, want)
+	}
+	// A function that ran and failed keeps its own message.
+	docker = "#!/bin/sh\nif [ \"$1\" = run ]; then echo 'function failed' >&2; exit 1; fi\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(docker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run, _ = (&Runtime{FindContainer: true}).Runner(context.Background(), render.Function{Image: "example.com/fn:v1"})
+	if err := run(strings.NewReader("in"), &bytes.Buffer{}); err == nil || err.Error() != "exit code 1: function failed" {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -50,9 +50,15 @@ func (r Run) Name() string {
 type ExitError struct {
 	Code   int
 	Stderr string
+	// Message, when set, is the error's text in place of the stderr (which
+	// the status still keeps): a runtime's own failure, said in one line.
+	Message string
 }
 
 func (e *ExitError) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {
 		return fmt.Sprintf("exit code %d", e.Code)

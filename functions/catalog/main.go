@@ -1,0 +1,50 @@
+// Command pvkit-catalog runs pvkit's build of the kpt catalog functions
+// (pkg/catalog; see README.md). It is one executable for all of them: run as
+// a link named after a behaviour (set-labels-v0.2), or with that name as its
+// first argument, it is that function, reading a ResourceList on stdin as
+// kpt's `--exec` and Porch's function runner give it.
+//
+//	pvkit-catalog --list     the executable names, one per line
+//	pvkit-catalog --config   Porch's function runner config for them
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pvkit/pvkit/pkg/catalog"
+)
+
+func main() { os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:])) }
+
+func run(self string, args []string) int {
+	name := self
+	if len(args) > 0 {
+		switch args[0] {
+		case "--list":
+			for _, f := range catalog.Functions {
+				fmt.Println(f.Executable)
+			}
+			return 0
+		case "--config":
+			_, _ = os.Stdout.Write(catalog.Config())
+			return 0
+		}
+		if catalog.ByExecutable(self) == nil {
+			name = args[0]
+		}
+	}
+	f := catalog.ByExecutable(name)
+	if f == nil {
+		names := make([]string, 0, len(catalog.Functions))
+		for _, f := range catalog.Functions {
+			names = append(names, f.Executable)
+		}
+		fmt.Fprintf(os.Stderr, "pvkit-catalog: no function %q: run it as one of %s (a link of that name, or the name as the first argument), or with --list or --config\n",
+			name, strings.Join(names, ", "))
+		return 2
+	}
+	return f.Call(os.Stdin, os.Stdout, os.Stderr)
+}

@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/pkg/catalog"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// CatalogRepoEnv names a checkout of github.com/kptdev/krm-functions-catalog
+// whose own e2e cases and examples TestCatalogCases also runs (make
+// catalog-e2e sets it); without it only pvkit's cases in the catalog's shape
+// run (functions/catalog/testdata).
+const CatalogRepoEnv = "PVKIT_CATALOG_REPO"
+
+// catalogCaseConfig is a case's .expected/config.yaml, the catalog's test
+// driver's fields pvkit's functions need.
+type catalogCaseConfig struct {
+	ExitCode int               `json:"exitCode"`
+	TestType string            `json:"testType"`
+	Image    string            `json:"image"`
+	Args     map[string]string `json:"args"`
+	RunCount *int              `json:"runCount"`
+	Skip     bool              `json:"skip"`
+}
+
+// catalogResults is the part of kpt's results file a failing case checks.
+type catalogResults struct {
+	ExitCode int `json:"exitCode"`
+	Items    []struct {
+		ExitCode int              `json:"exitCode"`
+		Stderr   string           `json:"stderr"`
+		Results  []map[string]any `json:"results"`
+	} `json:"items"`
+}
+
+// Issue 30: the catalog's cases (its driver's layout: a package with
+// .expected/config.yaml, diff.patch, results.yaml) pass through kpt against
+// pvkit's catalog executables: the exit code, the diff byte for byte (blob
+// hashes included) after the function ran twice, and on failure the
+// results and stderr kpt records.
+func TestCatalogCases(t *testing.T) {
+	needKpt(t)
+	if err := fntest.EnsureCatalog(); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Dir(os.Getenv(fntest.CatalogEnv))
+	roots := []string{filepath.Join(repoRoot, "functions/catalog/testdata")}
+	if repo := os.Getenv(CatalogRepoEnv); repo != "" {
+		seen := map[string]bool{}
+		for _, f := range catalog.Functions {
+			if seen[f.Name] {
+				continue
+			}
+			seen[f.Name] = true
+			roots = append(roots, filepath.Join(repo, "tests", f.Name))
+			examples, _ := filepath.Glob(filepath.Join(repo, "examples", f.Name+"-*"))
+			roots = append(roots, examples...)
+		}
+	}
+	n := 0
+	for _, root := range roots {
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if _, err := os.Stat(filepath.Join(p, ".expected")); err != nil {
+				return nil
+			}
+			n++
+			name, _ := filepath.Rel(filepath.Dir(repoRoot), p)
+			if strings.HasPrefix(p, repoRoot) {
+				name, _ = filepath.Rel(repoRoot, p)
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				runCatalogCase(t, p, bin)
+			})
+			return filepath.SkipDir
+		})
+	}
+	if n == 0 {
+		t.Fatal("no catalog cases found: the test tests nothing")
+	}
+}
+
+var (
+	imageLine = regexp.MustCompile(`(?m)^(\s*-?\s*)image: (\S+)$`)
+)
+
+func runCatalogCase(t *testing.T, src, bin string) {
+	var cfg catalogCaseConfig
+	if b, err := os.ReadFile(filepath.Join(src, ".expected/config.yaml")); err == nil {
+		if err := sigsyaml.Unmarshal(b, &cfg); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+	}
+	if cfg.Skip {
+		t.Skip("the case says skip")
+	}
+	work := filepath.Join(t.TempDir(), filepath.Base(src))
+	files := fntest.ReadTree(t, src)
+	for p := range files {
+		if strings.HasPrefix(p, ".expected/") {
+			delete(files, p)
+		}
+	}
+	// kpt runs the images as pvkit's executables: the Kptfile names them so
+	// (before the baseline commit, so the diff is the functions' only).
+	if k, ok := files["Kptfile"]; ok {
+		files["Kptfile"] = imageLine.ReplaceAllStringFunc(k, func(line string) string {
+			m := imageLine.FindStringSubmatch(line)
+			f := catalog.Resolve(m[2])
+			if f == nil {
+				t.Fatalf("%s: image %s is not one of pvkit's catalog functions", src, m[2])
+			}
+			return m[1] + "exec: " + filepath.Join(bin, f.Executable)
+		})
+	}
+	fntest.WriteTree(t, work, files)
+	git(t, work, "init", "-q")
+	git(t, work, "add", "-A")
+	git(t, work, "-c", "user.email=e2e@pvkit", "-c", "user.name=e2e", "commit", "-q", "-m", "case")
+	results := filepath.Join(t.TempDir(), "results")
+	args := []string{"fn", "render", "--allow-exec", "--results-dir", results, "--truncate-output=false", work}
+	if cfg.TestType == "eval" {
+		f := catalog.Resolve(cfg.Image)
+		if f == nil {
+			t.Fatalf("%s: image %s is not one of pvkit's catalog functions", src, cfg.Image)
+		}
+		args = []string{"fn", "eval", "--exec", filepath.Join(bin, f.Executable), "--results-dir", results, "--truncate-output=false", work, "--"}
+		keys := make([]string, 0, len(cfg.Args))
+		for k := range cfg.Args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			args = append(args, k+"="+cfg.Args[k])
+		}
+	}
+	runs := 2
+	if cfg.RunCount != nil {
+		runs = *cfg.RunCount
+	}
+	code := 0
+	var out []byte
+	for i := 0; i < runs && code == 0; i++ {
+		var err error
+		out, err = exec.Command(kptPath, args...).CombinedOutput()
+		code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code != cfg.ExitCode {
+		t.Fatalf("kpt %s: exit %d, want %d\n%s", strings.Join(args, " "), code, cfg.ExitCode, out)
+	}
+	if code == 0 {
+		want, err := os.ReadFile(filepath.Join(src, ".expected/diff.patch"))
+		if err != nil {
+			return // the case checks the exit code only
+		}
+		git(t, work, "add", "-A")
+		got := git(t, work, "diff", "--cached")
+		if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+			t.Fatalf("the diff after kpt %s differs from %s (-want +got):\n%s", strings.Join(args, " "), src,
+				cmp.Diff(strings.TrimSpace(string(want)), strings.TrimSpace(got)))
+		}
+		return
+	}
+	wantB, err := os.ReadFile(filepath.Join(src, ".expected/results.yaml"))
+	if err != nil {
+		return
+	}
+	gotB, err := os.ReadFile(filepath.Join(results, "results.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got catalogResults
+	if err := sigsyaml.Unmarshal(wantB, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := sigsyaml.Unmarshal(gotB, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("kpt's results differ from %s (-want +got):\n%s\nkpt said:\n%s", src, diff, out)
+	}
+}
+
+// git runs git in dir and returns its output.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
