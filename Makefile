@@ -23,7 +23,7 @@ FUZZ_TARGETS := pkg/validate:FuzzFilePath pkg/krm:FuzzResourceList pkg/krm:FuzzA
 BENCH_TIME  ?= 3s
 
 
-.PHONY: catalog-functions
+.PHONY: catalog-functions catalog-e2e
 .PHONY: envtest
 .PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
@@ -101,6 +101,12 @@ undeploy-crds: undeploy
 ## runner config mapping their image names: pvctl renders pipelines that use them offline
 catalog-functions:
 	hack/catalog/build.sh bin/catalog
+
+## catalog-e2e: the kpt catalog's own e2e cases and examples for pvkit's catalog functions (set-labels,
+## set-annotations) through kpt against bin/catalog; CATALOG is a checkout of kptdev/krm-functions-catalog
+catalog-e2e: catalog-functions
+	@test -n "$(CATALOG)" || { echo "make catalog-e2e needs CATALOG=/path/to/krm-functions-catalog (a checkout: tests/ and examples/)"; exit 2; }
+	PVKIT_CATALOG_REPO=$(CATALOG) PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml go test -count=1 -run TestCatalogCases -v ./test/e2e
 
 ## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
 function-runner:

@@ -10,6 +10,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,19 +18,21 @@ import (
 	"github.com/pvkit/pvkit/pkg/catalog"
 )
 
-func main() { os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:])) }
+func main() {
+	os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
 
-func run(self string, args []string) int {
+func run(self string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := self
 	if len(args) > 0 {
 		switch args[0] {
 		case "--list":
 			for _, f := range catalog.Functions {
-				fmt.Println(f.Executable)
+				fmt.Fprintln(stdout, f.Executable)
 			}
 			return 0
 		case "--config":
-			_, _ = os.Stdout.Write(catalog.Config())
+			_, _ = stdout.Write(catalog.Config())
 			return 0
 		}
 		if catalog.ByExecutable(self) == nil {
@@ -42,9 +45,9 @@ func run(self string, args []string) int {
 		for _, f := range catalog.Functions {
 			names = append(names, f.Executable)
 		}
-		fmt.Fprintf(os.Stderr, "pvkit-catalog: no function %q: run it as one of %s (a link of that name, or the name as the first argument), or with --list or --config\n",
+		fmt.Fprintf(stderr, "pvkit-catalog: no function %q: run it as one of %s (a link of that name, or the name as the first argument), or with --list or --config\n",
 			name, strings.Join(names, ", "))
 		return 2
 	}
-	return f.Call(os.Stdin, os.Stdout, os.Stderr)
+	return f.Call(stdin, stdout, stderr)
 }
