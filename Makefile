@@ -194,7 +194,7 @@ bench-security:
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to PVKIT_BENCH_TARGETS repositories (default 1000; about 2 minutes)
 bench-pvctl:
-	PVKIT_BENCH_PVCTL=1 go test -run '^$$' -bench BenchmarkPvctlRun -benchtime 1x -timeout 30m ./test/bench/
+	PVKIT_BENCH_PVCTL=1 go test -run '^$$' -bench 'BenchmarkPvctlRun' -benchtime 1x -timeout 30m ./test/bench/
 
 ## lint: gofmt check, go vet, go.mod tidy
 lint:

@@ -115,6 +115,9 @@ pvctl get --repo catalog
 pvctl run -f "$mgmt" --sync mgmt
 echo "   (edge01's kindnet: a local edit, pulled, edited and pushed back, then every draft approved)"
 "$PWD/bin/pvctl" pull edge01.kindnet.packagevariant-1 "$work/kindnet" --repos "$repos" >/dev/null
+echo "   edge01's kindnet DaemonSet, labelled by set-labels v0.2.0 (pvkit's build, in process):"
+grep -A3 '^  labels:' "$work/kindnet/daemonset.yaml" | grep 'nephio.org/site-type: edge' | sed 's/^ */     /' \
+  || { echo "set-labels did not label edge01's kindnet"; exit 1; }
 sed -i 's/memory: 50Mi/memory: 100Mi/' "$work/kindnet/daemonset.yaml"
 pvctl push edge01.kindnet.packagevariant-1 "$work/kindnet"
 pvctl approve $("$PWD/bin/pvctl" get --repos "$repos" | awk '$6 == "Draft" {print $1}') | sed -n '1,2p'

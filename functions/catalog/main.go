@@ -1,8 +1,9 @@
 // Command pvkit-catalog runs pvkit's build of the kpt catalog functions
-// (pkg/catalog; see README.md). It is one executable for all of them: run as
-// a link named after a behaviour (set-labels-v0.2), or with that name as its
-// first argument, it is that function, reading a ResourceList on stdin as
-// kpt's `--exec` and Porch's function runner give it.
+// (pkg/catalog; see README.md). Built with a behaviour in it (make
+// catalog-functions builds bin/catalog/set-labels-v0.2 and the others so),
+// run by a name of a behaviour, or given that name as its first argument, it
+// is that function, reading a ResourceList on stdin as kpt's `--exec` and
+// Porch's function runner give it.
 //
 //	pvkit-catalog --list     the executable names, one per line
 //	pvkit-catalog --config   Porch's function runner config for them
@@ -18,8 +19,16 @@ import (
 	"github.com/pvkit/pvkit/pkg/catalog"
 )
 
+// builtin, when the build sets it (-X main.builtin=set-labels-v0.2), is
+// the function this executable is, whatever it is called by.
+var builtin string
+
 func main() {
-	os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	self := filepath.Base(os.Args[0])
+	if builtin != "" {
+		self = builtin
+	}
+	os.Exit(run(self, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(self string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -45,7 +54,7 @@ func run(self string, args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		for _, f := range catalog.Functions {
 			names = append(names, f.Executable)
 		}
-		fmt.Fprintf(stderr, "pvkit-catalog: no function %q: run it as one of %s (a link of that name, or the name as the first argument), or with --list or --config\n",
+		fmt.Fprintf(stderr, "pvkit-catalog: no function %q: run it as one of %s (an executable of that name, or the name as the first argument), or with --list or --config\n",
 			name, strings.Join(names, ", "))
 		return 2
 	}

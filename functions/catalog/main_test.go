@@ -33,7 +33,7 @@ func TestListConfigAndUnknown(t *testing.T) {
 	}
 	out.Reset()
 	code := run("pvkit-catalog", []string{"set-label"}, strings.NewReader(input), &out, &errb)
-	want := `pvkit-catalog: no function "set-label": run it as one of set-annotations-v0.1, set-annotations-unstable, set-labels-v0.1, set-labels-v0.2 (a link of that name, or the name as the first argument), or with --list or --config` + "\n"
+	want := `pvkit-catalog: no function "set-label": run it as one of set-annotations-v0.1, set-annotations-unstable, set-labels-v0.1, set-labels-v0.2 (an executable of that name, or the name as the first argument), or with --list or --config` + "\n"
 	if code != 2 || errb.String() != want || out.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q\nwant %q", code, errb.String(), want)
 	}

@@ -20,11 +20,17 @@ for dir in "$here"/*/; do
   (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags '-s -w' -o "$out/$name" "$module")
   echo "built $out/$name"
 done
-# pvkit's own catalog functions (pkg/catalog): one executable, a link per
-# behaviour, and their images appended to the config.
+# pvkit's own catalog functions (pkg/catalog): pvkit-catalog, an executable
+# per behaviour, and their images appended to the config.
 root="$(cd "$here/../.." && pwd)"
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$out/pvkit-catalog.new" ./functions/catalog)
 mv -f "$out/pvkit-catalog.new" "$out/pvkit-catalog"
-for name in $("$out/pvkit-catalog" --list); do ln -sfn pvkit-catalog "$out/$name"; done
+# One executable per behaviour, the behaviour built in (-X main.builtin):
+# pvctl runs a sandboxed executable as /proc/self/fd/3 when it is root, so
+# the name it was called by cannot say which function it is.
+for name in $("$out/pvkit-catalog" --list); do
+  rm -f "$out/$name"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.builtin=$name" -o "$out/$name" ./functions/catalog)
+done
 { cat "$here/config.yaml"; "$out/pvkit-catalog" --config | sed '/^functions:$/d'; } > "$out/config.yaml.new"
 mv -f "$out/config.yaml.new" "$out/config.yaml"

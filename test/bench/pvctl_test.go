@@ -24,6 +24,56 @@ import (
 // with PVKIT_BENCH_PVCTL=1 (make bench-pvctl); PVKIT_BENCH_TARGETS sets N
 // (default 1000).
 func BenchmarkPvctlRun(b *testing.B) {
+	benchPvctlRun(b, "pipeline:\n  mutators:\n  - image: pvkit/package-context:v0.1.0\n    configMap:\n      tier: web\n", &fnruntime.Runtime{})
+}
+
+// nephioPipeline is the pipeline of Nephio's nested packages: the variant's
+// set-annotations (v0.1.4, as the catalog's nested variants prepend it), the
+// blueprint's apply-replacements, set-labels v0.2 (as Nephio's
+// workload-cluster variants prepend it).
+const nephioPipeline = "pipeline:\n  mutators:\n" +
+	"  - image: gcr.io/kpt-fn/set-annotations:v0.1.4\n    configMap:\n      nephio.org/cluster-name: edge\n" +
+	"  - image: gcr.io/kpt-fn/apply-replacements:v0.1.1\n    configPath: replacements.yaml\n" +
+	"  - image: gcr.io/kpt-fn/set-labels:v0.2\n    configMap:\n      nephio.org/site: edge\n      tier: web\n"
+
+// BenchmarkPvctlRunNephioPipeline (issue 30): the same fan-out with
+// Nephio's pipeline, pvkit's catalog functions in process
+// (pvctl's default) against the same functions as executables (the
+// pvkit-catalog builds, mapped under other names so the runtime executes
+// them, sandboxed as every executable). apply-replacements is an executable
+// in both (pvkit has no build of it yet).
+func BenchmarkPvctlRunNephioPipeline(b *testing.B) {
+	cfg := os.Getenv(fntest.CatalogEnv)
+	exes, err := fnruntime.LoadExecutables(cfg, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	inProcess := map[string]string{"gcr.io/kpt-fn/apply-replacements:v0.1.1": exes["gcr.io/kpt-fn/apply-replacements:v0.1.1"]}
+	b.Run("inprocess", func(b *testing.B) { benchPvctlRun(b, nephioPipeline, &fnruntime.Runtime{Executables: inProcess}) })
+	dir := b.TempDir()
+	asExecutables := map[string]string{}
+	for image, exe := range inProcess {
+		asExecutables[image] = exe
+	}
+	for _, image := range []string{"gcr.io/kpt-fn/set-annotations:v0.1.4", "gcr.io/kpt-fn/set-labels:v0.2"} {
+		b, err := os.ReadFile(exes[image])
+		if err != nil {
+			panic(err)
+		}
+		copyPath := filepath.Join(dir, "exec-"+filepath.Base(exes[image]))
+		if err := os.WriteFile(copyPath, b, 0o755); err != nil {
+			panic(err)
+		}
+		asExecutables[image] = copyPath
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("executables", func(b *testing.B) { benchPvctlRun(b, nephioPipeline, &fnruntime.Runtime{Executables: asExecutables}) })
+}
+
+// benchPvctlRun runs the fan-out with a blueprint pipeline and a runtime.
+func benchPvctlRun(b *testing.B, pipeline string, rt *fnruntime.Runtime) {
 	if os.Getenv("PVKIT_BENCH_PVCTL") == "" {
 		b.Skip("set PVKIT_BENCH_PVCTL=1 (make bench-pvctl)")
 	}
@@ -53,7 +103,7 @@ func BenchmarkPvctlRun(b *testing.B) {
 	write("cluster-objects.yaml", string(objs))
 	run := func(dir string) {
 		rep, err := local.Run(context.Background(), local.RunOptions{Repos: dir, Files: []string{in},
-			Render: &local.Render{Runtime: &fnruntime.Runtime{}}})
+			Render: &local.Render{Runtime: rt}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -63,12 +113,11 @@ func BenchmarkPvctlRun(b *testing.B) {
 			}
 		}
 	}
-	// The blueprint: examples/app with a pipeline of pvkit's own function,
-	// which renders in process.
+	// The blueprint: examples/app with the pipeline given.
 	blueprint := filepath.Join(b.TempDir(), "app")
 	files := fntest.ReadTree(b, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 	kf, _, _ := strings.Cut(files["Kptfile"], "pipeline:")
-	files["Kptfile"] = kf + "pipeline:\n  mutators:\n  - image: pvkit/package-context:v0.1.0\n    configMap:\n      tier: web\n"
+	files["Kptfile"] = kf + pipeline
 	fntest.WriteTree(b, blueprint, files)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "repos")
@@ -94,8 +143,11 @@ func BenchmarkPvctlRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	res, err := gs.GetResources(context.Background(), "default", "c0000.app.packagevariant-1")
-	if err != nil || !strings.Contains(res.Files["package-context.yaml"], "tier: web") {
+	if err != nil || strings.Contains(pipeline, "package-context") && !strings.Contains(res.Files["package-context.yaml"], "tier: web") {
 		b.Fatalf("the draft was not rendered (%v):\n%s", err, res.Files["package-context.yaml"])
+	}
+	if strings.Contains(pipeline, "set-labels") && !strings.Contains(res.Files["deployment.yaml"], "nephio.org/cluster-name: edge") {
+		b.Fatalf("the draft was not rendered by the catalog functions:\n%s", res.Files["deployment.yaml"])
 	}
 	b.Run(fmt.Sprintf("noop/%dtargets", n), func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
