@@ -111,15 +111,9 @@ func (s *SetLabels) selectors(o *fn.KubeObject) error {
 
 // jobTemplate is a CronJob's: its metadata, its selector, its pod template.
 func (s *SetLabels) jobTemplate(t *fn.SubObject) error {
-	if t == nil {
-		return nil
-	}
-	if err := s.set(t, create, "metadata", "labels"); err != nil {
+	spec, err := s.template(t)
+	if spec == nil || err != nil {
 		return err
-	}
-	spec := t.GetMap("spec")
-	if spec == nil {
-		return nil
 	}
 	if err := s.set(spec, update, "selector", "matchLabels"); err != nil {
 		return err
@@ -131,15 +125,9 @@ func (s *SetLabels) jobTemplate(t *fn.SubObject) error {
 // its spec's topology spread constraints and (see the package doc) its
 // affinity.
 func (s *SetLabels) podTemplate(t *fn.SubObject) error {
-	if t == nil {
-		return nil
-	}
-	if err := s.set(t, create, "metadata", "labels"); err != nil {
+	spec, err := s.template(t)
+	if spec == nil || err != nil {
 		return err
-	}
-	spec := t.GetMap("spec")
-	if spec == nil {
-		return nil
 	}
 	for _, c := range spec.GetSlice("topologySpreadConstraints") {
 		if err := s.set(c, update, "labelSelector", "matchLabels"); err != nil {
@@ -180,6 +168,18 @@ func (s *SetLabels) peers(spec *fn.SubObject) error {
 		}
 	}
 	return nil
+}
+
+// template labels a template's metadata and returns its spec (nil when
+// there is no template or no spec).
+func (s *SetLabels) template(t *fn.SubObject) (*fn.SubObject, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if err := s.set(t, create, "metadata", "labels"); err != nil {
+		return nil, err
+	}
+	return t.GetMap("spec"), nil
 }
 
 // set puts each label, in sorted key order, into the map at path under o:
