@@ -23,14 +23,14 @@ done
 # pvkit's own catalog functions (pkg/catalog): pvkit-catalog, an executable
 # per behaviour, and their images appended to the config.
 root="$(cd "$here/../.." && pwd)"
-(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$out/pvkit-catalog.new" ./functions/catalog)
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$out/pvkit-catalog.new" ./orchestrator/cmd/pvkit-catalog)
 mv -f "$out/pvkit-catalog.new" "$out/pvkit-catalog"
 # One executable per behaviour, the behaviour built in (-X main.builtin):
 # pvctl runs a sandboxed executable as /proc/self/fd/3 when it is root, so
 # the name it was called by cannot say which function it is.
 for name in $("$out/pvkit-catalog" --list); do
   rm -f "$out/$name"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.builtin=$name" -o "$out/$name" ./functions/catalog)
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.builtin=$name" -o "$out/$name" ./orchestrator/cmd/pvkit-catalog)
 done
 { cat "$here/config.yaml"; "$out/pvkit-catalog" --config | sed '/^functions:$/d'; } > "$out/config.yaml.new"
 mv -f "$out/config.yaml.new" "$out/config.yaml"

@@ -2,7 +2,7 @@
 // packages name (rule catalog-in-process): each function at each behaviour
 // its released versions have, the image names that mean it, and how an image
 // reference resolves to it. pvctl's render runs them in process; the
-// multi-call executable `pvkit-catalog` (functions/catalog) runs them for
+// multi-call executable `pvkit-catalog` (orchestrator/cmd/pvkit-catalog) runs them for
 // kpt (`--exec`) and for Porch's function runner (its exec runtime, through
 // the config Config writes).
 //

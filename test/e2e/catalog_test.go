@@ -18,7 +18,7 @@ import (
 // CatalogRepoEnv names a checkout of github.com/kptdev/krm-functions-catalog
 // whose own e2e cases and examples TestCatalogCases also runs (make
 // catalog-e2e sets it); without it only pvkit's cases in the catalog's shape
-// run (functions/catalog/testdata).
+// run (orchestrator/cmd/pvkit-catalog/testdata).
 const CatalogRepoEnv = "PVKIT_CATALOG_REPO"
 
 // catalogCaseConfig is a case's .expected/config.yaml, the catalog's test
@@ -53,7 +53,7 @@ func TestCatalogCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Dir(os.Getenv(fntest.CatalogEnv))
-	roots := []string{filepath.Join(repoRoot, "functions/catalog/testdata")}
+	roots := []string{filepath.Join(repoRoot, "orchestrator/cmd/pvkit-catalog/testdata")}
 	if repo := os.Getenv(CatalogRepoEnv); repo != "" {
 		seen := map[string]bool{}
 		for _, f := range catalog.Functions {
