@@ -23,6 +23,7 @@ package catalog
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ func Resolve(image string) *Function {
 	}
 	if digest != "" {
 		for _, f := range Functions {
-			if f.Name == name && contains(f.Digests, digest) {
+			if f.Name == name && slices.Contains(f.Digests, digest) {
 				return f
 			}
 		}
@@ -122,7 +123,7 @@ func Resolve(image string) *Function {
 			if r == tag {
 				return f
 			}
-			if v := version(r); v != nil && covers(tag, r) && (bestVersion == nil || less(bestVersion, v)) {
+			if v := version(r); v != nil && covers(tag, r) && (bestVersion == nil || slices.Compare(bestVersion, v) < 0) {
 				best, bestVersion = f, v
 			}
 		}
@@ -180,24 +181,6 @@ func version(release string) []int {
 		out = append(out, n)
 	}
 	return out
-}
-
-func less(a, b []int) bool {
-	for i := range a {
-		if i >= len(b) || a[i] != b[i] {
-			return i < len(b) && a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Images are every image reference of the catalog's registries that

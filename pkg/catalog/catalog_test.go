@@ -96,3 +96,48 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Package content is untrusted: an alias bomb (10^8 copies of a 1 KB
+// string when expanded) in an object, in a place each function walks
+// (labels, a Deployment's template) and one it does not (data), goes
+// through every function in process unexpanded: the output stays the size
+// of the input, the anchors kept. kustomize's filters (the v0.1 behaviours)
+// refuse an alias where they set labels, naming the field, and the kpt SDK
+// (set-labels v0.2) panics on one, which Call makes the function's failure:
+// bounded too.
+func TestAliasBombIsNotExpanded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" +
+		"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: bomb\n    labels: &l {app: x}\n" +
+		"  spec:\n    selector: {matchLabels: *l}\n    template: {metadata: {labels: *l}}\n  data:\n")
+	b.WriteString("    a0: &a0 \"" + strings.Repeat("x", 1000) + "\"\n")
+	for i := 1; i <= 8; i++ {
+		b.WriteString("    a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [" + strings.TrimSuffix(strings.Repeat("*a"+string(rune('0'+i-1))+", ", 10), ", ") + "]\n")
+	}
+	b.WriteString("functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {team: payments}\n")
+	in := b.String()
+	// Without the alias where labels go, every function succeeds.
+	plain := strings.Replace(strings.Replace(strings.Replace(in, "labels: &l {app: x}", "labels: {app: x}", 1),
+		"{matchLabels: *l}", "{matchLabels: {app: x}}", 1), "{labels: *l}", "{labels: {app: x}}", 1)
+	for _, f := range Functions {
+		var out, stderr bytes.Buffer
+		if code := f.Call(strings.NewReader(plain), &out, &stderr); code != 0 || out.Len() > 4*len(plain) || !strings.Contains(out.String(), "*a7") {
+			t.Fatalf("%s: exit %d, %d bytes from %d: %s", f.Executable, code, out.Len(), len(plain), stderr.String())
+		}
+	}
+	for _, f := range Functions {
+		var out, stderr bytes.Buffer
+		code := f.Call(strings.NewReader(in), &out, &stderr)
+		if code != 0 {
+			// kustomize names the field; the SDK panics on an alias node,
+			// which Call turns into the function's failure.
+			if code != 1 || !strings.Contains(stderr.String(), "AliasNode") && stderr.String() != f.Executable+": internal error: unhandled yaml node kind" {
+				t.Fatalf("%s: exit %d: %s", f.Executable, code, stderr.String())
+			}
+			continue
+		}
+		if out.Len() > 4*len(in) || !strings.Contains(out.String(), "*a7") || !strings.Contains(out.String(), "team: payments") {
+			t.Fatalf("%s: the output (%d bytes from %d) expanded the aliases or lost the labels:\n%.2000s", f.Executable, out.Len(), len(in), out.String())
+		}
+	}
+}

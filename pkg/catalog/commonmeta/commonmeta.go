@@ -53,6 +53,7 @@ type Function struct {
 	what       string // "label" or "annotation"
 	kind       string // the config kind: SetLabels, SetAnnotations
 	legacy     string // the legacy config kind
+	extra      string // the config's field of further field specs
 	wrongKind  string // the error for another config kind
 	defaults   types.FsSlice
 	reportEach bool // results per field set (set-annotations unstable)
@@ -62,16 +63,16 @@ type Function struct {
 }
 
 // SetLabels is set-labels v0.1.x.
-var SetLabels = &Function{what: "label", kind: "SetLabels", legacy: "SetLabelConfig",
+var SetLabels = &Function{what: "label", kind: "SetLabels", legacy: "SetLabelConfig", extra: "additionalLabelFields",
 	wrongKind: "`functionConfig` must be either a `ConfigMap` or `SetLabels`", defaults: mustSpecs(commonLabels), spacedSeverity: true}
 
 // SetAnnotations is set-annotations v0.1.x.
-var SetAnnotations = &Function{what: "annotation", kind: "SetAnnotations", legacy: "SetAnnotationConfig",
+var SetAnnotations = &Function{what: "annotation", kind: "SetAnnotations", legacy: "SetAnnotationConfig", extra: "additionalAnnotationFields",
 	wrongKind: "`functionConfig` must be a `ConfigMap` or `SetAnnotations`", defaults: mustSpecs(commonAnnotations), spacedSeverity: true}
 
 // SetAnnotationsUnstable is set-annotations at the catalog's main branch:
 // v0.1.x that reports each field it sets.
-var SetAnnotationsUnstable = &Function{what: "annotation", kind: "SetAnnotations", legacy: "SetAnnotationConfig",
+var SetAnnotationsUnstable = &Function{what: "annotation", kind: "SetAnnotations", legacy: "SetAnnotationConfig", extra: "additionalAnnotationFields",
 	wrongKind: SetAnnotations.wrongKind, defaults: SetAnnotations.defaults, reportEach: true}
 
 // Run is the function as a process: a ResourceList on in, the result on out,
@@ -136,7 +137,7 @@ func (f *Function) configure(cfg *yaml.RNode) (map[string]string, types.FsSlice,
 			values, extra = c.Annotations, c.AdditionalAnnotationFields
 		}
 		if extra != nil && c.FieldSpecs != nil {
-			return nil, nil, fmt.Errorf("`fieldSpecs` has been deprecated, please rename it to `additional%sFields`", strings.ToUpper(f.what[:1])+f.what[1:])
+			return nil, nil, fmt.Errorf("`fieldSpecs` has been deprecated, please rename it to `%s`", f.extra)
 		}
 		if extra == nil {
 			extra = c.FieldSpecs
