@@ -24,6 +24,7 @@ var functions = fntest.Functions
 
 var (
 	repoRoot string
+	runner   string // Porch v1.5.3's function runner, built
 	client   pb.FunctionEvaluatorClient
 	setupErr error
 )
@@ -51,39 +52,47 @@ func start(tmp string) (func(), error) {
 	if err := fntest.BuildFunctions(fnDir, functions...); err != nil {
 		return nil, err
 	}
-	runner := filepath.Join(tmp, "function-runner")
+	runner = filepath.Join(tmp, "function-runner")
 	if err := fntest.GoBuild(filepath.Join(repoRoot, "test", "functionrunner", "tools"), runner, "github.com/nephio-project/porch/func/server"); err != nil {
 		return nil, fmt.Errorf("building Porch v1.5.3's function runner: %w", err)
 	}
+	c, stop, err := serve(tmp, filepath.Join(repoRoot, "deploy", "function-runner", "config.yaml"), fnDir)
+	client = c
+	return stop, err
+}
+
+// serve starts the runner on a config and its functions directory and
+// waits until it answers.
+func serve(tmp, config, fnDir string) (pb.FunctionEvaluatorClient, func(), error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cmd := exec.Command(runner, "--port", fmt.Sprint(port), "--disable-runtimes", "pod",
-		"--config", filepath.Join(repoRoot, "deploy", "function-runner", "config.yaml"), "--functions", fnDir)
-	log, _ := os.Create(filepath.Join(tmp, "runner.log"))
+	cmd := exec.Command(runner, "--port", fmt.Sprint(port), "--disable-runtimes", "pod", "--config", config, "--functions", fnDir)
+	logPath := filepath.Join(tmp, fmt.Sprintf("runner-%d.log", port))
+	log, _ := os.Create(logPath)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
-	client = pb.NewFunctionEvaluatorClient(conn)
+	c := pb.NewFunctionEvaluatorClient(conn)
 	// Ready when it answers (an unknown image is an error, not a hang).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := client.EvaluateFunction(ctx, &pb.EvaluateFunctionRequest{Image: "pvkit/not-a-function:dev"}, grpc.WaitForReady(true))
+		_, err := c.EvaluateFunction(ctx, &pb.EvaluateFunctionRequest{Image: "pvkit/not-a-function:dev"}, grpc.WaitForReady(true))
 		cancel()
 		if s, ok := status.FromError(err); ok && s.Code() != codes.DeadlineExceeded && s.Code() != codes.Unavailable {
-			return stop, nil
+			return c, stop, nil
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(tmp, "runner.log"))
-			return stop, fmt.Errorf("the function runner did not answer in 30s: %v\n%s", err, b)
+			b, _ := os.ReadFile(logPath)
+			return c, stop, fmt.Errorf("the function runner did not answer in 30s: %v\n%s", err, b)
 		}
 	}
 }
