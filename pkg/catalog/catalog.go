@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pvkit/pvkit/pkg/catalog/applyreplacements"
 	"github.com/pvkit/pvkit/pkg/catalog/commonmeta"
 	"github.com/pvkit/pvkit/pkg/catalog/setlabels"
 )
@@ -59,6 +60,8 @@ var Registries = []string{"gcr.io/kpt-fn/", "ghcr.io/kptdev/krm-functions-catalo
 
 // Functions are pvkit's catalog functions, by executable name.
 var Functions = []*Function{
+	{Name: "apply-replacements", Executable: "apply-replacements-v0.1", Releases: []string{"v0.1.0", "v0.1.1"}, Run: applyreplacements.V01.Run},
+	{Name: "apply-replacements", Executable: "apply-replacements-v0.1.2", Releases: []string{"v0.1.2"}, Unstable: true, Run: applyreplacements.V012.Run},
 	{Name: "set-annotations", Executable: "set-annotations-v0.1", Releases: []string{"v0.1.3", "v0.1.4"},
 		Digests: []string{"sha256:76d65ebddf6ce9c2c00bbcb3c0e963a2d856685bdcf2f1072386f41ca9b563e5"}, Run: commonmeta.SetAnnotations.Run},
 	{Name: "set-annotations", Executable: "set-annotations-unstable", Unstable: true, Run: commonmeta.SetAnnotationsUnstable.Run},
