@@ -91,7 +91,9 @@ var upstreamOrigin = regexp.MustCompile(`(?m)^(\s+(?:repo|commit):) .*$`)
 // Issue 21 #1: a draft pvctl run renders is what `kpt fn render` makes of
 // the same draft unrendered (pvctl run --no-render), byte for byte: the
 // blueprint's pipeline (apply-replacements and a starlark validator of the
-// kpt catalog, offline) run by kpt as executables.
+// kpt catalog, offline) run by kpt as executables: the released
+// apply-replacements v0.1.1 built from the module proxy, where pvctl runs
+// pvkit's own in process.
 func TestPvctlRenderMatchesKpt(t *testing.T) {
 	needKpt(t)
 	if err := fntest.EnsureCatalog(); err != nil {
