@@ -118,6 +118,10 @@ echo "   (edge01's kindnet: a local edit, pulled, edited and pushed back, then e
 echo "   edge01's kindnet DaemonSet, labelled by set-labels v0.2.0 (pvkit's build, in process):"
 grep -A3 '^  labels:' "$work/kindnet/daemonset.yaml" | grep 'nephio.org/site-type: edge' | sed 's/^ */     /' \
   || { echo "set-labels did not label edge01's kindnet"; exit 1; }
+echo "   edge01's CAPI cluster, annotated by the nested variant's set-annotations v0.1.4 (in process):"
+"$PWD/bin/pvctl" pull mgmt.edge01-cluster.packagevariant-1 "$work/edge01-cluster" --repos "$repos" >/dev/null
+grep -h 'nephio.org/cluster-name: edge01' "$work/edge01-cluster/cluster.yaml" | head -1 | sed 's/^ */     /' \
+  || { echo "set-annotations did not annotate edge01's cluster"; exit 1; }
 sed -i 's/memory: 50Mi/memory: 100Mi/' "$work/kindnet/daemonset.yaml"
 pvctl push edge01.kindnet.packagevariant-1 "$work/kindnet"
 pvctl approve $("$PWD/bin/pvctl" get --repos "$repos" | awk '$6 == "Draft" {print $1}') | sed -n '1,2p'

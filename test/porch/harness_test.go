@@ -3,12 +3,15 @@ package porch
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -244,7 +247,55 @@ func (e *env) dump() {
 	e.t.Logf("in %s:\n%s%v", e.ns, out, err)
 	out, _ = kubectl("", "get", "packagevariants", "-n", e.ns, "-o", "yaml")
 	e.t.Logf("variants:\n%s", out)
+	e.t.Log(porchStuck(e.t.Name()))
 }
+
+// porchStuck is what porch-server is waiting on, for a failure that may be
+// Porch's (a CI run once saw every packagerevisions request time out after
+// a repository poll that never finished): its goroutines (pprof on its
+// port; standalone debug mode serves it without credentials), saved whole
+// next to the stack's logs, summarised here as the goroutines blocked for a
+// minute or more in Porch or go-git; and the git processes still running
+// (go-git runs git-upload-pack and git-receive-pack for file:// URLs).
+func porchStuck(test string) string {
+	var b strings.Builder
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := c.Get("https://127.0.0.1:9443/debug/pprof/goroutine?debug=2")
+	if err != nil {
+		return fmt.Sprintf("porch-server's goroutines: %v", err)
+	}
+	defer resp.Body.Close()
+	dump, _ := io.ReadAll(resp.Body)
+	file := filepath.Join(stackDir, "porch-goroutines-"+strings.NewReplacer("/", "_", " ", "_").Replace(test)+".txt")
+	_ = os.WriteFile(file, dump, 0o644)
+	fmt.Fprintf(&b, "porch-server's goroutines: %s; blocked a minute or more in Porch or go-git:\n", file)
+	for _, g := range strings.Split(string(dump), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if !longBlocked.MatchString(head) || !strings.Contains(g, "nephio-project/porch") && !strings.Contains(g, "go-git") {
+			continue
+		}
+		lines := strings.Split(g, "\n")
+		if len(lines) > 25 {
+			lines = append(lines[:25], "\t...")
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n\n")
+	}
+	if out, err := exec.Command("ps", "-eo", "pid,etimes,args").Output(); err == nil {
+		b.WriteString("git processes still running (pid, seconds, command):\n")
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "git-upload-pack") || strings.Contains(l, "git-receive-pack") || strings.Contains(l, "git upload-pack") || strings.Contains(l, "git receive-pack") {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// longBlocked matches the header of a goroutine that has waited a minute or
+// more on a lock, a channel send, a process or a pipe ("goroutine 7
+// [sync.Mutex.Lock, 3 minutes]:"), not the long-lived loops' receives and
+// selects.
+var longBlocked = regexp.MustCompile(`^goroutine \d+ \[(sync\.(RW)?Mutex\.R?Lock|semacquire|chan send|syscall|IO wait)[^\]]*, \d+ minutes`)
 
 // eventually polls cond every 250 ms until it holds or timeout passes.
 func (e *env) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
