@@ -109,7 +109,7 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" +
 		"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: bomb\n    labels: &l {app: x}\n" +
-		"  spec:\n    selector: {matchLabels: *l}\n    template: {metadata: {labels: *l}}\n  data:\n")
+		"  spec:\n    selector: {matchLabels: *l}\n    template: {metadata: {labels: *l}, spec: {containers: [{name: c, image: nginx}]}}\n  data:\n")
 	b.WriteString("    a0: &a0 \"" + strings.Repeat("x", 1000) + "\"\n")
 	for i := 1; i <= 8; i++ {
 		b.WriteString("    a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [" + strings.TrimSuffix(strings.Repeat("*a"+string(rune('0'+i-1))+", ", 10), ", ") + "]\n")
@@ -123,6 +123,9 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 				"    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.team], options: {create: true}}]\n" +
 				"  - source: {kind: Deployment, name: bomb, fieldPath: metadata.annotations.team}\n" +
 				"    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.team], options: {delimiter: '-', index: -1}}]\n"
+		}
+		if f.Name == "set-image" {
+			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {name: nginx, newTag: payments}\n"
 		}
 		return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {team: payments}\n"
 	}
@@ -150,8 +153,11 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 			continue
 		}
 		want := "team: payments"
-		if f.Name == "apply-replacements" {
+		switch f.Name {
+		case "apply-replacements":
 			want = "team: x-x" // through the alias of the selector
+		case "set-image":
+			want = "nginx:payments"
 		}
 		if out.Len() > 4*len(in) || !strings.Contains(out.String(), "*a7") || !strings.Contains(out.String(), want) {
 			t.Fatalf("%s: the output (%d bytes from %d) expanded the aliases or lost the labels:\n%.2000s", f.Executable, out.Len(), len(in), out.String())

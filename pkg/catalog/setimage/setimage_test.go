@@ -1,0 +1,68 @@
+package setimage
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestApply(t *testing.T) {
+	for _, c := range []struct {
+		image string
+		set   Image
+		want  string
+	}{
+		{"nginx", Image{NewTag: "1.27"}, "nginx:1.27"},
+		{"nginx:1.20", Image{NewName: "mirror/nginx"}, "mirror/nginx:1.20"},
+		{"nginx@sha256:ab", Image{NewName: "mirror/nginx"}, "mirror/nginx@sha256:ab"},
+		{"nginx:1.20@sha256:ab", Image{NewName: "m/nginx"}, "m/nginx:1.20@sha256:ab"},
+		{"nginx:1.20@sha256:ab", Image{NewTag: "1.27"}, "nginx:1.27"},
+		{"nginx:1.20", Image{Digest: "sha256:cd"}, "nginx@sha256:cd"},
+		{"nginx:1.20", Image{NewTag: "1.27", Digest: "sha256:cd"}, "nginx@sha256:cd"},
+		{"localhost:5000/nginx:1.20", Image{NewTag: "1.27"}, "localhost:5000/nginx:1.27"},
+		{"localhost:5000/nginx", Image{NewTag: "1.27"}, "localhost:5000/nginx:1.27"},
+	} {
+		if got := c.set.apply(c.image); got != c.want {
+			t.Errorf("%+v on %s = %s, want %s", c.set, c.image, got, c.want)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	for _, c := range []struct {
+		image, name string
+		want        bool
+	}{
+		{"nginx", "nginx", true},
+		{"nginx:1.20", "nginx", true},
+		{"nginx@sha256:ab", "nginx", true},
+		{"nginx:1.20@sha256:ab", "nginx", true},
+		{"nginx-exporter:1", "nginx", false},
+		{"docker.io/nginx:1", "nginx", false},
+		{"nginx:1.20", "(", false}, // not a regular expression: no match, no panic
+	} {
+		if got := matches(c.image, c.name); got != c.want {
+			t.Errorf("matches(%q, %q) = %v", c.image, c.name, got)
+		}
+	}
+}
+
+// A config error is two error results and the catalog's stderr, exit 1;
+// nothing is changed.
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"{newTag: v1}", "must specify `name`"},
+		{"{name: nginx}", "must specify one of `newName`, `newTag`, or `digest`"},
+		{"{name: nginx, tag: v1, zone: a}", "ConfigMap has wrong field name tag"},
+	} {
+		in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" +
+			"- {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: nginx}]}}\n" +
+			"functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: " + c.data + "}\n"
+		var out, stderr bytes.Buffer
+		code := Run(strings.NewReader(in), &out, &stderr)
+		if code != 1 || stderr.String() != "failed to evaluate function: function is terminated: "+c.want ||
+			!strings.Contains(out.String(), "image: nginx}") || strings.Count(out.String(), "severity: error") != 2 {
+			t.Errorf("%s: exit %d, stderr %q:\n%s", c.data, code, stderr.String(), out.String())
+		}
+	}
+}
