@@ -28,6 +28,7 @@ type catalogCaseConfig struct {
 	TestType string            `json:"testType"`
 	Image    string            `json:"image"`
 	Args     map[string]string `json:"args"`
+	FnConfig string            `json:"fnConfig"`
 	RunCount *int              `json:"runCount"`
 	Skip     bool              `json:"skip"`
 }
@@ -136,7 +137,12 @@ func runCatalogCase(t *testing.T, src, bin string) {
 		if f == nil {
 			t.Fatalf("%s: image %s is not one of pvkit's catalog functions", src, cfg.Image)
 		}
-		args = []string{"fn", "eval", "--exec", filepath.Join(bin, f.Executable), "--results-dir", results, "--truncate-output=false", work, "--"}
+		args = []string{"fn", "eval", "--exec", filepath.Join(bin, f.Executable), "--results-dir", results, "--truncate-output=false", work}
+		if cfg.FnConfig != "" {
+			// relative to .expected, where the case's config is
+			args = append(args, "--fn-config", filepath.Join(src, ".expected", cfg.FnConfig))
+		}
+		args = append(args, "--")
 		keys := make([]string, 0, len(cfg.Args))
 		for k := range cfg.Args {
 			keys = append(keys, k)
