@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
 	"sigs.k8s.io/kustomize/api/filters/replacement"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -76,20 +77,7 @@ type config struct {
 // Run is the function as a process: a ResourceList on in, the result on
 // out, the SDK's failure line on stderr; it returns the exit code.
 func (b *Behaviour) Run(in io.Reader, out, stderr io.Writer) int {
-	input, err := io.ReadAll(in)
-	if err != nil {
-		fmt.Fprintf(stderr, "failed to evaluate function: unable to read from stdin: %v", err)
-		return 1
-	}
-	res, err := fn.Run(fn.ResourceListProcessorFunc(b.process), input)
-	if _, werr := out.Write(res); werr != nil && err == nil {
-		err = werr
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "failed to evaluate function: %v", err)
-		return 1
-	}
-	return 0
+	return sdkproc.Main(fn.ResourceListProcessorFunc(b.process), in, out, stderr)
 }
 
 // process applies the replacements; a bad config or a failed replacement is

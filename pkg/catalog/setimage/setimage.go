@@ -31,11 +31,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
 	"sigs.k8s.io/kustomize/api/filters/imagetag"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filtersutil"
@@ -64,16 +66,8 @@ type SetImage struct {
 // Run is the function as a process: a ResourceList on in, the result on out,
 // the failure line on stderr; it returns the exit code.
 func Run(in io.Reader, out, stderr io.Writer) int {
-	b, err := io.ReadAll(in)
-	if err != nil {
-		fmt.Fprintf(stderr, "failed to evaluate function: %v", err)
-		return 1
-	}
 	s := &SetImage{}
-	res, err := fn.Run(fn.WithContext(context.Background(), s), b)
-	if _, werr := out.Write(res); werr != nil && err == nil {
-		err = werr
-	}
+	err := sdkproc.Process(fn.WithContext(context.Background(), s), in, out)
 	switch {
 	case s.terminated != "":
 		fmt.Fprintf(stderr, "failed to evaluate function: function is terminated: %s", s.terminated)
@@ -129,12 +123,7 @@ func (s *SetImage) terminate(results *fn.Results, msg string) bool {
 // data key the function does not know is an error, the first in sorted
 // order named.
 func (s *SetImage) configure() error {
-	keys := make([]string, 0, len(s.Data))
-	for k := range s.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 		v := s.Data[k]
 		switch k {
 		case "name":

@@ -27,10 +27,10 @@ package setlabels
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
 )
 
 // SetLabels is the function config (kind SetLabels, fn.kpt.dev/v1alpha1)
@@ -44,20 +44,7 @@ type SetLabels struct {
 // Run is the function as a process: a ResourceList on in, the result on out,
 // the SDK's failure line on stderr; it returns the exit code.
 func Run(in io.Reader, out, stderr io.Writer) int {
-	b, err := io.ReadAll(in)
-	if err != nil {
-		fmt.Fprintf(stderr, "failed to evaluate function: %v", err)
-		return 1
-	}
-	res, err := fn.Run(fn.WithContext(context.Background(), &SetLabels{}), b)
-	if _, werr := out.Write(res); werr != nil && err == nil {
-		err = werr
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "failed to evaluate function: %v", err)
-		return 1
-	}
-	return 0
+	return sdkproc.Main(fn.WithContext(context.Background(), &SetLabels{}), in, out, stderr)
 }
 
 // placeholderConfig is kpt's stand-in for no config: `kpt fn eval` gives a
