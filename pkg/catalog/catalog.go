@@ -30,6 +30,7 @@ import (
 
 	"github.com/pvkit/pvkit/pkg/catalog/applyreplacements"
 	"github.com/pvkit/pvkit/pkg/catalog/commonmeta"
+	"github.com/pvkit/pvkit/pkg/catalog/searchreplace"
 	"github.com/pvkit/pvkit/pkg/catalog/setimage"
 	"github.com/pvkit/pvkit/pkg/catalog/setlabels"
 	"github.com/pvkit/pvkit/pkg/catalog/upsertresource"
@@ -69,6 +70,7 @@ var Functions = []*Function{
 	{Name: "set-annotations", Executable: "set-annotations-unstable", Unstable: true, Run: commonmeta.SetAnnotationsUnstable.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.1", Releases: []string{"v0.1.4", "v0.1.5"},
 		Digests: []string{"sha256:0dfc3c8aba8b791d0c45fe7eafbc8cf3c5920a09f69848f46dcc270ae3423641"}, Run: commonmeta.SetLabels.Run},
+	{Name: "search-replace", Executable: "search-replace-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: searchreplace.Run},
 	{Name: "set-image", Executable: "set-image-unstable", Unstable: true, Run: setimage.Run},
 	{Name: "upsert-resource", Executable: "upsert-resource-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: upsertresource.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.2", Releases: []string{"v0.2.0", "v0.2.1"}, Unstable: true, Run: setlabels.Run},

@@ -124,6 +124,9 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 				"  - source: {kind: Deployment, name: bomb, fieldPath: metadata.annotations.team}\n" +
 				"    targets: [{select: {kind: Deployment}, fieldPaths: [metadata.annotations.team], options: {delimiter: '-', index: -1}}]\n"
 		}
+		if f.Name == "search-replace" {
+			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {by-value: x, put-value: payments}\n"
+		}
 		if f.Name == "set-image" {
 			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {name: nginx, newTag: payments}\n"
 		}
@@ -158,6 +161,8 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 			want = "team: x-x" // through the alias of the selector
 		case "set-image":
 			want = "nginx:payments"
+		case "search-replace":
+			want = "app: payments"
 		}
 		if out.Len() > 4*len(in) || !strings.Contains(out.String(), "*a7") || !strings.Contains(out.String(), want) {
 			t.Fatalf("%s: the output (%d bytes from %d) expanded the aliases or lost the labels:\n%.2000s", f.Executable, out.Len(), len(in), out.String())
