@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
@@ -114,9 +115,15 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		m, err := r.mutate(ctx, v, d, false)
 		if errors.Is(err, store.ErrNotFound) {
 			if exists, xerr := r.Store.Exists(ctx, d.Namespace, d.Name); xerr == nil && !exists {
-				// Listed, and not there: Porch lost the draft and the cache
-				// was not told. Left out from now on; the next reconcile,
-				// soon, makes the downstream what it should be without it.
+				// Listed, and not there. Porch may show it again at its
+				// next refresh (it dropped it from its cache): waited for,
+				// phantomAfter. Then it is taken for lost, the cache not
+				// told: left out from now on; the next reconcile, soon,
+				// makes the downstream what it should be without it.
+				if waited := r.tracker.unreadable(v.UID, d.Name, r.now()); waited < phantomAfter {
+					return nil, kit.Wait(phantomRetry, "draft %s is listed but Porch does not find it (for %s): waiting up to %s for Porch to show it again before making the downstream without it",
+						d.Name, waited.Round(time.Second), phantomAfter)
+				}
 				r.tracker.phantom(v.UID, d.Name)
 				ctrl.LoggerFrom(ctx).Info("an owned draft the listing shows does not exist: left out", "revision", d.Name)
 				return nil, kit.Wait(cacheRetry, "draft %s is listed but does not exist (Porch lost it): reconciling without it", d.Name)
@@ -125,6 +132,7 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		if err != nil {
 			return nil, err
 		}
+		r.tracker.readable(v.UID, d.Name)
 		if m.conflict != nil {
 			conflicts = append(conflicts, m.conflict)
 		}

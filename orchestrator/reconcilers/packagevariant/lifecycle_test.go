@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -288,21 +290,34 @@ func (p phantomStore) Exists(ctx context.Context, namespace, name string) (bool,
 	return p.Store.Exists(ctx, namespace, name)
 }
 
-// A listed owned draft that does not exist is left out, and the variant
-// makes its downstream without it: it failed on every reconcile, for ever
-// (the informer cache is not told), and the variant never got a draft.
+// A listed owned draft that does not exist is left out once it has read
+// NotFound for phantomAfter, and the variant makes its downstream without
+// it: it failed on every reconcile, for ever (the informer cache is not
+// told), and the variant never got a draft. Until then the variant waits,
+// creating nothing.
 func TestPhantomDraftIsLeftOut(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	now := testNow
+	e.r.Clock = clockFunc(func() time.Time { return now })
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	uid := string(e.get("app-prod").UID)
 	phantom := store.Revision{Namespace: ns, Name: "deploy.app-prod.packagevariant-1", Repository: "deploy", Package: "app-prod",
 		Workspace: "packagevariant-1", Lifecycle: store.Draft, Owners: []store.OwnerRef{{UID: uid, Kind: "PackageVariant", Name: "app-prod"}}}
 	e.r.Store = phantomStore{Store: e.store, phantom: phantom}
-	e.mustReconcile("app-prod")
-	if n := len(e.downstream("app-prod")); n != 0 {
-		t.Fatalf("the reconcile that found the phantom created %d drafts", n)
+	for _, after := range []time.Duration{0, 30 * time.Second, phantomAfter - time.Second} {
+		now = testNow.Add(after)
+		// Waiting: read again soon, nothing written meanwhile.
+		res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
+		if err != nil || res.RequeueAfter != phantomRetry {
+			t.Fatalf("%s after the first NotFound: %+v, %v; want a requeue after %s", after, res, err, phantomRetry)
+		}
+		if n := len(e.downstream("app-prod")); n != 0 {
+			t.Fatalf("%s after the first NotFound, the variant created %d drafts", after, n)
+		}
 	}
+	now = testNow.Add(phantomAfter)
+	e.mustReconcile("app-prod") // taken for lost
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
 	if len(revs) != 1 || revs[0].Name != "deploy.app-prod.packagevariant-2" {
@@ -312,4 +327,82 @@ func TestPhantomDraftIsLeftOut(t *testing.T) {
 		t.Fatalf("Ready = %+v", c)
 	}
 	e.mustReconcile("app-prod") // and it stays left out
+}
+
+// comebackStore is phantomStore until back is set: the draft then reads
+// again (Porch's next refresh put it back in its cache).
+type comebackStore struct {
+	phantomStore
+	back *bool
+}
+
+func (c comebackStore) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if *c.back {
+		return c.phantomStore.Store.GetResources(ctx, namespace, name)
+	}
+	return c.phantomStore.GetResources(ctx, namespace, name)
+}
+
+func (c comebackStore) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	if *c.back {
+		return c.phantomStore.Store.Exists(ctx, namespace, name)
+	}
+	return c.phantomStore.Exists(ctx, namespace, name)
+}
+
+func (c comebackStore) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {
+	if *c.back {
+		return c.phantomStore.Store.ListOwned(ctx, namespace, uid)
+	}
+	return c.phantomStore.ListOwned(ctx, namespace, uid)
+}
+
+// Porch v1.5.3 drops a draft it has just created from its cache when a
+// refresh races the create (three variants cloning into one repository at
+// once, e2e-porch TestDeletionPolicies) and shows it again at its next
+// refresh: a draft that reads NotFound for less than phantomAfter and then
+// reads again is the variant's one draft; no second draft is made.
+func TestDraftPorchShowsAgainIsKept(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))
+	now := testNow
+	e.r.Clock = clockFunc(func() time.Time { return now })
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 {
+		t.Fatalf("%d drafts after the first reconcile", len(revs))
+	}
+	back := false
+	e.r.Store = comebackStore{phantomStore: phantomStore{Store: e.store, phantom: revs[0]}, back: &back}
+	// The variant changes, so the reconcile reads its draft: NotFound.
+	v := e.get("app-prod")
+	v.Spec.Labels = map[string]string{"tier": "web"}
+	if err := e.client.Update(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	now = testNow.Add(5 * time.Second)
+	e.mustReconcile("app-prod")
+	now = testNow.Add(20 * time.Second)
+	back = true
+	e.mustReconcile("app-prod")
+	revs = e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Name != "deploy.app-prod.packagevariant-1" {
+		t.Fatalf("downstream: %+v, want packagevariant-1 alone", revs)
+	}
+	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+	// Much later, another NotFound starts its own wait: the first is over.
+	back = false
+	now = testNow.Add(10 * time.Minute)
+	v = e.get("app-prod")
+	v.Spec.Labels = map[string]string{"tier": "api"}
+	if err := e.client.Update(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	if n := len(e.downstream("app-prod")); n != 1 {
+		t.Fatalf("%d drafts: a new NotFound was taken for lost at once", n)
+	}
 }

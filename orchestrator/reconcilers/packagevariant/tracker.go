@@ -35,6 +35,49 @@ type tracker struct {
 	// Porch lost them after creating them, and the informer cache, told
 	// nothing, lists them still. They are left out of the listing.
 	phantoms map[types.UID]map[string]bool
+	// unread is when each listed draft was first read NotFound, until it
+	// reads again or is taken for a phantom (phantomAfter).
+	unread map[types.UID]map[string]time.Time
+}
+
+// phantomAfter is how long a listed draft must read NotFound, directly,
+// before it is taken for lost. Porch v1.5.3 drops a draft it has just
+// created from its cache when a repository refresh that listed the
+// repository before the create finishes after it, and shows it again at
+// its next refresh (a write to the repository or the periodic sync); a
+// draft taken for lost sooner is made twice (e2e-porch
+// TestDeletionPolicies, three variants cloning into one repository: the
+// first reading NotFound, the second a second later, packagevariant-2
+// beside a packagevariant-1 that came back).
+const phantomAfter = time.Minute
+
+// phantomRetry is how often a draft that reads NotFound is read again.
+const phantomRetry = 2 * time.Second
+
+// unreadable records that a listed draft read NotFound at now and returns
+// how long it has, since the first such read.
+func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.unread == nil {
+		t.unread = map[types.UID]map[string]time.Time{}
+	}
+	if t.unread[uid] == nil {
+		t.unread[uid] = map[string]time.Time{}
+	}
+	first, ok := t.unread[uid][draft]
+	if !ok {
+		first = now
+		t.unread[uid][draft] = now
+	}
+	return now.Sub(first)
+}
+
+// readable records that a draft read again.
+func (t *tracker) readable(uid types.UID, draft string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.unread[uid], draft)
 }
 
 // phantom records a listed draft that does not exist.
@@ -48,6 +91,7 @@ func (t *tracker) phantom(uid types.UID, draft string) {
 		t.phantoms[uid] = map[string]bool{}
 	}
 	t.phantoms[uid][draft] = true
+	delete(t.unread[uid], draft)
 }
 
 // real leaves the known phantoms out of a listing.
@@ -236,6 +280,7 @@ func (t *tracker) forget(uid types.UID) {
 	delete(t.asked, uid)
 	delete(t.written, uid)
 	delete(t.phantoms, uid)
+	delete(t.unread, uid)
 }
 
 // cacheBehind: the listing does not show the draft this variant just
