@@ -148,7 +148,7 @@ func benchPvctlRun(b *testing.B, pipeline string, rt *fnruntime.Runtime) {
 		b.Fatalf("the draft was not rendered (%v):\n%s", err, res.Files["package-context.yaml"])
 	}
 	if strings.Contains(pipeline, "set-labels") && (!strings.Contains(res.Files["deployment.yaml"], "nephio.org/cluster-name: edge") ||
-		!strings.Contains(res.Files["deployment.yaml"], "instance: c0000")) {
+		!strings.Contains(res.Files["deployment.yaml"], "instance: app")) {
 		b.Fatalf("the draft was not rendered by the catalog functions:\n%s", res.Files["deployment.yaml"])
 	}
 	b.Run(fmt.Sprintf("noop/%dtargets", n), func(b *testing.B) {
