@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/pkg/catalog"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -121,8 +125,9 @@ func runCatalogCase(t *testing.T, src, bin string) {
 	// (before the baseline commit, so the diff is the functions' only).
 	_, scriptErr := os.Stat(filepath.Join(src, ".expected/exec.sh"))
 	renders := cfg.TestType != "eval" && scriptErr != nil
-	if k, ok := files["Kptfile"]; ok {
-		files["Kptfile"] = imageLine.ReplaceAllStringFunc(k, func(line string) string {
+	asImages := maps.Clone(files)
+	toExec := func(k string) string {
+		return imageLine.ReplaceAllStringFunc(k, func(line string) string {
 			m := imageLine.FindStringSubmatch(line)
 			f := catalog.Resolve(m[2])
 			if f == nil && !renders {
@@ -133,6 +138,9 @@ func runCatalogCase(t *testing.T, src, bin string) {
 			}
 			return m[1] + "exec: " + filepath.Join(bin, f.Executable)
 		})
+	}
+	if k, ok := files["Kptfile"]; ok {
+		files["Kptfile"] = toExec(k)
 	}
 	fntest.WriteTree(t, work, files)
 	git(t, work, "init", "-q")
@@ -199,6 +207,9 @@ func runCatalogCase(t *testing.T, src, bin string) {
 	if code != cfg.ExitCode {
 		t.Fatalf("kpt %s: exit %d, want %d\n%s", strings.Join(args, " "), code, cfg.ExitCode, out)
 	}
+	if renders {
+		pvctlRendersAsKpt(t, work, asImages, toExec, runs, code)
+	}
 	if code == 0 {
 		git(t, work, "add", "-A")
 		got := git(t, work, "diff", "--cached")
@@ -235,6 +246,47 @@ func runCatalogCase(t *testing.T, src, bin string) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("kpt's results differ from %s (-want +got):\n%s\nkpt said:\n%s", src, diff, out)
+	}
+}
+
+// pvctlRendersAsKpt: pvctl render, running pvkit's catalog functions in
+// process by their image names, leaves the package as kpt left it running
+// them as executables (the Kptfile compared with its images named as
+// executables), or, where kpt failed, fails too and changes nothing.
+func pvctlRendersAsKpt(t *testing.T, byKpt string, files map[string]string, toExec func(string) string, runs, kptCode int) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(byKpt))
+	fntest.WriteTree(t, dir, files)
+	code := 0
+	var stdout, stderr bytes.Buffer
+	for i := 0; i < runs && code == 0; i++ {
+		stdout.Reset()
+		stderr.Reset()
+		code = cli.Command(context.Background(), "render", []string{dir}, &stdout, &stderr)
+	}
+	got := fntest.ReadTree(t, dir)
+	if kptCode != 0 {
+		if code != 1 || !cmp.Equal(files, got) {
+			t.Fatalf("kpt failed (exit %d); pvctl render exit %d, want 1 and the package unchanged (-before +after):\n%s\n%s%s",
+				kptCode, code, cmp.Diff(files, got), stdout.String(), stderr.String())
+		}
+		return
+	}
+	if code != 0 {
+		t.Fatalf("pvctl render: exit %d where kpt rendered:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if k, ok := got["Kptfile"]; ok {
+		got["Kptfile"] = toExec(k)
+	}
+	want := fntest.ReadTree(t, byKpt)
+	delete(want, ".git")
+	for p := range want {
+		if strings.HasPrefix(p, ".git/") {
+			delete(want, p)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("pvctl render (in process) differs from kpt fn render (executables) (-kpt +pvctl):\n%s", diff)
 	}
 }
 
