@@ -30,6 +30,7 @@ import (
 
 	"github.com/pvkit/pvkit/pkg/catalog/applyreplacements"
 	"github.com/pvkit/pvkit/pkg/catalog/commonmeta"
+	"github.com/pvkit/pvkit/pkg/catalog/createsetters"
 	"github.com/pvkit/pvkit/pkg/catalog/ensurenamesubstring"
 	"github.com/pvkit/pvkit/pkg/catalog/searchreplace"
 	"github.com/pvkit/pvkit/pkg/catalog/setimage"
@@ -71,6 +72,8 @@ var Functions = []*Function{
 	{Name: "set-annotations", Executable: "set-annotations-unstable", Unstable: true, Run: commonmeta.SetAnnotationsUnstable.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.1", Releases: []string{"v0.1.4", "v0.1.5"},
 		Digests: []string{"sha256:0dfc3c8aba8b791d0c45fe7eafbc8cf3c5920a09f69848f46dcc270ae3423641"}, Run: commonmeta.SetLabels.Run},
+	{Name: "create-setters", Executable: "create-setters-v0.1", Releases: []string{"v0.1.0"}, Run: createsetters.V01.Run},
+	{Name: "create-setters", Executable: "create-setters-unstable", Unstable: true, Run: createsetters.Unstable.Run},
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-v0.2", Releases: []string{"v0.2.0"}, Run: ensurenamesubstring.V02.Run},
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-unstable", Unstable: true, Run: ensurenamesubstring.Unstable.Run},
 	{Name: "search-replace", Executable: "search-replace-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: searchreplace.Run},

@@ -127,6 +127,9 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 		if f.Name == "search-replace" {
 			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {by-value: x, put-value: payments}\n"
 		}
+		if f.Name == "create-setters" {
+			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {image: nginx}\n"
+		}
 		if f.Name == "ensure-name-substring" {
 			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {prepend: payments-}\n"
 		}
@@ -168,6 +171,8 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 			want = "app: payments"
 		case "ensure-name-substring":
 			want = "name: payments-bomb"
+		case "create-setters":
+			want = "kpt-set: ${image}"
 		}
 		if out.Len() > 4*len(in) || !strings.Contains(out.String(), "*a7") || !strings.Contains(out.String(), want) {
 			t.Fatalf("%s: the output (%d bytes from %d) expanded the aliases or lost the labels:\n%.2000s", f.Executable, out.Len(), len(in), out.String())

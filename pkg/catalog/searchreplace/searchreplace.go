@@ -33,8 +33,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/pvkit/pvkit/pkg/catalog/internal/kyamlproc"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -68,11 +68,7 @@ func Run(in io.Reader, out, stderr io.Writer) int {
 		}
 		return nil
 	})
-	if err := framework.Execute(p, &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return kyamlproc.MainLine(p, in, out, stderr)
 }
 
 func readConfig(o *yaml.RNode) (*config, error) {

@@ -23,8 +23,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/pvkit/pvkit/pkg/catalog/internal/kyamlproc"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -46,11 +46,7 @@ func Run(in io.Reader, out, stderr io.Writer) int {
 		rl.Items = items
 		return nil
 	})
-	if err := framework.Execute(p, &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return kyamlproc.MainLine(p, in, out, stderr)
 }
 
 // upsert puts each resource of the config (one, or a List's items) into
