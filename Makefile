@@ -96,8 +96,9 @@ uninstall: undeploy bin/pvctl
 undeploy-crds: undeploy
 	kubectl delete -k config/crd --ignore-not-found
 
-## catalog-functions: the kpt catalog functions the Go module proxy serves (apply-replacements, set-namespace,
-## starlark, apply-setters at exact versions; hack/catalog), built into bin/catalog with Porch's function
+## catalog-functions: the kpt catalog functions the Go module proxy serves (set-namespace and starlark at
+## exact versions; apply-replacements and apply-setters as the references pvkit's own are checked against;
+## hack/catalog) and pvkit's own (pkg/catalog), built into bin/catalog with Porch's function
 ## runner config mapping their image names: pvctl renders pipelines that use them offline
 catalog-functions:
 	hack/catalog/build.sh bin/catalog

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/pvkit/pvkit/pkg/catalog/applyreplacements"
+	"github.com/pvkit/pvkit/pkg/catalog/applysetters"
 	"github.com/pvkit/pvkit/pkg/catalog/commonmeta"
 	"github.com/pvkit/pvkit/pkg/catalog/createsetters"
 	"github.com/pvkit/pvkit/pkg/catalog/ensurenamesubstring"
@@ -72,6 +73,8 @@ var Functions = []*Function{
 	{Name: "set-annotations", Executable: "set-annotations-unstable", Unstable: true, Run: commonmeta.SetAnnotationsUnstable.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.1", Releases: []string{"v0.1.4", "v0.1.5"},
 		Digests: []string{"sha256:0dfc3c8aba8b791d0c45fe7eafbc8cf3c5920a09f69848f46dcc270ae3423641"}, Run: commonmeta.SetLabels.Run},
+	{Name: "apply-setters", Executable: "apply-setters-v0.2", Releases: []string{"v0.2.0", "v0.2.1"}, Unstable: true,
+		Digests: []string{"sha256:4d4295727183396f0c3c6a75d2560254c2f9041a39e95dc1e5beffeb49cc1a12"}, Run: applysetters.Run},
 	{Name: "create-setters", Executable: "create-setters-v0.1", Releases: []string{"v0.1.0"}, Run: createsetters.V01.Run},
 	{Name: "create-setters", Executable: "create-setters-unstable", Unstable: true, Run: createsetters.Unstable.Run},
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-v0.2", Releases: []string{"v0.2.0"}, Run: ensurenamesubstring.V02.Run},
