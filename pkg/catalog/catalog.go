@@ -36,6 +36,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/catalog/searchreplace"
 	"github.com/pvkit/pvkit/pkg/catalog/setimage"
 	"github.com/pvkit/pvkit/pkg/catalog/setlabels"
+	"github.com/pvkit/pvkit/pkg/catalog/setnamespace"
 	"github.com/pvkit/pvkit/pkg/catalog/upsertresource"
 )
 
@@ -80,6 +81,7 @@ var Functions = []*Function{
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-v0.2", Releases: []string{"v0.2.0"}, Run: ensurenamesubstring.V02.Run},
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-unstable", Unstable: true, Run: ensurenamesubstring.Unstable.Run},
 	{Name: "search-replace", Executable: "search-replace-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: searchreplace.Run},
+	{Name: "set-namespace", Executable: "set-namespace-unstable", Unstable: true, Run: setnamespace.Run},
 	{Name: "set-image", Executable: "set-image-unstable", Unstable: true, Run: setimage.Run},
 	{Name: "upsert-resource", Executable: "upsert-resource-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: upsertresource.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.2", Releases: []string{"v0.2.0", "v0.2.1"}, Unstable: true, Run: setlabels.Run},

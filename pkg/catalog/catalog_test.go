@@ -127,6 +127,9 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 		if f.Name == "search-replace" {
 			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {by-value: x, put-value: payments}\n"
 		}
+		if f.Name == "set-namespace" {
+			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {namespace: payments}\n"
+		}
 		if f.Name == "create-setters" {
 			return s + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: function-input}\n  data: {image: nginx}\n"
 		}
@@ -173,6 +176,8 @@ func TestAliasBombIsNotExpanded(t *testing.T) {
 			want = "name: payments-bomb"
 		case "create-setters":
 			want = "kpt-set: ${image}"
+		case "set-namespace":
+			want = "namespace: payments"
 		}
 		if out.Len() > 4*len(in) || !strings.Contains(out.String(), "*a7") || !strings.Contains(out.String(), want) {
 			t.Fatalf("%s: the output (%d bytes from %d) expanded the aliases or lost the labels:\n%.2000s", f.Executable, out.Len(), len(in), out.String())
