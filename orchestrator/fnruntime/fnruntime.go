@@ -133,9 +133,11 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 		p := builtins[fn]
 		return inProcess(fn, func(in io.Reader, out, stderr io.Writer) int { return fnmain.Run(fn, p, in, out, stderr) }), nil
 	}
-	if c := catalog.Resolve(f.Image); c != nil {
+	if c := catalog.Resolve(f.Image); c != nil && !c.Sandboxed {
 		// pvkit's catalog functions run in process, unless a function
-		// config maps the image to an executable of another name.
+		// config maps the image to an executable of another name; one
+		// that runs the package's own program (starlark) runs as its
+		// executable, sandboxed, below.
 		if path, ok := r.Executables[f.Image]; !ok || filepath.Base(path) == c.Executable {
 			return inProcess(c.Executable, c.Call), nil
 		}

@@ -169,6 +169,23 @@ func TestCatalogRunsInProcess(t *testing.T) {
 	}
 }
 
+// Issue 30: pvkit's starlark runs the package's own program, so it never
+// runs in process: with no executable mapped there is no runtime for it,
+// and the executable a config maps runs (sandboxed, as any).
+func TestStarlarkNeverInProcess(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no docker, no podman
+	image := "gcr.io/kpt-fn/starlark:v0.5.1"
+	_, err := (&Runtime{FindContainer: true}).Runner(context.Background(), render.Function{Image: image})
+	if err == nil || !strings.HasPrefix(err.Error(), `no runtime for image "gcr.io/kpt-fn/starlark:v0.5.1"`) {
+		t.Fatalf("err = %v, want no runtime", err)
+	}
+	exe := filepath.Join(t.TempDir(), "starlark-v0.5")
+	rt := &Runtime{Executables: map[string]string{image: exe}}
+	if _, err := rt.Runner(context.Background(), render.Function{Image: image}); err == nil || !strings.Contains(err.Error(), exe+", which is not there") {
+		t.Fatalf("err = %v, want the mapped executable", err)
+	}
+}
+
 // Issue 30 #3: an image the container CLI cannot pull or start fails the
 // render with one line naming the image and the ways to run it; the CLI's
 // own text stays in the run's stderr (the render status).

@@ -37,6 +37,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/catalog/setimage"
 	"github.com/pvkit/pvkit/pkg/catalog/setlabels"
 	"github.com/pvkit/pvkit/pkg/catalog/setnamespace"
+	"github.com/pvkit/pvkit/pkg/catalog/starlark"
 	"github.com/pvkit/pvkit/pkg/catalog/upsertresource"
 )
 
@@ -59,6 +60,11 @@ type Function struct {
 	Digests []string
 	// Run is the function.
 	Run Func
+	// Sandboxed: it runs the package's own program (starlark), so pvctl
+	// runs its executable, sandboxed as kpt runs an image, never in
+	// process: only a process can be given no network, a minimal
+	// environment and a memory bound.
+	Sandboxed bool
 }
 
 // Registries are the registry paths of the catalog's images; the first is
@@ -82,6 +88,7 @@ var Functions = []*Function{
 	{Name: "ensure-name-substring", Executable: "ensure-name-substring-unstable", Unstable: true, Run: ensurenamesubstring.Unstable.Run},
 	{Name: "search-replace", Executable: "search-replace-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: searchreplace.Run},
 	{Name: "set-namespace", Executable: "set-namespace-unstable", Unstable: true, Run: setnamespace.Run},
+	{Name: "starlark", Executable: "starlark-v0.5", Releases: []string{"v0.5.0", "v0.5.1"}, Unstable: true, Run: starlark.Run, Sandboxed: true},
 	{Name: "set-image", Executable: "set-image-unstable", Unstable: true, Run: setimage.Run},
 	{Name: "upsert-resource", Executable: "upsert-resource-v0.2", Releases: []string{"v0.2.0"}, Unstable: true, Run: upsertresource.Run},
 	{Name: "set-labels", Executable: "set-labels-v0.2", Releases: []string{"v0.2.0", "v0.2.1"}, Unstable: true, Run: setlabels.Run},

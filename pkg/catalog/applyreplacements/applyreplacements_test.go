@@ -3,10 +3,7 @@ package applyreplacements
 import (
 	"bytes"
 
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
+	"github.com/pvkit/pvkit/pkg/catalog/internal/reference"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	"strings"
 	"testing"
@@ -269,35 +266,16 @@ func errorResult(t *testing.T, out string) string {
 // v0.1.1 (built from the Go module proxy by make catalog-functions) and
 // through V01: the same exit code and the same bytes out.
 func TestAgainstV011(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	exe := filepath.Join(filepath.Dir(file), "..", "..", "..", "bin", "catalog", "apply-replacements-v0.1.1")
-	if _, err := os.Stat(exe); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not built (make catalog-functions): %v", exe, err)
-		}
-		t.Skipf("%s is not built (make catalog-functions)", exe)
-	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := list(c.config)
-			cmd := exec.Command(exe)
-			cmd.Stdin = strings.NewReader(in)
-			var out, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &stderr
-			wantCode := 0
-			if err := cmd.Run(); err != nil {
-				ee, ok := err.(*exec.ExitError)
-				if !ok {
-					t.Fatal(err)
-				}
-				wantCode = ee.ExitCode()
-			}
+			wantCode, want, wantErr := reference.Run(t, "apply-replacements-v0.1.1", in)
 			code, got, gotErr := run(V01, in)
-			if code != wantCode || got != out.String() {
-				t.Errorf("v0.1.1 exits %d with\n%s\npvkit's v0.1 exits %d with\n%s", wantCode, out.String(), code, got)
+			if code != wantCode || got != want {
+				t.Errorf("v0.1.1 exits %d with\n%s\npvkit's v0.1 exits %d with\n%s", wantCode, want, code, got)
 			}
-			if gotErr != stderr.String() {
-				t.Errorf("stderr: v0.1.1 %q, pvkit %q", stderr.String(), gotErr)
+			if gotErr != wantErr {
+				t.Errorf("stderr: v0.1.1 %q, pvkit %q", wantErr, gotErr)
 			}
 		})
 	}
