@@ -51,9 +51,10 @@ func TestMain(m *testing.M) {
 
 // env is one scenario: its own namespace on the shared stack.
 type env struct {
-	t  *testing.T
-	c  client.Client
-	ns string
+	t      *testing.T
+	c      client.Client
+	ns     string
+	nudges int // refs nudge made
 }
 
 // newEnv installs pvkit once (CRDs, the role of config/default, the
@@ -313,6 +314,42 @@ func (e *env) eventually(timeout time.Duration, what string, cond func() (bool, 
 	e.t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
 }
 
+// nudge makes Porch read a repository again: a new ref (outside the
+// branches and tags Porch reads packages from) changes the repository's
+// version, so Porch's next poll lists it afresh. Porch v1.5.3 can keep a
+// listing that lacks a revision after a burst of writes to one repository,
+// under a version that already counts them (rule one-write-per-repository),
+// and lists it again only when the repository changes: a check of what
+// pvkit wrote that reads Porch's listing nudges it before it gives up.
+func (e *env) nudge(repo string) {
+	e.t.Helper()
+	dir := filepath.Join(stackDir, "git", e.ns, repo+".git")
+	e.nudges++
+	script := fmt.Sprintf(`set -e; c=$(git commit-tree -m nudge $(git mktree </dev/null)); git update-ref refs/heads/pvkit-e2e-nudge/%d "$c"`, e.nudges)
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com", "GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("nudging %s: %v\n%s", repo, err, out)
+	}
+	e.t.Logf("nudged Porch to list %s again (%d)", repo, e.nudges)
+}
+
+// eventuallyListed is eventually for a condition read from Porch's listing
+// of a repository that a burst of writes can leave stale: after 20 s unmet,
+// and every 10 s after, Porch is nudged to list the repository again.
+func (e *env) eventuallyListed(repo string, timeout time.Duration, what string, cond func() (bool, string)) {
+	e.t.Helper()
+	start, nudged := time.Now(), time.Now()
+	e.eventually(timeout, what, func() (bool, string) {
+		if time.Since(start) > 20*time.Second && time.Since(nudged) > 10*time.Second {
+			e.nudge(repo)
+			nudged = time.Now()
+		}
+		return cond()
+	})
+}
+
 // git runs git in dir.
 func (e *env) git(dir string, args ...string) {
 	e.t.Helper()
@@ -413,7 +450,12 @@ func (e *env) retry(what string, f func() error) {
 		if err = f(); err == nil {
 			return
 		}
-		if !apierrors.IsConflict(err) && !strings.Contains(err.Error(), "the object has been modified") {
+		// A conflict, or an Internal error of Porch v1.5.3 racing another
+		// write to the repository in go-git ("ref file is empty", "remote
+		// not found"; seen proposing and approving while the controller
+		// wrote a sibling draft): what a person retries.
+		if !apierrors.IsConflict(err) && !strings.Contains(err.Error(), "the object has been modified") &&
+			!apierrors.IsInternalError(err) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)

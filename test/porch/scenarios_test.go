@@ -427,7 +427,7 @@ spec:
 `, name, pkg, policy)
 	}
 	e.apply(variant("draft-del", "a", "delete") + "---\n" + variant("pub-del", "b", "delete") + "---\n" + variant("orphan", "c", "orphan"))
-	e.eventually(converge, "three drafts", func() (bool, string) {
+	e.eventuallyListed("deploy", converge, "three drafts", func() (bool, string) {
 		n := len(e.owned("deploy", "a")) + len(e.owned("deploy", "b")) + len(e.owned("deploy", "c"))
 		return n == 3, fmt.Sprintf("%d drafts", n)
 	})
@@ -438,7 +438,7 @@ spec:
 	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariant", "draft-del", "pub-del", "orphan"); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(converge, "the variants gone and their revisions handled", func() (bool, string) {
+	e.eventuallyListed("deploy", converge, "the variants gone and their revisions handled", func() (bool, string) {
 		var l pvapi.PackageVariantList
 		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil || len(l.Items) != 0 {
 			return false, fmt.Sprintf("%d variants left (%v)", len(l.Items), err)

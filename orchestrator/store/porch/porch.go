@@ -56,6 +56,8 @@ type Store struct {
 	// Reader reads past the manager's cache (mgr.GetAPIReader()); nil:
 	// Client.
 	Reader client.Reader
+	// writes serialises the writes to each repository.
+	writes repoWrites
 }
 
 // Exists implements Store: a direct read of the PackageRevision. Porch
@@ -161,6 +163,7 @@ func (p *Store) CreateDraft(ctx context.Context, s store.DraftSpec) (store.Revis
 	default:
 		return store.Revision{}, fmt.Errorf("unknown task type %q", s.Task.Type)
 	}
+	defer p.writes.lock(s.Namespace, s.Repository)()
 	pr := &porchapi.PackageRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, OwnerReferences: api.OwnerRefs(s.Owners), Labels: s.Labels, Annotations: s.Annotations},
 		Spec: porchapi.PackageRevisionSpec{PackageName: s.Package, RepositoryName: s.Repository, WorkspaceName: s.Workspace,
@@ -246,7 +249,10 @@ func (p *Store) UpdateResourcesRendered(ctx context.Context, namespace, name str
 		}
 	}
 	prr.Spec.Resources = res.Files
-	if err := p.Client.Update(ctx, &prr); err != nil {
+	unlock := p.writes.lock(namespace, repositoryOf(name))
+	err := p.Client.Update(ctx, &prr)
+	unlock()
+	if err != nil {
 		if isRenderFailure(err) {
 			// Porch v1.5.3 fails the update and drops the render results from
 			// its answer: the error text is all there is to report.
@@ -295,6 +301,7 @@ func (p *Store) Update(ctx context.Context, rev store.Revision) error {
 	pr.OwnerReferences = api.OwnerRefs(rev.Owners)
 	pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
 	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
+	defer p.writes.lock(rev.Namespace, repositoryOf(rev.Name))()
 	return wrap(p.Client.Update(ctx, &pr))
 }
 
@@ -309,7 +316,10 @@ func (p *Store) ApproveRevision(ctx context.Context, namespace, name string) (st
 		return store.Revision{}, fmt.Errorf("package revision %s/%s is %s: only a Proposed revision can be approved", namespace, name, pr.Spec.Lifecycle)
 	}
 	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
-	if err := p.Client.SubResource("approval").Update(ctx, &pr); err != nil {
+	unlock := p.writes.lock(namespace, repositoryOf(name))
+	err := p.Client.SubResource("approval").Update(ctx, &pr)
+	unlock()
+	if err != nil {
 		return store.Revision{}, wrap(err)
 	}
 	return FromAPI(&pr), nil
@@ -318,6 +328,7 @@ func (p *Store) ApproveRevision(ctx context.Context, namespace, name string) (st
 // Delete implements Store.
 func (p *Store) Delete(ctx context.Context, namespace, name string) error {
 	pr := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	defer p.writes.lock(namespace, repositoryOf(name))()
 	return wrap(p.Client.Delete(ctx, pr))
 }
 
