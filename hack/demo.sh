@@ -95,24 +95,30 @@ echo
 echo "   git -C repositories/edge-useast1.git diff app/v1 drafts/app/packagevariant-2:"
 git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "s/^/   /"
 
-# 12. A fleet in Nephio's shape (examples/nephio): WorkloadCluster objects,
-# a workload-cluster blueprint from the branch placeholder (workspaceName:
-# main) whose own pipeline (apply-replacements, built offline) renames its
-# nested variant per cluster, --sync mgmt applying the published cluster
-# packages so that their nested variants run too, an addon under the
-# catalog's version tags, a local edit kept by an upgrade. Its own
-# repositories.
+# 12. A fleet registered as Nephio registers it (examples/nephio): the
+# catalog once per directory, cluster packages (a set by name from
+# workspaceName: main, a variant from revision: -1) that carry their
+# WorkloadCluster, their Repository and nested variants, --sync mgmt
+# applying the published cluster packages so that the clusters'
+# repositories, WorkloadClusters and nested variants are served in the same
+# run, an addon set selecting the synced clusters, a local edit kept by an
+# upgrade. Its own repositories.
 repos="$work/nephio-repositories"
 mgmt="$work/nephio-mgmt" && mkdir -p "$mgmt" && cp -r examples/nephio/mgmt/. "$mgmt/"
 echo
-echo "== 12. examples/nephio: Nephio's shapes, offline"
+echo "== 12. examples/nephio: Nephio's registration and management flow, offline"
 pvctl publish --repo catalog --package infra/capi/workload-cluster examples/nephio/catalog/workload-cluster
 pvctl publish --repo catalog --package infra/capi/cluster-capi-kind examples/nephio/catalog/cluster-capi-kind
 pvctl publish --repo catalog --package infra/capi/kindnet examples/nephio/catalog/kindnet-v1.0.0
+pvctl publish --repo catalog --package nephio/optional/rootsync examples/nephio/catalog/rootsync
 echo "   \$ git tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1    (the catalog's version tag)"
 git --git-dir="$repos/catalog.git" tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1
-pvctl get --repo catalog
 pvctl run -f "$mgmt" --sync mgmt
+echo "   edge01's own repository, registered by its cluster package in the same run: its RootSync"
+echo "   (the package's nested variant, approved by policy) and its kindnet draft (the set, for a person):"
+pvctl get --repo edge01
+"$PWD/bin/pvctl" get --repos "$repos" --repo edge01 | grep -q 'edge01.rootsync.packagevariant-1 .*1 .*Published' \
+  || { echo "edge01's RootSync was not published into edge01's repository"; exit 1; }
 echo "   (edge01's kindnet: a local edit, pulled, edited and pushed back, then every draft approved)"
 "$PWD/bin/pvctl" pull edge01.kindnet.packagevariant-1 "$work/kindnet" --repos "$repos" >/dev/null
 echo "   edge01's kindnet DaemonSet, labelled by set-labels v0.2.0 (pvkit's build, in process):"

@@ -12,16 +12,18 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 )
 
-// Issue 19 #7 and issue 21 #1, #2: examples/nephio, a fleet in Nephio's
-// shape, end to end offline: a catalog with a workload-cluster blueprint
-// (an injection point, a nested variant its own pipeline renames per
-// cluster with apply-replacements) and an addon published under
-// <path>/vX.Y.Z tags; sets selecting WorkloadCluster objects with Nephio's
-// annotations, one from the branch placeholder (workspaceName: main); plan,
-// run --sync mgmt (the cluster packages rendered, approved by policy,
-// applied to the embedded cluster, and their nested variants' packages
-// made, rendered and approved in the same run), a local edit (pull, edit,
-// push), approve, and an upgrade that keeps the edit.
+// Issue 19 #7, issue 21 #1, #2 and issue 29 #6: examples/nephio, a fleet
+// registered as Nephio registers it, end to end offline: one catalog
+// registered per directory (catalog-infra-capi, catalog-nephio-optional),
+// cluster packages declared as Nephio's e2e declares them (a set by package
+// name from workspaceName: main, a variant from revision: -1, set-labels
+// prepended), each carrying its WorkloadCluster, its Repository and nested
+// variants (one from revision: -1, one into the cluster's own repository);
+// plan and run --sync mgmt: the cluster packages rendered, approved by
+// policy and applied to the embedded cluster, their repositories served and
+// their WorkloadClusters selected by the addon set, the nested variants'
+// packages made, rendered and approved, all in the same run; a local edit
+// (pull, edit, push), approve, and an upgrade that keeps the edit.
 func TestNephioExample(t *testing.T) {
 	root := fntest.RepoRoot()
 	example := filepath.Join(root, "examples", "nephio")
@@ -50,38 +52,60 @@ func TestNephioExample(t *testing.T) {
 		pvctl(ExitOK, "pull", name, dir)
 		return fntest.ReadTree(t, dir)
 	}
-	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/workload-cluster", filepath.Join(example, "catalog", "workload-cluster"))
-	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/cluster-capi-kind", filepath.Join(example, "catalog", "cluster-capi-kind"))
-	pvctl(ExitOK, "publish", "--repo", "catalog", "--package", "infra/capi/kindnet", filepath.Join(example, "catalog", "kindnet-v1.0.0"))
+	for path, dir := range map[string]string{"infra/capi/workload-cluster": "workload-cluster", "infra/capi/cluster-capi-kind": "cluster-capi-kind",
+		"infra/capi/kindnet": "kindnet-v1.0.0", "nephio/optional/rootsync": "rootsync"} {
+		pvctl(ExitOK, "publish", "--repo", "catalog", "--package", path, filepath.Join(example, "catalog", dir))
+	}
 	tag("infra/capi/kindnet/v1.0.0", "infra/capi/kindnet/v1")
 
-	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt), "would create draft edge01.kindnet.packagevariant-1 (clone of catalog.infra.capi.kindnet.v1.0.0)",
-		"would create draft mgmt.regional.packagevariant-1 (clone of catalog.infra.capi.workload-cluster.main)")
+	contains(t, pvctl(ExitChanges, "plan", "-f", mgmt, "--sync", "mgmt"), "would create draft edge01.kindnet.packagevariant-1 (clone of catalog-infra-capi.kindnet.v1.0.0)",
+		"would create draft mgmt.regional.packagevariant-1 (clone of catalog-infra-capi.workload-cluster.main)",
+		"would create repository edge01 (synced from mgmt/edge01@v1)")
 	out := pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt")
 	if strings.Contains(out, " False ") {
 		t.Fatalf("not every variant is Ready:\n%s", out)
 	}
 	// approval.nephio.org/policy: initial approved the cluster packages;
-	// synced, their nested variants (renamed per cluster by the package's
-	// render) made and approved the clusters' CAPI packages, whose Cluster
-	// objects were synced in turn.
+	// synced, their repositories and WorkloadClusters reached the embedded
+	// cluster and their nested variants (renamed per cluster by the
+	// package's render) made and approved the clusters' CAPI packages and
+	// their RootSyncs in the clusters' own repositories; the kindnet set
+	// selected the synced edge clusters.
 	contains(t, out, "approved mgmt.edge01.packagevariant-1: revision 1 of edge01 (approval.nephio.org/policy: initial)",
-		"created PackageVariant edge01-cluster", "created PackageVariant regional-cluster",
+		"created repository edge01 (synced from mgmt/edge01@v1)", "synced WorkloadCluster edge02 from mgmt/edge02@v1",
+		"created PackageVariant edge01-cluster", "created PackageVariant regional-rootsync", "created PackageVariant kindnet-edge02-kindnet",
 		"approved mgmt.edge02-cluster.packagevariant-1: revision 1 of edge02-cluster (approval.nephio.org/policy: initial)",
-		"synced Cluster regional from mgmt/regional-cluster@v1",
-		"edge01-cluster                   True   NoErrors    mgmt.edge01-cluster.packagevariant-1")
-	for _, cluster := range []string{"edge01", "edge02", "regional"} {
-		nested := files("mgmt." + cluster + ".packagevariant-1")["cluster.yaml"]
-		contains(t, nested, "name: "+cluster+"-cluster\n", "package: "+cluster+"-cluster\n", "name: "+cluster+"\n")
-		contains(t, files("mgmt." + cluster + "-cluster.packagevariant-1")["cluster.yaml"], "kind: Cluster", "name: "+cluster+"\n")
+		"approved edge01.rootsync.packagevariant-1: revision 1 of rootsync (approval.nephio.org/policy: initial)",
+		"synced Cluster regional from mgmt/regional-cluster@v1")
+	ready := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 5 && f[0] == "PackageVariant" && f[2] == "True" {
+			ready[f[1]] = f[4]
+		}
+	}
+	if len(ready) != 11 || ready["edge01-cluster"] != "mgmt.edge01-cluster.packagevariant-1" || ready["regional-rootsync"] != "regional.rootsync.packagevariant-1" {
+		t.Fatalf("want the 11 variants Ready on their drafts, got %v:\n%s", ready, out)
+	}
+	if strings.Contains(out, "kindnet-regional") {
+		t.Fatalf("the regional cluster got kindnet:\n%s", out)
+	}
+	for cluster, siteType := range map[string]string{"edge01": "edge", "edge02": "edge", "regional": "regional"} {
+		pkg := files("mgmt." + cluster + ".packagevariant-1")
+		contains(t, pkg["cluster.yaml"], "name: "+cluster+"-cluster\n", "package: "+cluster+"-cluster\n", "name: "+cluster+"\n", "revision: -1\n")
+		contains(t, pkg["rootsync.yaml"], "name: "+cluster+"-rootsync\n", "repo: "+cluster+"\n", "package: rootsync\n")
+		contains(t, pkg["repo-porch.yaml"], "name: "+cluster+"\n", "repo: https://git.example.com/nephio/"+cluster+"\n", "nephio.org/site-type: "+siteType)
+		contains(t, pkg["workloadcluster.yaml"], "name: "+cluster+"\n", "clusterName: "+cluster+"\n", "nephio.org/site-type: "+siteType)
+		capi := files("mgmt." + cluster + "-cluster.packagevariant-1")
+		contains(t, capi["cluster.yaml"], "kind: Cluster", "name: "+cluster+"\n", "nephio.org/cluster-name: "+cluster)
+		contains(t, capi["workloadcluster.yaml"], "kpt.dev/injected-resource: "+cluster, "clusterName: "+cluster)
+		contains(t, files(cluster + ".rootsync.packagevariant-1")["rootsync.yaml"], "kind: RootSync", "nephio.org/cluster-name: "+cluster)
 	}
 	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 	if strings.Contains(out, "approved edge01.kindnet") {
 		t.Fatalf("a draft without a policy was approved:\n%s", out)
 	}
-	// Every draft holds its cluster's data.
-	for name, cluster := range map[string]string{"mgmt.edge01.packagevariant-1": "edge01", "mgmt.edge02.packagevariant-1": "edge02",
-		"mgmt.regional.packagevariant-1": "regional", "edge01.kindnet.packagevariant-1": "edge01", "edge02.kindnet.packagevariant-1": "edge02"} {
+	// Every kindnet draft holds its cluster's data.
+	for name, cluster := range map[string]string{"edge01.kindnet.packagevariant-1": "edge01", "edge02.kindnet.packagevariant-1": "edge02"} {
 		f := files(name)
 		contains(t, f["workloadcluster.yaml"], "kpt.dev/injected-resource: "+cluster, "clusterName: "+cluster)
 		contains(t, f["package-context.yaml"], "cluster-name: "+cluster)
@@ -131,7 +155,7 @@ func TestNephioExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt")
-	contains(t, out, "created draft edge01.kindnet.packagevariant-2 (upgrade of edge01.kindnet.packagevariant-1 to catalog.infra.capi.kindnet.v1.1.0)")
+	contains(t, out, "created draft edge01.kindnet.packagevariant-2 (upgrade of edge01.kindnet.packagevariant-1 to catalog-infra-capi.kindnet.v1.1.0)")
 	up := files("edge01.kindnet.packagevariant-2")
 	contains(t, up["daemonset.yaml"], "kindnetd:v0.2.0", "memory: 100Mi")
 	contains(t, up["workloadcluster.yaml"], "clusterName: edge01")

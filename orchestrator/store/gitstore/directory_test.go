@@ -182,3 +182,41 @@ func findRev(t *testing.T, s *Store, name string) store.Revision {
 	t.Fatalf("no revision %s", name)
 	return store.Revision{}
 }
+
+// Issue 29 #6: a draft cloned from a repository scoped to a directory, the
+// store opened again (a second pvctl run): its lock, read back from the
+// Kptfile, still matches its upstream, from the branch placeholder and from
+// a release tag. The bare repository's own name (catalog) is no
+// registration, so the lock names none (Porch's locks name none either) and
+// is matched by package and ref; named "catalog", it matched nothing and
+// every clone of Nephio's catalog stalled on the second run.
+func TestDirectoryLockMatchesWhenOpenedAgain(t *testing.T) {
+	ctx := context.Background()
+	bare := catalogRepo(t)
+	deploy := filepath.Join(filepath.Dir(bare), "deploy.git") // beside it, as pvctl keeps them
+	if err := Init(deploy, ""); err != nil {
+		t.Fatal(err)
+	}
+	repos := []Repository{{Name: "catalog-infra-capi", GitDir: bare, Directory: "/infra/capi"}, {Name: "deploy", GitDir: deploy, Deployment: true}}
+	s, err := Open(ns, repos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, up := range []string{"catalog-infra-capi.kindnet.main", "catalog-infra-capi.kindnet.v3.0.0"} {
+		ws := strings.ReplaceAll(strings.TrimPrefix(up, "catalog-infra-capi.kindnet."), ".", "-")
+		if _, err := s.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "kindnet-" + ws, Workspace: "ws",
+			Task: store.Task{Type: store.Clone, Upstream: up}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := Open(ns, repos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for draft, up := range map[string]string{"deploy.kindnet-main.ws": "catalog-infra-capi.kindnet.main", "deploy.kindnet-v3-0-0.ws": "catalog-infra-capi.kindnet.v3.0.0"} {
+		d := findRev(t, again, draft)
+		if d.Lock == nil || d.Lock.Repository != "" || !d.Lock.Matches(findRev(t, again, up)) {
+			t.Errorf("%s: lock %+v does not match %s", draft, d.Lock, up)
+		}
+	}
+}

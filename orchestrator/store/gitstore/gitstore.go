@@ -184,6 +184,7 @@ type backend struct {
 
 type repo struct {
 	Repository
+	b    *backend
 	url  string // repoURL(GitDir), once
 	meta *metadata
 	// refs are the branches and tags as the store last read or wrote
@@ -233,7 +234,7 @@ func (s *Store) Add(r Repository) (err error) {
 	} else if meta, err = readMetadata(r.GitDir); err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)
 	}
-	rp := &repo{Repository: r, meta: meta, url: url}
+	rp := &repo{Repository: r, b: s.git, meta: meta, url: url}
 	revs, loads, skipped, err := s.git.load(rp)
 	if err != nil {
 		return fmt.Errorf("repository %q: %w", r.Name, err)

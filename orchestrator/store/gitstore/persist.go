@@ -235,7 +235,11 @@ func repoURL(gitDir string) string {
 
 // lockOf reads the lock a package's Kptfile records; a lock that names a
 // repository beside this one by its URL (pvctl keeps its repositories in
-// one directory) names it by its Repository name too.
+// one directory) names it by its Repository name too, when a registration
+// of that name serves that git directory whole. A git directory served by
+// registrations scoped to its directories (Nephio's catalog) is not named:
+// its lock names the package relative to a directory it does not say, and
+// is matched, as Porch's locks are, by package and ref.
 func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
 	l, err := tasks.LockOf(files)
 	if err != nil || l == nil || l.URL == "" {
@@ -243,7 +247,10 @@ func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
 	}
 	dir := strings.TrimSuffix(r.url, path.Base(filepath.ToSlash(r.GitDir)))
 	if rest, ok := strings.CutPrefix(l.URL, dir); ok && strings.HasSuffix(rest, ".git") && !strings.Contains(rest, "/") {
-		l.Repository = strings.TrimSuffix(rest, ".git")
+		name := strings.TrimSuffix(rest, ".git")
+		if o := r.b.repos[name]; (o != nil && o.url == l.URL && o.Directory == "") || (o == nil && name == r.Name) {
+			l.Repository = name
+		}
 	}
 	return l, nil
 }
