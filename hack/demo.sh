@@ -63,7 +63,7 @@ fi
 # PackageVariantSets with the controllers' own code against local bare git
 # repositories laid out as Porch lays them out.
 repos="$work/repositories"
-# (stderr too, without the per-change progress lines the Changes list repeats)
+# (stderr too: warnings; off a terminal a run prints each change once, on stdout)
 pvctl() { echo "   \$ pvctl $*"; "$PWD/bin/pvctl" "$@" --repos "$repos" 2>&1 | grep -v '^pvctl: ' | sed "s/^/   /"; return "${PIPESTATUS[0]}"; }
 echo
 echo "== 7. pvctl plan, then run: the fleet of examples/local on local git repositories (no cluster)"

@@ -51,7 +51,7 @@ func (w *ws) mustCmd(want int, name string, args ...string) string {
 
 func (w *ws) run(want int) string {
 	w.t.Helper()
-	return w.mustCmd(want, "run", "-f", w.in)
+	return w.mustCmd(want, "run", "-o", "wide", "-f", w.in)
 }
 
 // store opens the repositories as they are on disk.
@@ -205,7 +205,7 @@ func TestVariantRemoved(t *testing.T) {
 	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
 		t.Fatalf("a run without --prune removed something:\n%s", d)
 	}
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune")
 	// app-dev's draft goes; app-staging's stays, without its owner.
 	contains(t, out, "Changes (4):\n  deleted PackageVariant app-dev\n  deleted PackageVariant app-staging\n"+
 		"  deleted core-euwest1.app-dev.packagevariant-1\n  released core-euwest1.app.packagevariant-1 (Draft; no longer owned)\n")
@@ -241,7 +241,7 @@ func TestSetTargetRemoved(t *testing.T) {
 	}
 	contains(t, w.mustCmd(ExitOK, "run", "--help"), "the run exits 3")
 	contains(t, w.revisions()[0]+strings.Join(w.revisions(), "\n"), "edge-uswest1.app.packagevariant-1")
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune")
 	contains(t, out, "Changes (2):\n  deleted PackageVariant app-edge-uswest1-app\n  deleted edge-uswest1.app.packagevariant-1\n")
 	if strings.Contains(out, "PackageVariant     app-edge-uswest1-app") {
 		t.Fatalf("the removed child is still listed:\n%s", out)
@@ -327,7 +327,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	}
 	w.run(ExitOK)
 	before = w.snapshot()
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--dry-run")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--dry-run")
 	contains(t, out, "Plan: no changes (dry run: nothing was written).")
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
 	out = w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
@@ -335,7 +335,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	if d := cmp.Diff(before, w.snapshot()); d != "" {
 		t.Fatalf("plan wrote to the repositories directory:\n%s", d)
 	}
-	if code, _, errs := w.cmd("run", "-f", w.in, "--diff"); code != ExitUsage || !strings.Contains(errs, "--diff goes with --dry-run") {
+	if code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--diff"); code != ExitUsage || !strings.Contains(errs, "--diff goes with --dry-run") {
 		t.Fatalf("--diff without --dry-run: exit %d, %q", code, errs)
 	}
 }
@@ -364,7 +364,7 @@ func TestRenamedDownstreamCreatedAtOnce(t *testing.T) {
 		"PackageVariant     app-staging           False  RemovalHeld",
 		"the revisions of the previous downstream are kept (core-euwest1.app.packagevariant-1): not removed: pvctl run removes only with --prune",
 		"Not removed (1): run again with --prune to remove them:\n  package revision core-euwest1.app.packagevariant-1\n")
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune")
 	contains(t, out, "deleted core-euwest1.app.packagevariant-1", "app-staging           True   NoErrors")
 }
 
@@ -405,7 +405,7 @@ func TestBlueprintOverridesVariantWarned(t *testing.T) {
 	want := "the blueprint's own set-namespace (`pipeline.mutators[1]`) runs after the variant's (`pipeline.mutators[0]`"
 	_, _, errs := w.cmd("plan", "-f", w.in)
 	contains(t, errs, "warning: core-euwest1.app.packagevariant-1: "+want)
-	code, out, errs := w.cmd("run", "-f", w.in)
+	code, out, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	contains(t, errs, "warning: core-euwest1.app.packagevariant-1: "+want)
 	contains(t, out, "app-staging           True")
 	st := readFile(t, filepath.Join(w.repos, "pvctl-state.yaml"))

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"k8s.io/apimachinery/pkg/labels"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -30,31 +29,41 @@ func (e *usageError) Error() string { return e.msg }
 
 func usageErr(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
-// RunOutput is `pvctl run -o yaml|json`: what the run changed (or, dry,
-// would change), what it held back, and the sets and variants with their
-// status.
+// RunOutput is `pvctl run -o yaml|json`: a kubectl List of the sets and
+// variants with their status (items, each with its apiVersion and kind),
+// and beside the items what the run changed (or, dry, would change), what
+// it held back, its diffs and warnings.
 type RunOutput struct {
-	DryRun     bool                       `json:"dryRun,omitempty"`
-	Changes    []string                   `json:"changes"`
-	NotRemoved []string                   `json:"notRemoved,omitempty"`
-	Diffs      []string                   `json:"diffs,omitempty"`
-	Sets       []pvsapi.PackageVariantSet `json:"packageVariantSets"`
-	Variants   []pvapi.PackageVariant     `json:"packageVariants"`
-	Warnings   []string                   `json:"warnings,omitempty"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata"`
+	Items      []any          `json:"items"`
+	DryRun     bool           `json:"dryRun,omitempty"`
+	Changes    []string       `json:"changes"`
+	NotRemoved []string       `json:"notRemoved,omitempty"`
+	Diffs      []string       `json:"diffs,omitempty"`
+	Warnings   []string       `json:"warnings,omitempty"`
 }
 
 func printReport(w io.Writer, rep *local.Report, output string, paint painter) error {
-	if output == "yaml" || output == "json" {
-		doc := RunOutput{DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs,
-			Sets: rep.Sets, Variants: rep.Variants, Warnings: rep.Warnings}
-		if doc.Sets == nil {
-			doc.Sets = []pvsapi.PackageVariantSet{}
+	if document(output) || output == outName {
+		f := &fleet{sets: rep.Sets, variants: rep.Variants}
+		objs := f.objects("", "", labels.Everything())
+		if output == outName {
+			for _, obj := range objs {
+				fmt.Fprintln(w, obj.key())
+			}
+			return nil
 		}
-		if doc.Variants == nil {
-			doc.Variants = []pvapi.PackageVariant{}
+		items := make([]any, len(objs))
+		for i, obj := range objs {
+			items[i] = obj.obj
 		}
+		doc := RunOutput{APIVersion: "v1", Kind: "List", Metadata: map[string]any{"resourceVersion": ""}, Items: items,
+			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings}
 		return writeDoc(w, doc, output)
 	}
+	wide := output == outWide
 	switch {
 	case len(rep.Changes) == 0 && rep.DryRun:
 		fmt.Fprintln(w, "Plan: no changes (dry run: nothing was written).")
@@ -91,7 +100,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 		if o.Ready == "True" && !o.Deleting {
 			msg = ""
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, paint.ready(string(o.Ready)), o.Reason, down, strings.ReplaceAll(msg, "\n", " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, paint.ready(string(o.Ready)), o.Reason, down, message(msg, wide))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

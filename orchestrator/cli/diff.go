@@ -14,9 +14,10 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 	var against string
 	c := &cobra.Command{
 		Use:   "diff NAME",
-		Short: "Show a package revision's diff against its upstream, or against its package's latest published revision",
+		Short: "Show a package revision's diff against its upstream, its package's latest published revision, or any revision",
 		Example: `  pvctl diff edge-useast1.app.packagevariant-1                     # what the variant changed in the upstream
-  pvctl diff edge-useast1.app.packagevariant-2 --against published  # what approving it would change`,
+  pvctl diff edge-useast1.app.packagevariant-2 --against published  # what approving it would change
+  pvctl diff blueprints.app.v2 --against blueprints.app.v1          # what changed between two revisions`,
 		Args:              args(1, 1, "diff needs one package revision name"),
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
@@ -44,7 +45,9 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 					return fmt.Errorf("package %s of %s has no other published revision", rev.Package, rev.Repository)
 				}
 			default:
-				return usageErr("--against must be upstream or published, not %q", against)
+				if base, err = revision(s, o.Namespace, against); err != nil {
+					return usageErr("--against must be upstream, published or a package revision: %v", err)
+				}
 			}
 			from, err := s.GetResources(ctx, o.Namespace, base.Name)
 			if err != nil {
@@ -71,7 +74,16 @@ func diffCommand(ctx context.Context, o *Options) *cobra.Command {
 			return errDiffers // exit 1, as kubectl diff and diff(1) do
 		},
 	}
-	c.Flags().StringVar(&against, "against", "upstream", "upstream (the revision its lock names) or published (its package's latest other published revision)")
+	c.Flags().StringVar(&against, "against", "upstream", "upstream (the revision its lock names), published (its package's latest other published revision), or the name of any package revision")
+	completeFlag(c, "against", func() []string {
+		out := []string{"upstream", "published"}
+		if s, err := openRepos(o.Repos, o.Namespace, false, nil); err == nil {
+			for _, r := range s.All(o.Namespace) {
+				out = append(out, r.Name)
+			}
+		}
+		return out
+	})
 	return c
 }
 

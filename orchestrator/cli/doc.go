@@ -1,7 +1,7 @@
 // Package cli is pvctl's command line: the cobra verbs (run, plan, get,
 // diff, pull, push, publish, status, events, porchctl's lifecycle verbs,
-// completion), their flags, exit codes and output (tables, -o yaml|json,
-// colour, the live progress line). The work is elsewhere: orchestrator/local
+// completion), their flags, exit codes and output (one contract, output.go:
+// -o table|wide|name|json|yaml, -l, -w; colour; the live progress line). The work is elsewhere: orchestrator/local
 // runs the reconcile on local git repositories, local/state is the state
 // file `status` and `events` read, and --kubeconfig reads a cluster.
 //
@@ -21,6 +21,16 @@
 //   - Verbs given several names act on each and report each, as porchctl
 //     and kubectl do; repeating what is already done is a no-op with a
 //     message.
+//   - One output contract on every verb that lists or reports: json and
+//     yaml are a List (apiVersion v1), empty rather than absent; -o name
+//     prints kind/name; a table cuts MESSAGE at 100 runes and -o wide
+//     prints it whole; -l matches metadata.labels as -o yaml shows them.
+//     -w polls (the state file, or the cluster) once a second and prints
+//     an object again only when it changed (its JSON differs): polling
+//     needs no watch permission and behaves the same on both backends.
+//   - One stream per change: a run's progress goes to stderr only on a
+//     terminal, where it is a live line; off a terminal the Changes list
+//     on stdout is the only record, so a log holds each change once.
 //   - Colour only where it helps a glance (the READY column, Warning
 //     events), on a terminal, unless NO_COLOR or --color=never; a painted
 //     column has its header painted too, so tabwriter keeps it aligned.

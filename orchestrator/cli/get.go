@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -19,9 +21,15 @@ import (
 // getFlags are pvctl get's options.
 type getFlags struct {
 	repo, pkg, workspace, output, selector string
+	lifecycles                             []string
+	watch                                  bool
 }
 
-func getCommand(o *Options) *cobra.Command {
+// lifecycles are the lifecycles --lifecycle takes (and Unreadable, a
+// revision whose ref cannot be read).
+var lifecycles = []store.Lifecycle{store.Draft, store.Proposed, store.Published, store.DeletionProposed, Unreadable}
+
+func getCommand(ctx context.Context, o *Options) *cobra.Command {
 	g := &getFlags{}
 	c := &cobra.Command{
 		Use:   "get [NAME...]",
@@ -29,30 +37,67 @@ func getCommand(o *Options) *cobra.Command {
 		Example: `  pvctl get
   pvctl get --repo edge-useast1 -o wide
   pvctl get -l env=prod
+  pvctl get --lifecycle Draft,Proposed -o name          # what waits for a person
+  pvctl get -w                                          # then each revision again when it changes
   pvctl get edge-useast1.app.packagevariant-1 -o yaml    # one name: the PackageRevision itself`,
 		Args:              args(0, -1, ""),
 		ValidArgsFunction: revisionNames(o),
-		RunE:              func(_ *cobra.Command, a []string) error { return g.run(o, a) },
+		RunE:              func(_ *cobra.Command, a []string) error { return g.run(ctx, o, a) },
 	}
 	c.Flags().StringVarP(&g.selector, "selector", "l", "", "only revisions whose labels match this selector (env=prod,tier!=canary)")
 	c.Flags().StringVar(&g.repo, "repo", "", "only this repository's revisions")
 	c.Flags().StringVar(&g.pkg, "package", "", "only this package's revisions")
 	c.Flags().StringVar(&g.workspace, "workspace", "", "only revisions of this workspace")
-	c.Flags().StringVarP(&g.output, "output", "o", "table", "table, wide, yaml, json or name")
+	c.Flags().StringSliceVar(&g.lifecycles, "lifecycle", nil, "only revisions in these lifecycles (Draft, Proposed, Published, DeletionProposed, Unreadable; comma-separated or repeated)")
+	c.Flags().BoolVarP(&g.watch, "watch", "w", false, "after the list, print each revision again when it is new or changes, until interrupted")
+	outputFlag(c, &g.output, listOutputs, "the revisions (json and yaml: a PackageRevisionList; one name: the PackageRevision)")
+	completeFlag(c, "lifecycle", func() []string {
+		out := make([]string, len(lifecycles))
+		for i, l := range lifecycles {
+			out[i] = string(l)
+		}
+		return out
+	})
+	completeFlag(c, "repo", func() []string { return repoNames(o) })
+	completeFlag(c, "package", func() []string { return packageNames(o) })
 	return c
 }
 
+// lifecycleSet reads --lifecycle: each value one of lifecycles, in any
+// case.
+func lifecycleSet(values []string) (map[store.Lifecycle]bool, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	out := map[store.Lifecycle]bool{}
+	for _, v := range values {
+		i := slices.IndexFunc(lifecycles, func(l store.Lifecycle) bool { return strings.EqualFold(string(l), strings.TrimSpace(v)) })
+		if i < 0 {
+			names := make([]string, len(lifecycles))
+			for j, l := range lifecycles {
+				names[j] = string(l)
+			}
+			return nil, usageErr("--lifecycle %q: want %s", v, strings.Join(names, ", "))
+		}
+		out[lifecycles[i]] = true
+	}
+	return out, nil
+}
+
 // run lists the revisions the names and flags select; each name not found
-// is an error, as kubectl reports it, and the others are printed.
-func (g *getFlags) run(o *Options, names []string) error {
-	switch g.output {
-	case "table", "wide", "yaml", "json", "name":
-	default:
-		return usageErr("-o must be table, wide, yaml, json or name, not %q", g.output)
+// is an error, as kubectl reports it, and the others are printed. With
+// -w it then prints each revision that is new or changed, until ctx ends.
+func (g *getFlags) run(ctx context.Context, o *Options, names []string) error {
+	if err := checkOutput(g.output, listOutputs); err != nil {
+		return err
 	}
 	sel, err := labels.Parse(g.selector)
 	if err != nil {
 		return usageErr("-l: %v", err)
+	}
+	only, err := lifecycleSet(g.lifecycles)
+	if err != nil {
+		return err
 	}
 	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 	if err != nil {
@@ -61,15 +106,15 @@ func (g *getFlags) run(o *Options, names []string) error {
 	for i := range names {
 		names[i] = revisionArg(names[i])
 	}
-	revs, missing := g.selected(s, o.Namespace, names, sel)
-	if len(revs) == 0 && len(names) == 0 && (g.output == "table" || g.output == "wide") {
+	revs, missing := g.selected(s, o.Namespace, names, sel, only)
+	if len(revs) == 0 && len(names) == 0 && (g.output == "table" || g.output == "wide") && !g.watch {
 		fmt.Fprintf(o.Stderr, "No resources found in %s namespace.\n", o.Namespace)
 		return nil
 	}
 	if len(names) == 1 && len(revs) == 1 && (g.output == "yaml" || g.output == "json") {
 		err = printRevision(o.Stdout, revs[0], s.All(o.Namespace), g.output)
-	} else if len(revs) > 0 {
-		err = printRevisions(o.Stdout, revs, s.All(o.Namespace), g.output)
+	} else if len(revs) > 0 || document(g.output) {
+		err = printRevisions(o.Stdout, revs, s.All(o.Namespace), g.output, true)
 	}
 	if err != nil {
 		return err
@@ -80,14 +125,36 @@ func (g *getFlags) run(o *Options, names []string) error {
 	if len(missing) > 0 {
 		return &reportedError{fmt.Sprintf("%d of %d not found", len(missing), len(names))}
 	}
-	return nil
+	if !g.watch {
+		return nil
+	}
+	return watch(ctx, revs, func(r store.Revision) string { return r.Name }, func(r store.Revision) string { return asJSON(r) }, func() ([]store.Revision, error) {
+		if s, err = openRepos(o.Repos, o.Namespace, false, nil); err != nil {
+			return nil, err
+		}
+		revs, _ := g.selected(s, o.Namespace, names, sel, only)
+		return revs, nil
+	}, func(changed []store.Revision) error {
+		if document(g.output) {
+			for i, r := range changed {
+				if i > 0 && g.output == outYAML {
+					fmt.Fprintln(o.Stdout, "---")
+				}
+				if err := printRevision(o.Stdout, r, s.All(o.Namespace), g.output); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return printRevisions(o.Stdout, changed, s.All(o.Namespace), g.output, false)
+	})
 }
 
 // selected are the revisions names and flags select, sorted, and the names
 // not found. A revision whose ref cannot be read is listed too, as
 // Unreadable (its error is a warning), so that it can be found and
 // deleted; yaml and json hold PackageRevisions only.
-func (g *getFlags) selected(s *local.Repos, namespace string, names []string, sel labels.Selector) (revs []store.Revision, missing []string) {
+func (g *getFlags) selected(s *local.Repos, namespace string, names []string, sel labels.Selector, only map[store.Lifecycle]bool) (revs []store.Revision, missing []string) {
 	named := map[string]bool{}
 	for _, n := range names {
 		named[n] = true
@@ -100,14 +167,14 @@ func (g *getFlags) selected(s *local.Repos, namespace string, names []string, se
 			(g.workspace == "" || r.Workspace == g.workspace) && sel.Matches(labels.Set(toPorch(r, isLatest(r, latest)).Labels))
 	}
 	for _, r := range s.All(namespace) {
-		if match(r) {
+		if match(r) && (only == nil || only[r.Lifecycle]) {
 			revs = append(revs, r)
 		}
 	}
 	if g.output == "table" || g.output == "wide" || g.output == "name" {
 		for _, k := range s.Skipped() {
 			r := k.Revision
-			if r.Name != "" && match(r) {
+			if r.Name != "" && match(r) && (only == nil || only[Unreadable]) {
 				r.Lifecycle = Unreadable
 				revs = append(revs, r)
 			}
@@ -135,8 +202,9 @@ func printRevision(w io.Writer, r store.Revision, all []store.Revision, output s
 }
 
 // printRevisions prints revisions as porchctl does; yaml and json are a
-// porch.kpt.dev/v1alpha1 PackageRevisionList.
-func printRevisions(w io.Writer, revs, all []store.Revision, output string) error {
+// porch.kpt.dev/v1alpha1 PackageRevisionList; header: the table's header
+// line (a watch's later rows have none).
+func printRevisions(w io.Writer, revs, all []store.Revision, output string, header bool) error {
 	latest := latestRevisions(all)
 	switch output {
 	case "name":
@@ -156,7 +224,9 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string) erro
 	if output == "wide" {
 		head += "\tUPSTREAM\tOWNER\tLABELS"
 	}
-	fmt.Fprintln(tw, head)
+	if header {
+		fmt.Fprintln(tw, head)
+	}
 	for _, r := range revs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%t\t%s\t%s", r.Name, r.Package, r.Workspace, r.Revision, isLatest(r, latest), r.Lifecycle, r.Repository)
 		if output == "wide" {

@@ -118,7 +118,7 @@ func TestRepositoryNameNeverAPath(t *testing.T) {
 	w.write("evil.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: ../../x\n")
 	parent := filepath.Dir(w.repos)
 	before, _ := os.ReadDir(parent)
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitUsage || !strings.Contains(errs, `Repository "../../x": `+"`metadata.name`"+` must be a DNS-1123 subdomain`) {
 		t.Fatalf("exit %d, %q", code, errs)
 	}
@@ -139,7 +139,7 @@ func TestMistakesDeleteNothing(t *testing.T) {
 		t.Fatalf("run without -f: exit %d, %q", code, errs)
 	}
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "kind: PackageVariant\n", "kind: PackageVarient\n", 1))
-	code, _, errs = w.cmd("run", "-f", w.in)
+	code, _, errs = w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitUsage || !strings.Contains(errs, `PackageVarient "app-staging": config.porch.kpt.dev/v1alpha1 has no kind PackageVarient`) {
 		t.Fatalf("kind typo: exit %d, %q", code, errs)
 	}
@@ -155,7 +155,7 @@ func TestMistakesDeleteNothing(t *testing.T) {
 			t.Fatalf("pvctl run %v removed something:\n%s", args, d)
 		}
 	}
-	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--prune=all")
+	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune=all")
 	contains(t, out, "deleted edge-useast1.app.packagevariant-1")
 }
 
@@ -209,7 +209,7 @@ func TestInputErrors(t *testing.T) {
 			w := newWS(t)
 			w.write(c.file, c.content)
 			before := w.snapshot()
-			code, out, errs := w.cmd("run", "-f", w.in)
+			code, out, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 			if code != ExitUsage || out != "" || !strings.HasPrefix(errs, "pvctl run: ") || !strings.Contains(errs, filepath.Join(w.in, c.want)) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 and %q", code, out, errs, c.want)
 			}
@@ -227,10 +227,10 @@ func TestCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "-o", "xml"}, ExitUsage, `pvctl run: -o must be table, yaml or json, not "xml"`},
+		{[]string{"run", "-o", "xml"}, ExitUsage, `pvctl run: -o must be table, wide, name, json, yaml, not "xml"`},
 		{[]string{"run", "--prune=some", "-f", w.in}, ExitUsage, `pvctl run: invalid argument "some" for "--prune" flag: --prune takes true, all or false, not "some"`},
-		{[]string{"get", "-o", "xml"}, ExitUsage, `pvctl get: -o must be table, wide, yaml, json or name, not "xml"`},
-		{[]string{"diff", "blueprints.app.v1", "--against", "x"}, ExitUsage, `pvctl diff: --against must be upstream or published, not "x"`},
+		{[]string{"get", "-o", "xml"}, ExitUsage, `pvctl get: -o must be table, wide, name, json, yaml, not "xml"`},
+		{[]string{"diff", "blueprints.app.v1", "--against", "x"}, ExitUsage, `pvctl diff: --against must be upstream, published or a package revision: package revision x: not found (pvctl get lists them)`},
 		{[]string{"run", "extra"}, ExitUsage, `pvctl run: unexpected arguments ["extra"] (files go after -f)`},
 		{[]string{"run", "-f", "/does/not/exist"}, ExitUsage, "pvctl run: stat /does/not/exist: no such file or directory"},
 		{[]string{"publish", "--repo", "r"}, ExitUsage, "pvctl publish: publish needs --repo, --package and one directory"},
@@ -255,7 +255,7 @@ func TestCommandErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.repos, state.File), []byte("packageVariants: 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitNotReady || !strings.Contains(errs, state.File+": ") || !strings.Contains(errs, "delete it to start from no variants") {
 		t.Errorf("corrupt state: exit %d, %q", code, errs)
 	}
@@ -282,7 +282,7 @@ func TestReposDirRefused(t *testing.T) {
 		{bare, "is a bare git repository; --repos names the directory that holds the repositories (" + root + "?)"},
 		{yamls, "holds 1 entries and no bare repository: not a repositories directory"},
 	} {
-		for _, verb := range [][]string{{"run", "-f", w.in}, {"plan", "-f", w.in}, {"get"}, {"publish", "--no-render", "--repo", "b", "--package", "p", filepath.Join(fntest.RepoRoot(), "examples", "app")}} {
+		for _, verb := range [][]string{{"run", "-o", "wide", "-f", w.in}, {"plan", "-f", w.in}, {"get"}, {"publish", "--no-render", "--repo", "b", "--package", "p", filepath.Join(fntest.RepoRoot(), "examples", "app")}} {
 			var out, errb bytes.Buffer
 			code := Command(context.Background(), verb[0], append([]string{"--repos", tc.dir}, verb[1:]...), &out, &errb)
 			if code != ExitUsage || !strings.Contains(errb.String(), "--repos "+tc.dir+": "+tc.want) {
@@ -310,7 +310,7 @@ func TestReposDirRefused(t *testing.T) {
 func TestPorchGroupTypoRefused(t *testing.T) {
 	w := newWS(t)
 	w.write("typo.yaml", "apiVersion: config.porch.kpt.io/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: typo\nspec: {}\n")
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitUsage || !strings.Contains(errs, `typo.yaml: PackageVariant "typo": API group "config.porch.kpt.io" is not "config.porch.kpt.dev" (a typo?)`) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -357,14 +357,14 @@ func TestHelpStatesExitCodes(t *testing.T) {
 	check("plan with changes", plan("something would change"), "plan", "-f", w.in)
 	check("a bad flag", root("usage"), "run", "--bogus")
 	check("a bad flag to plan", plan("usage"), "plan", "--bogus")
-	check("a run that converges", root("done"), "run", "-f", w.in)
+	check("a run that converges", root("done"), "run", "-o", "wide", "-f", w.in)
 	check("a plan of nothing", plan("nothing would change"), "plan", "-f", w.in)
 	w.write("repositories.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "repositories.yaml")), "    env: prod\n    region: us-west1", "    env: retired\n    region: us-west1", 1))
 	check("a plan whose removal would wait", plan("a removal would wait"), "plan", "-f", w.in)
-	check("a removal held back", root("a removal held back"), "run", "-f", w.in)
+	check("a removal held back", root("a removal held back"), "run", "-o", "wide", "-f", w.in)
 	w.write("stalled.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: stalled\nspec:\n"+
 		"  upstream: {repo: blueprints, package: nosuch}\n  downstream: {repo: core-euwest1, package: stalled}\n")
 	check("a stalled variant in a plan", plan("stall"), "plan", "-f", w.in, "--prune")
-	check("a stalled variant", root("stalled"), "run", "-f", w.in, "--prune")
+	check("a stalled variant", root("stalled"), "run", "-o", "wide", "-f", w.in, "--prune")
 	check("a failed command", root("the command failed"), "approve", "nope")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -28,6 +29,8 @@ var (
 type lifecycleVerb struct {
 	name, short, example string
 	do                   func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error)
+	// from are the lifecycles the verb acts on (completion offers those)
+	from []store.Lifecycle
 }
 
 var lifecycleVerbs = []lifecycleVerb{
@@ -40,7 +43,7 @@ var lifecycleVerbs = []lifecycleVerb{
 				return "proposed " + rev.Name, local.SetLifecycle(ctx, s, rev, store.Proposed)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Draft can be proposed", rev.Name, rev.Lifecycle)
-		}},
+		}, []store.Lifecycle{store.Draft}},
 	{"approve", "Approve package revisions (proposing drafts first); refused while a readiness gate is not True",
 		"  pvctl approve edge-useast1.app.packagevariant-1 edge-uswest1.app.packagevariant-1",
 		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
@@ -60,7 +63,7 @@ var lifecycleVerbs = []lifecycleVerb{
 				return "", err
 			}
 			return fmt.Sprintf("approved %s: package %s revision %d in %s", rev.Name, pub.Package, pub.Revision, pub.Repository), nil
-		}},
+		}, []store.Lifecycle{store.Draft, store.Proposed}},
 	{"reject", "Reject proposed package revisions (back to Draft), or a proposed deletion (back to Published)",
 		"  pvctl reject edge-useast1.app.packagevariant-1",
 		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
@@ -71,14 +74,14 @@ var lifecycleVerbs = []lifecycleVerb{
 				return "rejected the deletion of " + rev.Name + " (Published again)", local.SetLifecycle(ctx, s, rev, store.Published)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Proposed revision or a proposed deletion can be rejected", rev.Name, rev.Lifecycle)
-		}},
+		}, []store.Lifecycle{store.Proposed, store.DeletionProposed}},
 	{"del", "Delete Draft, Proposed or DeletionProposed package revisions", "  pvctl del edge-useast1.app.packagevariant-1",
 		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			if rev.Lifecycle == store.Published {
 				return "", fmt.Errorf("package revision %s is Published: propose its deletion first (pvctl propose-delete %s)", rev.Name, rev.Name)
 			}
 			return "deleted " + rev.Name, s.Delete(ctx, rev.Namespace, rev.Name)
-		}},
+		}, []store.Lifecycle{store.Draft, store.Proposed, store.DeletionProposed}},
 	{"propose-delete", "Propose published package revisions for deletion", "  pvctl propose-delete edge-useast1.app.packagevariant-1",
 		func(ctx context.Context, s *local.Repos, rev store.Revision) (string, error) {
 			switch rev.Lifecycle {
@@ -88,17 +91,21 @@ var lifecycleVerbs = []lifecycleVerb{
 				return "proposed the deletion of " + rev.Name, local.SetLifecycle(ctx, s, rev, store.DeletionProposed)
 			}
 			return "", fmt.Errorf("package revision %s is %s; only a Published revision can be proposed for deletion", rev.Name, rev.Lifecycle)
-		}},
+		}, []store.Lifecycle{store.Published}},
 }
 
 func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	c := &cobra.Command{
 		Use:               v.name + " NAME...",
 		Short:             v.short,
 		Example:           v.example,
 		Args:              args(1, -1, v.name+" needs the names of the package revisions"),
-		ValidArgsFunction: revisionNames(o),
+		ValidArgsFunction: revisionNamesIn(o, v.from...),
 		RunE: func(_ *cobra.Command, names []string) error {
+			if err := checkOutput(output, listOutputs); err != nil {
+				return err
+			}
 			release, err := lockRepos(o.Repos, v.name, false)
 			if err != nil {
 				return err
@@ -111,14 +118,26 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 			// Each name is acted on and reported, as porchctl and kubectl
 			// do: a failure is reported and the next name is still done.
 			failed := 0
+			var done []store.Revision // as they were before
 			for _, name := range names {
-				msg, err := lifecycleOne(ctx, o, s, v, name)
+				msg, rev, err := lifecycleOne(ctx, o, s, v, name)
 				if err != nil {
 					failed++
 					fmt.Fprintf(o.Stderr, "pvctl %s: %v\n", v.name, err)
 					continue
 				}
-				fmt.Fprintln(o.Stdout, msg)
+				done = append(done, rev)
+				switch output {
+				case outName:
+					fmt.Fprintln(o.Stdout, "packagerevision/"+rev.Name)
+				case outTable, outWide:
+					fmt.Fprintln(o.Stdout, msg)
+				}
+			}
+			if document(output) {
+				if err := printActedOn(o, done, output); err != nil {
+					return err
+				}
 			}
 			if failed > 0 {
 				return &reportedError{fmt.Sprintf("%d of %d failed", failed, len(names))}
@@ -126,23 +145,50 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 			return nil
 		},
 	}
+	outputFlag(c, &output, listOutputs, "what was done (table and wide), or the revisions acted on: name, or as they are now (a PackageRevisionList; a deleted one as it was)")
+	return c
 }
 
-// lifecycleOne applies a lifecycle verb to one named revision.
-func lifecycleOne(ctx context.Context, o *Options, s *local.Repos, v lifecycleVerb, name string) (string, error) {
+// printActedOn prints the revisions a lifecycle verb acted on as they are
+// now, a deleted one as it was, as a PackageRevisionList.
+func printActedOn(o *Options, done []store.Revision, output string) error {
+	s, err := openRepos(o.Repos, o.Namespace, false, nil)
+	if err != nil {
+		return err
+	}
+	all := s.All(o.Namespace)
+	now := make([]store.Revision, len(done))
+	for i, r := range done {
+		now[i] = r
+		if j := slices.IndexFunc(all, func(a store.Revision) bool { return a.Name == r.Name }); j >= 0 {
+			now[i] = all[j]
+		}
+	}
+	return printRevisions(o.Stdout, now, all, output, true)
+}
+
+// lifecycleOne applies a lifecycle verb to one named revision: what it
+// did, and the revision as it was.
+func lifecycleOne(ctx context.Context, o *Options, s *local.Repos, v lifecycleVerb, name string) (string, store.Revision, error) {
 	rev, err := revision(s, o.Namespace, name)
 	if err != nil && v.name == "del" {
-		return deleteUnreadable(s, err)
+		var ue *unreadableError
+		if errors.As(err, &ue) {
+			rev = ue.skip.Revision
+		}
+		msg, err := deleteUnreadable(s, err)
+		return msg, rev, err
 	}
 	if err != nil {
-		return "", err
+		return "", rev, err
 	}
 	if (v.name == "approve" || v.name == "propose") && !rev.Lifecycle.IsPublished() {
 		if err := variantDone(o, rev); err != nil {
-			return "", err
+			return "", rev, err
 		}
 	}
-	return v.do(ctx, s, rev)
+	msg, err := v.do(ctx, s, rev)
+	return msg, rev, err
 }
 
 // reportedError is a failure whose details were printed already; the

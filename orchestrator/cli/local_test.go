@@ -39,7 +39,7 @@ func TestKindsInTheFilesAreReadable(t *testing.T) {
 	if strings.Contains(out, "KindNotAllowed") {
 		t.Fatalf("--readable-kinds Secret did not allow it:\n%s", out)
 	}
-	code, _, errs := w.cmd("run", "-f", w.in, "--readable-kinds", "Secret,*")
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--readable-kinds", "Secret,*")
 	if code != ExitUsage || !strings.Contains(errs, `--readable-kinds: readable kind "*" must be Kind or Kind.group`) {
 		t.Fatalf("exit %d, %q", code, errs)
 	}
@@ -135,7 +135,7 @@ func TestExitCodes(t *testing.T) {
 	w.write("app-staging.yaml", strings.Replace(staging, "    package: app\n  downstream:", "    package: nosuch\n  downstream:", 1))
 	out := w.mustCmd(ExitStalled, "plan", "-f", w.in)
 	contains(t, out, "UpstreamNotFound", "3 of 4 sets and variants Ready; 1 stalled (waiting for a change of the input).")
-	out = w.mustCmd(ExitStalled, "run", "-f", w.in)
+	out = w.mustCmd(ExitStalled, "run", "-o", "wide", "-f", w.in)
 	contains(t, out, "No changes.\n", "1 stalled")
 	if strings.Contains(out, "every downstream package is up to date") {
 		t.Fatalf("run says all is up to date while a variant is stalled:\n%s", out)
@@ -216,7 +216,7 @@ func TestObjectsLeavingTheFilesAreKeptUntilPrune(t *testing.T) {
 	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
 		t.Fatalf("a run without the ConfigMap rewrote drafts:\n%s", d)
 	}
-	out = w.mustCmd(ExitNotReady, "run", "-f", w.in, "--prune")
+	out = w.mustCmd(ExitNotReady, "run", "-o", "wide", "-f", w.in, "--prune")
 	contains(t, out, "removed ConfigMap eu-west1-endpoints from the embedded cluster (no longer in the files)", "updated the resources of core-euwest1.app.packagevariant-1")
 	st, err := state.Read(filepath.Join(w.repos, state.File))
 	if err != nil {
@@ -310,7 +310,7 @@ func TestApprovalByPolicy(t *testing.T) {
 	// starts from a fresh draft.)
 	w.mustCmd(ExitOK, "del", draft1)
 	annotate("    approval.nephio.org/policy: sometimes\n")
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitOK || !strings.Contains(errs, `warning: `+draft1+`: invalid approval.nephio.org/policy annotation "sometimes": want "initial" or "always"; not approved`) {
 		t.Fatalf("bad policy: exit %d, %q", code, errs)
 	}
@@ -352,7 +352,7 @@ func TestApprovalByPolicy(t *testing.T) {
 func TestOutputHabits(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
-	out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", "json")
+	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "-o", "json")
 	if !strings.Contains(out, `"changes": []`) || strings.Contains(out, "null") {
 		t.Fatalf("-o json with no change:\n%s", out)
 	}

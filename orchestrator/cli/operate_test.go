@@ -14,7 +14,6 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local"
-	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -42,7 +41,7 @@ func TestEvents(t *testing.T) {
 	if code != ExitOK || errs != "No events found in default namespace.\n" {
 		t.Fatalf("events before any run: exit %d, %q", code, errs)
 	}
-	if out := w.mustCmd(ExitOK, "events", "-o", "json"); strings.TrimSpace(out) != "[]" {
+	if out := w.mustCmd(ExitOK, "events", "-o", "json"); !strings.Contains(out, `"kind": "List"`) || !strings.Contains(out, `"items": []`) {
 		t.Fatalf("events -o json before any run: %q", out)
 	}
 	w.write("lost.yaml", missingUpstream)
@@ -53,18 +52,22 @@ func TestEvents(t *testing.T) {
 		"ChildCreated", "packagevariantset/app",
 		"Warning  UpstreamNotFound", "packagevariant/lost")
 	w.run(ExitStalled) // the same stall again: no new event, the old one kept
-	var ev []state.Event
-	if err := json.Unmarshal([]byte(w.mustCmd(ExitOK, "events", "pv/lost", "-o", "json")), &ev); err != nil {
+	var list struct {
+		Kind  string         `json:"kind"`
+		Items []corev1.Event `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(w.mustCmd(ExitOK, "events", "pv/lost", "-o", "json")), &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(ev) != 1 || ev[0].Type != "Warning" || ev[0].Reason != "UpstreamNotFound" || ev[0].Kind != "PackageVariant" || ev[0].Name != "lost" || ev[0].Count != 1 {
-		t.Fatalf("events pv/lost after two runs: %+v", ev)
+	if ev := list.Items; list.Kind != "List" || len(ev) != 1 || ev[0].Kind != "Event" || ev[0].Type != "Warning" || ev[0].Reason != "UpstreamNotFound" ||
+		ev[0].InvolvedObject.Kind != "PackageVariant" || ev[0].InvolvedObject.Name != "lost" || ev[0].Count != 1 || !strings.HasPrefix(ev[0].Name, "lost.") {
+		t.Fatalf("events pv/lost after two runs: %+v", list)
 	}
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/lost"), "Events:\n", "Warning  UpstreamNotFound  1")
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariantset/app"), "Events:\n", "ChildCreated")
 	// An object's events go with it.
 	w.remove("lost.yaml")
-	w.mustCmd(ExitOK, "run", "-f", w.in, "--prune")
+	w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune")
 	if out := w.mustCmd(ExitOK, "events", "-o", "yaml"); strings.Contains(out, "lost") {
 		t.Fatalf("a deleted variant's events stay:\n%s", out)
 	}
@@ -72,9 +75,9 @@ func TestEvents(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, `pvctl events: want packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
 		t.Fatalf("events configmap/x: exit %d, %q", code, errs)
 	}
-	code, _, errs = w.cmd("events", "-o", "wide")
-	if code != ExitUsage || !strings.Contains(errs, `pvctl events: -o must be yaml or json, not "wide"`) {
-		t.Fatalf("events -o wide: exit %d, %q", code, errs)
+	code, _, errs = w.cmd("events", "-o", "csv")
+	if code != ExitUsage || !strings.Contains(errs, `pvctl events: -o must be table, wide, name, json, yaml, not "csv"`) {
+		t.Fatalf("events -o csv: exit %d, %q", code, errs)
 	}
 }
 
@@ -94,7 +97,7 @@ func TestColor(t *testing.T) {
 			t.Errorf("misaligned row %q (REASON at %d)", l, col)
 		}
 	}
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--color=always"), "\x1b[32mTrue\x1b[0m")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--color=always"), "\x1b[32mTrue\x1b[0m")
 	code, _, errs := w.cmd("status", "--color", "sometimes")
 	if code != ExitUsage || !strings.Contains(errs, `--color must be auto, always or never, not "sometimes"`) {
 		t.Fatalf("--color sometimes: exit %d, %q", code, errs)
@@ -233,7 +236,7 @@ func TestInputThatIsNotAnObject(t *testing.T) {
 	before := w.snapshot()
 	w.write("list.yaml", "- group: example.com\n   CCCCCCCCCCCCCCCCC")
 	w.write("text.yaml", "just some text\n")
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errs)
 	}

@@ -7,9 +7,10 @@ import (
 	"sync"
 )
 
-// progress shows a run as it happens: on a terminal, one live line
-// (changes so far); elsewhere, one line per change on stderr, so a killed
-// run shows what it did.
+// progress shows a run as it happens on a terminal: one live line (changes
+// so far), cleared at the end. Off a terminal it shows nothing: the report
+// on stdout lists every change once (issue 31 #5: one stream per change),
+// and an interrupted run still prints it, saying it stopped.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -43,9 +44,7 @@ func (p *progress) Change(line string) {
 	if p.tty {
 		p.last = line
 		fmt.Fprintf(p.w, "\r\033[K%d changes: %s", p.count, line)
-		return
 	}
-	fmt.Fprintf(p.w, "pvctl: %s\n", line)
 }
 
 // done ends the live line.

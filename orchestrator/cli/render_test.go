@@ -124,11 +124,11 @@ func TestRenderWithoutRuntime(t *testing.T) {
 	fntest.WriteTree(t, pkg, files)
 	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "odd", pkg) // an image no way runs: the render that fails is the test's
 	w.write("odd.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: odd\nspec:\n  upstream: {repo: blueprints, package: odd}\n  downstream: {repo: core-euwest1, package: odd}\n")
-	code, out, _ := w.cmd("run", "-f", w.in, "--function-runner", "")
+	code, out, _ := w.cmd("run", "-o", "wide", "-f", w.in, "--function-runner", "")
 	if code != ExitNotReady || !strings.Contains(out, `no runtime for image "registry.example.com/no/such-function:v1"`) && !strings.Contains(out, "registry.example.com/no/such-function:v1") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--no-render")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--no-render")
 	contains(t, out, "odd                   True   NoErrors")
 }
 
@@ -163,7 +163,7 @@ func TestRunTimeout(t *testing.T) {
 	}
 	w := newWS(t)
 	w.slowVariant()
-	code, _, errs := w.cmd("run", "-f", w.in, "--allow-exec", "--timeout", "2s")
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--allow-exec", "--timeout", "2s")
 	if code != ExitNotReady || !strings.Contains(errs, "pvctl run: stopped after 1 reconcile passes: the run's --timeout (2s) passed; what it did is saved, run again to go on") {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -183,7 +183,7 @@ func TestOneWriterAndInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := w.snapshot()
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	host, _ := os.Hostname()
 	want := fmt.Sprintf("pvctl run: the repositories directory %s is in use by pvctl run (pid %d on %s, since ", w.repos, os.Getpid(), host)
 	if code != ExitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "nothing was written: wait for it, or stop it") {
@@ -345,7 +345,7 @@ func TestCloneNeedingAVariantKeyStalls(t *testing.T) {
 	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 	bp["replacements.yaml"] = strings.Replace(bp["replacements.yaml"], "fieldPath: data.name", "fieldPath: data.region", 1)
 	w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "app", writeTemp(t, bp))
-	code, out, _ := w.cmd("run", "-f", w.in)
+	code, out, _ := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitStalled {
 		t.Fatalf("exit %d, want %d (stalled)\n%s", code, ExitStalled, out)
 	}

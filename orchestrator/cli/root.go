@@ -10,9 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pvkit/pvkit/pkg/validate"
-
 	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 )
 
@@ -80,7 +81,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(o), publishCommand(ctx, o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), renderCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o))
+	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(ctx, o), publishCommand(ctx, o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), renderCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o))
 	for _, v := range lifecycleVerbs {
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
@@ -151,18 +152,91 @@ func args(min, max int, what string) cobra.PositionalArgs {
 }
 
 // revisionNames completes package revision names from --repos.
-func revisionNames(o *Options) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func revisionNames(o *Options) cobra.CompletionFunc { return revisionNamesIn(o) }
+
+// revisionNamesIn completes the names of the revisions in these
+// lifecycles (every revision when none is named), not yet on the line.
+func revisionNamesIn(o *Options, lifecycles ...store.Lifecycle) cobra.CompletionFunc {
+	return func(_ *cobra.Command, given []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		s, err := openRepos(o.Repos, o.Namespace, false, nil)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
 		for _, r := range s.All(o.Namespace) {
-			if strings.HasPrefix(r.Name, prefix) {
+			if strings.HasPrefix(r.Name, prefix) && !slices.Contains(given, r.Name) && (len(lifecycles) == 0 || slices.Contains(lifecycles, r.Lifecycle)) {
 				out = append(out, r.Name)
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// fleetNames completes the KIND/NAME of a set or variant of the last run
+// (packagevariant/NAME, packagevariantset/NAME, or pv/ and pvs/ as typed).
+func fleetNames(o *Options) cobra.CompletionFunc {
+	return func(_ *cobra.Command, given []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		st, err := state.Read(filepath.Join(o.Repos, state.File))
+		if err != nil || len(given) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		pv, pvs := "packagevariant/", "packagevariantset/"
+		switch {
+		case strings.HasPrefix(prefix, "pvs/"):
+			pv, pvs = "", "pvs/"
+		case strings.HasPrefix(prefix, "pv/"):
+			pv, pvs = "pv/", ""
+		}
+		var out []cobra.Completion
+		add := func(kind, name string) {
+			if kind != "" && strings.HasPrefix(kind+name, prefix) {
+				out = append(out, kind+name)
+			}
+		}
+		for _, s := range st.Sets {
+			add(pvs, s.Name)
+		}
+		for _, v := range st.Variants {
+			add(pv, v.Name)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFlag completes a flag's value from values (read when completing).
+func completeFlag(c *cobra.Command, flag string, values func() []string) {
+	_ = c.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, v := range values() {
+			if strings.HasPrefix(v, prefix) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// repoNames are the repositories --repos serves, for completion.
+func repoNames(o *Options) []string {
+	return revisionFields(o, func(r store.Revision) string { return r.Repository })
+}
+
+// packageNames are the packages of the repositories, for completion.
+func packageNames(o *Options) []string {
+	return revisionFields(o, func(r store.Revision) string { return r.Package })
+}
+
+// revisionFields is one field of every revision --repos serves, each
+// value once, sorted.
+func revisionFields(o *Options, field func(store.Revision) string) []string {
+	s, err := openRepos(o.Repos, o.Namespace, false, nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range s.All(o.Namespace) {
+		out = append(out, field(r))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

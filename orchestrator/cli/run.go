@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
@@ -81,7 +82,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 func (r *runFlags) add(c *cobra.Command) {
 	f := c.Flags()
 	f.StringArrayVarP(&r.files, "filename", "f", nil, "a YAML file, a directory of them, or - for standard input (repeatable)")
-	f.StringVarP(&r.output, "output", "o", "table", "table, yaml or json (json and yaml: the change list and the sets and variants with their status)")
+	outputFlag(c, &r.output, listOutputs, "the changes and the sets and variants (wide: messages whole; name: the sets and variants; json and yaml: a List of them, with the changes beside the items)")
 	f.StringVar(&r.statePath, "state", "", "the state file (default: REPOS/"+state.File+")")
 	f.Var(&r.prune, "prune", "remove what the files no longer ask for (--prune or --prune=true); --prune=all also lifts the mass-deletion guard; --prune=false, the default, removes nothing (exit 3 when something waits)")
 	f.Lookup("prune").NoOptDefVal = "true"
@@ -97,8 +98,8 @@ func (r *runFlags) add(c *cobra.Command) {
 // check refuses flags that do not go together, before anything is read.
 func (r *runFlags) check() error {
 	switch {
-	case r.output != "table" && r.output != "yaml" && r.output != "json":
-		return usageErr("-o must be table, yaml or json, not %q", r.output)
+	case !slices.Contains(listOutputs, r.output):
+		return checkOutput(r.output, listOutputs)
 	case r.maxChildren < 1:
 		return usageErr("--max-children-per-set: %d, want 1 or more", r.maxChildren)
 	case len(r.files) == 0:

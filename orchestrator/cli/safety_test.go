@@ -142,7 +142,7 @@ func TestRepositoryLinkIsRefused(t *testing.T) {
 	}
 	// A Repository of that name in run's files: the same.
 	w.write("linked.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: linked\n")
-	code, _, errs = w.cmd("run", "-f", w.in)
+	code, _, errs = w.cmd("run", "-o", "wide", "-f", w.in)
 	if code == ExitOK || !strings.Contains(errs, "is a symbolic link") {
 		t.Fatalf("run: exit %d, %q", code, errs)
 	}
@@ -220,7 +220,7 @@ func TestStateFileScalarAliasBomb(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := w.snapshot()
-	code, _, errs := w.cmd("run", "-f", w.in)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code == ExitOK || !strings.Contains(errs, path+": its YAML aliases expand its ") || !strings.Contains(errs, "delete it to start from no variants") {
 		t.Fatalf("run: exit %d, %q", code, errs)
 	}
@@ -257,7 +257,7 @@ func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
 	}
 	// One variant leaving the files is not a mass deletion: --prune removes it.
 	w.remove("app-staging.yaml")
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--prune"), "deleted PackageVariant app-staging")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--prune"), "deleted PackageVariant app-staging")
 	// --prune=all removes them all.
 	contains(t, w.mustCmd(ExitOK, "run", "-f", empty, "--prune=all"), "deleted PackageVariant app-edge-useast1-app", "deleted edge-useast1.app.packagevariant-1")
 }
@@ -267,13 +267,13 @@ func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
 // the count, and creates none; a bound of 0 is a usage error.
 func TestSetChildrenAreBounded(t *testing.T) {
 	w := newWS(t)
-	out := w.mustCmd(ExitStalled, "run", "-f", w.in, "--max-children-per-set", "1")
+	out := w.mustCmd(ExitStalled, "run", "-o", "wide", "-f", w.in, "--max-children-per-set", "1")
 	contains(t, out, "PackageVariantSet  app ", "TooManyChildren",
 		"too many children: its targets ask for more than 1 PackageVariants (2 counted at `spec.targets[0].repositorySelector`)")
 	if strings.Contains(out, "created PackageVariant app-") {
 		t.Fatalf("a set over the bound created children:\n%s", out)
 	}
-	code, _, errs := w.cmd("run", "-f", w.in, "--max-children-per-set", "0")
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--max-children-per-set", "0")
 	if code != ExitUsage || !strings.Contains(errs, "--max-children-per-set: 0, want 1 or more") {
 		t.Fatalf("exit %d, %q", code, errs)
 	}
@@ -329,7 +329,7 @@ func TestNamespaceFlagIsNoPath(t *testing.T) {
 	for _, ns := range []string{"../../../x", "..", ".", "a/b", "Team", "a.b", "-x", strings.Repeat("a", 64)} {
 		for _, args := range [][]string{
 			{"publish", "--repo", "blueprints", "--package", "x", filepath.Join(fntest.RepoRoot(), "examples", "app")},
-			{"run", "-f", w.in},
+			{"run", "-o", "wide", "-f", w.in},
 			{"get"},
 			{"status"},
 		} {

@@ -10,38 +10,46 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
-// statusCommand is `pvctl status [KIND/NAME]`, after kubectl describe and
-// flux get: the sets and variants of the last run (the state file), or one
-// of them in detail: its conditions, its downstream revisions with their
-// lifecycle and readiness gates, the render status of its last write, a
-// set's children and target failures, and its events. With --kubeconfig
-// (or --context) it reads the same from a cluster: the PackageVariants,
-// PackageVariantSets, PackageRevisions and Events of the namespace. It
-// reads; it reconciles nothing.
+// statusCommand is `pvctl status [KIND/NAME]`, after kubectl get and
+// describe and flux get: the sets and variants of the last run (the state
+// file), or one of them in detail: its conditions, its downstream revisions
+// with their lifecycle and readiness gates, the render status of its last
+// write, a set's children and target failures, and its events. With
+// --kubeconfig (or --context) it reads the same from a cluster: the
+// PackageVariants, PackageVariantSets, PackageRevisions and Events of the
+// namespace. It reads; it reconciles nothing. -w watches: after the list,
+// each set or variant that changes is printed again, until interrupted.
 func statusCommand(ctx context.Context, o *Options) *cobra.Command {
-	var output string
+	var output, selector string
+	var watchIt bool
 	var cf clusterFlags
 	c := &cobra.Command{
 		Use:   "status [KIND/NAME]",
 		Short: "Show the sets and variants of the last run (or of a cluster), or one of them in detail (packagevariant/NAME, packagevariantset/NAME)",
 		Example: `  pvctl status
+  pvctl status -o wide -l team=payments       # whole messages; only the sets and variants labelled so
   pvctl status packagevariant/app-staging
   pvctl status pvs/app -o yaml
+  pvctl status -w                             # then each set or variant again when it changes
   pvctl status --kubeconfig ~/.kube/config -n fleet packagevariant/app-staging`,
-		Args: args(0, 1, "status takes at most one KIND/NAME"),
+		Args:              args(0, 1, "status takes at most one KIND/NAME"),
+		ValidArgsFunction: fleetNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
-			if err := checkDocOutput(output); err != nil {
+			if err := checkOutput(output, listOutputs); err != nil {
 				return err
+			}
+			sel, err := labels.Parse(selector)
+			if err != nil {
+				return usageErr("-l: %v", err)
 			}
 			kind, name := "", ""
 			if len(a) == 1 {
-				var err error
 				if kind, name, err = parseKindName(a[0]); err != nil {
 					return err
 				}
@@ -50,94 +58,108 @@ func statusCommand(ctx context.Context, o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			paint := o.paint()
-			switch kind {
-			case "":
-				if output != "" {
-					return writeDoc(o.Stdout, RunOutput{Changes: []string{}, Sets: orNone(f.sets), Variants: orNoVariants(f.variants)}, output)
-				}
-				return statusTable(o.Stdout, o.Stderr, f, o.Namespace, paint)
-			case "PackageVariant":
-				for _, v := range f.variants {
-					if v.Name == name {
-						if output != "" {
-							return writeDoc(o.Stdout, v, output)
-						}
-						return describeVariant(ctx, o.Stdout, f, &v, paint)
-					}
-				}
-			case "PackageVariantSet":
-				for _, s := range f.sets {
-					if s.Name == name {
-						if output != "" {
-							return writeDoc(o.Stdout, s, output)
-						}
-						return describeSet(o.Stdout, f, &s, paint)
-					}
-				}
+			if kind != "" && output != outName && !document(output) && !watchIt {
+				return describe(ctx, o, f, kind, name)
 			}
-			return fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
-		},
-	}
-	c.Flags().StringVarP(&output, "output", "o", "", "yaml or json: the object (or all of them) as the state file (or the cluster) has it")
-	cf.add(c)
-	return c
-}
-
-// eventsCommand is `pvctl events [KIND/NAME]`, after kubectl events: the
-// Events recorded on sets and variants, oldest first, from the state file
-// (every run's, the newest state.MaxEvents) or, with --kubeconfig, the cluster.
-func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
-	var output string
-	var cf clusterFlags
-	c := &cobra.Command{
-		Use:   "events [KIND/NAME]",
-		Short: "Show the events of the sets and variants (of pvctl run, or of a cluster), or of one of them",
-		Example: `  pvctl events
-  pvctl events packagevariant/app-staging -o json
-  pvctl events --kubeconfig ~/.kube/config -n fleet`,
-		Args: args(0, 1, "events takes at most one KIND/NAME"),
-		RunE: func(_ *cobra.Command, a []string) error {
-			if err := checkDocOutput(output); err != nil {
+			objs := f.objects(kind, name, sel)
+			if kind != "" && len(objs) == 0 {
+				return fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
+			}
+			if err := printObjects(o, objs, output, kind != "" && document(output)); err != nil {
 				return err
 			}
-			f, err := o.loadFleet(ctx, cf)
-			if err != nil {
-				return err
-			}
-			ev := f.events
-			if len(a) == 1 {
-				kind, name, err := parseKindName(a[0])
-				if err != nil {
-					return err
-				}
-				ev = only(ev, kind, name)
-			}
-			if ev == nil {
-				ev = []state.Event{}
-			}
-			if output != "" {
-				return writeDoc(o.Stdout, ev, output)
-			}
-			if len(ev) == 0 {
-				fmt.Fprintf(o.Stderr, "No events found in %s namespace.\n", o.Namespace)
+			if !watchIt {
 				return nil
 			}
-			return eventsTable(o.Stdout, f.now, ev, true, o.paint())
+			return watch(ctx, objs, fleetObject.key, func(f fleetObject) string { return asJSON(f.obj) }, func() ([]fleetObject, error) {
+				f, err := o.loadFleet(ctx, cf)
+				if err != nil {
+					return nil, err
+				}
+				return f.objects(kind, name, sel), nil
+			}, func(changed []fleetObject) error { return printObjects(o, changed, output, true) })
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "yaml or json: the events as a list")
+	outputFlag(c, &output, listOutputs, "the sets and variants (a List); with KIND/NAME, table and wide describe it and json and yaml are the object")
+	c.Flags().StringVarP(&selector, "selector", "l", "", "only the sets and variants whose labels match this selector (team=payments,tier!=canary)")
+	c.Flags().BoolVarP(&watchIt, "watch", "w", false, "after the list, print each set or variant again when it changes, until interrupted")
 	cf.add(c)
 	return c
 }
 
-// checkDocOutput checks -o for commands that print a document: yaml or
-// json (or nothing, for the table).
-func checkDocOutput(output string) error {
-	if output != "" && output != "yaml" && output != "json" {
-		return usageErr("-o must be yaml or json, not %q", output)
+// describe prints one set or variant in detail.
+func describe(ctx context.Context, o *Options, f *fleet, kind, name string) error {
+	for _, obj := range f.objects(kind, name, labels.Everything()) {
+		switch v := obj.obj.(type) {
+		case *pvapi.PackageVariant:
+			return describeVariant(ctx, o.Stdout, f, v, o.paint())
+		case *pvsapi.PackageVariantSet:
+			return describeSet(o.Stdout, f, v, o.paint())
+		}
 	}
-	return nil
+	return fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
+}
+
+// fleetObject is a set or a variant, as status lists it.
+type fleetObject struct {
+	kind, name string
+	conds      []metav1.Condition
+	obj        any // *pvsapi.PackageVariantSet or *pvapi.PackageVariant, with its apiVersion and kind
+	// generation and observed generation
+	gen, observed int64
+}
+
+// key is the object's kind/name, as -o name prints it.
+func (f fleetObject) key() string { return strings.ToLower(f.kind) + "/" + f.name }
+
+// objects are the fleet's sets, then variants, that kind and name (when
+// given) and the selector select.
+func (f *fleet) objects(kind, name string, sel labels.Selector) []fleetObject {
+	var out []fleetObject
+	for i := range f.sets {
+		s := f.sets[i].DeepCopy()
+		if (kind == "" || (kind == "PackageVariantSet" && s.Name == name)) && sel.Matches(labels.Set(s.Labels)) {
+			s.APIVersion, s.Kind = pvsapi.GroupVersion.String(), "PackageVariantSet"
+			out = append(out, fleetObject{kind: "PackageVariantSet", name: s.Name, conds: s.Status.Conditions, obj: s, gen: s.Generation, observed: s.Status.ObservedGeneration})
+		}
+	}
+	for i := range f.variants {
+		v := f.variants[i].DeepCopy()
+		if (kind == "" || (kind == "PackageVariant" && v.Name == name)) && sel.Matches(labels.Set(v.Labels)) {
+			v.APIVersion, v.Kind = pvapi.GroupVersion.String(), "PackageVariant"
+			out = append(out, fleetObject{kind: "PackageVariant", name: v.Name, conds: v.Status.Conditions, obj: v, gen: v.Generation, observed: v.Status.ObservedGeneration})
+		}
+	}
+	return out
+}
+
+// printObjects prints sets and variants in a format; one, with single,
+// is printed alone in json and yaml (and watch prints each so).
+func printObjects(o *Options, objs []fleetObject, output string, single bool) error {
+	switch {
+	case output == outName:
+		for _, obj := range objs {
+			fmt.Fprintln(o.Stdout, obj.key())
+		}
+		return nil
+	case document(output) && single:
+		for i, obj := range objs {
+			if i > 0 && output == outYAML {
+				fmt.Fprintln(o.Stdout, "---")
+			}
+			if err := writeDoc(o.Stdout, obj.obj, output); err != nil {
+				return err
+			}
+		}
+		return nil
+	case document(output):
+		items := make([]any, len(objs))
+		for i, obj := range objs {
+			items[i] = obj.obj
+		}
+		return writeList(o.Stdout, items, output)
+	}
+	return statusTable(o.Stdout, o.Stderr, objs, o.Namespace, output == outWide, o.paint())
 }
 
 // parseKindName reads packagevariant/NAME or packagevariantset/NAME (pv,
@@ -156,40 +178,29 @@ func parseKindName(s string) (kind, name string, err error) {
 	return "", "", usageErr("want packagevariant/NAME or packagevariantset/NAME, not kind %q", k)
 }
 
-func orNone(s []pvsapi.PackageVariantSet) []pvsapi.PackageVariantSet {
-	if s == nil {
-		return []pvsapi.PackageVariantSet{}
-	}
-	return s
-}
-
-func orNoVariants(v []pvapi.PackageVariant) []pvapi.PackageVariant {
-	if v == nil {
-		return []pvapi.PackageVariant{}
-	}
-	return v
-}
-
-// statusTable lists every set and variant with its Ready condition.
-func statusTable(w, errw io.Writer, f *fleet, namespace string, paint painter) error {
-	if len(f.sets)+len(f.variants) == 0 {
+// statusTable lists sets and variants with their Ready condition; wide
+// adds the generations and shows messages whole.
+func statusTable(w, errw io.Writer, objs []fleetObject, namespace string, wide bool, paint painter) error {
+	if len(objs) == 0 {
 		fmt.Fprintf(errw, "No resources found in %s namespace.\n", namespace)
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "KIND\tNAME\t%s\tREASON\tMESSAGE\n", paint.header("READY"))
-	row := func(kind, name string, conds []metav1.Condition) {
-		ready, reason, msg, _ := kit.Readiness(conds)
+	head := "KIND\tNAME\t" + paint.header("READY") + "\tREASON"
+	if wide {
+		head += "\tGENERATION\tOBSERVED"
+	}
+	fmt.Fprintln(tw, head+"\tMESSAGE")
+	for _, obj := range objs {
+		ready, reason, msg, _ := kit.Readiness(obj.conds)
 		if ready == metav1.ConditionTrue {
 			msg = ""
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kind, name, paint.ready(string(ready)), reason, strings.ReplaceAll(msg, "\n", " "))
-	}
-	for _, s := range f.sets {
-		row("PackageVariantSet", s.Name, s.Status.Conditions)
-	}
-	for _, v := range f.variants {
-		row("PackageVariant", v.Name, v.Status.Conditions)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", obj.kind, obj.name, paint.ready(string(ready)), reason)
+		if wide {
+			fmt.Fprintf(tw, "\t%d\t%d", obj.gen, obj.observed)
+		}
+		fmt.Fprintf(tw, "\t%s\n", message(msg, wide))
 	}
 	return tw.Flush()
 }
@@ -287,5 +298,5 @@ func writeEvents(w io.Writer, f *fleet, kind, name string, paint painter) error 
 		fmt.Fprintln(w, "  (none)")
 		return nil
 	}
-	return eventsTable(w, f.now, ev, false, paint)
+	return eventsTable(w, f.now, ev, false, true, true, paint)
 }

@@ -70,7 +70,7 @@ func TestSync(t *testing.T) {
 	pkg := filepath.Join(t.TempDir(), "bundle")
 	fntest.WriteTree(t, pkg, bundle(true))
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
-	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	_, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, out, "created PackageVariant from-sync", "created draft core-euwest1.from-sync.packagevariant-1",
 		"synced ConfigMap synced-settings from apps/bundle@v1",
 		"from-sync             True   NoErrors")
@@ -88,19 +88,19 @@ func TestSync(t *testing.T) {
 	}
 	// The files' endpoints won: the draft injected theirs.
 	contains(t, w.files("edge-useast1.app.packagevariant-1")["endpoints.yaml"], "db.us-east1.internal:5432")
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
 
 	// The package's next revision no longer holds the variant: removed with
 	// --prune only, as every removal.
 	v2 := filepath.Join(t.TempDir(), "bundle")
 	fntest.WriteTree(t, v2, bundle(false))
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", v2)
-	out = w.mustCmd(ExitChanges, "run", "-f", w.in, "--sync", "apps")
+	out = w.mustCmd(ExitChanges, "run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, out, "Not removed (1): run again with --prune to remove them:\n  PackageVariant from-sync\n")
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps", "--prune")
 	contains(t, out, "deleted PackageVariant from-sync", "deleted core-euwest1.from-sync.packagevariant-1")
 	// Without --sync, what was synced stays as it is.
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in), "No changes: every downstream package is up to date.")
 }
 
 // --sync guards against what would remove by mistake: a repository name
@@ -116,7 +116,7 @@ func TestSyncGuards(t *testing.T) {
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
 
 	before := w.snapshot()
-	code, _, errs := w.cmd("run", "-f", w.in, "--sync", "appz", "--prune")
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "appz", "--prune")
 	if code != ExitUsage {
 		t.Fatalf("--sync appz: exit %d, want %d\n%s", code, ExitUsage, errs)
 	}
@@ -125,13 +125,13 @@ func TestSyncGuards(t *testing.T) {
 		t.Fatalf("a refused --sync wrote to the repositories:\n%s", diff)
 	}
 
-	w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps")
+	w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	// Another repository synced: what apps gave stays.
 	other := filepath.Join(t.TempDir(), "other")
 	fntest.WriteTree(t, other, map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: other\n",
 		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-settings\ndata:\n  size: small\n"})
 	w.mustCmd(ExitOK, "publish", "--repo", "more", "--package", "other", other)
-	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "more", "--prune")
+	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "more", "--prune")
 	contains(t, out, "synced ConfigMap other-settings from more/other@v1", "from-sync             True   NoErrors")
 	if strings.Contains(out, "from-sync.packagevariant-1 (") || strings.Contains(out, "removed synced") || strings.Contains(out, "deleted PackageVariant") {
 		t.Fatalf("syncing another repository removed what apps synced:\n%s", out)
@@ -141,7 +141,7 @@ func TestSyncGuards(t *testing.T) {
 	emptied := filepath.Join(t.TempDir(), "bundle")
 	fntest.WriteTree(t, emptied, map[string]string{"Kptfile": bundle(false)["Kptfile"]})
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", emptied)
-	code, out, errs = w.cmd("run", "-f", w.in, "--sync", "apps", "--prune")
+	code, out, errs = w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps", "--prune")
 	if code != ExitChanges {
 		t.Fatalf("the guard: exit %d, want %d\n%s\n%s", code, ExitChanges, out, errs)
 	}
@@ -151,7 +151,7 @@ func TestSyncGuards(t *testing.T) {
 	if strings.Contains(out, "deleted") || strings.Contains(out, "removed synced") {
 		t.Fatalf("the guard let a removal through:\n%s", out)
 	}
-	out = w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune=all")
+	out = w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps", "--prune=all")
 	contains(t, out, "removed synced ConfigMap synced-settings", "deleted PackageVariant from-sync")
 }
 
@@ -164,7 +164,7 @@ func TestPlanSaysWhatARemovalDoes(t *testing.T) {
 	fntest.WriteTree(t, pkg, bundle(false))
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
 	contains(t, w.mustCmd(ExitChanges, "plan", "-f", w.in, "--sync", "apps"), "would sync ConfigMap synced-settings from apps/bundle@v1")
-	w.mustCmd(ExitOK, "run", "-f", w.in)
+	w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in)
 	const staging = "core-euwest1.app.packagevariant-1"
 	w.mustCmd(ExitOK, "approve", staging)
 	if err := os.Remove(filepath.Join(w.in, "app-staging.yaml")); err != nil {
@@ -243,7 +243,7 @@ data: {a: b}
 		"evil.yaml": evil,
 	})
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "evil", pkg)
-	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	_, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, errs, "warning: --sync: apps/evil@v1: PackageVariant evil: owner reference to PackageVariantSet app dropped: only an object synced from the same package revision may own a synced object")
 
 	st := w.stateFile()
@@ -276,7 +276,7 @@ data: {a: b}
 	}
 	fntest.WriteTree(t, pkg, map[string]string{"evil.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil-owner\ndata: {a: c}\n"})
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "evil", pkg)
-	w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps", "--prune")
+	w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps", "--prune")
 	contains(t, strings.Join(w.revisions(), "\n"), "core-euwest1.app.packagevariant-1")
 }
 
@@ -299,12 +299,12 @@ func TestSyncRefusesLineageCycles(t *testing.T) {
 	w.write("seed.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: top\nspec:\n"+
 		"  annotations:\n    approval.nephio.org/policy: always\n"+
 		"  upstream: {repo: blueprints, package: seed}\n  downstream: {repo: apps, package: top}\n")
-	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	_, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, errs, "warning: --sync: apps/top@v1: PackageVariant again is not applied: its upstream blueprints/seed is the package it was synced from or one that package was cloned from, so every sync would clone it again, without end")
 	if strings.Contains(out, "seed-again") {
 		t.Fatalf("the nested variant cloned its own lineage:\n%s", out)
 	}
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
 }
 
 // Issue 28 #1: the embedded cluster applies the CRDs' schemas as an API
@@ -320,7 +320,7 @@ func TestSyncedObjectRefusedBySchema(t *testing.T) {
 			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata: {a: b}\n",
 	})
 	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bad", pkg)
-	code, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	code, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -346,7 +346,7 @@ func TestSyncedKindsAreReadable(t *testing.T) {
 		"cluster.yaml": "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: edge01\nspec:\n  clusterName: edge01\n",
 		"addons.yaml":  variant("addons", "WorkloadCluster") + "---\n" + variant("other", "Machine"),
 	})
-	_, out, _ := w.cmd("run", "-f", w.in, "--sync", "apps")
+	_, out, _ := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, out, "synced WorkloadCluster edge01 from apps/cluster@v1", "addons                True   NoErrors",
 		"other                 False  KindNotAllowed",
 		"`spec.injectors[0]` names kind \"Machine\", a kind pvkit may not read (allowed: ConfigMap, Team.example.com, WorkloadCluster.infra.nephio.org); "+
@@ -368,7 +368,7 @@ func TestSyncedObjectRefusedAlone(t *testing.T) {
 			"  upstream: {repo: blueprints, package: app, revision: main}\n  downstream: {repo: core-euwest1, package: nested}\n",
 		"fine.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata: {a: b}\n",
 	})
-	code, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	code, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -378,7 +378,7 @@ func TestSyncedObjectRefusedAlone(t *testing.T) {
 	if strings.Contains(errs, "unrecognized type") {
 		t.Fatalf("a raw conversion error:\n%s", errs)
 	}
-	contains(t, w.mustCmd(ExitOK, "events"), "SyncRefused", refused)
+	contains(t, w.mustCmd(ExitOK, "events", "-o", "wide"), "SyncRefused", refused)
 }
 
 // Issue 29 #3b: Nephio's cluster packages create the new cluster's Porch
@@ -396,13 +396,13 @@ func TestSyncedRepositoryServedInTheSameRun(t *testing.T) {
 	w.write("addons.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: addons\nspec:\n"+
 		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {addons: \"yes\"}\n"+
 		"    template:\n      injectors:\n      - kind: ConfigMap\n        name: us-east1-endpoints\n")
-	out := w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps")
+	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, out, "created repository edge-new (synced from apps/cluster@v1)", "created PackageVariant addons-edge-new-app",
 		"created draft edge-new.app.packagevariant-1 (clone of blueprints.app.v1)", "addons-edge-new-app")
 	// A deployment repository: the package context was generated.
 	contains(t, w.files("edge-new.app.packagevariant-1")["package-context.yaml"], "package-path: app")
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
-	contains(t, w.mustCmd(ExitOK, "run", "-f", w.in), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--sync", "apps"), "No changes: every downstream package is up to date.")
+	contains(t, w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in), "No changes: every downstream package is up to date.")
 }
 
 // publishSynced publishes a package of objects for --sync (repository
@@ -428,7 +428,7 @@ func TestSyncedRepositoryWithADirectoryRefused(t *testing.T) {
 		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: sneaky\nspec:\n  type: git\n" +
 			"  git:\n    repo: https://example.com/blueprints.git\n    directory: /app\n",
 	})
-	_, out, errs := w.cmd("run", "-f", w.in, "--sync", "apps")
+	_, out, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
 	contains(t, errs, "Repository \"sneaky\": `spec.git.directory` \"/app\": a synced Repository is served from a git directory of its own")
 	if strings.Contains(out, "synced Repository sneaky") {
 		t.Fatalf("the refused Repository was applied:\n%s", out)

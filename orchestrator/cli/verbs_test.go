@@ -163,14 +163,14 @@ func TestHelpAndCompletion(t *testing.T) {
 			t.Errorf("completion %s: exit %d", sh, code)
 		}
 	}
-	code, out, _ := w.cmd("__complete", "approve", "blue")
+	code, out, _ := w.cmd("__complete", "get", "blue")
 	if code != ExitOK || !strings.Contains(out, "blueprints.app.v1\n") {
 		t.Fatalf("completing a revision name: exit %d\n%s", code, out)
 	}
 }
 
-// -f - reads standard input; a run prints each change on stderr as it
-// happens; a set's table row names each target failure.
+// -f - reads standard input; off a terminal a run prints its changes once,
+// on stdout (issue 31 #5); a set's table row names each target failure.
 func TestStdinProgressAndTargetFailures(t *testing.T) {
 	w := newWS(t)
 	set := readFile(t, filepath.Join(w.in, "fleet-set.yaml"))
@@ -182,14 +182,17 @@ func TestStdinProgressAndTargetFailures(t *testing.T) {
 	stdin.WriteString(set)
 	var out, errb bytes.Buffer
 	root := NewRoot(context.Background(), strings.NewReader(stdin.String()), &out, &errb)
-	root.SetArgs([]string{"run", "-f", "-", "--repos", w.repos})
+	root.SetArgs([]string{"run", "-f", "-", "--repos", w.repos, "-o", "wide"})
 	code := Execute(root, &errb)
 	if code != ExitNotReady {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	contains(t, out.String(), "PackageVariantSet  app", "2 target entries could not be computed",
 		"`spec.targets[0].repositorySelector` (Repository \"edge-useast1\", package \"app\"): `spec.targets[0].template.labelExprs[0].valueExpr`: no such key: zone")
-	contains(t, errb.String(), "pvctl: created repository edge-useast1\n")
+	contains(t, out.String(), "created repository edge-useast1\n")
+	if strings.Contains(errb.String(), "created repository") {
+		t.Fatalf("a change printed twice, on stderr too:\n%s", errb.String())
+	}
 }
 
 func TestUIDIsStable(t *testing.T) {
@@ -199,19 +202,47 @@ func TestUIDIsStable(t *testing.T) {
 	}
 }
 
-// -o yaml prints the sets and variants with their status.
+// -o yaml and json print a List of the sets and variants with their
+// status, each with its apiVersion and kind, the changes beside; -o name
+// the sets and variants; -o wide and table the report, wide with messages
+// whole (issue 31 #5).
 func TestOutputYAML(t *testing.T) {
 	for _, o := range []string{"yaml", "json"} {
 		w := newWS(t)
-		out := w.mustCmd(ExitOK, "run", "-f", w.in, "-o", o)
-		var st RunOutput
-		if err := sigsyaml.UnmarshalStrict([]byte(out), &st); err != nil {
+		out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "-o", o)
+		var st struct {
+			APIVersion, Kind string
+			Items            []struct {
+				APIVersion, Kind string
+				Status           struct {
+					DownstreamTargets []struct{ Name string } `json:"downstreamTargets"`
+				}
+			}
+			Changes []string
+		}
+		if err := sigsyaml.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		if len(st.Sets) != 1 || len(st.Variants) != 3 || st.Variants[0].Status.DownstreamTargets[0].Name == "" ||
+		if st.APIVersion != "v1" || st.Kind != "List" || len(st.Items) != 4 || st.Items[0].Kind != "PackageVariantSet" ||
+			st.Items[1].Kind != "PackageVariant" || st.Items[1].APIVersion != "config.porch.kpt.dev/v1alpha1" || st.Items[1].Status.DownstreamTargets[0].Name == "" ||
 			len(st.Changes) != 11 || st.Changes[0] != "created repository edge-useast1" {
 			t.Fatalf("-o %s:\n%s", o, out)
 		}
+	}
+	w := newWS(t)
+	if out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "-o", "name"); out != "packagevariantset/app\npackagevariant/app-edge-useast1-app\npackagevariant/app-edge-uswest1-app\npackagevariant/app-staging\n" {
+		t.Fatalf("plan -o name:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitChanges, "plan", "-f", w.in, "-o", "wide"), "would create draft")
+}
+
+// Issue 31 #5: one stream per change: off a terminal a run reports each
+// change once, on stdout; stderr has none of them.
+func TestChangesPrintedOnce(t *testing.T) {
+	w := newWS(t)
+	code, out, errs := w.cmd("run", "-o", "wide", "-f", w.in)
+	if code != ExitOK || !strings.Contains(out, "created repository edge-useast1") || strings.Contains(errs, "created repository") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
 
@@ -248,7 +279,7 @@ func TestRevisionMinusOneIsThePlaceholder(t *testing.T) {
 	contains(t, out, "created draft core-euwest1.placeholder.packagevariant-1 (clone of blueprints.app.main)",
 		"created draft core-euwest1.placeholder-main.packagevariant-1 (clone of blueprints.app.main)")
 	w.write("placeholder.yaml", variant("placeholder", "revision: -2"))
-	code, out, _ := w.cmd("run", "-f", w.in)
+	code, out, _ := w.cmd("run", "-o", "wide", "-f", w.in)
 	if code != ExitStalled || !strings.Contains(out, "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found -2") {
 		t.Fatalf("revision -2: exit %d\n%s", code, out)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pvkit/pvkit/orchestrator/local/state"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -40,14 +40,21 @@ func TestOperateFromTheCluster(t *testing.T) {
 	has(pvctl("status", "-n", e.ns), "PackageVariant  app-prod  True   NoErrors")
 	has(pvctl("status", "-n", e.ns, "packagevariant/app-prod"), "PackageVariant app-prod (namespace "+e.ns,
 		"Ready=True  NoErrors", "deploy.app.packagevariant-1: Draft; every readiness gate True", "Events:\n", "DraftCreated")
-	var ev []state.Event
 	e.eventually(converge, "the DraftCreated event listed", func() (bool, string) {
 		out := pvctl("events", "-n", e.ns, "pv/app-prod", "-o", "json")
-		if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		var list struct {
+			Kind  string         `json:"kind"`
+			Items []corev1.Event `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			return false, err.Error()
 		}
-		for _, x := range ev {
-			if x.Reason == "DraftCreated" && x.Kind == "PackageVariant" && x.Name == "app-prod" {
+		if list.Kind != "List" {
+			return false, out
+		}
+		for _, x := range list.Items {
+			o := x.InvolvedObject
+			if x.Reason == "DraftCreated" && o.Kind == "PackageVariant" && o.Name == "app-prod" && o.Namespace == e.ns {
 				return true, ""
 			}
 		}

@@ -47,7 +47,7 @@ func TestBinaryLocalCommands(t *testing.T) {
 		{[]string{"run", "-f", "examples/local"}, 0, "created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v1)"},
 		{[]string{"run", "-f", "examples/local"}, 0, "No changes"},
 		{[]string{"get"}, 0, "edge-uswest1.app.packagevariant-1"},
-		{[]string{"run", "-f", "examples/local", "-o", "bad"}, 2, "-o must be table, yaml or json"},
+		{[]string{"run", "-f", "examples/local", "-o", "bad"}, 2, "-o must be table, wide, name, json, yaml"},
 		{[]string{"controller", "--help"}, 0, "--kubeconfig"},
 		{[]string{"controller", "--kubeconfig", filepath.Join(dir, "nope"), "--metrics-bind-address", "0"}, 1, "pvctl controller: loading the kubeconfig:"},
 		{[]string{"controller", "--bogus"}, 2, "pvctl controller: unknown flag: --bogus\nRun 'pvctl controller --help' for the flags."},
