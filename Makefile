@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 FUNCTIONS := package-context pipeline-prepend config-inject pvs-expand
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 # Images are $(IMAGE_REPO)/<function>:$(VERSION) and :dev (contract.md).
-VERSION    ?= v0.1.0
+VERSION    ?= $(shell cat VERSION)
 IMAGE_REPO := pvkit
 BENCH_COUNT ?= 5
 # make bench takes about 15 minutes (Porch's PackageVariantSet reconciler alone is 30 s a run).
@@ -25,7 +25,7 @@ BENCH_TIME  ?= 3s
 
 .PHONY: catalog-functions catalog-e2e
 .PHONY: envtest
-.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -46,10 +46,10 @@ all: build
 build: $(BINARIES) bin/pvctl bin/pvkit-controller catalog-functions
 
 bin/pvctl: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X main.Version=$(VERSION) -X github.com/pvkit/pvkit/orchestrator/manager.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
 
 bin/pvkit-controller: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit/orchestrator/manager.Version=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
 
 bin/%: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*
@@ -179,6 +179,21 @@ fuzz:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
+## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION), install-without-crds.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64) and checksums.txt; the images tagged VERSION when a Docker engine answers. VERSION must be the file VERSION's and have a CHANGELOG.md section
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+release:
+	@rm -rf dist.tmp
+	go run ./internal/cmd/release --version '$(VERSION)' --image-repo '$(IMAGE_REPO)' --out dist.tmp
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "pvctl $(VERSION) $$os/$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' \
+	    -o dist.tmp/pvctl-$(VERSION)-$$os-$$arch ./orchestrator/cmd/pvctl; \
+	done
+	@cd dist.tmp && sha256sum -- * > checksums.txt
+	@rm -rf dist && mv dist.tmp dist && echo "dist/: $$(ls dist | tr '\n' ' ')"
+	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images VERSION='$(VERSION)' IMAGE_REPO='$(IMAGE_REPO)'; \
+	  else echo "no Docker engine: the images were not built (make images VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) where one runs)"; fi
+
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:
 	PVKIT_UPDATE_GOLDEN=1 go test ./functions/... ./test/e2e/...
@@ -209,4 +224,4 @@ demo: build
 	@hack/demo.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin dist dist.tmp

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
@@ -81,9 +82,6 @@ type Options struct {
 	zap                        zap.Options
 }
 
-// Version is the controller's version, set at build time (-ldflags -X).
-var Version = "v0.1.0-dev"
-
 // flags declares the controller's flags on fs.
 func flags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials)")
@@ -130,7 +128,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if version {
-		fmt.Fprintln(stdout, Version)
+		fmt.Fprintln(stdout, pvkit.Version())
 		return 0
 	}
 	if fs.NArg() > 0 {
@@ -138,7 +136,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
-	ctrl.Log.WithName("setup").Info("pvkit-controller", "version", Version)
+	ctrl.Log.WithName("setup").Info("pvkit-controller", "version", pvkit.Version())
 	if err := Run(ctx, o); err != nil {
 		fmt.Fprintln(stderr, "pvctl controller:", err)
 		return 1
@@ -207,7 +205,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting", "version", Version, "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren, "approveByPolicy", o.ApproveByPolicy)
+	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren, "approveByPolicy", o.ApproveByPolicy)
 	return mgr.Start(ctx)
 }
 

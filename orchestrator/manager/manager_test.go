@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -143,7 +144,7 @@ func TestMainExitCodes(t *testing.T) {
 		// Issue 22 #4: the error and a one-line hint, not the whole help.
 		{[]string{"--nope"}, 2, "", "pvctl controller: unknown flag: --nope\nRun 'pvctl controller --help' for the flags.\n"},
 		{[]string{"--worker", "2"}, 2, "", "pvctl controller: unknown flag: --worker\nRun 'pvctl controller --help' for the flags.\n"},
-		{[]string{"--version"}, 0, "v0.1.0-dev\n", ""},
+		{[]string{"--version"}, 0, pvkit.Version() + "\n", ""},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"--readable-kinds", "ConfigMap,*.example.com", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --readable-kinds: readable kind "*.example.com" must be Kind or Kind.group (a kind starts with a capital letter; no wildcards)`},
 		{[]string{"--workers", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 0 is not between 1 and 64"},

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -91,14 +90,13 @@ func TestInstallManifests(t *testing.T) {
 		t.Fatalf("deployment: service account %q, %d containers", spec.ServiceAccountName, len(spec.Containers))
 	}
 	c := spec.Containers[0]
-	// The image is the one `make images` builds at the Makefile's version.
-	mk, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "Makefile"))
+	// The image is the one `make images` builds at VERSION's version.
+	version, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)`).FindSubmatch(mk)
-	if version == nil || c.Image != "pvkit/controller:"+string(version[1]) {
-		t.Errorf("image %q, want pvkit/controller:<Makefile VERSION>", c.Image)
+	if want := "pvkit/controller:" + strings.TrimSpace(string(version)); c.Image != want {
+		t.Errorf("image %q, want %s (VERSION)", c.Image, want)
 	}
 	// Restricted: non-root, read-only root, nothing to escalate, no capability.
 	psc, sc := spec.SecurityContext, c.SecurityContext

@@ -22,14 +22,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/manager"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
-
-// Version is set at build time (-ldflags "-X main.Version=...").
-var Version = "v0.1.0-dev"
 
 func main() {
 	// Ctrl-C (or SIGTERM) stops a local command where it is: pvctl run
@@ -44,7 +42,7 @@ func main() {
 		os.Exit(130)
 	}()
 	root := cli.NewRoot(ctx, os.Stdin, os.Stdout, os.Stderr)
-	root.Version = Version
+	root.Version = pvkit.Version()
 	root.AddCommand(&cobra.Command{
 		Use:                "controller [flags]",
 		Short:              "Reconcile PackageVariants and PackageVariantSets against Porch, until stopped",
@@ -79,7 +77,7 @@ func main() {
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Println(Version) },
+		Run:   func(*cobra.Command, []string) { fmt.Println(pvkit.Version()) },
 	})
 	os.Exit(cli.Execute(root, os.Stderr))
 }

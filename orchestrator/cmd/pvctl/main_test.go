@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/internal/fntest"
 )
 
@@ -51,7 +52,7 @@ func TestBinaryLocalCommands(t *testing.T) {
 		{[]string{"controller", "--help"}, 0, "--kubeconfig"},
 		{[]string{"controller", "--kubeconfig", filepath.Join(dir, "nope"), "--metrics-bind-address", "0"}, 1, "pvctl controller: loading the kubeconfig:"},
 		{[]string{"controller", "--bogus"}, 2, "pvctl controller: unknown flag: --bogus\nRun 'pvctl controller --help' for the flags."},
-		{[]string{"controller", "--version"}, 0, "v0.1.0"},
+		{[]string{"controller", "--version"}, 0, pvkit.Version() + "\n"}, // a go build: VERSION with -dev
 		// Issue 22 #4: no cluster to talk to is an error, not a stack trace.
 		{[]string{"controller", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, 1, "pvctl controller: "},
 	} {

@@ -1,0 +1,250 @@
+package release
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// root copies the repository's config/, VERSION and CHANGELOG.md into a
+// temporary directory, so a test can change them.
+func root(t *testing.T) string {
+	t.Helper()
+	src := fntest.RepoRoot()
+	dst := t.TempDir()
+	for _, f := range []string{"VERSION", "CHANGELOG.md"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(filepath.Join(dst, "config"), os.DirFS(filepath.Join(src, "config"))); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func version(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Every refusal names what to fix, and nothing is built.
+func TestCheckRefuses(t *testing.T) {
+	v := version(t)
+	for _, tc := range []struct {
+		name    string
+		edit    func(dir string)
+		opts    func(o *Options)
+		message string
+	}{
+		{"not semver", nil, func(o *Options) { o.Version = "0.2" }, `VERSION="0.2" is not a release version: want vMAJOR.MINOR.PATCH, as v0.2.0 or v0.2.0-rc.1`},
+		{"build metadata", nil, func(o *Options) { o.Version = v + "+abc" }, `VERSION="` + v + `+abc" is not a release version`},
+		{"empty", nil, func(o *Options) { o.Version = "" }, `VERSION="" is not a release version`},
+		{"image repo with tag", nil, func(o *Options) { o.ImageRepo = "ghcr.io/pvkit:v1" }, `IMAGE_REPO="ghcr.io/pvkit:v1" is not an image repository (a lower-case registry and path, no tag), as ghcr.io/pvkit`},
+		{"image repo upper case", nil, func(o *Options) { o.ImageRepo = "GHCR.io/pvkit" }, `IMAGE_REPO="GHCR.io/pvkit" is not an image repository`},
+		{"another version", nil, func(o *Options) { o.Version = "v9.9.9" }, "VERSION says " + v + ", not v9.9.9: to release v9.9.9, write it to VERSION and give it a section in CHANGELOG.md first"},
+		{"no changelog section", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "VERSION"), []byte("v9.9.9\n"), 0o644)
+		}, func(o *Options) { o.Version = "v9.9.9" }, `CHANGELOG.md has no section for v9.9.9: add a line "## v9.9.9" and what it changes`},
+		{"a mention is not a section", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "VERSION"), []byte("v9.9.9\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "CHANGELOG.md"), []byte("# Changelog\n\nv9.9.9 is next.\n### v9.9.9\n"), 0o644)
+		}, func(o *Options) { o.Version = "v9.9.9" }, `CHANGELOG.md has no section for v9.9.9`},
+		{"no VERSION", func(dir string) { os.Remove(filepath.Join(dir, "VERSION")) }, nil, "the version source: open "},
+		{"no CHANGELOG", func(dir string) { os.Remove(filepath.Join(dir, "CHANGELOG.md")) }, nil, "the changelog: open "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := root(t)
+			if tc.edit != nil {
+				tc.edit(dir)
+			}
+			o := Options{Root: dir, Version: v, ImageRepo: "ghcr.io/pvkit"}
+			if tc.opts != nil {
+				tc.opts(&o)
+			}
+			arts, err := Manifests(o)
+			if err == nil || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.message)
+			}
+			if arts != nil {
+				t.Errorf("built %d artifacts despite the error", len(arts))
+			}
+		})
+	}
+}
+
+func TestChangelogHas(t *testing.T) {
+	log := []byte("# Changelog\n\n## v0.2.0 (2026-12-01)\n- x\n## [v0.1.0]\n## v0.1.0-rc.1\n")
+	for v, want := range map[string]bool{"v0.2.0": true, "v0.1.0": true, "v0.1.0-rc.1": true, "v0.1": false, "v0.3.0": false} {
+		if got := ChangelogHas(log, v); got != want {
+			t.Errorf("ChangelogHas(%s) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+type doc struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func split(t *testing.T, b []byte) []doc {
+	t.Helper()
+	var out []doc
+	for _, part := range strings.Split(string(b), "\n---\n") {
+		var d doc
+		if err := sigsyaml.Unmarshal([]byte(part), &d); err != nil {
+			t.Fatalf("%v in\n%s", err, part)
+		}
+		if d.Kind == "" {
+			t.Fatalf("a document with no kind:\n%s", part)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// The manifests: the image set to the release's, the Namespace and the CRDs
+// first, no example kind, the same bytes on every build.
+func TestManifests(t *testing.T) {
+	v := version(t)
+	o := Options{Root: root(t), Version: v, ImageRepo: "ghcr.io/pvkit"}
+	arts, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]byte{}
+	var names []string
+	for i, a := range arts {
+		names = append(names, a.Name)
+		byName[a.Name] = a.Data
+		if !bytes.Equal(a.Data, again[i].Data) {
+			t.Errorf("%s differs from one build to the next", a.Name)
+		}
+	}
+	if got := strings.Join(names, " "); got != "install.yaml install-without-crds.yaml function-runner-config.yaml" {
+		t.Fatalf("artifacts %s", got)
+	}
+	for _, name := range []string{"install.yaml", "install-without-crds.yaml"} {
+		b := byName[name]
+		if !bytes.Contains(b, []byte("image: ghcr.io/pvkit/controller:"+v+"\n")) || bytes.Contains(b, []byte(":dev")) {
+			t.Errorf("%s does not name ghcr.io/pvkit/controller:%s alone", name, v)
+		}
+		if bytes.Contains(b, []byte("example.com")) && !bytes.Contains(b, []byte("foo.example.com/CamelCase")) {
+			t.Errorf("%s names an example kind", name)
+		}
+		if !bytes.HasPrefix(b, []byte("# pvkit "+v+": ")) {
+			t.Errorf("%s has no header naming the release", name)
+		}
+		docs := split(t, b)
+		if docs[0].Kind != "Namespace" || docs[0].Metadata.Name != "pvkit-system" {
+			t.Errorf("%s starts with %s/%s, want the Namespace", name, docs[0].Kind, docs[0].Metadata.Name)
+		}
+		crds, seenOther := 0, false
+		for _, d := range docs {
+			switch {
+			case d.Kind == "CustomResourceDefinition" && seenOther:
+				t.Errorf("%s: CRD %s after other objects", name, d.Metadata.Name)
+			case d.Kind == "CustomResourceDefinition":
+				crds++
+			case d.Kind != "Namespace":
+				seenOther = true
+			}
+		}
+		if want := map[string]int{"install.yaml": 2, "install-without-crds.yaml": 0}[name]; crds != want {
+			t.Errorf("%s has %d CRDs, want %d", name, crds, want)
+		}
+	}
+	frc := string(byName["function-runner-config.yaml"])
+	for _, fn := range Functions {
+		for _, img := range []string{"ghcr.io/pvkit/" + fn + ":" + v, "pvkit/" + fn + ":" + v} {
+			if !strings.Contains(frc, "      - "+img+"\n") {
+				t.Errorf("function-runner-config.yaml does not map %s", img)
+			}
+		}
+	}
+	var cfg struct {
+		Functions []struct {
+			Function string   `json:"function"`
+			Images   []string `json:"images"`
+		} `json:"functions"`
+	}
+	if err := sigsyaml.UnmarshalStrict([]byte(frc), &cfg); err != nil || len(cfg.Functions) != len(Functions) {
+		t.Errorf("function-runner-config.yaml is not Porch's config shape (%v): %s", err, frc)
+	}
+}
+
+// A config/ whose Deployment no longer names pvkit/controller would release
+// an install with an image nobody built: refused.
+func TestManifestsRefuseAnUnsetImage(t *testing.T) {
+	dir := root(t)
+	p := filepath.Join(dir, "config/manager/deployment.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`image: \S+`).ReplaceAll(b, []byte("image: other/controller:v1"))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Manifests(Options{Root: dir, Version: version(t), ImageRepo: "ghcr.io/pvkit"})
+	if err == nil || err.Error() != "config/default: the Deployment does not name the image pvkit/controller, so the release's image could not be set" {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// One version source: every file that names the release's images says
+// VERSION's version.
+func TestVersionAgreesEverywhere(t *testing.T) {
+	v := version(t)
+	repo := fntest.RepoRoot()
+	mention := regexp.MustCompile(`pvkit/(controller|package-context|pipeline-prepend|config-inject|pvs-expand|<function>):(v[0-9][0-9A-Za-z.-]*)`)
+	for _, f := range []string{"README.md", "config/manager/deployment.yaml", "deploy/function-runner/config.yaml"} {
+		b, err := os.ReadFile(filepath.Join(repo, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range mention.FindAllSubmatch(b, -1) {
+			n++
+			if string(m[2]) != v {
+				t.Errorf("%s names %s, but VERSION says %s", f, m[0], v)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s names no pvkit image with a version", f)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ChangelogHas(log, v) {
+		t.Errorf("CHANGELOG.md has no section for VERSION's %s", v)
+	}
+	lic, err := os.ReadFile(filepath.Join(repo, "LICENSE"))
+	if err != nil || !bytes.Contains(lic, []byte("Apache License")) || !bytes.Contains(lic, []byte("Version 2.0, January 2004")) {
+		t.Errorf("LICENSE is not the Apache License 2.0 the source headers name (%v)", err)
+	}
+}
