@@ -13,8 +13,9 @@
 //     output is byte for byte the same on every machine.
 //   - install.yaml is config/default (CRDs, RBAC, Deployment, PDB, metrics
 //     Service); install-without-crds.yaml is config/without-crds, for a
-//     cluster where Porch's install keeps the CRDs. Both name the image
-//     IMAGE_REPO/controller:VERSION, never :dev.
+//     cluster where Porch's install keeps the CRDs; install-namespaced.yaml
+//     is config/namespaced (one namespace, fleet: replace it). All name the
+//     image IMAGE_REPO/controller:VERSION, never :dev.
 package release
 
 import (
@@ -104,6 +105,7 @@ func Manifests(o Options) ([]Artifact, error) {
 	for _, m := range []struct{ name, dir, what string }{
 		{"install.yaml", "default", "CRDs, RBAC, Deployment"},
 		{"install-without-crds.yaml", "without-crds", "RBAC, Deployment; the CRDs stay Porch's install's"},
+		{"install-namespaced.yaml", "namespaced", "CRDs, RBAC bound in namespace fleet only, Deployment with --watch-namespace=fleet"},
 	} {
 		overlay := "/release-" + m.dir
 		k := fmt.Sprintf("resources:\n- ../config/%s\nimages:\n- name: pvkit/controller\n  newName: %s\n  newTag: %s\n", m.dir, image, o.Version)

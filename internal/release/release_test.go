@@ -143,10 +143,10 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s differs from one build to the next", a.Name)
 		}
 	}
-	if got := strings.Join(names, " "); got != "install.yaml install-without-crds.yaml function-runner-config.yaml" {
+	if got := strings.Join(names, " "); got != "install.yaml install-without-crds.yaml install-namespaced.yaml function-runner-config.yaml" {
 		t.Fatalf("artifacts %s", got)
 	}
-	for _, name := range []string{"install.yaml", "install-without-crds.yaml"} {
+	for _, name := range []string{"install.yaml", "install-without-crds.yaml", "install-namespaced.yaml"} {
 		b := byName[name]
 		if !bytes.Contains(b, []byte("image: ghcr.io/pvkit/controller:"+v+"\n")) || bytes.Contains(b, []byte(":dev")) {
 			t.Errorf("%s does not name ghcr.io/pvkit/controller:%s alone", name, v)
@@ -172,7 +172,7 @@ func TestManifests(t *testing.T) {
 				seenOther = true
 			}
 		}
-		if want := map[string]int{"install.yaml": 2, "install-without-crds.yaml": 0}[name]; crds != want {
+		if want := map[string]int{"install.yaml": 2, "install-without-crds.yaml": 0, "install-namespaced.yaml": 2}[name]; crds != want {
 			t.Errorf("%s has %d CRDs, want %d", name, crds, want)
 		}
 	}

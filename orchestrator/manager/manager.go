@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,13 +38,16 @@ import (
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -78,7 +82,9 @@ type Options struct {
 	MaxChildren                int    // PackageVariants one set may have
 	QPS                        float64
 	Burst                      int
-	ApproveByPolicy            bool // approve drafts as Nephio's approval controller does
+	ApproveByPolicy            bool   // approve drafts as Nephio's approval controller does
+	MetricsSecure              bool   // serve metrics over HTTPS, to authenticated and authorized clients only
+	WatchNamespaces            string // comma-separated; empty: every namespace
 	zap                        zap.Options
 }
 
@@ -86,7 +92,9 @@ type Options struct {
 func flags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials)")
 	fs.StringVar(&o.Context, "context", "", "the kubeconfig context to use (default: its current context)")
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to (0 disables it)")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to (0 disables it)")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics, config/rbac/metrics_reader_role.yaml); false: plain HTTP to anyone who reaches the port")
+	fs.StringVar(&o.WatchNamespaces, "watch-namespace", "", "reconcile, read and inject only in these namespaces, comma-separated (default: every namespace); bind the controller's ClusterRole with a RoleBinding in each (config/namespaced)")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to (0 disables them)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	fs.StringVar(&o.LeaderID, "leader-election-id", "pvkit-controller.pvkit.dev", "the leader election lease name")
@@ -190,6 +198,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.MaxChildren < 1 {
 		return fmt.Errorf("--max-children-per-set: %d, want 1 or more", o.MaxChildren)
 	}
+	if _, err := ParseNamespaces(o.WatchNamespaces); err != nil {
+		return err
+	}
 	if o.QPS < 0 || o.Burst < 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst: %v and %d, want 0 or more", o.QPS, o.Burst)
 	}
@@ -205,7 +216,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren, "approveByPolicy", o.ApproveByPolicy)
+	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,
+		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "metricsSecure", o.MetricsSecure)
 	return mgr.Start(ctx)
 }
 
@@ -218,9 +230,30 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	namespaces, err := ParseNamespaces(o.WatchNamespaces)
+	if err != nil {
+		return nil, err
+	}
+	var byNamespace map[string]cache.Config
+	for _, ns := range namespaces {
+		if byNamespace == nil {
+			byNamespace = map[string]cache.Config{}
+		}
+		byNamespace[ns] = cache.Config{}
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		// controller-runtime's secure metrics, as kubebuilder scaffolds
+		// them: HTTPS (a self-signed certificate unless one is mounted), a
+		// bearer token the API server authenticates, and a
+		// SubjectAccessReview for get on /metrics.
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOpts,
+		Cache:                   cache.Options{DefaultNamespaces: byNamespace},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderID,
@@ -242,6 +275,27 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// ParseNamespaces reads --watch-namespace: namespace names, comma-separated,
+// each a DNS label, none twice; empty is every namespace (nil).
+func ParseNamespaces(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, ns := range strings.Split(list, ",") {
+		ns = strings.TrimSpace(ns)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("--watch-namespace: %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+		}
+		if slices.Contains(out, ns) {
+			return nil, fmt.Errorf("--watch-namespace: %q is named twice", ns)
+		}
+		out = append(out, ns)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // CacheSynced is the readiness check: ready once the informer caches have

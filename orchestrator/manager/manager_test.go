@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,6 +152,10 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--workers", "65", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --workers: 65 is not between 1 and 64"},
 		{[]string{"--max-children-per-set", "0", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --max-children-per-set: 0, want 1 or more"},
 		{[]string{"--kube-api-qps", "-1", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --kube-api-qps and --kube-api-burst: -1 and 0, want 0 or more"},
+		{[]string{"--watch-namespace", "fleet,Team_A", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "Team_A" is not a namespace name: a lowercase RFC 1123 label must consist of`},
+		{[]string{"--watch-namespace", "fleet,fleet", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "fleet" is named twice`},
+		{[]string{"--watch-namespace", "a,,b", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "" is not a namespace name`},
+		{[]string{"--metrics-secure=maybe"}, 2, "", `pvctl controller: invalid argument "maybe" for "--metrics-secure" flag`},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `pvctl controller: invalid argument "fast" for "--kube-api-qps" flag`},
 		{[]string{"--zap-log-level", "debug", "--nope"}, 2, "", "unknown flag: --nope"}, // zap's flags parse in the same style
 	} {
@@ -159,6 +164,17 @@ func TestMainExitCodes(t *testing.T) {
 		if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.errOut) ||
 			(code == 2 && strings.Count(errOut.String(), "\n") > 2) {
 			t.Errorf("pvctl controller %v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.args, code, out.String(), errOut.String(), tt.code, tt.out, tt.errOut)
+		}
+	}
+}
+
+// Issue 32 #2: --watch-namespace names the namespaces the cache (and so
+// every read and reconcile) is limited to; empty is every namespace.
+func TestParseNamespaces(t *testing.T) {
+	for in, want := range map[string][]string{"": nil, " ": nil, "fleet": {"fleet"}, "b, a": {"a", "b"}} {
+		got, err := ParseNamespaces(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseNamespaces(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package metrics is pvkit's Prometheus metrics, served by the controller
-// on --metrics-bind-address (:8080/metrics) next to controller-runtime's
+// on --metrics-bind-address (https://:8443/metrics, to authorized tokens) next to controller-runtime's
 // own (controller_runtime_*, workqueue_*, rest_client_*). Every name starts
 // with pvkit_:
 //

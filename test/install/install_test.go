@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/pvkit/pvkit/internal/fntest"
+	"github.com/pvkit/pvkit/orchestrator/manager"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -76,9 +78,10 @@ func TestInstallManifests(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"ClusterRole/pvkit-controller", "ClusterRoleBinding/pvkit-controller",
+	want := []string{"ClusterRole/pvkit-controller", "ClusterRole/pvkit-controller-metrics-auth", "ClusterRole/pvkit-metrics-reader",
+		"ClusterRoleBinding/pvkit-controller", "ClusterRoleBinding/pvkit-controller-metrics-auth",
 		"CustomResourceDefinition/packagevariants.config.porch.kpt.dev", "CustomResourceDefinition/packagevariantsets.config.porch.kpt.dev",
-		"Deployment/pvkit-controller", "Namespace/pvkit-system", "Role/pvkit-controller", "RoleBinding/pvkit-controller",
+		"Deployment/pvkit-controller", "Namespace/pvkit-system", "PodDisruptionBudget/pvkit-controller", "Role/pvkit-controller", "RoleBinding/pvkit-controller",
 		"Service/pvkit-controller-metrics", "ServiceAccount/pvkit-controller"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("config/default = %q, want %q", keys, want)
@@ -118,15 +121,55 @@ func TestInstallManifests(t *testing.T) {
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	if args["--metrics-bind-address"] != ":8080" || ports["metrics"] != 8080 || args["--health-probe-bind-address"] != ":8081" || ports["probes"] != 8081 {
+	if args["--metrics-bind-address"] != ":8443" || ports["metrics"] != 8443 || args["--health-probe-bind-address"] != ":8081" || ports["probes"] != 8081 {
 		t.Errorf("ports %v do not match the flags %v", ports, args)
+	}
+	// Issue 32 #2: metrics over HTTPS, authenticated and authorized (the
+	// flag's default; not turned off), the controller allowed to ask the
+	// API server, and a role for scrapers.
+	if v, set := args["--metrics-secure"]; set && v != "true" {
+		t.Errorf("--metrics-secure=%s: the install serves metrics to anyone", v)
+	}
+	auth := decode[rbacv1.ClusterRole](t, objs, "ClusterRole/pvkit-controller-metrics-auth")
+	if len(auth.Rules) != 2 || !slices.Equal(auth.Rules[0].Resources, []string{"tokenreviews"}) || !slices.Equal(auth.Rules[1].Resources, []string{"subjectaccessreviews"}) ||
+		!slices.Equal(auth.Rules[0].Verbs, []string{"create"}) || !slices.Equal(auth.Rules[1].Verbs, []string{"create"}) {
+		t.Errorf("metrics auth role %+v: want create on tokenreviews and subjectaccessreviews only", auth.Rules)
+	}
+	if ab := decode[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding/pvkit-controller-metrics-auth"); ab.RoleRef.Name != auth.Name || ab.Subjects[0].Name != spec.ServiceAccountName {
+		t.Errorf("metrics auth binding %+v", ab)
+	}
+	reader := decode[rbacv1.ClusterRole](t, objs, "ClusterRole/pvkit-metrics-reader")
+	if len(reader.Rules) != 1 || !slices.Equal(reader.Rules[0].NonResourceURLs, []string{"/metrics"}) || !slices.Equal(reader.Rules[0].Verbs, []string{"get"}) {
+		t.Errorf("metrics reader role %+v", reader.Rules)
+	}
+	// Two replicas on two nodes, a drain taking one at a time.
+	spread := map[string]corev1.UnsatisfiableConstraintAction{}
+	for _, c := range spec.TopologySpreadConstraints {
+		if c.MaxSkew != 1 || c.LabelSelector == nil || c.LabelSelector.MatchLabels["app.kubernetes.io/component"] != d.Spec.Template.Labels["app.kubernetes.io/component"] {
+			t.Errorf("topology spread %+v does not spread the controller's pods", c)
+		}
+		spread[c.TopologyKey] = c.WhenUnsatisfiable
+	}
+	if spread["kubernetes.io/hostname"] != corev1.DoNotSchedule || spread["topology.kubernetes.io/zone"] != corev1.ScheduleAnyway {
+		t.Errorf("topology spread %v: want hostname DoNotSchedule, zone ScheduleAnyway", spread)
+	}
+	pdb := decode[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget/pvkit-controller")
+	if pdb.Namespace != d.Namespace || pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 1 || int(*d.Spec.Replicas) < 2 ||
+		pdb.Spec.Selector.MatchLabels["app.kubernetes.io/component"] != d.Spec.Template.Labels["app.kubernetes.io/component"] {
+		t.Errorf("PDB %+v: want minAvailable 1 of the controller's %d replicas", pdb.Spec, *d.Spec.Replicas)
+	}
+	// No example kind anywhere in the default install.
+	for key, o := range objs {
+		if strings.Contains(string(o.raw), ".example.com") && !strings.HasPrefix(key, "CustomResourceDefinition/") {
+			t.Errorf("%s names an example kind:\n%s", key, o.raw)
+		}
 	}
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.LivenessProbe.HTTPGet.Port.StrVal != "probes" ||
 		c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.ReadinessProbe.HTTPGet.Port.StrVal != "probes" {
 		t.Errorf("probes: liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
 	}
 	svc := decode[corev1.Service](t, objs, "Service/pvkit-controller-metrics")
-	if svc.Spec.Ports[0].TargetPort.StrVal != "metrics" || svc.Spec.Selector["app.kubernetes.io/component"] != d.Spec.Template.Labels["app.kubernetes.io/component"] {
+	if svc.Spec.Ports[0].TargetPort.StrVal != "metrics" || svc.Spec.Ports[0].Name != "https" || svc.Spec.Selector["app.kubernetes.io/component"] != d.Spec.Template.Labels["app.kubernetes.io/component"] {
 		t.Errorf("metrics service %+v does not reach the controller", svc.Spec)
 	}
 
@@ -202,6 +245,82 @@ func TestNamespaceOverlay(t *testing.T) {
 	}
 	if b := decode[rbacv1.RoleBinding](t, objs, "RoleBinding/pvkit-controller"); b.Namespace != "platform" || b.Subjects[0].Namespace != "platform" {
 		t.Errorf("RoleBinding %+v", b)
+	}
+}
+
+// Issue 32 #2: config/namespaced reconciles and reads one namespace: no
+// ClusterRoleBinding of the controller's role, a RoleBinding of it in that
+// namespace, --watch-namespace naming it (a value the controller takes).
+func TestNamespacedOverlay(t *testing.T) {
+	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/namespaced"))
+	if _, ok := objs["ClusterRoleBinding/pvkit-controller"]; ok {
+		t.Errorf("config/namespaced still binds the controller's ClusterRole cluster-wide")
+	}
+	d := decode[appsv1.Deployment](t, objs, "Deployment/pvkit-controller")
+	var watch []string
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--watch-namespace="); ok {
+			watch = append(watch, v)
+		}
+	}
+	if !slices.Equal(watch, []string{"fleet"}) {
+		t.Fatalf("--watch-namespace %q, want fleet once", watch)
+	}
+	if _, err := manager.ParseNamespaces(watch[0]); err != nil {
+		t.Fatal(err)
+	}
+	// The fleet binding and leader election's share the name
+	// pvkit-controller: read every RoleBinding, not objs' last.
+	out, err := exec.Command("kubectl", "kustomize", filepath.Join(fntest.RepoRoot(), "config/namespaced")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound []string
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var b rbacv1.RoleBinding
+		if err := sigsyaml.Unmarshal([]byte(doc), &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Kind != "RoleBinding" || b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != "pvkit-controller" {
+			continue
+		}
+		bound = append(bound, b.Namespace)
+		if len(b.Subjects) != 1 || b.Subjects[0].Name != "pvkit-controller" || b.Subjects[0].Namespace != d.Namespace {
+			t.Errorf("RoleBinding in %s binds %+v", b.Namespace, b.Subjects)
+		}
+	}
+	if !slices.Equal(bound, watch) {
+		t.Errorf("the controller's ClusterRole is bound in %q, want in the watched %q only", bound, watch)
+	}
+}
+
+// config/prometheus: a ServiceMonitor that scrapes the metrics Service's
+// HTTPS port with a token.
+func TestPrometheusOverlay(t *testing.T) {
+	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/prometheus"))
+	sm, ok := objs["ServiceMonitor/pvkit-controller"]
+	if !ok || len(objs) != 1 {
+		t.Fatalf("config/prometheus = %v, want the ServiceMonitor alone", objs)
+	}
+	var m struct {
+		Spec struct {
+			Selector  struct{ MatchLabels map[string]string } `json:"selector"`
+			Endpoints []struct {
+				Port, Scheme, Path, BearerTokenFile string
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal(sm.raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	svc := decode[corev1.Service](t, build(t), "Service/pvkit-controller-metrics")
+	for k, v := range m.Spec.Selector.MatchLabels {
+		if svc.Labels[k] != v {
+			t.Errorf("the ServiceMonitor selects %s=%s; the metrics Service has %v", k, v, svc.Labels)
+		}
+	}
+	if len(m.Spec.Endpoints) != 1 || m.Spec.Endpoints[0].Port != svc.Spec.Ports[0].Name || m.Spec.Endpoints[0].Scheme != "https" || m.Spec.Endpoints[0].BearerTokenFile == "" {
+		t.Errorf("endpoints %+v: want the Service's port %q over https with a token", m.Spec.Endpoints, svc.Spec.Ports[0].Name)
 	}
 }
 

@@ -3,7 +3,6 @@ package porch
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -101,17 +100,12 @@ func TestFleetUpgradeEndsOwned(t *testing.T) {
 // scrapeMetrics reads the controller's /metrics as series → value.
 func scrapeMetrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	code, b := getMetrics(t, scraperToken(t))
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d %.300q", code, b)
 	}
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(b, "\n") {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
