@@ -1,6 +1,6 @@
 // Package cli is pvctl's command line: the cobra verbs (run, plan, get,
 // diff, pull, push, publish, status, events, porchctl's lifecycle verbs,
-// completion), their flags, exit codes and output (one contract, output.go:
+// suspend, resume, reconcile, wait, completion), their flags, exit codes and output (one contract, output.go:
 // -o table|wide|name|json|yaml, -l, -w; colour; the live progress line). The work is elsewhere: orchestrator/local
 // runs the reconcile on local git repositories, local/state is the state
 // file `status` and `events` read, and --kubeconfig reads a cluster.
@@ -31,6 +31,18 @@
 //   - One stream per change: a run's progress goes to stderr only on a
 //     terminal, where it is a live line; off a terminal the Changes list
 //     on stdout is the only record, so a log holds each change once.
+//   - The operator's controls (control.go) act on the same annotations in
+//     a cluster and locally, read by the same reconcilers:
+//     pvkit.dev/suspend ("true": the object writes nothing to Porch or to
+//     a child; a set's holds its children; deletion is not suspended) and
+//     pvkit.dev/reconcile-requested-at (a reconcile now; the controller
+//     records the value in status.lastHandledReconcileAt, which resume and
+//     reconcile wait for, as flux does). Locally, suspend and resume record
+//     the object in the state file (its `suspended` list) and every run
+//     gives it the annotation, unless its file sets pvkit.dev/suspend (the
+//     file wins; pvctl resume says so); a local reconcile is a run, since
+//     every run reconciles everything. wait polls like -w and needs the
+//     condition of the object's current generation, as kstatus does.
 //   - Colour only where it helps a glance (the READY column, Warning
 //     events), on a terminal, unless NO_COLOR or --color=never; a painted
 //     column has its header painted too, so tabwriter keeps it aligned.

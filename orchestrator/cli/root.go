@@ -85,6 +85,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	for _, v := range lifecycleVerbs {
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
+	root.AddCommand(controlCommands(ctx, o)...)
 	return root
 }
 

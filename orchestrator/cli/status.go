@@ -193,7 +193,7 @@ func statusTable(w, errw io.Writer, objs []fleetObject, namespace string, wide b
 	fmt.Fprintln(tw, head+"\tMESSAGE")
 	for _, obj := range objs {
 		ready, reason, msg, _ := kit.Readiness(obj.conds)
-		if ready == metav1.ConditionTrue {
+		if ready == metav1.ConditionTrue && reason != kit.ReasonSuspended {
 			msg = ""
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", obj.kind, obj.name, paint.ready(string(ready)), reason)

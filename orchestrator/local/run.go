@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -343,11 +344,56 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 			deleted = append(deleted, v)
 		}
 	}
+	suspend(objs, in, st.Suspended)
 	for _, r := range in.repositories {
 		objs = append(objs, r)
 	}
 	objs = append(objs, in.others...)
 	return objs, deleted
+}
+
+// suspend gives the sets and variants pvctl suspend recorded (keys, see
+// state.Suspended) the annotation pvkit.dev/suspend: "true", and takes it
+// from the others, so that the reconcilers (the controller's) see a
+// suspension as in a cluster. A file's own pvkit.dev/suspend wins: pvctl
+// changes only objects whose file does not set it, and objects no file
+// gives (a set's children, synced ones), whose annotation is pvctl's alone.
+func suspend(objs []client.Object, in *input, keys []string) {
+	fromFile := map[client.Object]bool{}
+	for _, v := range in.variants {
+		if _, set := v.Annotations[kit.SuspendAnnotation]; set {
+			fromFile[v] = true
+		}
+	}
+	for _, s := range in.sets {
+		if _, set := s.Annotations[kit.SuspendAnnotation]; set {
+			fromFile[s] = true
+		}
+	}
+	for _, o := range objs {
+		var kind string
+		switch o.(type) {
+		case *pvapi.PackageVariant:
+			kind = "PackageVariant"
+		case *pvsapi.PackageVariantSet:
+			kind = "PackageVariantSet"
+		default:
+			continue
+		}
+		if fromFile[o] {
+			continue
+		}
+		a := o.GetAnnotations()
+		if slices.Contains(keys, state.SuspendKey(kind, o.GetName())) {
+			if a == nil {
+				a = map[string]string{}
+			}
+			a[kit.SuspendAnnotation] = "true"
+		} else if !isSynced(a) { // a synced object's own annotation is its repository's to set
+			delete(a, kit.SuspendAnnotation)
+		}
+		o.SetAnnotations(a)
+	}
 }
 
 func givenSet(in *input, name string) bool {

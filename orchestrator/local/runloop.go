@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -102,6 +103,9 @@ type world struct {
 	pv       *packagevariant.Reconciler
 	cluster  []map[string]any // the objects other than sets and variants, for the state
 	warnings []string
+	// suspended are pvctl suspend's keys (state.Suspended), kept for the
+	// objects that are still there.
+	suspended []string
 }
 
 // open opens a run's repositories (creating those the files' Repository
@@ -177,6 +181,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	w.sy.reposDir = o.Repos
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
+	w.suspended = l.st.Suspended
 	w.sy.events = w.events
 	// The controller's reconcilers, built as the manager builds them.
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
@@ -272,6 +277,16 @@ func (w *world) pass(ctx context.Context, namespace string) (map[string]error, e
 	return errs, w.sy.sync(ctx)
 }
 
+// withoutSuspend is a copy of annotations without pvkit.dev/suspend.
+func withoutSuspend(a map[string]string) map[string]string {
+	out := maps.Clone(a)
+	delete(out, kit.SuspendAnnotation)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // save completes the report and writes the state file.
 func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[string]error) (*Report, error) {
 	rep.Changes = w.j.Changes()
@@ -294,7 +309,25 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 		}
 		cluster[i] = u.Object
 	}
-	st := &state.State{Variants: rep.Variants, Sets: rep.Sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets)}
+	// pvctl suspend's keys stay for the objects still there; the annotation
+	// they gave is not saved, so that the state's annotations are the
+	// files' (pvctl resume tells a file's suspension from its own).
+	var suspended []string
+	variants := slices.Clone(rep.Variants)
+	for i, v := range variants {
+		if k := state.SuspendKey("PackageVariant", v.Name); slices.Contains(w.suspended, k) {
+			suspended = append(suspended, k)
+			variants[i].Annotations = withoutSuspend(v.Annotations)
+		}
+	}
+	sets := slices.Clone(rep.Sets)
+	for i, s := range sets {
+		if k := state.SuspendKey("PackageVariantSet", s.Name); slices.Contains(w.suspended, k) {
+			suspended = append(suspended, k)
+			sets[i].Annotations = withoutSuspend(s.Annotations)
+		}
+	}
+	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended}
 	if err := st.Write(o.State); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@
 //	pvkit_packagevariants{ready,reason}          gauge: variants by Ready status and reason
 //	pvkit_packagevariantsets{ready,reason}       gauge: sets by Ready status and reason
 //	pvkit_drafts{lifecycle}                      gauge: Draft and Proposed revisions a PackageVariant owns
-//	pvkit_reconcile_duration_seconds{kind,result} histogram: one reconcile (result success|stalled|error|waiting)
+//	pvkit_reconcile_duration_seconds{kind,result} histogram: one reconcile (result success|stalled|error|waiting|suspended)
 //	pvkit_porch_requests_total{verb,resource,code} counter: requests to Porch's API (code OK or the error's reason)
 //	pvkit_porch_request_duration_seconds{verb,resource} histogram: their latency
 //
@@ -47,6 +47,8 @@ const (
 	ResultStalled = "stalled"
 	ResultError   = "error"
 	ResultWaiting = "waiting"
+	// ResultSuspended is a reconcile of a suspended object: nothing done.
+	ResultSuspended = "suspended"
 )
 
 // Metrics holds pvkit's counters and histograms. New registers them on a

@@ -53,6 +53,11 @@ type PackageVariantStatus struct {
 	// latest Published one, with their last render result.
 	// +optional
 	DownstreamTargets []DownstreamTarget `json:"downstreamTargets,omitempty"`
+	// LastHandledReconcileAt is the value of the annotation
+	// pvkit.dev/reconcile-requested-at the last finished reconcile saw
+	// (pvctl reconcile waits for it), as Flux's lastHandledReconcileAt.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
 
 // DownstreamTarget is one downstream revision.

@@ -57,6 +57,11 @@ type PackageVariantSetStatus struct {
 	// the last reconcile; the other targets were still reconciled.
 	// +optional
 	TargetFailures []TargetFailure `json:"targetFailures,omitempty"`
+	// LastHandledReconcileAt is the value of the annotation
+	// pvkit.dev/reconcile-requested-at the last finished reconcile saw
+	// (pvctl reconcile waits for it), as Flux's lastHandledReconcileAt.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
 
 // TargetFailure is one target entry that could not be computed.

@@ -40,7 +40,14 @@ type State struct {
 	// Events are the Events the reconcilers recorded, every run's, the
 	// newest MaxEvents (pvctl events).
 	Events []Event `json:"events,omitempty"`
+	// Suspended are the sets and variants pvctl suspend suspended, as
+	// "Kind/name" (PackageVariantSet/app), sorted: each run gives them the
+	// annotation pvkit.dev/suspend: "true" unless their file sets it.
+	Suspended []string `json:"suspended,omitempty"`
 }
+
+// SuspendKey is a set's or variant's key in Suspended.
+func SuspendKey(kind, name string) string { return kind + "/" + name }
 
 func Read(path string) (*State, error) {
 	s := &State{}
@@ -78,6 +85,7 @@ func (s *State) Write(path string) error {
 	sort.Slice(s.Variants, func(i, j int) bool { return s.Variants[i].Name < s.Variants[j].Name })
 	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
 	sort.Slice(s.Objects, func(i, j int) bool { return ObjectKey(s.Objects[i]) < ObjectKey(s.Objects[j]) })
+	sort.Strings(s.Suspended)
 	for i := range s.Variants {
 		s.Variants[i].ResourceVersion = ""
 		s.Variants[i].APIVersion, s.Variants[i].Kind = pvapi.GroupVersion.String(), "PackageVariant"

@@ -19,7 +19,8 @@ const (
 // Readiness reads an object's conditions as status, events and metrics
 // show them: the Ready status ("Unknown" before any reconcile), and the
 // reason and message that say what to do, the Stalled ones when it is
-// stalled (Ready's may be Porch's generic "invalid packagevariant object").
+// stalled (Ready's may be Porch's generic "invalid packagevariant object"),
+// Suspended's when it is suspended.
 func Readiness(conds []metav1.Condition) (ready metav1.ConditionStatus, reason, message string, stalled bool) {
 	ready = metav1.ConditionUnknown
 	if c := meta.FindStatusCondition(conds, ConditionReady); c != nil {
@@ -27,6 +28,11 @@ func Readiness(conds []metav1.Condition) (ready metav1.ConditionStatus, reason, 
 	}
 	if c := meta.FindStatusCondition(conds, ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
 		reason, message, stalled = c.Reason, c.Message, true
+	}
+	// A suspension is what the operator needs to know first: the other
+	// conditions are as the last reconcile before it left them.
+	if c := meta.FindStatusCondition(conds, ConditionSuspended); c != nil && c.Status == metav1.ConditionTrue {
+		reason, message = c.Reason, c.Message
 	}
 	return ready, reason, message, stalled
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit/kittest"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -64,6 +65,9 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		t.Fatal(err)
 	}
 	if err := pvapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := pvsapi.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	mapper := apimeta.NewDefaultRESTMapper(nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -98,6 +99,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	orig := v.DeepCopy()
 	deleting := !v.DeletionTimestamp.IsZero()
+	if !deleting { // deleting is never suspended: the deletionPolicy applies
+		if why := r.suspendedBy(ctx, v); why != "" {
+			result, retErr = kit.Suspended(ctx, v, &v.Status.Conditions, v.Generation, r.Clock, r.events(), why,
+				func() error { return kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status) })
+			r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultSuspended, start)
+			return result, retErr
+		}
+		kit.Resumed(ctx, v, &v.Status.Conditions, r.events())
+	}
 	var outcome error
 	var again time.Duration
 	defer func() { result, retErr = r.finish(ctx, orig, v, deleting, outcome, again, start) }()
@@ -125,6 +135,9 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 	if !deleting || outcome != nil {
 		res = r.summary(v).Summarize(outcome)
 	}
+	if res.Waiting == nil { // a finished reconcile handled the request it saw
+		v.Status.LastHandledReconcileAt = v.Annotations[kit.ReconcileRequestAnnotation]
+	}
 	return kit.Finish{Result: res, Outcome: outcome, Object: v, Events: r.events(), Again: again,
 		SetObserved: func() {
 			if !deleting {
@@ -136,6 +149,23 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 			r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultOf(waiting, stalled, err), start)
 		},
 	}.Do(ctx)
+}
+
+// suspendedBy says why the variant is suspended, or "": by its own
+// annotation, or by its set's (a set's suspension holds its children).
+func (r *Reconciler) suspendedBy(ctx context.Context, v *pvapi.PackageVariant) string {
+	if why := kit.SuspendedBy("PackageVariant "+v.Name, v.Annotations); why != "" {
+		return why
+	}
+	owner := metav1.GetControllerOf(v)
+	if owner == nil || owner.Kind != "PackageVariantSet" {
+		return ""
+	}
+	set := &pvsapi.PackageVariantSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err != nil || set.UID != owner.UID {
+		return "" // gone, or another set of that name: not this variant's set
+	}
+	return kit.SuspendedBy("its PackageVariantSet "+set.Name, set.Annotations)
 }
 
 func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {

@@ -5,8 +5,10 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,6 +45,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
 		For(&pvapi.PackageVariant{}, builder.WithPredicates(kit.Changed())).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
+		Watches(&pvsapi.PackageVariantSet{}, handler.EnqueueRequestsFromMapFunc(r.mapSetChildren), builder.WithPredicates(kit.SuspendChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Build(r)
 	if err != nil {
@@ -50,6 +53,23 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	r.watch = kit.NewWatcher(c, mgr.GetCache(), r.mapInjected)
 	return nil
+}
+
+// mapSetChildren maps a set whose suspension changed to its children: a
+// set's suspension holds them, and its end resumes them.
+func (r *Reconciler) mapSetChildren(ctx context.Context, o client.Object) []reconcile.Request {
+	var l pvapi.PackageVariantList
+	if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the children of a set whose suspension changed", "set", o.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for _, v := range l.Items {
+		if owner := metav1.GetControllerOf(&v); owner != nil && owner.UID == o.GetUID() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: v.Namespace, Name: v.Name}})
+		}
+	}
+	return out
 }
 
 func upstreamKeys(o client.Object) []string {

@@ -78,6 +78,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil // children go with it (owner references)
 	}
 	orig := set.DeepCopy()
+	if why := kit.SuspendedBy("PackageVariantSet "+set.Name, set.Annotations); why != "" {
+		result, retErr = kit.Suspended(ctx, set, &set.Status.Conditions, set.Generation, r.Clock, kit.Events{Recorder: r.Recorder}, why,
+			func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) })
+		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuspended, start)
+		return result, retErr
+	}
+	kit.Resumed(ctx, set, &set.Status.Conditions, kit.Events{Recorder: r.Recorder})
 	var outcome error
 	defer func() { result, retErr = r.finish(ctx, orig, set, outcome, start) }()
 	outcome = r.reconcileSet(ctx, set)
@@ -92,6 +99,9 @@ func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVarian
 	res := kit.Summary{Conditions: &set.Status.Conditions, Generation: set.Generation, Clock: r.Clock,
 		ReadyReason: pvsapi.ReasonReconciled, ReadyMessage: "package variants successfully reconciled",
 		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(outcome)
+	if res.Waiting == nil { // a finished reconcile handled the request it saw
+		set.Status.LastHandledReconcileAt = set.Annotations[kit.ReconcileRequestAnnotation]
+	}
 	return kit.Finish{Result: res, Outcome: outcome, Object: set, Events: kit.Events{Recorder: r.Recorder},
 		SetObserved: func() { set.Status.ObservedGeneration = set.Generation },
 		Patch:       func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) },
