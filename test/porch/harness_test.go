@@ -124,11 +124,20 @@ func install() error {
 			return err
 		}
 	}
-	token, err := kubectl("", "create", "token", "pvkit-controller", "-n", "pvkit-system", "--duration", "6h")
+	if err := serviceAccountKubeconfig("pvkit-controller", filepath.Join(stackDir, "pvkit-controller.kubeconfig")); err != nil {
+		return err
+	}
+	return startController()
+}
+
+// serviceAccountKubeconfig writes a kubeconfig with a token of the
+// ServiceAccount pvkit-system/name: what a pod of it would hold.
+func serviceAccountKubeconfig(name, path string) error {
+	token, err := kubectl("", "create", "token", name, "-n", "pvkit-system", "--duration", "6h")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(stackDir, "pvkit-controller.kubeconfig"), []byte(fmt.Sprintf(`apiVersion: v1
+	return os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
@@ -140,10 +149,7 @@ current-context: e2e
 users:
 - name: pvkit-controller
   user: {token: %q}
-`, filepath.Join(stackDir, "pki/ca.crt"), strings.TrimSpace(token))), 0o600); err != nil {
-		return err
-	}
-	return startController()
+`, filepath.Join(stackDir, "pki/ca.crt"), strings.TrimSpace(token))), 0o600)
 }
 
 // controllerExtraArgs are more flags for the controller (a test that needs
