@@ -268,16 +268,23 @@ func annotate(ctx context.Context, c client.Client, obj client.Object, changes m
 	return nil
 }
 
+// clusterTarget connects to the cluster and reads the set or variant a
+// control names; key is its kind/name.
+func clusterTarget(ctx context.Context, o *Options, cf clusterFlags, kind, name string) (c client.Client, obj client.Object, key string, err error) {
+	if c, err = ClusterClient(cf.kubeconfig, cf.context); err != nil {
+		return nil, nil, "", err
+	}
+	if obj, err = clusterObject(ctx, c, o.Namespace, kind, name); err != nil {
+		return nil, nil, "", err
+	}
+	return c, obj, strings.ToLower(kind) + "/" + name, nil
+}
+
 func suspendInCluster(ctx context.Context, o *Options, cf clusterFlags, kind, name string, suspend bool, timeout time.Duration, wait bool) error {
-	c, err := ClusterClient(cf.kubeconfig, cf.context)
+	c, obj, key, err := clusterTarget(ctx, o, cf, kind, name)
 	if err != nil {
 		return err
 	}
-	obj, err := clusterObject(ctx, c, o.Namespace, kind, name)
-	if err != nil {
-		return err
-	}
-	key := strings.ToLower(kind) + "/" + name
 	if suspend {
 		if obj.GetAnnotations()[kit.SuspendAnnotation] == "true" {
 			fmt.Fprintf(o.Stdout, "%s is suspended already\n", key)
@@ -302,15 +309,10 @@ func suspendInCluster(ctx context.Context, o *Options, cf clusterFlags, kind, na
 }
 
 func reconcileInCluster(ctx context.Context, o *Options, cf clusterFlags, kind, name string, timeout time.Duration) error {
-	c, err := ClusterClient(cf.kubeconfig, cf.context)
+	c, obj, key, err := clusterTarget(ctx, o, cf, kind, name)
 	if err != nil {
 		return err
 	}
-	obj, err := clusterObject(ctx, c, o.Namespace, kind, name)
-	if err != nil {
-		return err
-	}
-	key := strings.ToLower(kind) + "/" + name
 	if why := kit.SuspendedBy(kind+" "+name, obj.GetAnnotations()); why != "" {
 		return fmt.Errorf("%s: pvctl resume %s first", why, key)
 	}
