@@ -131,10 +131,15 @@ func superset(path string, porch, ours *apiextensionsv1.JSONSchemaProps) []strin
 		diffs = append(diffs, fmt.Sprintf("%s: int-or-string %v, Porch's %v", path, ours.XIntOrString, porch.XIntOrString))
 	}
 	names := make([]string, 0, len(porch.Properties))
+	var added []string
 	for n := range ours.Properties {
 		if _, ok := porch.Properties[n]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s.%s: + field", path, n))
+			added = append(added, n)
 		}
+	}
+	sort.Strings(added)
+	for _, n := range added {
+		diffs = append(diffs, fmt.Sprintf("%s.%s: + field", path, n))
 	}
 	for n := range porch.Properties {
 		names = append(names, n)

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// Functions are the suite's function images, as contract.md names them.
+// Functions are the suite's function images (the Makefile's FUNCTIONS).
 var Functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
 
 // semver is a release version: vMAJOR.MINOR.PATCH with an optional

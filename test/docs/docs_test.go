@@ -37,10 +37,14 @@ func TestFunctionDocs(t *testing.T) {
 	}
 	built := strings.Fields(string(functions[1]))
 	repo := regexp.MustCompile(`(?m)^IMAGE_REPO\s*:=\s*(\S+)$`).FindSubmatch(makefile)
-	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)$`).FindSubmatch(makefile)
-	if repo == nil || version == nil {
-		t.Fatal("Makefile has no IMAGE_REPO := or VERSION ?= line")
+	if repo == nil || !regexp.MustCompile(`(?m)^VERSION\s*\?=\s*\$\(shell cat VERSION\)$`).Match(makefile) {
+		t.Fatal("Makefile has no IMAGE_REPO := line, or its VERSION is not the file VERSION's")
 	}
+	versionFile, err := os.ReadFile(filepath.Join(r, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(versionFile))
 	runner, err := os.ReadFile(filepath.Join(r, "deploy", "function-runner", "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +57,7 @@ func TestFunctionDocs(t *testing.T) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			checkFunction(t, dir, name, built, string(repo[1]))
-			for _, img := range []string{string(repo[1]) + "/" + name + ":" + string(version[1]), string(repo[1]) + "/" + name + ":dev"} {
+			for _, img := range []string{string(repo[1]) + "/" + name + ":" + version, string(repo[1]) + "/" + name + ":dev"} {
 				if !strings.Contains(string(runner), "function: "+name+"\n") || !strings.Contains(string(runner), "- "+img+"\n") {
 					t.Errorf("deploy/function-runner/config.yaml does not map %s to %s", img, name)
 				}
