@@ -8,11 +8,15 @@ import (
 	"testing"
 	"time"
 
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api"
 	pvv1 "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -205,4 +209,54 @@ func TestControlsAgainstACluster(t *testing.T) {
 	contains(t, errs, "pvctl resume: timed out after 50ms waiting for the controller to handle the reconcile of packagevariant/app requested at 2026-11-26T12:00:03Z (is pvkit's controller running, and does it watch namespace ops?)")
 	out, _ = run(ExitOK, "wait", "pvs/fleet", "--for=condition=Ready", "--timeout", "1s")
 	contains(t, out, "packagevariantset/fleet condition met (Ready=True)")
+}
+
+// Issue 32 #4: pvctl plan --kubeconfig -f previews what the controller
+// would do with the files on the cluster, and writes nothing (the
+// reconcile itself is local.TestPlanCluster's); its flags are checked.
+func TestPlanAgainstACluster(t *testing.T) {
+	scheme, err := pvapi.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := apimeta.NewDefaultRESTMapper(scheme.PrioritizedVersionsAllGroups())
+	for gvk := range scheme.AllKnownTypes() {
+		mapper.Add(gvk, apimeta.RESTScopeNamespace)
+	}
+	s := fakestore.New()
+	s.AddRepository("default", "east")
+	s.SetDeployment("default", "blueprints", false)
+	s.Publish("default", "blueprints", "app", storetest.Blueprint)
+	base := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(
+		&porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Name: "east", Namespace: "default"}, Spec: porchconfig.RepositorySpec{Deployment: true}}).Build()
+	old := ClusterClient
+	ClusterClient = func(string, string) (client.Client, error) { return s.Client(base), nil }
+	defer func() { ClusterClient = old }()
+	w := newWS(t)
+	dir := filepath.Join(t.TempDir(), "in")
+	fntest.WriteTree(t, dir, map[string]string{"v.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: app-east}\nspec:\n  upstream: {repo: blueprints, package: app}\n  downstream: {repo: east, package: app}\n"})
+	writes := s.Writes()
+	code, out, errs := w.cmd("plan", "--kubeconfig", "/k", "-f", dir)
+	if code != ExitChanges || !strings.Contains(out, "would create draft east.app.packagevariant-1 (clone of blueprints.app.v1)") {
+		t.Fatalf("plan --kubeconfig: exit %d\n%s%s", code, out, errs)
+	}
+	if s.Writes() != writes {
+		t.Fatalf("plan --kubeconfig wrote %d times to Porch", s.Writes()-writes)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--diff"}, "--diff goes with a local plan"},
+		{[]string{"--prune"}, "--prune goes with a local plan"},
+		{[]string{"--sync", "mgmt"}, "--sync goes with a local plan"},
+		{[]string{"--state", "x"}, "--state goes with a local plan"},
+	} {
+		if code, _, errs := w.cmd("plan", append([]string{"--kubeconfig", "/k", "-f", dir}, c.args...)...); code != ExitUsage || !strings.Contains(errs, c.msg) {
+			t.Errorf("plan --kubeconfig %v: exit %d: %s", c.args, code, errs)
+		}
+	}
+	if code, _, errs := w.cmd("plan", "-f", dir, "--approve-by-policy"); code != ExitUsage || !strings.Contains(errs, "--approve-by-policy goes with --kubeconfig or --context") {
+		t.Errorf("plan --approve-by-policy locally: exit %d: %s", code, errs)
+	}
 }

@@ -43,6 +43,13 @@
 //     file wins; pvctl resume says so); a local reconcile is a run, since
 //     every run reconciles everything. wait polls like -w and needs the
 //     condition of the object's current generation, as kstatus does.
+//   - plan --kubeconfig (local.PlanCluster) reads the namespace into the
+//     embedded cluster and an in-memory Porch (revision files read lazily)
+//     and applies the files as kubectl apply would: the cluster's other
+//     sets and variants stay. It runs the controller's reconcilers with
+//     the controller's defaults (approval by policy only with
+//     --approve-by-policy) and writes nothing; --diff, --prune, --sync and
+//     --state are the local plan's and refused with a cluster.
 //   - Colour only where it helps a glance (the READY column, Warning
 //     events), on a terminal, unless NO_COLOR or --color=never; a painted
 //     column has its header painted too, so tabwriter keeps it aligned.

@@ -28,6 +28,9 @@ type runFlags struct {
 	render            renderFlags
 	timeout           time.Duration
 	dryRun, diff      bool
+	// cluster is plan --kubeconfig/--context: plan against a cluster.
+	cluster         clusterFlags
+	approveByPolicy bool
 }
 
 const runLong = `Run the controllers' reconcile once against the repositories in --repos. The files
@@ -45,6 +48,14 @@ const planLong = `Print what pvctl run -f would change, and write nothing: the s
 copy of the repositories (pvctl run --dry-run). --diff adds each package revision's
 unified diff: a new draft against nothing, an edit or upgrade draft against the
 published revision it changes.
+
+With --kubeconfig or --context, print what pvkit's controller would do if the files were
+applied to the cluster (kubectl apply: the namespace's other sets and variants stay): the
+namespace's sets, variants, Repositories, package revisions and readable objects are read
+into an embedded cluster and an in-memory Porch, the files applied over them, and the
+controller's reconcilers run until nothing changes. Nothing is written to the cluster.
+Removals are listed as held back (the controller would make them); --approve-by-policy
+plans as the controller run with that flag.
 
 Exit codes: 0 nothing would change; 3 something would change, or a removal would wait
 for --prune; 4 some set or variant would stall; 2 usage or input error.`
@@ -75,6 +86,9 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	r.add(c)
 	if plan { // a plan is a dry run; the flag is run's
 		_ = c.Flags().MarkHidden("dry-run")
+		r.cluster.add(c)
+		c.Flags().BoolVar(&r.approveByPolicy, "approve-by-policy", false, "with --kubeconfig or --context: plan as the controller run with --approve-by-policy")
+		c.Example += "\n  pvctl plan -f fleet/ --kubeconfig ~/.kube/config -n fleet   # what the controller would do with these files"
 	}
 	return c
 }
@@ -141,6 +155,12 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 	if err := r.check(); err != nil {
 		return err
 	}
+	if r.cluster.set() {
+		return r.planCluster(ctx, o)
+	}
+	if r.approveByPolicy {
+		return usageErr("--approve-by-policy goes with --kubeconfig or --context: pvctl run always approves by policy")
+	}
 	opts, err := r.options(o)
 	if err != nil {
 		return err
@@ -151,6 +171,51 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 		defer cancel()
 	}
 	rep, err := local.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(o.Stderr, "warning: %s\n", w)
+	}
+	if err := printReport(o.Stdout, rep, r.output, o.paint()); err != nil {
+		return err
+	}
+	return r.outcome(ctx, o, rep)
+}
+
+// planCluster is plan --kubeconfig/--context (local.PlanCluster).
+func (r *runFlags) planCluster(ctx context.Context, o *Options) error {
+	switch {
+	case r.diff:
+		return usageErr("--diff goes with a local plan; against a cluster, plan lists the changes only")
+	case len(r.sync) > 0:
+		return usageErr("--sync goes with a local plan; a cluster's ConfigSync applies its own")
+	case r.prune != local.PruneNone:
+		return usageErr("--prune goes with a local plan; against a cluster, what the controller would remove is listed as held back")
+	case r.statePath != "":
+		return usageErr("--state goes with a local plan; against a cluster, the cluster is the state")
+	}
+	c, err := ClusterClient(r.cluster.kubeconfig, r.cluster.context)
+	if err != nil {
+		return err
+	}
+	var stdin []byte
+	if slices.Contains(r.files, "-") {
+		if stdin, err = io.ReadAll(o.Stdin); err != nil {
+			return err
+		}
+	}
+	rendering, err := r.render.options()
+	if err != nil {
+		return err
+	}
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("the plan's --timeout (%s) passed", r.timeout))
+		defer cancel()
+	}
+	rep, err := local.PlanCluster(ctx, local.ClusterPlanOptions{Client: c, Namespace: o.Namespace, Files: r.files, Stdin: stdin,
+		ReadableKinds: r.readable, MaxChildren: r.maxChildren, ApproveByPolicy: r.approveByPolicy, Render: rendering})
 	if err != nil {
 		return err
 	}

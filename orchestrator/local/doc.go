@@ -1,7 +1,9 @@
 // Package local is pvctl's local runtime: `pvctl run` (Run) reconciles
 // PackageVariants and PackageVariantSets with the controller's own
 // reconcilers against local git repositories, once, and returns a Report;
-// `plan` is the same on a scratch copy. It holds the embedded cluster (an
+// `plan` is the same on a scratch copy; PlanCluster is `plan --kubeconfig`,
+// the same reconcile on a cluster's namespace read into the embedded
+// cluster and an in-memory Porch, writing nothing (clusterplan.go). It holds the embedded cluster (an
 // in-memory API server), the reading of the input files, the journal of
 // repository changes, the pruning rules and the Event recorder; the state
 // file is local/state, the commands are orchestrator/cli.

@@ -458,6 +458,9 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 			s.Downstream = append(s.Downstream, t.Name)
 			// A draft whose readiness gate is not True (a required injection
 			// point left empty) cannot be approved: not ready.
+			if gs == nil { // a plan against a cluster: Porch checks the gates
+				continue
+			}
 			if rev, err := find(gs, namespace, t.Name); err == nil && !rev.Lifecycle.IsPublished() && s.Ready == metav1.ConditionTrue {
 				if err := CheckReady(ctx, gs, rev); err != nil {
 					s.Ready, s.Reason, s.Message = metav1.ConditionFalse, "ReadinessGate", err.Error()

@@ -274,6 +274,9 @@ func (w *world) pass(ctx context.Context, namespace string) (map[string]error, e
 			errs["PackageVariant/"+v.Name] = err
 		}
 	}
+	if w.sy == nil { // a plan against a cluster syncs nothing
+		return errs, nil
+	}
 	return errs, w.sy.sync(ctx)
 }
 

@@ -1,0 +1,193 @@
+package local
+
+// pvctl plan --kubeconfig: what the controller would do with changed files
+// on a cluster, through the same reconcilers, reading the cluster and
+// writing nothing to it.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/porch"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ClusterPlanOptions are pvctl plan --kubeconfig's.
+type ClusterPlanOptions struct {
+	// Client reads the cluster; nothing is ever written through it.
+	Client    client.Client
+	Namespace string
+	// Files and Stdin are -f's: the objects to apply, as kubectl apply
+	// would (the cluster's other sets and variants stay as they are).
+	Files []string
+	Stdin []byte
+	// ReadableKinds are the controller's --readable-kinds beyond
+	// ConfigMap; MaxChildren its --max-children-per-set; ApproveByPolicy
+	// its --approve-by-policy.
+	ReadableKinds   []string
+	MaxChildren     int
+	ApproveByPolicy bool
+	// Render renders each write as Porch's function runner would (nil:
+	// no render).
+	Render *Render
+	// MaxPasses bounds the reconcile passes (0: 20).
+	MaxPasses int
+}
+
+// PlanCluster is pvctl plan --kubeconfig -f: the namespace's sets,
+// variants, Repositories, package revisions and readable objects are read
+// from the cluster into an embedded cluster and an in-memory Porch (each
+// revision's files read when a reconciler first needs them); the files'
+// objects are applied over them (kubectl apply: created or changed, nothing
+// else removed); the controller's reconcilers run passes until nothing
+// changes, and the report says what they would write. Nothing is removed
+// (no --prune: what would be is listed as held back), and nothing is
+// written to the cluster.
+func PlanCluster(ctx context.Context, o ClusterPlanOptions) (*Report, error) {
+	in, err := readInput(o.Files, o.Namespace, o.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := in.readableKinds(o.ReadableKinds)
+	if err != nil {
+		return nil, err
+	}
+	if o.MaxPasses == 0 {
+		o.MaxPasses = 20
+	}
+	where := fmt.Sprintf("namespace %s of the cluster", o.Namespace)
+	var variants pvapi.PackageVariantList
+	var sets pvsapi.PackageVariantSetList
+	var repos porchconfig.RepositoryList
+	var revs porchapi.PackageRevisionList
+	for _, l := range []struct {
+		what string
+		list client.ObjectList
+	}{{"PackageVariants", &variants}, {"PackageVariantSets", &sets}, {"Repositories", &repos}, {"PackageRevisions", &revs}} {
+		if err := o.Client.List(ctx, l.list, client.InNamespace(o.Namespace)); err != nil {
+			return nil, fmt.Errorf("reading %s: listing %s: %w", where, l.what, err)
+		}
+	}
+
+	// The embedded cluster creates what it is given: no resourceVersion.
+	for i := range variants.Items {
+		variants.Items[i].ResourceVersion = ""
+	}
+	for i := range sets.Items {
+		sets.Items[i].ResourceVersion = ""
+	}
+	for i := range repos.Items {
+		repos.Items[i].ResourceVersion = ""
+	}
+
+	// Porch, in memory: the repositories and their revisions as listed.
+	mem := memory.New()
+	for _, r := range repos.Items {
+		mem.SetDeployment(o.Namespace, r.Name, r.Spec.Deployment)
+	}
+	sort.Slice(revs.Items, func(i, j int) bool { return revs.Items[i].Name < revs.Items[j].Name })
+	for i := range revs.Items {
+		pr := &revs.Items[i]
+		name := pr.Name
+		mem.RestoreLazy(porch.FromAPI(pr), func() (map[string]string, error) {
+			var res porchapi.PackageRevisionResources
+			if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, &res); err != nil {
+				return nil, fmt.Errorf("reading %s: the resources of %s: %w", where, name, err)
+			}
+			return res.Spec.Resources, nil
+		})
+	}
+	if o.Render != nil {
+		mem.SetRenderer(o.Render.renderer(ctx))
+	}
+
+	// The embedded cluster: the cluster's sets and variants (UIDs, status,
+	// finalizers), the files' applied over them.
+	givenV, givenS := map[string]bool{}, map[string]bool{}
+	for _, v := range in.variants {
+		givenV[v.Name] = true
+	}
+	for _, s := range in.sets {
+		givenS[s.Name] = true
+	}
+	for i := range sets.Items {
+		if s := &sets.Items[i]; !givenS[s.Name] {
+			in.sets = append(in.sets, s.DeepCopy())
+		}
+	}
+	for i := range variants.Items {
+		v := &variants.Items[i]
+		if owner := metav1.GetControllerOf(v); !givenV[v.Name] && (owner == nil || owner.Kind != "PackageVariantSet") {
+			in.variants = append(in.variants, v.DeepCopy())
+		}
+	}
+	objs, deleted := clusterObjects(in, &state.State{Variants: variants.Items, Sets: sets.Items})
+	givenR := map[string]bool{}
+	for _, r := range in.repositories {
+		givenR[r.Name] = true
+	}
+	for i := range repos.Items {
+		if r := &repos.Items[i]; !givenR[r.Name] {
+			objs = append(objs, r.DeepCopy())
+		}
+	}
+	givenO := givenKeys(in)
+	for _, gk := range kinds.List() {
+		m, err := o.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: kind %s: %w", where, gk, err)
+		}
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(gk.Kind + "List"))
+		if err := o.Client.List(ctx, l, client.InNamespace(o.Namespace)); err != nil {
+			return nil, fmt.Errorf("reading %s: listing %s: %w", where, gk, err)
+		}
+		for i := range l.Items {
+			u := &l.Items[i]
+			if !givenO[state.ObjectKey(u.Object)] {
+				u = u.DeepCopy()
+				u.SetResourceVersion("")
+				objs = append(objs, u)
+			}
+		}
+	}
+
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	pr := newPruner(PruneNone)
+	w := &world{pr: pr}
+	w.j = &journal{Store: mem, pruner: pr}
+	w.c = newCluster(scheme, pr, w.j.note, objs...)
+	if len(deleted) > 0 { // none: every set and variant of the cluster is given
+		return nil, fmt.Errorf("internal: the plan would delete %s", deleted[0].GetName())
+	}
+	w.events = newEventLog(scheme, nil, nil)
+	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Recorder: w.events, Kinds: kinds,
+		MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy})
+	rep, errs, err := w.loop(ctx, RunOptions{Namespace: o.Namespace, MaxPasses: o.MaxPasses})
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.collect(ctx, w.c, nil, o.Namespace, errs); err != nil {
+		return nil, err
+	}
+	rep.DryRun = true
+	for _, c := range w.j.Changes() {
+		rep.Changes = append(rep.Changes, conditional(c))
+	}
+	rep.Held = pr.Held()
+	return rep, nil
+}
