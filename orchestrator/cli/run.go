@@ -87,6 +87,8 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	if plan { // a plan is a dry run; the flag is run's
 		_ = c.Flags().MarkHidden("dry-run")
 		r.cluster.add(c)
+		c.Flags().Lookup("kubeconfig").Usage = "plan against a cluster instead of the local repositories: this kubeconfig file (kubectl's rules: $KUBECONFIG, ~/.kube/config when empty and --context is set)"
+		c.Flags().Lookup("context").Usage = "plan against a cluster instead of the local repositories: this kubeconfig context"
 		c.Flags().BoolVar(&r.approveByPolicy, "approve-by-policy", false, "with --kubeconfig or --context: plan as the controller run with --approve-by-policy")
 		c.Example += "\n  pvctl plan -f fleet/ --kubeconfig ~/.kube/config -n fleet   # what the controller would do with these files"
 	}
