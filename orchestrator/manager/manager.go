@@ -258,6 +258,10 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderID,
 		LeaderElectionNamespace: o.LeaderElectionNS,
+		// A stopping leader gives the Lease back (the process ends when the
+		// manager stops, so nothing runs after), so that a rollout's new
+		// leader takes over at once rather than after the lease duration.
+		LeaderElectionReleaseOnCancel: true,
 		// No webhooks: keep Porch's port 9443 free.
 		WebhookServer: webhook.NewServer(webhook.Options{Port: 0}),
 		Client: client.Options{Cache: &client.CacheOptions{

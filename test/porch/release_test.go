@@ -103,18 +103,24 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--kubeconfig", kc, "--leader-election-namespace", d.Namespace}
-	for _, a := range spec.Containers[0].Args {
-		switch {
-		case strings.HasPrefix(a, "--metrics-bind-address="):
-			a = "--metrics-bind-address=" + metrics
-		case strings.HasPrefix(a, "--health-probe-bind-address="):
-			a = "--health-probe-bind-address=" + health
-		case strings.HasPrefix(a, "--zap-encoder="):
-			a = "--zap-encoder=console"
+	// The pod's command line: the Deployment's args, the bind addresses
+	// moved to free ports.
+	argsOf := func(d *appsv1.Deployment) []string {
+		args := []string{"--kubeconfig", kc, "--leader-election-namespace", d.Namespace}
+		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+			switch {
+			case strings.HasPrefix(a, "--metrics-bind-address="):
+				a = "--metrics-bind-address=" + metrics
+			case strings.HasPrefix(a, "--health-probe-bind-address="):
+				a = "--health-probe-bind-address=" + health
+			case strings.HasPrefix(a, "--zap-encoder="):
+				a = "--zap-encoder=console"
+			}
+			args = append(args, a)
 		}
-		args = append(args, a)
+		return args
 	}
+	args := argsOf(&d)
 	logf, err := os.OpenFile(filepath.Join(stackDir, "release-controller.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +240,58 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 	if len(v.Status.Conditions) != 0 || len(v.Finalizers) != 0 || len(outside.revisions("deploy", "app")) != 0 {
 		t.Errorf("the namespace-scoped controller touched a variant outside its namespace: conditions %v, finalizers %v", v.Status.Conditions, v.Finalizers)
 	}
+	// Upgrade, as the README says: the next release's manifest applied over
+	// this one (server-side, no conflict), the Deployment rolled (here: the
+	// process stopped and started with the new Deployment's arguments); the
+	// new leader takes the Lease the old one gave back, and reconciles.
+	next := t.TempDir()
+	if err := os.CopyFS(filepath.Join(next, "config"), os.DirFS(filepath.Join(repoRoot, "config"))); err != nil {
+		t.Fatal(err)
+	}
+	const nextVersion = "v0.1.1-upgrade-test"
+	for name, text := range map[string]string{"VERSION": nextVersion + "\n", "CHANGELOG.md": "# Changelog\n\n## " + nextVersion + "\n- the upgrade scenario\n"} {
+		if err := os.WriteFile(filepath.Join(next, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nextArts, err := release.Manifests(release.Options{Root: next, Version: nextVersion, ImageRepo: "pvkit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range nextArts {
+		if a.Name == "install-namespaced.yaml" {
+			manifest = strings.Replace(string(a.Data), "namespace: fleet\n", "namespace: "+e.ns+"\n", 1)
+			manifest = strings.Replace(manifest, "--watch-namespace=fleet\n", "--watch-namespace="+e.ns+"\n", 1)
+		}
+	}
+	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stopProcess(&released)
+	if out, err := kubectl("", "apply", "--server-side", "-f", path); err != nil {
+		t.Fatalf("the next release's manifest over this one: %v\n%s", err, out)
+	}
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: "pvkit-system", Name: "pvkit-controller"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "pvkit/controller:"+nextVersion {
+		t.Errorf("after the upgrade the Deployment runs %s", img)
+	}
+	released = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), argsOf(&d)...)
+	released.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
+	released.Stdout, released.Stderr = logf, logf
+	start := time.Now()
+	if err := released.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady("the upgraded controller", "http://"+health+"/readyz", logf.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustPvctl("reconcile", "pvs/app", "--timeout", "90s"); !strings.Contains(out, "packagevariantset/app reconciled: Ready=True") {
+		t.Errorf("pvctl reconcile after the upgrade: %s", out)
+	}
+	t.Logf("the upgraded controller reconciled %s after it started (the Lease given back by the old one)", time.Since(start).Round(100*time.Millisecond))
+
 	// Its metrics: an anonymous scrape refused.
 	req, _ := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
 	resp, err := metricsClient.Do(req)
