@@ -42,13 +42,19 @@ func TestLocalCloneMatchesPorch(t *testing.T) {
 	}
 	byPorch := map[string]map[string]string{}
 	for repo := range repos {
-		e.eventually(converge, repo+"'s draft, Ready", func() (bool, string) {
+		// Ready first, then the draft's files, holding the mutation: read
+		// the other way round, the files could be those of a moment before
+		// the mutation's write (a flake seen once, at bb0d960).
+		e.eventually(converge, repo+"'s draft, Ready, mutated", func() (bool, string) {
+			if ok, msg := e.ready(repo); !ok {
+				return false, msg
+			}
 			owned := e.owned(repo, "shape")
 			if len(owned) != 1 {
-				return false, "no draft yet"
+				return false, fmt.Sprintf("%d owned drafts", len(owned))
 			}
 			byPorch[repo] = e.resources(owned[0].Name)
-			return e.ready(repo)
+			return strings.Contains(byPorch[repo]["Kptfile"], "reason: Mutated"), "the draft's files do not hold the mutation yet"
 		})
 	}
 

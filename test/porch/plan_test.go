@@ -46,7 +46,7 @@ func TestPlanAgainstPorch(t *testing.T) {
 		}
 		return code, string(out)
 	}
-	if code, out := plan(set); code != 0 || !strings.Contains(out, "No changes.") {
+	if code, out := plan(set); code != 0 || !strings.Contains(out, "Plan: no changes (dry run: nothing was written).") {
 		t.Errorf("the converged set planned again: exit %d\n%s", code, out)
 	}
 	widened := strings.Replace(set, "      matchLabels: {fleet: \"yes\"}\n", "      matchExpressions:\n      - {key: fleet, operator: In, values: [\"yes\", later]}\n", 1)
