@@ -157,13 +157,7 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	if r.cluster.set() {
-		return r.planCluster(ctx, o)
-	}
-	if r.approveByPolicy {
-		return usageErr("--approve-by-policy goes with --kubeconfig or --context: pvctl run always approves by policy")
-	}
-	opts, err := r.options(o)
+	do, err := r.runner(o)
 	if err != nil {
 		return err
 	}
@@ -172,7 +166,7 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("the run's --timeout (%s) passed", r.timeout))
 		defer cancel()
 	}
-	rep, err := local.Run(ctx, opts)
+	rep, err := do(ctx)
 	if err != nil {
 		return err
 	}
@@ -185,49 +179,41 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 	return r.outcome(ctx, o, rep)
 }
 
-// planCluster is plan --kubeconfig/--context (local.PlanCluster).
-func (r *runFlags) planCluster(ctx context.Context, o *Options) error {
+// runner is what run does: local.Run on the repositories, or, for plan
+// --kubeconfig/--context, local.PlanCluster on the cluster.
+func (r *runFlags) runner(o *Options) (func(context.Context) (*local.Report, error), error) {
+	if !r.cluster.set() {
+		if r.approveByPolicy {
+			return nil, usageErr("--approve-by-policy goes with --kubeconfig or --context: pvctl run always approves by policy")
+		}
+		opts, err := r.options(o)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (*local.Report, error) { return local.Run(ctx, opts) }, nil
+	}
 	switch {
 	case r.diff:
-		return usageErr("--diff goes with a local plan; against a cluster, plan lists the changes only")
+		return nil, usageErr("--diff goes with a local plan; against a cluster, plan lists the changes only")
 	case len(r.sync) > 0:
-		return usageErr("--sync goes with a local plan; a cluster's ConfigSync applies its own")
+		return nil, usageErr("--sync goes with a local plan; a cluster's ConfigSync applies its own")
 	case r.prune != local.PruneNone:
-		return usageErr("--prune goes with a local plan; against a cluster, what the controller would remove is listed as held back")
+		return nil, usageErr("--prune goes with a local plan; against a cluster, what the controller would remove is listed as held back")
 	case r.statePath != "":
-		return usageErr("--state goes with a local plan; against a cluster, the cluster is the state")
+		return nil, usageErr("--state goes with a local plan; against a cluster, the cluster is the state")
+	}
+	opts, err := r.options(o) // the files, standard input and the render, as a local plan reads them
+	if err != nil {
+		return nil, err
 	}
 	c, err := ClusterClient(r.cluster.kubeconfig, r.cluster.context)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var stdin []byte
-	if slices.Contains(r.files, "-") {
-		if stdin, err = io.ReadAll(o.Stdin); err != nil {
-			return err
-		}
-	}
-	rendering, err := r.render.options()
-	if err != nil {
-		return err
-	}
-	if r.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("the plan's --timeout (%s) passed", r.timeout))
-		defer cancel()
-	}
-	rep, err := local.PlanCluster(ctx, local.ClusterPlanOptions{Client: c, Namespace: o.Namespace, Files: r.files, Stdin: stdin,
-		ReadableKinds: r.readable, MaxChildren: r.maxChildren, ApproveByPolicy: r.approveByPolicy, Render: rendering})
-	if err != nil {
-		return err
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(o.Stderr, "warning: %s\n", w)
-	}
-	if err := printReport(o.Stdout, rep, r.output, o.paint()); err != nil {
-		return err
-	}
-	return r.outcome(ctx, o, rep)
+	return func(ctx context.Context) (*local.Report, error) {
+		return local.PlanCluster(ctx, local.ClusterPlanOptions{Client: c, Namespace: o.Namespace, Files: opts.Files, Stdin: opts.Stdin,
+			ReadableKinds: opts.ReadableKinds, MaxChildren: opts.MaxChildren, ApproveByPolicy: r.approveByPolicy, Render: opts.Render})
+	}, nil
 }
 
 // ErrInterrupted is the cause of a context a signal cancelled (SIGINT,

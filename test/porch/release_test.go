@@ -292,6 +292,33 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 	}
 	t.Logf("the upgraded controller reconciled %s after it started (the Lease given back by the old one)", time.Since(start).Round(100*time.Millisecond))
 
+	// Uninstall, as the README says, previewed by the API server (the stack
+	// has no namespace controller: a deleted namespace never goes, and the
+	// other scenarios share pvkit-system): every object of
+	// install-without-crds.yaml is deleted, and no CRD.
+	for _, a := range nextArts {
+		if a.Name != "install-without-crds.yaml" {
+			continue
+		}
+		p := filepath.Join(stackDir, a.Name)
+		if err := os.WriteFile(p, a.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := kubectl("", "delete", "--dry-run=server", "-f", p)
+		if err != nil {
+			t.Fatalf("kubectl delete --dry-run=server -f install-without-crds.yaml: %v\n%s", err, out)
+		}
+		for _, want := range []string{`deployment.apps "pvkit-controller" deleted (server dry run)`, `namespace "pvkit-system" deleted (server dry run)`,
+			`clusterrole.rbac.authorization.k8s.io "pvkit-controller" deleted (server dry run)`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the uninstall preview lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "customresourcedefinition") {
+			t.Errorf("the uninstall would delete a CRD:\n%s", out)
+		}
+	}
+
 	// Its metrics: an anonymous scrape refused.
 	req, _ := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
 	resp, err := metricsClient.Do(req)
