@@ -35,16 +35,32 @@ func TestDirectoryRepositoriesListAsPorch(t *testing.T) {
 	e.git(work, "tag", "v3.0.0") // a release tag: no package at its path
 	e.git(work, "push", "-q", "origin", "v3.0.0")
 
-	dirs := map[string]string{"catalog-infra-capi": "/infra/capi", "catalog-workloads": "/workloads"}
+	// One registration after the other: Porch v1.5.3 keeps one git cache
+	// per URL, and two Repositories of one URL created at the same moment
+	// race to make it ("repo plain init failed ... repository already
+	// exists", then "open of repository failed in gogit ... repository does
+	// not exist" for both, still after 90 s: porch-server.log at a969af8).
 	var repos []gitstore.Repository
-	for name, dir := range dirs {
-		r := &porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+	for _, d := range []struct{ name, dir string }{{"catalog-infra-capi", "/infra/capi"}, {"catalog-workloads", "/workloads"}} {
+		r := &porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: e.ns},
 			Spec: porchconfig.RepositorySpec{Type: porchconfig.RepositoryTypeGit,
-				Git: &porchconfig.GitRepository{Repo: url, Branch: "main", Directory: dir}}}
+				Git: &porchconfig.GitRepository{Repo: url, Branch: "main", Directory: d.dir}}}
 		if err := e.c.Create(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
-		repos = append(repos, gitstore.Repository{Name: name, GitDir: strings.TrimPrefix(url, "file://"), Directory: dir})
+		e.eventually(converge, "Porch lists "+d.name, func() (bool, string) {
+			var l porchapi.PackageRevisionList
+			if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+				return false, err.Error()
+			}
+			for _, pr := range l.Items {
+				if pr.Spec.RepositoryName == d.name {
+					return true, ""
+				}
+			}
+			return false, "no revision yet"
+		})
+		repos = append(repos, gitstore.Repository{Name: d.name, GitDir: strings.TrimPrefix(url, "file://"), Directory: d.dir})
 	}
 	list := func(names []string) []string { sort.Strings(names); return names }
 	var byPorch []string
