@@ -186,17 +186,19 @@ kubectl wait --for=condition does: STATUS defaults to True. It reads the cluster
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			read, err := o.readOne(ctx, cf, kind, name)
+			if err != nil {
+				return err
+			}
 			var last string
 			for {
-				f, err := o.loadFleet(ctx, cf)
+				obj, err := read()
+				if err != nil && ctx.Err() != nil { // the deadline came during the read
+					return fmt.Errorf("timed out after %s waiting for %s/%s %s=%s; last: %s", timeout, strings.ToLower(kind), name, typ, status, last)
+				}
 				if err != nil {
 					return err
 				}
-				objs := f.objects(kind, name, labels.Everything())
-				if len(objs) == 0 {
-					return fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
-				}
-				obj := objs[0]
 				cond := meta.FindStatusCondition(obj.conds, typ)
 				switch {
 				case cond == nil:
@@ -221,6 +223,43 @@ kubectl wait --for=condition does: STATUS defaults to True. It reads the cluster
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	cf.add(c)
 	return c
+}
+
+// readOne returns a reader of one set or variant, as wait polls it: from
+// the cluster, one GET of the object (not the namespace's lists that
+// status reads), or from the last run's state.
+func (o *Options) readOne(ctx context.Context, cf clusterFlags, kind, name string) (func() (fleetObject, error), error) {
+	if !cf.set() {
+		return func() (fleetObject, error) {
+			f, err := o.loadFleet(ctx, cf)
+			if err != nil {
+				return fleetObject{}, err
+			}
+			objs := f.objects(kind, name, labels.Everything())
+			if len(objs) == 0 {
+				return fleetObject{}, fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
+			}
+			return objs[0], nil
+		}, nil
+	}
+	c, err := ClusterClient(cf.kubeconfig, cf.context)
+	if err != nil {
+		return nil, err
+	}
+	return func() (fleetObject, error) {
+		obj, err := clusterObject(ctx, c, o.Namespace, kind, name)
+		if err != nil {
+			return fleetObject{}, err
+		}
+		f := &fleet{}
+		switch v := obj.(type) {
+		case *pvapi.PackageVariant:
+			f.variants = []pvapi.PackageVariant{*v}
+		case *pvsapi.PackageVariantSet:
+			f.sets = []pvsapi.PackageVariantSet{*v}
+		}
+		return f.objects(kind, name, labels.Everything())[0], nil
+	}, nil
 }
 
 // parseFor reads --for=condition=TYPE[=STATUS].

@@ -209,6 +209,10 @@ func TestControlsAgainstACluster(t *testing.T) {
 	contains(t, errs, "pvctl resume: timed out after 50ms waiting for the controller to handle the reconcile of packagevariant/app requested at 2026-11-26T12:00:03Z (is pvkit's controller running, and does it watch namespace ops?)")
 	out, _ = run(ExitOK, "wait", "pvs/fleet", "--for=condition=Ready", "--timeout", "1s")
 	contains(t, out, "packagevariantset/fleet condition met (Ready=True)")
+	_, errs = run(ExitNotReady, "wait", "pv/app", "--timeout", "50ms")
+	contains(t, errs, "pvctl wait: timed out after 50ms waiting for packagevariant/app Ready=True; last: Ready=False Error: upstream gone")
+	_, errs = run(ExitNotReady, "wait", "pv/nosuch")
+	contains(t, errs, "pvctl wait: packagevariant nosuch: not found in namespace ops of the cluster")
 }
 
 // Issue 32 #4: pvctl plan --kubeconfig -f previews what the controller
