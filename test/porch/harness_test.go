@@ -428,13 +428,26 @@ func (e *env) revisions(repo, pkg string) []porchapi.PackageRevision {
 	return out
 }
 
+// resources reads a revision's files. Porch v1.5.3 answers a read with an
+// Internal error while its cache of the repository races a refresh (seen in
+// CI at 3edf3b1: "error cloning git repository ...deploy.git, fetch of
+// remote repository failed: error creating main branch \"main\": already
+// up-to-date", the next read fine): read again, as e.retry does for writes.
 func (e *env) resources(name string) map[string]string {
 	e.t.Helper()
 	var prr porchapi.PackageRevisionResources
-	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err != nil {
-		e.t.Fatal(err)
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, &prr); err == nil {
+			return prr.Spec.Resources
+		}
+		if !apierrors.IsInternalError(err) && !strings.Contains(err.Error(), "error cloning git repository") {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
-	return prr.Spec.Resources
+	e.t.Fatalf("reading the resources of %s: %v", name, err)
+	return nil
 }
 
 // apply creates the objects of a YAML stream in the namespace.
