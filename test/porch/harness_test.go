@@ -159,16 +159,24 @@ var controllerExtraArgs []string
 // metricsAddr is where the running controller serves /metrics.
 var metricsAddr string
 
-// freeAddr is a loopback address no one listens on now: a fixed port may be
-// taken by anything else on the machine (the controller then never got
-// ready, and scenarios failed after 90 s).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddrs are n distinct loopback addresses no one listens on now: a
+// fixed port may be taken by anything else on the machine (the controller
+// then never got ready, and scenarios failed after 90 s). All n are held
+// until all are picked: picked one at a time, the kernel may hand out the
+// same port twice (CI at d6cee01: the restarted controller's metrics and
+// probes both got 127.0.0.1:39971, and it exited on "address already in
+// use").
+func freeAddrs(n int) ([]string, error) {
+	var out []string
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return out, nil
 }
 
 // startController starts bin/pvkit-controller with the ServiceAccount's
@@ -179,13 +187,12 @@ func startController() error {
 	if err != nil {
 		return err
 	}
-	health, err := freeAddr()
+	addrs, err := freeAddrs(2)
 	if err != nil {
 		return err
 	}
-	if metricsAddr, err = freeAddr(); err != nil {
-		return err
-	}
+	health := addrs[0]
+	metricsAddr = addrs[1]
 	args := append([]string{"--kubeconfig", filepath.Join(stackDir, "pvkit-controller.kubeconfig"),
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", health,
 		"--workers", workers(), "--zap-encoder", "console",

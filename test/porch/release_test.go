@@ -95,14 +95,11 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 	if err := serviceAccountKubeconfig(spec.ServiceAccountName, kc); err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := freeAddr()
+	addrs, err := freeAddrs(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	health, err := freeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics, health := addrs[0], addrs[1]
 	// The pod's command line: the Deployment's args, the bind addresses
 	// moved to free ports.
 	argsOf := func(d *appsv1.Deployment) []string {
