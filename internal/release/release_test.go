@@ -236,6 +236,13 @@ func TestVersionAgreesEverywhere(t *testing.T) {
 			t.Errorf("%s names no pvkit image with a version", f)
 		}
 	}
+	mk, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^FUNCTIONS\s*:=\s*(.*)$`).FindSubmatch(mk); m == nil || strings.Join(strings.Fields(string(m[1])), " ") != strings.Join(Functions, " ") {
+		t.Errorf("release.Functions %q are not the Makefile's FUNCTIONS", Functions)
+	}
 	log, err := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func PlanCluster(ctx context.Context, o ClusterPlanOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rep.collect(ctx, w.c, nil, o.Namespace, errs); err != nil {
+	if err := rep.collect(ctx, w.c, mem, o.Namespace, errs); err != nil {
 		return nil, err
 	}
 	rep.DryRun = true

@@ -7,7 +7,6 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 )
 
 // journal is a store that records every change it passes on, as lines for
@@ -62,7 +61,7 @@ func (j *journal) Update(ctx context.Context, rev store.Revision) error {
 		}
 	}
 	what := fmt.Sprintf("updated %s (%s)", rev.Name, rev.Lifecycle)
-	if gs, ok := j.Store.(*gitstore.Store); ok {
+	if gs, ok := j.Store.(allLister); ok {
 		// A revision proposed for deletion and then released by its
 		// variant is two updates of the same lifecycle: say what the
 		// second one does.

@@ -105,7 +105,14 @@ func CheckReady(ctx context.Context, s store.Store, rev store.Revision) error {
 }
 
 // find is the revision of a namespace named name.
-func find(s *gitstore.Store, namespace, name string) (store.Revision, error) {
+// allLister is a store that lists a whole namespace at once: the git
+// store, and the in-memory engine a cluster plan reads Porch into.
+type allLister interface {
+	store.Store
+	All(namespace string) []store.Revision
+}
+
+func find(s allLister, namespace, name string) (store.Revision, error) {
 	for _, r := range s.All(namespace) {
 		if r.Name == name {
 			return r, nil

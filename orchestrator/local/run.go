@@ -17,7 +17,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/render"
@@ -421,7 +420,7 @@ func givenKeys(in *input) map[string]bool {
 }
 
 // collect reads every set and variant back for the report and the state.
-func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.Store, namespace string, errs map[string]error) error {
+func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, namespace string, errs map[string]error) error {
 	var sets pvsapi.PackageVariantSetList
 	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
 		return err
@@ -458,9 +457,6 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs *gitstore.St
 			s.Downstream = append(s.Downstream, t.Name)
 			// A draft whose readiness gate is not True (a required injection
 			// point left empty) cannot be approved: not ready.
-			if gs == nil { // a plan against a cluster: Porch checks the gates
-				continue
-			}
 			if rev, err := find(gs, namespace, t.Name); err == nil && !rev.Lifecycle.IsPublished() && s.Ready == metav1.ConditionTrue {
 				if err := CheckReady(ctx, gs, rev); err != nil {
 					s.Ready, s.Reason, s.Message = metav1.ConditionFalse, "ReadinessGate", err.Error()

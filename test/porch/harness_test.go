@@ -199,14 +199,24 @@ func startController() error {
 		// The scenarios inject the examples' Team kind: allowed as an operator
 		// allows a kind (testdata/team-crd.yaml has the matching role).
 		"--readable-kinds", "ConfigMap,Team.example.com"}, controllerExtraArgs...)
-	controller = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
-	controller.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
-	controller.Stdout, controller.Stderr = logf, logf
-	if err := controller.Start(); err != nil {
+	if controller, err = runController("pvkit's controller", args, logf, health); err != nil {
 		return err
 	}
 	_ = os.WriteFile(filepath.Join(stackDir, "pvkit-controller.pid"), []byte(fmt.Sprint(controller.Process.Pid)), 0o644)
-	return waitReady("pvkit's controller", "http://"+health+"/readyz", logf.Name())
+	return nil
+}
+
+// runController starts bin/pvkit-controller with args outside any pod (no
+// in-cluster credentials), its output appended to logf, and waits for its
+// readiness probe at health.
+func runController(what string, args []string, logf *os.File, health string) (*exec.Cmd, error) {
+	cmd := exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
+	cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, waitReady(what, "http://"+health+"/readyz", logf.Name())
 }
 
 // workers is the controller's --workers: PVKIT_PORCH_WORKERS, else 8 (the

@@ -123,13 +123,7 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	released = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), args...)
-	released.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
-	released.Stdout, released.Stderr = logf, logf
-	if err := released.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitReady("the released controller", "http://"+health+"/readyz", logf.Name()); err != nil {
+	if released, err = runController("the released controller", args, logf, health); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the released controller runs as %s with %q", spec.ServiceAccountName, args[4:])
@@ -274,14 +268,8 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != "pvkit/controller:"+nextVersion {
 		t.Errorf("after the upgrade the Deployment runs %s", img)
 	}
-	released = exec.Command(filepath.Join(repoRoot, "bin/pvkit-controller"), argsOf(&d)...)
-	released.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=", "KUBERNETES_SERVICE_PORT=")
-	released.Stdout, released.Stderr = logf, logf
 	start := time.Now()
-	if err := released.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitReady("the upgraded controller", "http://"+health+"/readyz", logf.Name()); err != nil {
+	if released, err = runController("the upgraded controller", argsOf(&d), logf, health); err != nil {
 		t.Fatal(err)
 	}
 	if out := mustPvctl("reconcile", "pvs/app", "--timeout", "90s"); !strings.Contains(out, "packagevariantset/app reconciled: Ready=True") {
