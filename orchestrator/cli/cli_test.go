@@ -163,8 +163,8 @@ func TestRunFleet(t *testing.T) {
 }
 
 // Approving a draft and publishing a new blueprint revision: the next run
-// upgrades the published downstream in a new draft; the drafts that were
-// never approved are reported stale (exit 1), not rewritten.
+// upgrades the published downstream in a new draft, and upgrades in place
+// the drafts that were never approved (rule: draft-upgrade).
 func TestUpgradeAfterPublish(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
@@ -174,17 +174,34 @@ func TestUpgradeAfterPublish(t *testing.T) {
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
 	fntest.WriteTree(t, v2, files)
 	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2), "published blueprints.app.v2: package app revision 2 in blueprints")
-	out := w.run(ExitStalled)
-	// Two writes: the upgrade draft is created with its mutation gate False,
-	// and the chain's run sets it True (nothing else changes: the merge kept
-	// the variant's mutations).
-	contains(t, out, "Changes (2):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)\n"+
+	out := w.run(ExitOK)
+	// Two writes for the published one: the upgrade draft is created with
+	// its mutation gate False, and the chain's run sets it True (nothing
+	// else changes: the merge kept the variant's mutations). One write for
+	// each unapproved draft: merge and chain together.
+	contains(t, out, "Changes (4):\n  created draft edge-useast1.app.packagevariant-2 (upgrade of edge-useast1.app.packagevariant-1 to blueprints.app.v2)\n"+
 		"  updated the resources of edge-useast1.app.packagevariant-2\n",
-		"app-edge-uswest1-app  False  StaleDraft")
-	up := w.files("edge-useast1.app.packagevariant-2")
-	contains(t, up["Kptfile"], "ref: app/v2", "name: PackageVariant.app-edge-useast1-app.set-ns.0")
-	contains(t, up["deployment.yaml"], "image: nginx:1.28")
-	contains(t, up["package-context.yaml"], "region: us-east1")
+		"  upgraded edge-uswest1.app.packagevariant-1 in place from app/v1 to app/v2\n",
+		"  upgraded core-euwest1.app.packagevariant-1 in place from app/v1 to app/v2\n",
+		"app-edge-uswest1-app  True   NoErrors    edge-uswest1.app.packagevariant-1")
+	for _, name := range []string{"edge-useast1.app.packagevariant-2", "edge-uswest1.app.packagevariant-1"} {
+		up := w.files(name)
+		contains(t, up["Kptfile"], "ref: app/v2", "set-ns.0")
+		contains(t, up["deployment.yaml"], "image: nginx:1.28")
+	}
+	contains(t, w.files("edge-useast1.app.packagevariant-2")["package-context.yaml"], "region: us-east1")
+	contains(t, w.files("edge-uswest1.app.packagevariant-1")["package-context.yaml"], "region: us-west1")
+	// pvkit.dev/draft-upgrade: stall keeps Porch's behaviour.
+	before := w.snapshot()
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "metadata:\n", "metadata:\n  annotations:\n    pvkit.dev/draft-upgrade: stall\n", 1))
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.28", "image: nginx:1.29", 1)
+	fntest.WriteTree(t, v2, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2)
+	out = w.run(ExitStalled)
+	contains(t, out, "app-staging           False  StaleDraft", "upgraded edge-uswest1.app.packagevariant-1 in place from app/v2 to app/v3")
+	if strings.Contains(out, "core-euwest1.app.packagevariant-1 in place") || len(before) == 0 {
+		t.Fatalf("a draft whose variant asks to stall was upgraded:\n%s", out)
+	}
 }
 
 // A variant the files no longer give is deleted, and its deletion policy

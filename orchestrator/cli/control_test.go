@@ -43,6 +43,8 @@ func TestSuspendResumeLocally(t *testing.T) {
 	w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1")
 	contains(t, w.mustCmd(ExitOK, "suspend", "pvs/app"), "packagevariantset/app suspended: pvctl run writes nothing for it or its children until pvctl resume packagevariantset/app")
 	contains(t, w.mustCmd(ExitOK, "suspend", "pvs/app"), "packagevariantset/app is suspended already")
+	// app-staging keeps Porch's stale-draft stall, so that nothing is written.
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "metadata:\n", "metadata:\n  annotations:\n    pvkit.dev/draft-upgrade: stall\n", 1))
 	w.publishV2()
 	before := w.snapshot()
 	out := w.run(ExitStalled) // app-staging, no child of the set, is not suspended: its draft is stale
@@ -84,7 +86,7 @@ func TestSuspendResumeLocally(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, `want packagevariant/NAME or packagevariantset/NAME, not kind "deployment"`) {
 		t.Errorf("suspend deployment/app: exit %d: %s", code, errs)
 	}
-	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  name: app-staging\n", "  name: app-staging\n  annotations: {pvkit.dev/suspend: \"true\"}\n", 1))
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "  annotations:\n", "  annotations:\n    pvkit.dev/suspend: \"true\"\n", 1))
 	w.mustCmd(ExitStalled, "run", "-f", w.in)
 	code, _, errs = w.cmd("resume", "pv/app-staging")
 	if code != ExitNotReady || !strings.Contains(errs, `packagevariant/app-staging is suspended by its file (pvkit.dev/suspend: "true"), not by pvctl suspend: edit the file`) {

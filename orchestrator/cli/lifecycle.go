@@ -211,9 +211,9 @@ func openRevision(o *Options, name string) (*local.Repos, store.Revision, error)
 // (in the state file of pvctl run) is not Ready for a reason that means its
 // mutation may not have run (MutationFailed, KindNotAllowed, an error): such
 // a draft can look finished (cloned, but not specialised) and be published
-// by mistake (nephio#615). A stale draft (StaleDraft: its upstream moved
-// on) was mutated, and may be approved; a draft no variant of the state
-// owns is the user's.
+// by mistake (nephio#615). A stale draft (StaleDraft, UpgradeConflict: its
+// upstream moved on and it was not upgraded in place) was mutated, and may
+// be approved; a draft no variant of the state owns is the user's.
 func variantDone(o *Options, rev store.Revision) error {
 	st, err := state.Read(filepath.Join(o.Repos, state.File))
 	if err != nil {
@@ -228,7 +228,7 @@ func variantDone(o *Options, rev store.Revision) error {
 				continue
 			}
 			c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
-			if c == nil || c.Status == metav1.ConditionTrue || c.Reason == pvapi.ReasonStaleDraft {
+			if c == nil || c.Status == metav1.ConditionTrue || c.Reason == pvapi.ReasonStaleDraft || c.Reason == pvapi.ReasonUpgradeConflict {
 				return nil
 			}
 			return fmt.Errorf("package revision %s is not ready: its PackageVariant %s is not Ready (%s: %s), so its mutation may not have run; fix it and run pvctl run until it is Ready",

@@ -339,8 +339,9 @@ func TestApprovalByPolicy(t *testing.T) {
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
 	fntest.WriteTree(t, v2, files)
 	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2)
-	out = w.run(ExitStalled) // the drafts of v1 nobody approved are stale
-	contains(t, out, "created draft core-euwest1.app.packagevariant-2 (upgrade of core-euwest1.app.packagevariant-1")
+	out = w.run(ExitNotReady) // the drafts of v1 nobody approved are upgraded in place; app-qa's gate stays False
+	contains(t, out, "created draft core-euwest1.app.packagevariant-2 (upgrade of core-euwest1.app.packagevariant-1",
+		"upgraded core-euwest1.app-qa.packagevariant-1 in place from app/v1 to app/v2")
 	if strings.Contains(out, "approved core-euwest1.app.packagevariant") {
 		t.Fatalf("initial approved a second revision:\n%s", out)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
 
 // journal is a store that records every change it passes on, as lines for
@@ -47,9 +48,10 @@ func (j *journal) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.
 }
 
 func (j *journal) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
+	what := j.resourcesChange(namespace, name, res.Files)
 	rs, err := j.Store.UpdateResources(ctx, namespace, name, res)
 	if err == nil {
-		j.note("updated the resources of %s", name)
+		j.note("%s", what)
 	}
 	return rs, err
 }
@@ -93,9 +95,10 @@ func (j *journal) Delete(ctx context.Context, namespace, name string) error {
 }
 
 func (j *journal) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	what := j.resourcesChange(namespace, name, res.Files)
 	rs, after, err := j.Store.UpdateResourcesRendered(ctx, namespace, name, res)
 	if err == nil {
-		j.note("updated the resources of %s", name)
+		j.note("%s", what)
 	}
 	return rs, after, err
 }
@@ -108,4 +111,18 @@ func (j *journal) ApproveRevision(ctx context.Context, namespace, name string) (
 		j.note("approved %s: revision %d of %s (%s: %s)", name, pub.Revision, pub.Package, approval.PolicyAnnotation, pub.Annotations[approval.PolicyAnnotation])
 	}
 	return pub, err
+}
+
+// resourcesChange says what a write of a revision's files does: an update,
+// or an in-place upgrade when it moves the Kptfile's upstream lock (rule:
+// draft-upgrade).
+func (j *journal) resourcesChange(namespace, name string, files map[string]string) string {
+	if gs, ok := j.Store.(allLister); ok {
+		if cur, err := find(gs, namespace, name); err == nil && cur.Lock != nil {
+			if next, err := tasks.LockOf(files); err == nil && next != nil && next.Ref != cur.Lock.Ref {
+				return fmt.Sprintf("upgraded %s in place from %s to %s", name, cur.Lock.Ref, next.Ref)
+			}
+		}
+	}
+	return fmt.Sprintf("updated the resources of %s", name)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 )
@@ -61,6 +62,9 @@ func (v *validator) upstream(u *pv.Upstream) {
 	}
 	if u.Revision < -1 {
 		v.errorf("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", u.Revision)
+	}
+	for _, msg := range upstream.CheckSemver(u) {
+		v.errorf("spec.upstream.semver", "%s", msg)
 	}
 }
 

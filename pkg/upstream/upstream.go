@@ -16,6 +16,11 @@
 //     with workspaceName too, that must be the branch's name.
 //   - neither: the latest published revision, followed as newer ones are
 //     published (a floating "latest"; Porch hard-codes the branch "main").
+//   - semver (a pvkit extension; rule: floating-versions): the published
+//     revision whose workspace is the newest version in the range
+//     (semver.go), followed as newer ones in range are published; one
+//     outside the range is never picked. Of two revisions of one version
+//     (a tag and its numbered revision), the higher number.
 //
 // Any other negative revision is never a match.
 package upstream
@@ -40,6 +45,14 @@ func (c Candidate) Published() bool { return c.Lifecycle.IsPublished() }
 // Select returns the index in revs of the revision u names, or -1 when none
 // does (yet). revs are the revisions of u's repository and package.
 func Select(u pv.Upstream, revs []Candidate) int {
+	if u.Semver != "" {
+		c, err := ParseConstraint(u.Semver)
+		if err != nil {
+			return -1 // validation names it
+		}
+		i, _ := selectSemver(c, revs)
+		return i
+	}
 	best := -1
 	for i, c := range revs {
 		switch {
@@ -66,6 +79,64 @@ func Select(u pv.Upstream, revs []Candidate) int {
 	return best
 }
 
+// selectSemver is the semver rule: the index of the newest published
+// revision in range (-1: none), and its version.
+func selectSemver(c *Constraint, revs []Candidate) (int, Version) {
+	best, bestV := -1, Version{}
+	for i, r := range revs {
+		if !r.Published() {
+			continue
+		}
+		v, ok := WorkspaceVersion(r.Workspace)
+		if !ok || !c.Check(v) {
+			continue
+		}
+		if d := v.Compare(bestV); best < 0 || d > 0 || (d == 0 && r.Revision > revs[best].Revision) {
+			best, bestV = i, v
+		}
+	}
+	return best, bestV
+}
+
+// Ignored lists, for a semver upstream, the published versions newer than
+// the one picked that the range leaves out (v2.0.0 for `1`; pre-releases
+// are not releases and not listed), newest first:
+// what a plan says it does not take.
+func Ignored(u pv.Upstream, revs []Candidate) []string {
+	if u.Semver == "" {
+		return nil
+	}
+	c, err := ParseConstraint(u.Semver)
+	if err != nil {
+		return nil
+	}
+	_, picked := selectSemver(c, revs)
+	var out []Version
+	seen := map[string]bool{}
+	for _, r := range revs {
+		v, ok := WorkspaceVersion(r.Workspace)
+		if !r.Published() || !ok || len(v.Pre) > 0 || c.Check(v) || v.Compare(picked) <= 0 || seen[v.String()] {
+			continue
+		}
+		seen[v.String()] = true
+		out = append(out, v)
+	}
+	sortVersions(out)
+	names := make([]string, len(out))
+	for i, v := range out {
+		names[i] = "v" + v.String()
+	}
+	return names
+}
+
+func sortVersions(vs []Version) {
+	for i := 1; i < len(vs); i++ {
+		for j := i; j > 0 && vs[j].Compare(vs[j-1]) > 0; j-- {
+			vs[j], vs[j-1] = vs[j-1], vs[j]
+		}
+	}
+}
+
 // Describe names what u asks for, for messages: `package "app" in
 // repository "blueprints", published revision 2`.
 func Describe(u pv.Upstream) string {
@@ -81,6 +152,8 @@ func Describe(u pv.Upstream) string {
 		return s + fmt.Sprintf(" with workspace %q", u.WorkspaceName)
 	case u.Revision != 0:
 		return s + fmt.Sprintf(", published revision %d", u.Revision)
+	case u.Semver != "":
+		return s + fmt.Sprintf(", the newest published version in semver range %q", u.Semver)
 	}
 	return s + ", latest published revision"
 }

@@ -2,6 +2,7 @@ package variant
 
 import (
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/krm"
 	check "github.com/pvkit/pvkit/pkg/validate"
 )
@@ -24,6 +25,9 @@ func Validate(v *pv.PackageVariant) []krm.Problem {
 		endpoint(add, "spec.upstream", u.Repo, u.Package)
 		if u.Revision < -1 {
 			add("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", u.Revision)
+		}
+		for _, msg := range upstream.CheckSemver(u) {
+			add("spec.upstream.semver", "%s", msg)
 		}
 	}
 	if d := s.Downstream; d == nil {

@@ -27,9 +27,11 @@ const (
 	// workspaceName; a new upstream revision reconciles again by itself.
 	ReasonUpstreamNotFound = "UpstreamNotFound"
 	// ReasonStaleDraft (stalling): an owned draft was cloned from another
-	// upstream revision than the one wanted; pvkit never upgrades drafts in
-	// place (rule: no-upgrade-in-place). Approve the draft (then pvkit upgrades the published
-	// revision) or delete it (pvkit clones afresh).
+	// upstream revision than the one wanted, and the variant or its set asks
+	// for Porch's behaviour (pvkit.dev/draft-upgrade: stall; rule:
+	// draft-upgrade) instead of the in-place upgrade. Approve the draft (then
+	// pvkit upgrades the published revision) or delete it (pvkit clones
+	// afresh).
 	ReasonStaleDraft = "StaleDraft"
 	// ReasonMutationFailed (stalling): the package cannot be mutated as the
 	// variant asks (a file that does not parse, an invalid injection point, a
@@ -41,6 +43,13 @@ const (
 	// nothing to upgrade from. Restore that revision, or delete the
 	// downstream so pvkit clones afresh.
 	ReasonLockedUpstreamNotFound = "LockedUpstreamNotFound"
+	// ReasonUpgradeConflict (stalling): an owned draft whose upstream moved
+	// cannot be upgraded in place: a field was changed in the draft (a
+	// person's edit) and in the upstream, to different values; the message
+	// names file, object and field, and nothing was written. Make the draft
+	// agree with the new upstream (or undo the edit), or approve or delete
+	// the draft.
+	ReasonUpgradeConflict = "UpgradeConflict"
 
 	// ReasonKindNotAllowed (stalling): the variant's package has an injection
 	// point, or an injector or objectSelector names a kind, that is not among

@@ -20,8 +20,10 @@
 //     (adoptExisting), then clone (no revision), upgrade (the published
 //     downstream's lock is not the upstream), edit (the mutations differ from
 //     the published downstream) or mutate the owned drafts in place. A draft
-//     cloned from another upstream stalls (StaleDraft): drafts are never
-//     upgraded in place (rule: no-upgrade-in-place). A package that cannot be mutated stalls
+//     cloned from another upstream is upgraded in place (upgrade.go; rule:
+//     draft-upgrade): a person's edits kept, a conflict stalled
+//     (UpgradeConflict), or StaleDraft when pvkit.dev/draft-upgrade asks
+//     for Porch's stall. A package that cannot be mutated stalls
 //     (MutationFailed); a published downstream whose upstream is gone stalls
 //     (LockedUpstreamNotFound). A render Porch refuses is retried
 //     (RenderFailed) with its render status in the targets. Draft creation

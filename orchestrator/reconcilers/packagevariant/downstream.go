@@ -98,21 +98,44 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	} else if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
-	for _, d := range drafts {
-		if d.Lock != nil && !d.Lock.Matches(*up) {
-			return nil, kit.Stall(pvapi.ReasonStaleDraft, fmt.Errorf(
-				"draft %s was made from upstream %s %s, but the PackageVariant wants %s; pvkit does not upgrade drafts in place: approve or delete the draft",
-				d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref))
+	// Stale drafts (made from another upstream revision) are upgraded in
+	// place, unless the variant asks for Porch's stall (rule: draft-upgrade).
+	upgrades := map[string]func(map[string]string) (map[string]string, error){}
+	for i, d := range drafts {
+		if d.Lock == nil || d.Lock.Matches(*up) {
+			continue
 		}
+		if why := r.draftUpgradePolicy(ctx, v); why != "" {
+			return nil, staleDraft(d, up, why)
+		}
+		prepare, err := r.inPlaceUpgrade(ctx, v, d, up)
+		if err != nil {
+			return nil, err
+		}
+		if d.Lifecycle == store.Proposed {
+			// What was proposed is not what the draft becomes: back to Draft
+			// (approval by policy proposes it again once it is finished).
+			d.Lifecycle, d.ResourceVersion = store.Draft, ""
+			if err := r.Store.Update(ctx, d); err != nil {
+				return nil, fmt.Errorf("moving the proposed draft %s back to Draft to upgrade it: %w", d.Name, err)
+			}
+			drafts[i] = d
+		}
+		upgrades[d.Name] = prepare
 	}
-	if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
-		return t, conflict
+	if len(upgrades) == 0 {
+		if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
+			return t, conflict
+		}
 	}
 	var targets []target
 	var ms []mutation
 	var conflicts []error
 	for _, d := range drafts {
-		m, err := r.mutate(ctx, v, d, false)
+		m, err := r.mutateWith(ctx, v, d, false, upgrades[d.Name])
+		if err == nil && upgrades[d.Name] != nil {
+			r.events().Normal(v, EventDraftUpgradedInPlace, "upgraded draft %s in place from %s %s to %s", d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			if exists, xerr := r.Store.Exists(ctx, d.Namespace, d.Name); xerr == nil && !exists {
 				// Listed, and not there. Porch may show it again at its
@@ -194,7 +217,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		if err != nil {
 			return nil, err
 		}
-		draft, err := r.createDraft(ctx, v, store.Task{Type: store.Upgrade, OldUpstream: old, NewUpstream: up.Name, Local: pub.Name})
+		draft, err := r.createDraft(ctx, v, store.Task{Type: store.Upgrade, OldUpstream: old.Name, NewUpstream: up.Name, Local: pub.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -225,21 +248,21 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 
 // lockedUpstream finds the published upstream revision a lock points at (a
 // lock without a repository is taken to be in the variant's upstream one).
-func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant, lock *store.Lock) (string, error) {
+func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant, lock *store.Lock) (store.Revision, error) {
 	repo := lock.Repository
 	if repo == "" {
 		repo = v.Spec.Upstream.Repo
 	}
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: repo, Package: lock.Package})
 	if err != nil {
-		return "", err
+		return store.Revision{}, err
 	}
 	for _, rev := range revs {
 		if lock.Matches(rev) {
-			return rev.Name, nil
+			return rev, nil
 		}
 	}
-	return "", kit.Stallf(pvapi.ReasonLockedUpstreamNotFound, "cannot upgrade: the downstream's upstream %s %s (repository %q) no longer exists", lock.Package, lock.Ref, lock.Repository)
+	return store.Revision{}, kit.Stallf(pvapi.ReasonLockedUpstreamNotFound, "cannot upgrade: the downstream's upstream %s %s (repository %q) no longer exists", lock.Package, lock.Ref, lock.Repository)
 }
 
 // ownedDownstream lists the variant's revisions of its downstream package:
@@ -468,17 +491,9 @@ func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTar
 // approved. It costs one read of the upstream per clone; transient errors
 // are retried like any other.
 func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) error {
-	key := up.Namespace + "/" + up.Name + "@" + up.ResourceVersion
-	files, ok := r.upstreams.get(key)
-	if !ok {
-		res, err := r.Store.GetResources(ctx, up.Namespace, up.Name)
-		if err != nil {
-			return fmt.Errorf("reading upstream %s: %w", up.Name, err)
-		}
-		files = res.Files
-		if up.Lifecycle.IsPublished() && up.ResourceVersion != "" {
-			r.upstreams.put(key, files)
-		}
+	files, err := r.upstreamFiles(ctx, up)
+	if err != nil {
+		return err
 	}
 	// As into a deployment repository (a package context generated): the
 	// reconciler does not know the downstream's kind, and the context is
@@ -489,4 +504,21 @@ func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *
 	}
 	_, _, err = r.runChain(ctx, v, clone)
 	return err
+}
+
+// upstreamFiles reads an upstream revision's files; a published one's are
+// kept (they never change at a resource version).
+func (r *Reconciler) upstreamFiles(ctx context.Context, up *store.Revision) (map[string]string, error) {
+	key := up.Namespace + "/" + up.Name + "@" + up.ResourceVersion
+	if files, ok := r.upstreams.get(key); ok {
+		return files, nil
+	}
+	res, err := r.Store.GetResources(ctx, up.Namespace, up.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading upstream %s: %w", up.Name, err)
+	}
+	if up.Lifecycle.IsPublished() && up.ResourceVersion != "" {
+		r.upstreams.put(key, res.Files)
+	}
+	return res.Files, nil
 }

@@ -48,7 +48,14 @@ type mutation struct {
 // fresh: the variant created d in this reconcile, so its content is the
 // variant's own even when the chain has nothing to add.
 func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool) (mutation, error) {
-	m, err := r.mutateFiles(ctx, v, d)
+	return r.mutateWith(ctx, v, d, fresh, nil)
+}
+
+// mutateWith is mutate with the draft's files first mapped by prepare (an
+// in-place upgrade: inPlaceUpgrade), when not nil; the result of both is
+// one write.
+func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
+	m, err := r.mutateFiles(ctx, v, d, prepare)
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
@@ -89,14 +96,23 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 
 // mutateFiles runs the chain on a draft and writes the result when it
 // changed.
-func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) (mutation, error) {
+func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
 		return mutation{}, err
 	}
-	out, in, err := r.runChain(ctx, v, res.Files)
+	files := res.Files
+	if prepare != nil {
+		if files, err = prepare(res.Files); err != nil {
+			return mutation{}, err
+		}
+	}
+	out, in, err := r.runChain(ctx, v, files)
 	if err != nil {
 		return mutation{}, err
+	}
+	if prepare != nil && !out.Changed {
+		out.Files, out.Changed = files, true // the upgrade itself is the change
 	}
 	if !out.Changed {
 		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden}, in: in, files: res.Files}, nil

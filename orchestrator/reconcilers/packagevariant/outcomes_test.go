@@ -64,11 +64,26 @@ func TestOutcomes(t *testing.T) {
 		{"stale draft", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 			e.variant(appVariant)
+			e.annotate("app-prod", DraftUpgradeAnnotation, DraftUpgradeStall)
 			e.mustReconcile("app-prod")
 			e.events()
 			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonStaleDraft, readyMsg: "draft deploy.app-prod.packagevariant-1 was made from upstream app app/v1",
 			terminal: true, events: []string{"Warning StaleDraft"}}},
+		{"upgrade conflict", func(e *env) {
+			e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+			e.variant(appVariant)
+			e.mustReconcile("app-prod")
+			e.events()
+			d := e.downstream("app-prod")[0]
+			edited := e.files(d)
+			edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "replicas: 1", "replicas: 3", 1)
+			e.store.SetFiles(ns, d.Name, edited)
+			v2 := blueprint(e.t)
+			v2["deployment.yaml"] = strings.Replace(v2["deployment.yaml"], "replicas: 1", "replicas: 2", 1)
+			e.store.Publish(ns, "blueprints", "app", v2)
+		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonUpgradeConflict, readyMsg: "draft deploy.app-prod.packagevariant-1 cannot be upgraded in place from blueprints.app.v1 to blueprints.app.v2: 1 field(s) changed in the draft and upstream differently: deployment.yaml: Deployment/web spec.replicas: the upstream changed 1 to 2, the draft has 3;",
+			terminal: true, events: []string{"Warning UpgradeConflict"}}},
 		{"mutation failed", func(e *env) {
 			e.store.Publish(ns, "blueprints", "app", badPoint(e.t))
 			e.variant(appVariant)

@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"maps"
 	"context"
 	"errors"
 	"strings"
@@ -269,17 +270,115 @@ spec:
 	}
 }
 
-// rule no-upgrade-in-place: a draft made from another upstream is reported, not upgraded in place.
-func TestStaleDraft(t *testing.T) {
+// rule draft-upgrade: with pvkit.dev/draft-upgrade: stall (Porch's
+// behaviour), a draft made from another upstream is reported, not upgraded.
+func TestStaleDraftStallsWhenAsked(t *testing.T) {
 	e := newEnv(t)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
+	v := e.variant(appVariant)
+	v.Annotations = map[string]string{DraftUpgradeAnnotation: "stall"}
+	if err := e.client.Update(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
 	e.mustReconcile("app-prod")
+	before := e.files(e.downstream("app-prod")[0])
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.stalls("app-prod")
 	c := e.condition("app-prod", pvapi.ConditionReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != pvapi.ReasonStaleDraft || !strings.Contains(c.Message, "wants app/v2") {
+	want := `draft deploy.app-prod.packagevariant-1 was made from upstream app app/v1, but the PackageVariant wants app/v2; PackageVariant app-prod asks for Porch's behaviour (pvkit.dev/draft-upgrade: "stall"): approve or delete the draft`
+	if c.Status != metav1.ConditionFalse || c.Reason != pvapi.ReasonStaleDraft || c.Message != want {
+		t.Fatalf("Ready = %+v\nwant message %s", c, want)
+	}
+	if after := e.files(e.downstream("app-prod")[0]); !maps.Equal(before, after) {
+		t.Fatal("a stalled stale draft must not be written")
+	}
+	// A typo is read as stall, and named.
+	e.annotate("app-prod", DraftUpgradeAnnotation, "inplace")
+	e.stalls("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); !strings.Contains(c.Message, `has pvkit.dev/draft-upgrade: "inplace", neither "in-place" nor "stall" (read as "stall" until fixed)`) {
 		t.Fatalf("Ready = %+v", c)
+	}
+}
+
+// rule draft-upgrade: a stale unapproved draft is upgraded in place: the
+// upstream's change arrives, a person's edit of another field stays, the
+// variant's mutations are applied again, the lock moves, and no second
+// draft is made.
+func TestStaleDraftUpgradedInPlace(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	d := e.downstream("app-prod")[0]
+	edited := e.files(d)
+	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "replicas: 1", "replicas: 5", 1)
+	e.store.SetFiles(ns, d.Name, edited)
+
+	v2 := blueprint(t)
+	v2["deployment.yaml"] = strings.Replace(v2["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.store.Publish(ns, "blueprints", "app", v2)
+	e.events()
+	e.mustReconcile("app-prod")
+
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Name != d.Name {
+		t.Fatalf("want the one draft upgraded where it is, got %+v", revs)
+	}
+	if revs[0].Lock == nil || revs[0].Lock.Ref != "app/v2" {
+		t.Fatalf("the draft's lock must move to app/v2: %+v", revs[0].Lock)
+	}
+	files := e.files(revs[0])
+	contains(t, files, "deployment.yaml", "nginx:1.28")
+	contains(t, files, "deployment.yaml", "replicas: 5")
+	contains(t, files, "Kptfile", "name: PackageVariant.app-prod.set-ns.0")
+	contains(t, files, "Kptfile", "ref: app/v2")
+	contains(t, files, "package-context.yaml", "env: prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v", c)
+	}
+	evs := strings.Join(e.events(), "\n")
+	if !strings.Contains(evs, "Normal DraftUpgradedInPlace upgraded draft deploy.app-prod.packagevariant-1 in place from app app/v1 to app/v2") {
+		t.Fatalf("events:\n%s", evs)
+	}
+	// Converged: the next reconcile writes nothing.
+	w := e.totalWrites()
+	e.mustReconcile("app-prod")
+	if got := e.totalWrites(); got != w {
+		t.Fatalf("a converged in-place upgrade must write nothing again, %d writes", got-w)
+	}
+}
+
+// rule draft-upgrade: a field the person and the upstream both changed,
+// differently, stalls the upgrade, naming file, object and field, and the
+// draft is left as it was.
+func TestStaleDraftConflictStalls(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	d := e.downstream("app-prod")[0]
+	edited := e.files(d)
+	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "nginx:1.27", "nginx:1.27-patched", 1)
+	e.store.SetFiles(ns, d.Name, edited)
+
+	v2 := blueprint(t)
+	v2["deployment.yaml"] = strings.Replace(v2["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.store.Publish(ns, "blueprints", "app", v2)
+	e.stalls("app-prod")
+	c := e.condition("app-prod", pvapi.ConditionReady)
+	want := "draft deploy.app-prod.packagevariant-1 cannot be upgraded in place from blueprints.app.v1 to blueprints.app.v2: 1 field(s) changed in the draft and upstream differently: deployment.yaml: Deployment/web spec.template.spec.containers[name=web].image: the upstream changed nginx:1.27 to nginx:1.28, the draft has nginx:1.27-patched; make the draft agree with the new upstream (or undo the edit), or approve or delete the draft"
+	if c.Reason != pvapi.ReasonUpgradeConflict || c.Message != want {
+		t.Fatalf("Ready = %+v\nwant %s", c, want)
+	}
+	if after := e.files(e.downstream("app-prod")[0]); !maps.Equal(edited, after) {
+		t.Fatal("a conflicting upgrade must leave the draft as it was")
+	}
+	// The person makes the draft agree: the upgrade goes through.
+	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "nginx:1.27-patched", "nginx:1.28", 1)
+	e.store.SetFiles(ns, d.Name, edited)
+	e.mustReconcile("app-prod")
+	if l := e.downstream("app-prod")[0].Lock; l == nil || l.Ref != "app/v2" {
+		t.Fatalf("lock after the fix: %+v", l)
 	}
 }
 

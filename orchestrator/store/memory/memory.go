@@ -314,6 +314,15 @@ func (s *Store) UpdateResources(_ context.Context, namespace, name string, res s
 			return store.RenderStatus{}, err
 		}
 	}
+	if lock, err := tasks.LockOf(files); err == nil && lock != nil {
+		// Porch reads a revision's upstream lock from its Kptfile: a write
+		// that moves it (an in-place upgrade) moves the revision's.
+		if before, err := e.read(); err == nil {
+			if was, err := tasks.LockOf(before); err == nil && (was == nil || *was != *lock) {
+				e.rev.Lock = lock
+			}
+		}
+	}
 	e.files, e.load = copyFiles(files), nil
 	e.rev.ResourceVersion = s.nextVersion()
 	return status, nil

@@ -71,6 +71,7 @@ type PackageVariantSpec struct {
 }
 
 // Upstream names an upstream package revision.
+// +kubebuilder:validation:XValidation:rule="!has(self.semver) || (!has(self.revision) && !has(self.workspaceName))",message="semver follows a range of versions: it cannot be used with revision or workspaceName"
 type Upstream struct {
 	// Repo is the name of a Repository in the PackageVariant's namespace.
 	// +kubebuilder:validation:MaxLength=253
@@ -91,6 +92,13 @@ type Upstream struct {
 	Revision int `json:"revision,omitempty"`
 	// WorkspaceName names a revision by its workspace.
 	WorkspaceName string `json:"workspaceName,omitempty"`
+	// Semver (a pvkit extension, Porch has no such field) follows the
+	// newest published revision whose workspace or tag (v1.4.2) is in this
+	// semver range: `1` or `1.x`, `~1.2`, `^1.2.3`, `>=1.2 <2`, `1.2 - 1.4`,
+	// alternatives with `||` (Flux's spec.ref.semver, Helm's chart version).
+	// Not with revision or workspaceName.
+	// +kubebuilder:validation:MaxLength=256
+	Semver string `json:"semver,omitempty"`
 }
 
 // Downstream names the package a PackageVariant creates.

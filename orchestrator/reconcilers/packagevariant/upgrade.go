@@ -1,0 +1,170 @@
+package packagevariant
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DraftUpgradeAnnotation chooses what happens to an owned, unapproved
+// draft when the variant's upstream moves (rule: draft-upgrade), on the
+// variant or on its set (the variant's own wins):
+//
+//   - "in-place" (the default, the design's "equivalent of a kpt pkg
+//     update"): the draft is upgraded where it is, keeping a person's edits;
+//   - "stall" (Porch v1.5.3's behaviour): the variant stalls, StaleDraft,
+//     until the draft is approved or deleted.
+//
+// Any other value is read as "stall" (the reading that writes nothing) and
+// the stall's message names it.
+const DraftUpgradeAnnotation = "pvkit.dev/draft-upgrade"
+
+// The values of DraftUpgradeAnnotation.
+const (
+	DraftUpgradeInPlace = "in-place"
+	DraftUpgradeStall   = "stall"
+)
+
+// EventDraftUpgradedInPlace: a stale draft upgraded where it is.
+const EventDraftUpgradedInPlace = "DraftUpgradedInPlace"
+
+// draftUpgradePolicy reads DraftUpgradeAnnotation on the variant, else on
+// its set: "" for in place, or why the variant stalls instead.
+func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVariant) string {
+	what, val, ok := "PackageVariant "+v.Name, "", false
+	if val, ok = v.Annotations[DraftUpgradeAnnotation]; !ok {
+		if owner := metav1.GetControllerOf(v); owner != nil && owner.Kind == "PackageVariantSet" {
+			set := &pvsapi.PackageVariantSet{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err == nil && set.UID == owner.UID {
+				what = "its PackageVariantSet " + set.Name
+				val, ok = set.Annotations[DraftUpgradeAnnotation]
+			}
+		}
+	}
+	switch {
+	case !ok || val == DraftUpgradeInPlace:
+		return ""
+	case val == DraftUpgradeStall:
+		return fmt.Sprintf("%s asks for Porch's behaviour (%s: %q): approve or delete the draft", what, DraftUpgradeAnnotation, val)
+	}
+	return fmt.Sprintf("%s has %s: %q, neither %q nor %q (read as %q until fixed): approve or delete the draft, or fix the annotation",
+		what, DraftUpgradeAnnotation, val, DraftUpgradeInPlace, DraftUpgradeStall, DraftUpgradeStall)
+}
+
+// staleDraft is the stall of a draft made from another upstream that is
+// not upgraded in place.
+func staleDraft(d store.Revision, up *store.Revision, why string) error {
+	return kit.Stall(pvapi.ReasonStaleDraft, fmt.Errorf(
+		"draft %s was made from upstream %s %s, but the PackageVariant wants %s; %s",
+		d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref, why))
+}
+
+// inPlaceUpgrade prepares the upgrade of an owned draft d, made from
+// another upstream revision, to up (rule: draft-upgrade): the three-way
+// merge of `kpt pkg update` (old upstream, new upstream, the draft), where
+// both upstreams are taken as the variant makes them (cloned and run
+// through the variant's chain), so that what the variant itself wrote is
+// on both sides and only a person's edits count as the draft's. A field
+// both the edit and the upstream changed, to different values, stalls
+// (UpgradeConflict) naming file, object and field, and nothing is written.
+// The returned function maps the draft's files to the merged package; the
+// chain runs on it next and the one write carries both, so the draft's
+// mutation gate is True only once the chain has run on the new upstream.
+func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, up *store.Revision) (func(map[string]string) (map[string]string, error), error) {
+	old, err := r.lockedUpstream(ctx, v, d.Lock)
+	if err != nil {
+		return nil, err
+	}
+	base, err := r.variantOf(ctx, v, &old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := r.variantOf(ctx, v, up)
+	if err != nil {
+		return nil, err
+	}
+	return func(files map[string]string) (map[string]string, error) {
+		conflicts, err := tasks.Conflicts(base, next, files)
+		if err != nil {
+			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
+		}
+		if len(conflicts) > 0 {
+			lines := make([]string, 0, len(conflicts))
+			for i, c := range conflicts {
+				if i == maxConflictsNamed {
+					lines = append(lines, fmt.Sprintf("and %d more", len(conflicts)-i))
+					break
+				}
+				lines = append(lines, c.String())
+			}
+			return nil, kit.Stall(pvapi.ReasonUpgradeConflict, fmt.Errorf(
+				"draft %s cannot be upgraded in place from %s to %s: %d field(s) changed in the draft and upstream differently: %s; make the draft agree with the new upstream (or undo the edit), or approve or delete the draft",
+				d.Name, old.Name, up.Name, len(conflicts), strings.Join(lines, "; ")))
+		}
+		lock, err := movedLock(files, d.Lock, old, *up)
+		if err != nil {
+			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
+		}
+		merged, err := tasks.Upgrade(base, next, files, lock)
+		if err != nil {
+			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
+		}
+		ctrl.LoggerFrom(ctx).Info("upgrading draft in place", "revision", d.Name, "from", old.Name, "to", up.Name)
+		return merged, nil
+	}, nil
+}
+
+// maxConflictsNamed bounds the conflicts a stall message lists.
+const maxConflictsNamed = 10
+
+// variantOf is what the variant makes of an upstream revision: its clone
+// (as Porch writes it, store/tasks) run through the variant's chain.
+func (r *Reconciler) variantOf(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) (map[string]string, error) {
+	files, err := r.upstreamFiles(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	clone, err := tasks.Clone(files, store.LockFor(*up), v.Spec.Downstream.Package, true)
+	if err != nil {
+		return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("the clone of %s: %w", up.Name, err))
+	}
+	out, _, err := r.runChain(ctx, v, clone)
+	if err != nil {
+		return nil, err
+	}
+	return out.Files, nil
+}
+
+// movedLock is the draft's upstream lock moved from old to up: the form the
+// draft has (the repository by URL or name, a directory-scoped ref's
+// prefix) kept, the ref the new revision's, the commit left out (Porch's API
+// shows no revision's commit; neither kpt nor Porch reads it to upgrade).
+func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision) (*store.Lock, error) {
+	cur, err := tasks.LockOf(files)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		cur = lock
+	}
+	want := store.LockFor(up)
+	if cur == nil {
+		return want, nil
+	}
+	next := *cur
+	prefix := ""
+	if from := store.LockFor(old).Ref; strings.HasSuffix(cur.Ref, "/"+from) {
+		prefix = strings.TrimSuffix(cur.Ref, from)
+	}
+	next.Ref, next.Commit = prefix+want.Ref, ""
+	return &next, nil
+}
