@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -429,4 +430,39 @@ func TestBlueprintOverridesVariantWarned(t *testing.T) {
 	contains(t, st, "type: BlueprintOverrides", "reason: FunctionRunsAgain")
 	contains(t, w.mustCmd(ExitOK, "events"), "BlueprintOverrides")
 	_ = code
+}
+
+// rule floating-versions, through pvctl: a variant on semver "1" over a
+// catalog's tags takes v1.1.0, not v2.0.0, and plan and run say so.
+func TestSemverLocally(t *testing.T) {
+	w := newWS(t)
+	tag := func(name, at string) {
+		t.Helper()
+		if out, err := exec.Command("git", "--git-dir", filepath.Join(w.repos, "blueprints.git"), "tag", name, at).CombinedOutput(); err != nil {
+			t.Fatalf("git tag: %v: %s", err, out)
+		}
+	}
+	tag("app/v1.0.0", "app/v1")
+	w.write("app-semver.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-semver\nspec:\n"+
+		"  upstream: {repo: blueprints, package: app, semver: \"1\"}\n  downstream: {repo: core-euwest1, package: app-semver}\n"+
+		"  injectors:\n  - kind: ConfigMap\n    name: eu-west1-endpoints\n")
+	out := w.run(ExitOK)
+	contains(t, out, "created draft core-euwest1.app-semver.packagevariant-1 (clone of blueprints.app.v1.0.0)",
+		"Notes:\n  PackageVariant app-semver follows semver \"1\" of blueprints/app: blueprints.app.v1.0.0 (v1.0.0)\n")
+	w.publishV2()
+	tag("app/v1.1.0", "app/v2")
+	files := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:2.0", 1)
+	v3 := filepath.Join(t.TempDir(), "app")
+	fntest.WriteTree(t, v3, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v3)
+	tag("app/v2.0.0", "app/v3")
+	out = w.mustCmd(ExitChanges, "plan", "-f", w.in)
+	contains(t, out, "would upgrade core-euwest1.app-semver.packagevariant-1 in place from app/v1.0.0 to app/v1.1.0",
+		"PackageVariant app-semver follows semver \"1\" of blueprints/app: blueprints.app.v1.1.0 (v1.1.0); not taken, outside the range: v2.0.0")
+	out = w.run(ExitOK)
+	contains(t, out, "upgraded core-euwest1.app-semver.packagevariant-1 in place from app/v1.0.0 to app/v1.1.0")
+	contains(t, w.files("core-euwest1.app-semver.packagevariant-1")["deployment.yaml"], "image: nginx:1.28")
+	out = w.mustCmd(ExitOK, "run", "-f", w.in, "-o", "json")
+	contains(t, out, `"notes": [`, `not taken, outside the range: v2.0.0`)
 }

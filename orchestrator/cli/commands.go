@@ -43,6 +43,7 @@ type RunOutput struct {
 	NotRemoved []string       `json:"notRemoved,omitempty"`
 	Diffs      []string       `json:"diffs,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
+	Notes      []string       `json:"notes,omitempty"`
 }
 
 func printReport(w io.Writer, rep *local.Report, output string, paint painter) error {
@@ -60,7 +61,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 			items[i] = obj.obj
 		}
 		doc := RunOutput{APIVersion: "v1", Kind: "List", Metadata: map[string]any{"resourceVersion": ""}, Items: items,
-			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings}
+			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings, Notes: rep.Notes}
 		return writeDoc(w, doc, output)
 	}
 	wide := output == outWide
@@ -80,6 +81,12 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 		fmt.Fprintf(w, "Changes (%d):\n", len(rep.Changes))
 		for _, c := range rep.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
+	if len(rep.Notes) > 0 {
+		fmt.Fprintln(w, "Notes:")
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
 	fmt.Fprintln(w)

@@ -247,7 +247,7 @@ func relabel(diff, fromName, toName string) string {
 // as what a run would do ("would create draft X"): a plan did nothing.
 func conditional(change string) string {
 	verb, rest, _ := strings.Cut(change, " ")
-	if v, ok := map[string]string{"created": "create", "updated": "update", "deleted": "delete", "removed": "remove", "approved": "approve", "released": "release", "synced": "sync"}[verb]; ok {
+	if v, ok := map[string]string{"created": "create", "updated": "update", "deleted": "delete", "removed": "remove", "approved": "approve", "released": "release", "synced": "sync", "upgraded": "upgrade", "proposed": "propose"}[verb]; ok {
 		return "would " + v + " " + rest
 	}
 	return change

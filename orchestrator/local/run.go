@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,10 +17,13 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/render"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -169,6 +173,10 @@ type Report struct {
 	// Warnings are what the run left out and went on without (a ref of
 	// the repositories that is not a readable revision).
 	Warnings []string
+	// Notes are what the run chose not to do that a reader may expect: a
+	// semver upstream's newer versions outside its range (rule:
+	// floating-versions).
+	Notes []string
 	// Unsettled says why the run ended before nothing changed any more
 	// (its deadline, or MaxPasses); "" when it settled. Its state is
 	// written all the same.
@@ -344,6 +352,7 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 		}
 	}
 	suspend(objs, in, st.Suspended)
+	rolloutControls(objs, in, st.Rollouts)
 	for _, r := range in.repositories {
 		objs = append(objs, r)
 	}
@@ -394,6 +403,40 @@ func suspend(objs []client.Object, in *input, keys []string) {
 		o.SetAnnotations(a)
 	}
 }
+
+// rolloutControls gives each set the rollout controls pvctl rollout
+// recorded (state.Rollouts), as a cluster's set carries them: a key its
+// file sets wins.
+func rolloutControls(objs []client.Object, in *input, controls map[string]map[string]string) {
+	fromFile := map[string]map[string]string{}
+	for _, s := range in.sets {
+		fromFile[s.Name] = s.Annotations
+	}
+	for _, o := range objs {
+		s, ok := o.(*pvsapi.PackageVariantSet)
+		if !ok {
+			continue
+		}
+		for _, k := range RolloutControlKeys {
+			if _, set := fromFile[s.Name][k]; set {
+				continue
+			}
+			a := s.GetAnnotations()
+			if v, ok := controls[s.Name][k]; ok {
+				if a == nil {
+					a = map[string]string{}
+				}
+				a[k] = v
+			} else {
+				delete(a, k)
+			}
+			s.SetAnnotations(a)
+		}
+	}
+}
+
+// RolloutControlKeys are the annotations pvctl rollout records locally.
+var RolloutControlKeys = []string{packagevariantset.RolloutPauseAnnotation, packagevariantset.RolloutHoldAnnotation, packagevariantset.RolloutSkipAnnotation}
 
 func givenSet(in *input, name string) bool {
 	for _, s := range in.sets {
@@ -466,8 +509,39 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 		s.Deleting = !v.DeletionTimestamp.IsZero()
 		rep.Objects = append(rep.Objects, s)
 		rep.Variants = append(rep.Variants, v)
+		if owner := metav1.GetControllerOf(&v); owner == nil || owner.Kind != "PackageVariantSet" { // a set's children follow the set's note
+			rep.semverNote(gs, namespace, "PackageVariant "+v.Name, v.Spec.Upstream)
+		}
+	}
+	for _, s := range sets.Items {
+		rep.semverNote(gs, namespace, "PackageVariantSet "+s.Name, s.Spec.Upstream)
 	}
 	return nil
+}
+
+// semverNote notes, for a semver upstream, the version it follows and the
+// newer ones outside its range, not taken (rule: floating-versions).
+func (rep *Report) semverNote(gs allLister, namespace, what string, u *pv.Upstream) {
+	if u == nil || u.Semver == "" {
+		return
+	}
+	var revs []store.Revision
+	var cands []upstream.Candidate
+	for _, r := range gs.All(namespace) {
+		if r.Repository == u.Repo && r.Package == u.Package {
+			revs = append(revs, r)
+			cands = append(cands, upstream.Candidate{Workspace: r.Workspace, Revision: r.Revision, Lifecycle: r.Lifecycle})
+		}
+	}
+	picked := "no published version in range"
+	if i := upstream.Select(*u, cands); i >= 0 {
+		picked = revs[i].Name + " (" + revs[i].Workspace + ")"
+	}
+	note := fmt.Sprintf("%s follows semver %q of %s/%s: %s", what, u.Semver, u.Repo, u.Package, picked)
+	if ign := upstream.Ignored(*u, cands); len(ign) > 0 {
+		note += "; not taken, outside the range: " + strings.Join(ign, ", ")
+	}
+	rep.Notes = append(rep.Notes, note)
 }
 
 // IsInputError reports whether err is a problem with the input files

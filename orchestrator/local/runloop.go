@@ -106,6 +106,9 @@ type world struct {
 	// suspended are pvctl suspend's keys (state.Suspended), kept for the
 	// objects that are still there.
 	suspended []string
+	// rollouts are pvctl rollout's controls (state.Rollouts); fileRollout
+	// the rollout annotations the files set themselves.
+	rollouts, fileRollout map[string]map[string]string
 }
 
 // open opens a run's repositories (creating those the files' Repository
@@ -182,6 +185,17 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
 	w.suspended = l.st.Suspended
+	w.rollouts, w.fileRollout = l.st.Rollouts, map[string]map[string]string{}
+	for _, s := range l.in.sets {
+		for _, k := range RolloutControlKeys {
+			if v, ok := s.Annotations[k]; ok {
+				if w.fileRollout[s.Name] == nil {
+					w.fileRollout[s.Name] = map[string]string{}
+				}
+				w.fileRollout[s.Name][k] = v
+			}
+		}
+	}
 	w.sy.events = w.events
 	// The controller's reconcilers, built as the manager builds them.
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
@@ -330,7 +344,25 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 			sets[i].Annotations = withoutSuspend(s.Annotations)
 		}
 	}
-	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended}
+	// pvctl rollout's controls likewise: kept for the sets still there,
+	// their annotations not saved.
+	rollouts := map[string]map[string]string{}
+	for i, s := range sets {
+		if c, ok := w.rollouts[s.Name]; ok && len(c) > 0 {
+			rollouts[s.Name] = c
+			a := maps.Clone(sets[i].Annotations)
+			for k := range c {
+				if w.fileRollout[s.Name][k] == "" {
+					delete(a, k)
+				}
+			}
+			sets[i].Annotations = a
+		}
+	}
+	if len(rollouts) == 0 {
+		rollouts = nil
+	}
+	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended, Rollouts: rollouts}
 	if err := st.Write(o.State); err != nil {
 		return nil, err
 	}

@@ -334,7 +334,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
 	porch := &porch.Store{Client: m.Porch(mgr.GetClient()), Reader: mgr.GetAPIReader()}
-	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
+	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
 		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy})
 	if err := pv.SetupWithManager(ctx, mgr); err != nil {
 		return err

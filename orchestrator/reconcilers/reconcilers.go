@@ -19,6 +19,9 @@ type Options struct {
 	// Client is the cluster (the manager's cached client; pvctl's embedded
 	// cluster).
 	Client client.Client
+	// Reader reads past the cache (the manager's API reader; nil: Client,
+	// pvctl's embedded cluster has no cache).
+	Reader client.Reader
 	// Store is Porch (the Porch store; pvctl: the git store, journaled).
 	Store store.Store
 	// Clock stamps conditions and decides approval delays (nil: real).
@@ -46,6 +49,6 @@ func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) 
 	pv := &packagevariant.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
 		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion}
+		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader}
 	return pv, pvs
 }

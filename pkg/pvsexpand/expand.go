@@ -17,6 +17,10 @@ type Child struct {
 	Field string // the target entry's field path
 	Where string // the target entry it comes from, for messages
 	Spec  *pv.PackageVariantSpec
+	// Labels are the labels of the object the child was made for (an
+	// objectSelector's object), else of its downstream Repository: what a
+	// staged rollout's waves select by (pkg/rollout).
+	Labels map[string]string
 }
 
 // Failure is a target entry that could not be computed; it stops no other
@@ -85,7 +89,13 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 		}
 		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
 		byDownstream[key] = append(byDownstream[key], len(rendered))
-		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec})
+		var labels map[string]string
+		if o, ok := in.targetVar.(*Object); ok {
+			labels = o.Labels
+		} else if repo := w.Repository(spec.Downstream.Repo); repo != nil {
+			labels = repo.Labels
+		}
+		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec, Labels: labels})
 	}
 	// Two entries rendering one downstream are both failures (rule: one-downstream-one-entry): neither
 	// may win silently.

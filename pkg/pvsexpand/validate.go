@@ -5,9 +5,9 @@ import (
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/upstream"
 )
 
 // reservedKeys of the package context (package-context rejects them too).
@@ -46,7 +46,41 @@ func Validate(set *v1alpha2.PackageVariantSet) []krm.Problem {
 	for i := range set.Spec.Targets {
 		v.target(fmt.Sprintf("spec.targets[%d]", i), &set.Spec.Targets[i])
 	}
+	v.rollout(set.Spec.Rollout)
 	return v.problems
+}
+
+// rollout checks a staged rollout (rule: staged-rollouts): at least one
+// wave, each named once, valid selectors and amounts.
+func (v *validator) rollout(r *v1alpha2.Rollout) {
+	if r == nil {
+		return
+	}
+	if len(r.Waves) == 0 {
+		v.errorf("spec.rollout.waves", "`spec.rollout.waves` must list at least one wave")
+	}
+	names := map[string]bool{}
+	for i, w := range r.Waves {
+		f := fmt.Sprintf("spec.rollout.waves[%d]", i)
+		switch {
+		case w.Name == "":
+			v.errorf(f+".name", "`%s.name` must not be empty", f)
+		case names[w.Name]:
+			v.errorf(f+".name", "`%s.name` %q names another wave too: wave names are unique", f, w.Name)
+		}
+		names[w.Name] = true
+		if w.Selector != nil {
+			v.selector(f+".selector", w.Selector)
+		}
+		for field, a := range map[string]*v1alpha2.IntOrPercent{".size": w.Size, ".maxUpdate": w.MaxUpdate} {
+			if a != nil && a.Percent && a.Value > 100 {
+				v.errorf(f+field, "`%s%s` is %s, more than 100%%", f, field, a)
+			}
+		}
+		if w.MaxUpdate != nil && w.MaxUpdate.Value == 0 {
+			v.errorf(f+".maxUpdate", "`%s.maxUpdate` is 0: the wave would never move a child", f)
+		}
+	}
 }
 
 func (v *validator) upstream(u *pv.Upstream) {

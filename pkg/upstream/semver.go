@@ -65,7 +65,12 @@ func parsePartial(s string) (v Version, parts int, ok bool) {
 	}
 	nums := []*uint64{&v.Major, &v.Minor, &v.Patch}
 	for i, f := range fields {
-		if f == "x" || f == "X" || f == "*" {
+		if isWild(f) {
+			for _, rest := range fields[i+1:] {
+				if !isWild(rest) {
+					return v, 0, false // 1.x.3
+				}
+			}
 			if pre != "" {
 				return v, 0, false
 			}
@@ -94,6 +99,8 @@ func parsePartial(s string) (v Version, parts int, ok bool) {
 	}
 	return v, parts, true
 }
+
+func isWild(f string) bool { return f == "x" || f == "X" || f == "*" }
 
 func (v Version) String() string {
 	s := fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)

@@ -54,14 +54,14 @@ func TestConstraint(t *testing.T) {
 
 func TestConstraintErrors(t *testing.T) {
 	for c, want := range map[string]string{
-		"":             `"" has an empty alternative`,
-		"1 ||":         `"1 ||" has an empty alternative`,
-		"abc":          `"abc" is not a version (1, 1.2, 1.2.3, v1.2.3-rc.1; x for any part)`,
-		"1.2.3.4":      `"1.2.3.4" is not a version`,
-		"01.2":         `"01.2" is not a version`,
-		"!=1.2":        `"!=1.2": != needs a whole version`,
-		"<*":           `"<*" with a wildcard is not a range`,
-		"~>1":          `">1" is not a version`,
+		"":                        `"" has an empty alternative`,
+		"1 ||":                    `"1 ||" has an empty alternative`,
+		"abc":                     `"abc" is not a version (1, 1.2, 1.2.3, v1.2.3-rc.1; x for any part)`,
+		"1.2.3.4":                 `"1.2.3.4" is not a version`,
+		"01.2":                    `"01.2" is not a version`,
+		"!=1.2":                   `"!=1.2": != needs a whole version`,
+		"<*":                      `"<*" with a wildcard is not a range`,
+		"~>1":                     `">1" is not a version`,
 		strings.Repeat("1 ", 200): "is 400 characters long, at most 256",
 	} {
 		_, err := ParseConstraint(c)

@@ -2,8 +2,8 @@ package variant
 
 import (
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/upstream"
 	check "github.com/pvkit/pvkit/pkg/validate"
 )
 

@@ -33,6 +33,7 @@ const (
 // +kubebuilder:resource:categories=porch
 // +kubebuilder:printcolumn:name="Upstream",type=string,JSONPath=`.spec.upstream.package`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.rollout.phase`,priority=1
 type PackageVariantSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -62,6 +63,10 @@ type PackageVariantSetStatus struct {
 	// (pvctl reconcile waits for it), as Flux's lastHandledReconcileAt.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// Rollout is where the set's staged rollout stands (a pvkit extension:
+	// spec.rollout); absent without one.
+	// +optional
+	Rollout *pvs.RolloutStatus `json:"rollout,omitempty"`
 }
 
 // TargetFailure is one target entry that could not be computed.

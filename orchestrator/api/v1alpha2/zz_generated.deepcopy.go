@@ -11,6 +11,7 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha2
 
 import (
+	apiv1alpha2 "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -88,6 +89,11 @@ func (in *PackageVariantSetStatus) DeepCopyInto(out *PackageVariantSetStatus) {
 		in, out := &in.TargetFailures, &out.TargetFailures
 		*out = make([]TargetFailure, len(*in))
 		copy(*out, *in)
+	}
+	if in.Rollout != nil {
+		in, out := &in.Rollout, &out.Rollout
+		*out = new(apiv1alpha2.RolloutStatus)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

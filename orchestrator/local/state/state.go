@@ -44,6 +44,10 @@ type State struct {
 	// "Kind/name" (PackageVariantSet/app), sorted: each run gives them the
 	// annotation pvkit.dev/suspend: "true" unless their file sets it.
 	Suspended []string `json:"suspended,omitempty"`
+	// Rollouts are pvctl rollout's controls of a set's staged rollout, by
+	// set name: the annotations (pvkit.dev/rollout-pause, -hold, -skip)
+	// each run gives the set unless its file sets them.
+	Rollouts map[string]map[string]string `json:"rollouts,omitempty"`
 }
 
 // SuspendKey is a set's or variant's key in Suspended.

@@ -1,9 +1,9 @@
 package packagevariant
 
 import (
-	"maps"
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -585,6 +585,60 @@ func TestCloneNeedingAVariantKeyStallsInTheController(t *testing.T) {
 		t.Fatalf("err = %v, want a RenderFailed stall", err)
 	}
 	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Stalled = %+v", c)
+	}
+}
+
+// rule floating-versions: spec.upstream.semver follows the newest published
+// version in range: v1.4.2 is taken, v2.0.0 is not; an unapproved draft
+// moves in place, a published downstream through an upgrade draft.
+func TestSemverUpstream(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
+	tag := func(version string, n int, image string) {
+		files := blueprint(t)
+		files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", image, 1)
+		e.store.Restore(store.Revision{Namespace: ns, Name: store.RevisionName("blueprints", "app", version), Repository: "blueprints",
+			Package: "app", Workspace: version, Revision: n, Lifecycle: store.Published}, files)
+	}
+	tag("v1.3.0", 1, "nginx:1.3")
+	e.variant(strings.Replace(appVariant, "upstream: {repo: blueprints, package: app}", `upstream: {repo: blueprints, package: app, semver: "1"}`, 1))
+	e.mustReconcile("app-prod")
+	d := e.downstream("app-prod")[0]
+	if d.Lock == nil || d.Lock.Ref != "app/v1" {
+		t.Fatalf("clone of v1.3.0: lock %+v", d.Lock)
+	}
+	tag("v2.0.0", 2, "nginx:2.0")
+	tag("v1.4.2", 3, "nginx:1.4")
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Lock.Ref != "app/v3" {
+		t.Fatalf("the draft must move in place to v1.4.2 (revision 3), not to v2.0.0: %+v", revs)
+	}
+	contains(t, e.files(revs[0]), "deployment.yaml", "nginx:1.4")
+	if _, err := e.store.Approve(ns, revs[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	tag("v1.5.0", 4, "nginx:1.5")
+	e.mustReconcile("app-prod")
+	var draft *store.Revision
+	for _, r := range e.downstream("app-prod") {
+		if !r.Lifecycle.IsPublished() {
+			draft = &r
+		}
+	}
+	if draft == nil || draft.Lock.Ref != "app/v4" {
+		t.Fatalf("want an upgrade draft to v1.5.0: %+v", e.downstream("app-prod"))
+	}
+	// A range nothing is published in stalls, saying what it asked for.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Upstream.Semver = "~3.1" })
+	e.stalls("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Reason != pvapi.ReasonUpstreamNotFound || !strings.Contains(c.Message, `the newest published version in semver range "~3.1"`) {
+		t.Fatalf("Ready = %+v", c)
+	}
+	// A range that does not parse is a validation error naming the field.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Upstream.Semver = ">=x.y" })
+	_ = e.reconcile("app-prod") // stalled already: no new terminal error
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonValidationError || !strings.Contains(c.Message, "spec.upstream.semver") || !strings.Contains(c.Message, `"x.y" is not a version`) {
 		t.Fatalf("Stalled = %+v", c)
 	}
 }

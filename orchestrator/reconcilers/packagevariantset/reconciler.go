@@ -59,6 +59,9 @@ type Reconciler struct {
 	// Workers is the number of sets reconciled at once, and the number of
 	// one set's children written at once (default 1).
 	Workers int
+	// Reader reads past the cache (the manager's API reader): a staged
+	// rollout reads the children of its open wave fresh. nil: Client.
+	Reader client.Reader
 
 	watch *kit.Watcher // set by SetupWithManager
 }
@@ -154,6 +157,9 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	}
 	existing, err := r.children(ctx, set)
 	if err != nil {
+		return err
+	}
+	if err := r.applyRollout(ctx, set, x, existing); err != nil {
 		return err
 	}
 	holders, err := r.nameHolders(ctx, set, x, existing)

@@ -2,19 +2,24 @@ package packagevariantset
 
 import (
 	"context"
+	"strings"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -70,6 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&pvapi.PackageVariant{}, builder.WithPredicates(kit.Changed())).
 		Watches(&porchconfig.Repository{}, handler.EnqueueRequestsFromMapFunc(r.mapRepository)).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
+		Watches(&pvapi.PackageVariant{}, handler.EnqueueRequestsFromMapFunc(r.mapRolloutChild), builder.WithPredicates(childProgressed())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Build(r)
 	if err != nil {
@@ -116,3 +122,52 @@ func (r *Reconciler) mapSelected(ctx context.Context, o client.Object) []reconci
 }
 
 func (r *Reconciler) watchKind(gvk schema.GroupVersionKind) error { return r.watch.Ensure(gvk) }
+
+// mapRolloutChild brings a child's set when the set has a staged rollout
+// under way: a child's progress (its status) may complete its wave.
+func (r *Reconciler) mapRolloutChild(ctx context.Context, o client.Object) []reconcile.Request {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "PackageVariantSet" {
+		return nil
+	}
+	set := &pvsapi.PackageVariantSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: owner.Name}, set); err != nil || set.UID != owner.UID {
+		return nil
+	}
+	if set.Spec.Rollout == nil || (set.Status.Rollout != nil && set.Status.Rollout.Phase == "Complete") {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}}}
+}
+
+// childProgressed lets through a child's status changes that a rollout
+// reads: its observed generation, Ready and Stalled, its downstream.
+func childProgressed() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			a, okA := e.ObjectOld.(*pvapi.PackageVariant)
+			b, okB := e.ObjectNew.(*pvapi.PackageVariant)
+			if !okA || !okB {
+				return false
+			}
+			cond := func(v *pvapi.PackageVariant, t string) string {
+				if c := apimeta.FindStatusCondition(v.Status.Conditions, t); c != nil {
+					return string(c.Status) + c.Reason
+				}
+				return ""
+			}
+			targets := func(v *pvapi.PackageVariant) string {
+				var s []string
+				for _, t := range v.Status.DownstreamTargets {
+					s = append(s, t.Name)
+				}
+				return strings.Join(s, ",")
+			}
+			return a.Status.ObservedGeneration != b.Status.ObservedGeneration || cond(a, pvapi.ConditionReady) != cond(b, pvapi.ConditionReady) ||
+				cond(a, pvapi.ConditionStalled) != cond(b, pvapi.ConditionStalled) || targets(a) != targets(b)
+		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}

@@ -37,6 +37,55 @@ type PackageVariantSetSpec struct {
 	// +required
 	// +kubebuilder:validation:MinItems=1
 	Targets []Target `json:"targets,omitempty"`
+	// Rollout (a pvkit extension; a set without it behaves as Porch's)
+	// moves the children to a new upstream revision in ordered waves
+	// instead of all at once (rule: staged-rollouts).
+	// +optional
+	Rollout *Rollout `json:"rollout,omitempty"`
+}
+
+// Rollout is a staged rollout: when the set's upstream resolves to a new
+// revision, its children move to it wave by wave; a child not yet in an
+// open wave keeps the upstream it has.
+type Rollout struct {
+	// Waves, in order; a wave opens when every child of the one before is
+	// at the new revision, published and Ready (or held, or skipped).
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	Waves []Wave `json:"waves"`
+	// ErrorBudget is how many failed children (a count, or a percent of
+	// the rollout's children: "10%") the rollout tolerates; one more
+	// pauses it, naming them. Default 0.
+	// +kubebuilder:validation:XIntOrString
+	ErrorBudget *IntOrPercent `json:"errorBudget,omitempty"`
+	// ProgressDeadlineSeconds: a child moved to the new revision and not
+	// Ready after this long counts as failed (a stalled one at once).
+	// Default 600.
+	// +kubebuilder:validation:Minimum=1
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+}
+
+// Wave is one stage of a rollout.
+type Wave struct {
+	// Name of the wave, unique in the rollout.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Selector picks the wave's targets by the labels of the Repository or
+	// object each child was made for; none: any target.
+	// +optional
+	Selector *meta.LabelSelector `json:"selector,omitempty"`
+	// Size caps how many targets the wave takes (a count, or a percent of
+	// the rollout's children, rounded up); none: every target the selector
+	// picks that no earlier wave took.
+	// +kubebuilder:validation:XIntOrString
+	Size *IntOrPercent `json:"size,omitempty"`
+	// MaxUpdate caps the wave's children moving at once (a count, or a
+	// percent of the wave, rounded up, at least 1); none: all of them.
+	// +kubebuilder:validation:XIntOrString
+	MaxUpdate *IntOrPercent `json:"maxUpdate,omitempty"`
 }
 
 // Target is exactly one of Repositories, RepositorySelector and
@@ -168,4 +217,44 @@ type PipelineTemplate struct {
 type FunctionTemplate struct {
 	pv.Function    `json:",inline"`
 	ConfigMapExprs []MapExpr `json:"configMapExprs,omitempty"`
+}
+
+// RolloutStatus is where a set's staged rollout stands (the set's
+// status.rollout).
+type RolloutStatus struct {
+	// Target is the revision the rollout moves the children to; From the
+	// one it moves them from (none for the set's first revision).
+	Target RevisionRef  `json:"target"`
+	From   *RevisionRef `json:"from,omitempty"`
+	// Phase is Progressing, Paused or Complete.
+	Phase string `json:"phase"`
+	// Message says what the rollout waits for or what blocks it.
+	Message string `json:"message,omitempty"`
+	// Waves are the waves' states and counts, in order.
+	Waves []WaveStatus `json:"waves,omitempty"`
+	// Failed are the children that failed (name: why), Held and Skipped
+	// the ones an operator held or skipped.
+	Failed  []string `json:"failed,omitempty"`
+	Held    []string `json:"held,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// RevisionRef names an upstream revision exactly.
+type RevisionRef struct {
+	Name      string `json:"name"`
+	Workspace string `json:"workspace,omitempty"`
+	Revision  int    `json:"revision,omitempty"`
+}
+
+// WaveStatus is one wave of a rollout: its children (fixed when the
+// rollout starts; a target that appears later joins a wave and is added),
+// its state (Pending, Open, Complete) and counts.
+type WaveStatus struct {
+	Name    string   `json:"name"`
+	State   string   `json:"state"`
+	Members []string `json:"members,omitempty"`
+	// Moved is how many members were moved to the target; Done how many
+	// are there, published and Ready.
+	Moved int `json:"moved"`
+	Done  int `json:"done"`
 }

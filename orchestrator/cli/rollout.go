@@ -1,0 +1,243 @@
+package cli
+
+// pvctl rollout status|pause|resume|hold|release|skip SET: a set's staged
+// rollout (rule: staged-rollouts), against a cluster (--kubeconfig,
+// --context: the set's annotations) or on the last run's state (recorded
+// there; each pvctl run gives the set the annotations). Both sides end in
+// the same set reconciler (pkg/rollout).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
+	"github.com/spf13/cobra"
+)
+
+func rolloutCommand(ctx context.Context, o *Options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rollout",
+		Short: "A set's staged rollout: status, pause, resume, hold, release, skip",
+		Long: `A PackageVariantSet with spec.rollout moves its children to a new upstream revision
+wave by wave. pvctl rollout shows where it stands and gives the operator's controls:
+pause and resume, hold a child (it keeps its upstream: maintenance) and release it, skip a
+failed child (the rollout stops waiting for it).
+
+Against a cluster (--kubeconfig or --context) the controls are annotations on the set
+(pvkit.dev/rollout-pause, pvkit.dev/rollout-hold, pvkit.dev/rollout-skip); without them
+they are recorded in the last run's state and every pvctl run gives them to the set
+(a set's file that sets one of them wins).`,
+	}
+	var cf clusterFlags
+	var output string
+	status := &cobra.Command{
+		Use:   "status SET",
+		Short: "Where a set's rollout stands: target, phase, each wave's state and counts, what blocks it",
+		Args:  args(1, 1, "rollout status takes one set"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			set, err := o.readSet(ctx, cf, a[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" || output == "yaml" {
+				if set.Status.Rollout == nil {
+					return writeDoc(o.Stdout, map[string]any{}, output)
+				}
+				return writeDoc(o.Stdout, set.Status.Rollout, output)
+			}
+			if output != "" {
+				return usageErr("-o must be json or yaml, not %q", output)
+			}
+			printRollout(o.Stdout, set)
+			return nil
+		},
+	}
+	status.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the set's status.rollout")
+	cf.add(status)
+	root.AddCommand(status)
+	type control struct {
+		use, short string
+		children   bool
+		change     func(cur map[string]string, children []string) (map[string]string, string)
+	}
+	list := func(key string, add bool) func(cur map[string]string, children []string) (map[string]string, string) {
+		return func(cur map[string]string, children []string) (map[string]string, string) {
+			var names []string
+			for _, n := range strings.Split(cur[key], ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names = append(names, n)
+				}
+			}
+			for _, c := range children {
+				if add && !slices.Contains(names, c) {
+					names = append(names, c)
+				} else if !add {
+					names = slices.DeleteFunc(names, func(n string) bool { return n == c })
+				}
+			}
+			slices.Sort(names)
+			out := map[string]string{key: strings.Join(names, ",")}
+			return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ","))
+		}
+	}
+	for _, c := range []control{
+		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string) (map[string]string, string) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused"
+		}},
+		{"resume SET", "Resume a paused rollout", false, func(map[string]string, []string) (map[string]string, string) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: ""}, "resumed"
+		}},
+		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, list(packagevariantset.RolloutHoldAnnotation, true)},
+		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, list(packagevariantset.RolloutHoldAnnotation, false)},
+		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, list(packagevariantset.RolloutSkipAnnotation, true)},
+	} {
+		var ccf clusterFlags
+		cmd := &cobra.Command{
+			Use:   c.use,
+			Short: c.short,
+			Args: func(_ *cobra.Command, a []string) error {
+				if len(a) < 1 || (!c.children && len(a) != 1) || (c.children && len(a) < 2) {
+					return usageErr("usage: pvctl rollout %s", c.use)
+				}
+				return nil
+			},
+			RunE: func(_ *cobra.Command, a []string) error {
+				return o.rolloutControl(ctx, ccf, a[0], a[1:], c.change)
+			},
+		}
+		ccf.add(cmd)
+		root.AddCommand(cmd)
+	}
+	return root
+}
+
+// readSet reads one set from the cluster or the last run's state.
+func (o *Options) readSet(ctx context.Context, cf clusterFlags, name string) (*pvsapi.PackageVariantSet, error) {
+	if cf.set() {
+		c, err := ClusterClient(cf.kubeconfig, cf.context)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := clusterObject(ctx, c, o.Namespace, "PackageVariantSet", name)
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*pvsapi.PackageVariantSet), nil
+	}
+	st, err := state.Read(filepath.Join(o.Repos, state.File))
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Sets {
+		if st.Sets[i].Name == name {
+			return &st.Sets[i], nil
+		}
+	}
+	return nil, fmt.Errorf("packagevariantset %s: not found in the last run's state (pvctl status lists them)", name)
+}
+
+// rolloutControl changes a set's rollout annotations: on the cluster's
+// set, or in the last run's state. An empty value removes the key.
+func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, change func(map[string]string, []string) (map[string]string, string)) error {
+	key := "packagevariantset/" + name
+	if cf.set() {
+		c, obj, _, err := clusterTarget(ctx, o, cf, "PackageVariantSet", name)
+		if err != nil {
+			return err
+		}
+		next, what := change(obj.GetAnnotations(), children)
+		patch := map[string]*string{}
+		for k, v := range next {
+			if v == "" {
+				patch[k] = nil
+			} else {
+				patch[k] = &v
+			}
+		}
+		if err := annotate(ctx, c, obj, patch); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Stdout, "%s rollout %s\n", key, what)
+		return nil
+	}
+	release, err := local.Lock(o.Repos, "rollout")
+	if err != nil {
+		return err
+	}
+	defer release()
+	path := filepath.Join(o.Repos, state.File)
+	st, err := state.Read(path)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(st.Sets, func(s pvsapi.PackageVariantSet) bool { return s.Name == name })
+	if i < 0 {
+		return fmt.Errorf("%s: not found in the last run's state (pvctl status lists them)", key)
+	}
+	cur := st.Rollouts[name]
+	next, what := change(cur, children)
+	for k := range next {
+		if v, ok := st.Sets[i].Annotations[k]; ok && cur[k] == "" {
+			return fmt.Errorf("%s sets %s itself (%q) in its file: edit the file", key, k, v)
+		}
+	}
+	if st.Rollouts == nil {
+		st.Rollouts = map[string]map[string]string{}
+	}
+	m := st.Rollouts[name]
+	if m == nil {
+		m = map[string]string{}
+	}
+	for k, v := range next {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		delete(st.Rollouts, name)
+	} else {
+		st.Rollouts[name] = m
+	}
+	if err := st.Write(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Stdout, "%s rollout %s: the next pvctl run applies it\n", key, what)
+	return nil
+}
+
+// printRollout writes a set's rollout as a short report.
+func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
+	r := set.Status.Rollout
+	if set.Spec.Rollout == nil || r == nil {
+		fmt.Fprintf(w, "PackageVariantSet %s has no staged rollout (spec.rollout)\n", set.Name)
+		return
+	}
+	from := ""
+	if r.From != nil {
+		from = " from " + r.From.Name
+	}
+	fmt.Fprintf(w, "PackageVariantSet %s: %s, target %s%s\n", set.Name, r.Phase, r.Target.Name, from)
+	if r.Message != "" {
+		fmt.Fprintf(w, "  %s\n", r.Message)
+	}
+	for _, wv := range r.Waves {
+		fmt.Fprintf(w, "  wave %-12s %-9s %d/%d moved, %d done\n", wv.Name, wv.State, wv.Moved, len(wv.Members), wv.Done)
+	}
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"failed", r.Failed}, {"held", r.Held}, {"skipped", r.Skipped}} {
+		if len(l.names) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", l.what, strings.Join(l.names, "; "))
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rolloutWS is a workspace with a set over ten repositories (fleet-07 the
+// canary) and a staged rollout: canary (1), early (30%, 2 at once), rest
+// (2 at once); the first revision cloned and approved everywhere.
+func rolloutWS(t *testing.T) *ws {
+	w := newWS(t)
+	w.remove("fleet-set.yaml")
+	w.remove("app-staging.yaml")
+	var repos strings.Builder
+	for i := 0; i < 10; i++ {
+		ring := ""
+		if i == 7 {
+			ring = "\n    ring: canary"
+		}
+		fmt.Fprintf(&repos, "---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: fleet-%02d\n  labels:\n    fleet: \"yes\"%s\nspec:\n  type: git\n  deployment: true\n", i, ring)
+	}
+	w.write("fleet-repos.yaml", repos.String())
+	w.write("rollout-set.yaml", `apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata:
+  name: app
+spec:
+  upstream: {repo: blueprints, package: app}
+  targets:
+  - repositorySelector:
+      matchLabels: {fleet: "yes"}
+    template:
+      downstream: {package: app}
+      injectors:
+      - kind: ConfigMap
+        name: us-east1-endpoints
+      - group: example.com
+        kind: Team
+        name: web-team
+  rollout:
+    waves:
+    - name: canary
+      selector:
+        matchLabels: {ring: canary}
+      size: 1
+    - name: early
+      size: 30%
+      maxUpdate: 2
+    - name: rest
+      maxUpdate: 2
+`)
+	out := w.run(ExitOK)
+	if n := strings.Count(out, "created draft fleet-"); n != 10 {
+		t.Fatalf("the first revision is not rolled out: want 10 clones, got %d:\n%s", n, out)
+	}
+	w.approveDrafts()
+	return w
+}
+
+// approveDrafts approves every draft pvctl get lists and returns them.
+func (w *ws) approveDrafts() []string {
+	w.t.Helper()
+	var drafts []string
+	for _, l := range strings.Split(w.mustCmd(ExitOK, "get"), "\n") {
+		if f := strings.Fields(l); len(f) >= 6 && f[5] == "Draft" {
+			drafts = append(drafts, f[0])
+		}
+	}
+	if len(drafts) > 0 {
+		w.mustCmd(ExitOK, "approve", drafts...)
+	}
+	return drafts
+}
+
+// rule staged-rollouts, through pvctl run: publish v2, only the canary
+// gets a draft; once it is published the next wave opens with at most 2
+// drafts in flight; pause stops new drafts, resume continues; a held
+// target keeps v1 and is reported; the rollout completes.
+func TestStagedRolloutLocally(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	out := w.run(ExitOK)
+	if n := strings.Count(out, "created draft"); n != 1 || !strings.Contains(out, "created draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)") {
+		t.Fatalf("only the canary moves first:\n%s", out)
+	}
+	st := w.mustCmd(ExitOK, "rollout", "status", "app")
+	contains(t, st, "PackageVariantSet app: Progressing, target blueprints.app.v2 from blueprints.app.v1",
+		"wave canary       Open      1/1 moved, 0 done", "wave early        Pending   0/3 moved, 0 done", "wave rest         Pending   0/6 moved, 0 done")
+	contains(t, w.mustCmd(ExitOK, "events"), "RolloutStarted", "WaveOpened")
+
+	// The canary published: wave early opens, two at a time.
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("drafts: %v", d)
+	}
+	out = w.run(ExitOK)
+	if n := strings.Count(out, "created draft"); n != 2 {
+		t.Fatalf("want 2 drafts of wave early (maxUpdate 2), got %d:\n%s", n, out)
+	}
+	// Paused: approving them moves nobody else.
+	contains(t, w.mustCmd(ExitOK, "rollout", "pause", "app"), "packagevariantset/app rollout paused: the next pvctl run applies it")
+	w.approveDrafts()
+	out = w.run(ExitOK)
+	if strings.Contains(out, "created draft") {
+		t.Fatalf("a paused rollout moved a child:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Paused", "paused in wave early: pvkit.dev/rollout-pause is \"true\"")
+	// Hold one of rest, resume: the rollout goes on to the end without it.
+	contains(t, w.mustCmd(ExitOK, "rollout", "hold", "app", "app-fleet-09-app"), "rollout pvkit.dev/rollout-hold: app-fleet-09-app")
+	contains(t, w.mustCmd(ExitOK, "rollout", "resume", "app"), "rollout resumed")
+	for i := 0; i < 8; i++ {
+		w.run(ExitOK)
+		if len(w.approveDrafts()) == 0 {
+			break
+		}
+	}
+	w.run(ExitOK)
+	st = w.mustCmd(ExitOK, "rollout", "status", "app")
+	contains(t, st, "PackageVariantSet app: Complete, target blueprints.app.v2", "every child is at blueprints.app.v2 but the held ones (app-fleet-09-app)", "held: app-fleet-09-app")
+	for _, l := range strings.Split(w.mustCmd(ExitOK, "get"), "\n") {
+		if strings.HasPrefix(l, "fleet-09.app") && strings.Contains(l, "packagevariant-2") {
+			t.Fatalf("the held target moved:\n%s", l)
+		}
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json"), `"phase": "Complete"`, `"held": [`)
+	// Errors name what is wrong.
+	code, _, errs := w.cmd("rollout", "status", "nosuch")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in the last run's state") {
+		t.Fatalf("status nosuch: exit %d: %s", code, errs)
+	}
+	code, _, errs = w.cmd("rollout", "hold", "app")
+	if code != ExitUsage || !strings.Contains(errs, "usage: pvctl rollout hold SET CHILD...") {
+		t.Fatalf("hold without a child: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,178 @@
+package packagevariantset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	"github.com/pvkit/pvkit/pkg/rollout"
+	"github.com/pvkit/pvkit/pkg/upstream"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The operator's controls of a staged rollout, annotations on the set (as
+// pvkit.dev/suspend; pvctl rollout pause|resume|hold|skip writes them):
+const (
+	// RolloutPauseAnnotation "true" pauses the rollout: no child moves;
+	// those moved stay.
+	RolloutPauseAnnotation = "pvkit.dev/rollout-pause"
+	// RolloutHoldAnnotation lists children (comma-separated names) that
+	// keep their upstream whatever the rollout does (maintenance).
+	RolloutHoldAnnotation = "pvkit.dev/rollout-hold"
+	// RolloutSkipAnnotation lists failed children the rollout stops
+	// waiting for.
+	RolloutSkipAnnotation = "pvkit.dev/rollout-skip"
+)
+
+// defaultProgressDeadline: a moved child not Ready after this is failed.
+const defaultProgressDeadline = 10 * time.Minute
+
+// applyRollout pins each computed child's upstream as the set's rollout
+// plans it (pkg/rollout; rule: staged-rollouts) and records the rollout in
+// the status; a set without spec.rollout has none. The children of the
+// open wave that were moved are read fresh (Reader: past the cache), with
+// their downstream packages, to know whether they are done.
+func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, existing []*pv.PackageVariant) error {
+	spec := set.Spec.Rollout
+	if spec == nil {
+		set.Status.Rollout = nil
+		return nil
+	}
+	u := set.Spec.Upstream
+	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: set.Namespace, Repository: u.Repo, Package: u.Package})
+	if err != nil {
+		return err
+	}
+	cands := make([]upstream.Candidate, len(revs))
+	for i, rev := range revs {
+		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle}
+	}
+	i := upstream.Select(*u, cands)
+	if i < 0 {
+		return nil // Expand found it; a race with a deletion: the next reconcile
+	}
+	up := revs[i]
+	target := v1alpha2.RevisionRef{Name: up.Name, Workspace: up.Workspace, Revision: up.Revision}
+	current := map[string]*pv.Upstream{}
+	for _, c := range existing {
+		current[c.Metadata.Name] = c.Spec.Upstream
+	}
+	prev := set.Status.Rollout
+	restart := prev == nil || prev.Target.Name != target.Name
+	complete := map[string]bool{} // children of waves complete before: not read again
+	if !restart {
+		for _, w := range prev.Waves {
+			for _, m := range w.Members {
+				complete[m] = w.State == rollout.WaveComplete
+			}
+		}
+	}
+	deadline := defaultProgressDeadline
+	if spec.ProgressDeadlineSeconds != nil {
+		deadline = time.Duration(*spec.ProgressDeadlineSeconds) * time.Second
+	}
+	children := make([]rollout.Child, 0, len(x.Children))
+	for _, c := range x.Children {
+		ch := rollout.Child{Name: c.Name, Labels: c.Labels, Current: current[c.Name]}
+		if cur := ch.Current; cur != nil && cur.WorkspaceName == target.Workspace && cur.Revision == target.Revision && cur.Semver == "" && !complete[c.Name] && !restart {
+			if ch.Done, ch.Failed, ch.Why, err = r.observe(ctx, set.Namespace, c.Name, up, deadline); err != nil {
+				return err
+			}
+		}
+		children = append(children, ch)
+	}
+	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
+	res := rollout.Plan(spec, prev, *u, target, children, controls(set.Annotations))
+	for i := range x.Children {
+		if pin, ok := res.Pins[x.Children[i].Name]; ok {
+			x.Children[i].Spec.Upstream = &pin
+		}
+	}
+	set.Status.Rollout = &res.Status
+	ev := kit.Events{Recorder: r.Recorder}
+	for _, e := range res.Events {
+		reason, msg, _ := strings.Cut(e, ": ")
+		if reason == "RolloutPaused" {
+			ev.Warning(set, reason, "%s", msg)
+		} else {
+			ev.Normal(set, reason, "%s", msg)
+		}
+		ctrl.LoggerFrom(ctx).Info("rollout", "event", reason, "message", msg)
+	}
+	return nil
+}
+
+// observe reads a moved child fresh: done when Ready at its generation with
+// a published revision of its downstream, owned by it, at the target;
+// failed when Stalled at its generation, or not Ready for longer than the
+// progress deadline.
+func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	v := &pvapi.PackageVariant{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, v); err != nil {
+		return false, false, "", client.IgnoreNotFound(err)
+	}
+	if v.Status.ObservedGeneration != v.Generation {
+		return false, false, "", nil // not reconciled since it moved
+	}
+	if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		return false, true, fmt.Sprintf("%s: %s", c.Reason, c.Message), nil
+	}
+	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue {
+		if ready != nil && r.now().Sub(ready.LastTransitionTime.Time) > deadline {
+			return false, true, fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message), nil
+		}
+		return false, false, "", nil
+	}
+	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package})
+	if err != nil {
+		return false, false, "", err
+	}
+	for _, rev := range revs {
+		if rev.Lifecycle == store.Published && rev.OwnedBy(string(v.UID)) && rev.Lock != nil && rev.Lock.Matches(up) {
+			return true, false, "", nil
+		}
+	}
+	return false, false, "", nil
+}
+
+// controls reads the rollout's controls from the set's annotations.
+func controls(ann map[string]string) rollout.Controls {
+	list := func(key string) map[string]bool {
+		out := map[string]bool{}
+		for _, n := range strings.Split(ann[key], ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				out[n] = true
+			}
+		}
+		return out
+	}
+	c := rollout.Controls{Hold: list(RolloutHoldAnnotation), Skip: list(RolloutSkipAnnotation)}
+	if v, ok := ann[RolloutPauseAnnotation]; ok && v != "false" {
+		c.Paused, c.PauseMessage = true, fmt.Sprintf("%s is %q", RolloutPauseAnnotation, v)
+	}
+	return c
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}

@@ -1,0 +1,191 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pvkit/pvkit/pkg/api/meta"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+)
+
+var base = pv.Upstream{Repo: "blueprints", Package: "app"}
+
+func ref(n int) v1alpha2.RevisionRef {
+	return v1alpha2.RevisionRef{Name: fmt.Sprintf("blueprints.app.v%d", n), Workspace: fmt.Sprintf("v%d", n), Revision: n}
+}
+
+func amount(s string) *v1alpha2.IntOrPercent {
+	a, err := v1alpha2.ParseIntOrPercent(s)
+	if err != nil {
+		panic(err)
+	}
+	return &a
+}
+
+// fleet is a simulated set: each child's pin, and which ones fail.
+type fleet struct {
+	t       *testing.T
+	spec    *v1alpha2.Rollout
+	status  *v1alpha2.RolloutStatus
+	pins    map[string]pv.Upstream
+	names   []string
+	labels  map[string]map[string]string
+	failing map[string]bool
+	ctl     Controls
+	events  []string
+}
+
+func newFleet(t *testing.T, n int) *fleet {
+	f := &fleet{t: t, pins: map[string]pv.Upstream{}, labels: map[string]map[string]string{}, failing: map[string]bool{},
+		spec: &v1alpha2.Rollout{Waves: []v1alpha2.Wave{
+			{Name: "canary", Selector: &meta.LabelSelector{MatchLabels: map[string]string{"ring": "canary"}}, Size: amount("1")},
+			{Name: "early", Size: amount("30%"), MaxUpdate: amount("2")},
+			{Name: "rest", MaxUpdate: amount("2")},
+		}}}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("c%02d", i)
+		f.names = append(f.names, name)
+		f.labels[name] = map[string]string{}
+	}
+	f.labels["c07"]["ring"] = "canary"
+	return f
+}
+
+// plan runs one reconcile: every child moved to the target and not failing
+// is done (published and Ready) by the next one.
+func (f *fleet) plan(target v1alpha2.RevisionRef) Result {
+	var cs []Child
+	for _, n := range f.names {
+		c := Child{Name: n, Labels: f.labels[n]}
+		if p, ok := f.pins[n]; ok {
+			p := p
+			c.Current = &p
+			c.Done = pinnedTo(&p, target) && !f.failing[n]
+			c.Failed = pinnedTo(&p, target) && f.failing[n]
+			c.Why = "Stalled: draft rejected"
+		}
+		cs = append(cs, c)
+	}
+	r := Plan(f.spec, f.status, base, target, cs, f.ctl)
+	f.pins, f.status = r.Pins, &r.Status
+	f.events = append(f.events, r.Events...)
+	return r
+}
+
+func (f *fleet) at(target v1alpha2.RevisionRef) []string {
+	var out []string
+	for _, n := range f.names {
+		if p := f.pins[n]; pinnedTo(&p, target) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestStagedRollout(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	if got := len(f.at(ref(1))); got != 10 || f.status.Phase != Complete {
+		t.Fatalf("the first revision is not rolled out: %d at v1, %s", got, f.status.Phase)
+	}
+	// v2: only the canary moves.
+	f.plan(ref(2))
+	if got := f.at(ref(2)); strings.Join(got, ",") != "c07" {
+		t.Fatalf("want only the canary at v2, got %v", got)
+	}
+	if f.status.Waves[0].Members[0] != "c07" || len(f.status.Waves[1].Members) != 3 || len(f.status.Waves[2].Members) != 6 {
+		t.Fatalf("membership: %+v", f.status.Waves)
+	}
+	// The canary is done: wave 2 opens with at most 2 moving.
+	f.plan(ref(2))
+	if got := f.at(ref(2)); len(got) != 3 {
+		t.Fatalf("want the canary and 2 of wave early, got %v", got)
+	}
+	// A child of wave early fails; budget 0: paused, nothing of rest moves.
+	f.failing["c01"] = true
+	for i := 0; i < 4; i++ {
+		f.plan(ref(2))
+	}
+	if f.status.Phase != Paused || !strings.Contains(f.status.Message, "c01: Stalled: draft rejected") {
+		t.Fatalf("want paused by the budget naming c01: %+v", f.status)
+	}
+	for _, n := range f.status.Waves[2].Members {
+		if p := f.pins[n]; pinnedTo(&p, ref(2)) {
+			t.Fatalf("%s of wave rest moved while paused", n)
+		}
+	}
+	// Skipped: the rollout goes on and completes, 2 at a time.
+	f.ctl.Skip = map[string]bool{"c01": true}
+	steps := 0
+	for f.status.Phase != Complete && steps < 20 {
+		before := len(f.at(ref(2)))
+		f.plan(ref(2))
+		if moved := len(f.at(ref(2))) - before; moved > 2 {
+			t.Fatalf("moved %d at once, maxUpdate is 2", moved)
+		}
+		steps++
+	}
+	if f.status.Phase != Complete || len(f.at(ref(2))) != 10 {
+		t.Fatalf("not complete after %d steps: %+v", steps, f.status)
+	}
+	ev := strings.Join(f.events, "\n")
+	for _, want := range []string{"RolloutStarted: rolling out blueprints.app.v2 from blueprints.app.v1 in 3 wave(s)", "WaveOpened: wave canary opened (1 children)",
+		"WaveCompleted: wave canary is at blueprints.app.v2 (1 children)", "RolloutPaused: paused in wave early: 1 failed child(ren), more than the error budget of 0",
+		"RolloutComplete: every child is at blueprints.app.v2"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("events lack %q:\n%s", want, ev)
+		}
+	}
+}
+
+func TestRolloutControls(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	// Paused: nothing moves.
+	f.ctl = Controls{Paused: true, PauseMessage: "pvkit.dev/rollout-pause is \"true\""}
+	f.plan(ref(2))
+	if got := f.at(ref(2)); len(got) != 0 || f.status.Phase != Paused {
+		t.Fatalf("paused, yet %v moved (%s)", got, f.status.Phase)
+	}
+	f.ctl = Controls{Hold: map[string]bool{"c00": true}}
+	for i := 0; i < 10; i++ {
+		f.plan(ref(2))
+	}
+	if f.status.Phase != Complete || len(f.at(ref(2))) != 9 || !strings.Contains(f.status.Message, "but the held ones (c00)") {
+		t.Fatalf("held: %+v, at v2 %v", f.status, f.at(ref(2)))
+	}
+	if p := f.pins["c00"]; !pinnedTo(&p, ref(1)) {
+		t.Fatalf("the held child moved: %+v", p)
+	}
+}
+
+func TestRolloutRestartsAndNewcomers(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	f.plan(ref(2))
+	f.plan(ref(2)) // canary done, two of early moving
+	// A target appears mid-rollout: it joins the first unfinished wave.
+	f.names = append(f.names, "c10")
+	f.labels["c10"] = map[string]string{}
+	f.plan(ref(2))
+	if !strings.Contains(strings.Join(f.events, "\n"), "RolloutJoined: c10 joins wave early") {
+		t.Fatalf("events: %v", f.events)
+	}
+	if p := f.pins["c10"]; !pinnedTo(&p, ref(1)) && !pinnedTo(&p, ref(2)) {
+		t.Fatalf("a newcomer gets the rollout's from or target: %+v", p)
+	}
+	// v3 mid-rollout: starts again from wave one; the children keep what
+	// they have until their wave opens.
+	f.plan(ref(3))
+	if got := f.at(ref(3)); strings.Join(got, ",") != "c07" {
+		t.Fatalf("v3 starts with the canary alone, got %v", got)
+	}
+	if n := len(f.at(ref(2))); n == 0 {
+		t.Fatal("the children moved to v2 must keep v2 until their wave opens for v3")
+	}
+	if f.status.From == nil || f.status.From.Name != "blueprints.app.v2" {
+		t.Fatalf("from: %+v", f.status.From)
+	}
+}
