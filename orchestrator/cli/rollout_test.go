@@ -134,3 +134,16 @@ func TestStagedRolloutLocally(t *testing.T) {
 		t.Fatalf("hold without a child: exit %d: %s", code, errs)
 	}
 }
+
+// pvctl plan says which children a rollout moves in this run and which
+// wait, and why.
+func TestRolloutPlan(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in)
+	contains(t, out, "would create draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)",
+		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
+	if strings.Count(out, "would create draft") != 1 {
+		t.Fatalf("the plan moves more than the canary:\n%s", out)
+	}
+}

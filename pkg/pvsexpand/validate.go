@@ -59,6 +59,7 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 	if len(r.Waves) == 0 {
 		v.errorf("spec.rollout.waves", "`spec.rollout.waves` must list at least one wave")
 	}
+	v.amount("spec.rollout.errorBudget", r.ErrorBudget)
 	names := map[string]bool{}
 	for i, w := range r.Waves {
 		f := fmt.Sprintf("spec.rollout.waves[%d]", i)
@@ -72,10 +73,11 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 		if w.Selector != nil {
 			v.selector(f+".selector", w.Selector)
 		}
-		for field, a := range map[string]*v1alpha2.IntOrPercent{".size": w.Size, ".maxUpdate": w.MaxUpdate} {
-			if a != nil && a.Percent && a.Value > 100 {
-				v.errorf(f+field, "`%s%s` is %s, more than 100%%", f, field, a)
-			}
+		for _, x := range []struct {
+			field string
+			a     *v1alpha2.IntOrPercent
+		}{{".size", w.Size}, {".maxUpdate", w.MaxUpdate}} {
+			v.amount(f+x.field, x.a)
 		}
 		if w.MaxUpdate != nil && w.MaxUpdate.Value == 0 {
 			v.errorf(f+".maxUpdate", "`%s.maxUpdate` is 0: the wave would never move a child", f)
@@ -192,5 +194,16 @@ func (v *validator) oneOf(field, a, b string, hasA, hasB, required bool) {
 		v.errorf(field, "`%s` may specify only one of `%s` and `%s`", field, a, b)
 	case required && !hasA && !hasB:
 		v.errorf(field, "`%s` must specify one of `%s` or `%s`", field, a, b)
+	}
+}
+
+// amount checks a count or a percent.
+func (v *validator) amount(field string, a *v1alpha2.IntOrPercent) {
+	switch {
+	case a == nil:
+	case a.Invalid != "":
+		v.errorf(field, "`%s` is %s, not a count or a percent (3, \"30%%\")", field, a.Invalid)
+	case a.Percent && a.Value > 100:
+		v.errorf(field, "`%s` is %s, more than 100%%", field, a)
 	}
 }

@@ -2,11 +2,14 @@ package porch
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -90,5 +93,170 @@ func TestDraftUpgradedInPlaceOnPorch(t *testing.T) {
 	})
 	if after := e.resources(draft.Name); after["deployment.yaml"] != before["deployment.yaml"] || after["Kptfile"] != before["Kptfile"] {
 		t.Errorf("a conflicting upgrade wrote the draft:\n%s", after["deployment.yaml"])
+	}
+}
+
+const rolloutSet = `apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  upstream: {repo: blueprints, package: app}
+  targets:
+  - repositorySelector:
+      matchLabels: {fleet: "yes"}
+    template:
+      downstream: {package: app}
+      annotations: {approval.nephio.org/policy: always}
+      injectors:
+      - kind: ConfigMap
+        nameExpr: repository.labels.region + '-endpoints'
+      - group: example.com
+        kind: Team
+        name: web-team
+  rollout:
+    errorBudget: 0
+    waves:
+    - name: canary
+      selector:
+        matchLabels: {ring: canary}
+      size: 1
+    - name: early
+      size: 30%
+      maxUpdate: 2
+    - name: rest
+      maxUpdate: 3
+`
+
+// Issue 33 #3 and #5 on a real Porch (rule staged-rollouts): a set over 20
+// repositories, approval by policy (always); v2 published: the canary
+// moves alone, then wave early two at a time, where r-005's draft cannot be
+// approved (its region's endpoints are missing: a required injection point
+// left empty), which exhausts a budget of 0 and pauses the rollout naming
+// it, wave rest untouched; the endpoints created, the rollout resumes and
+// completes, every child published at v2, no ownerless draft.
+func TestStagedRolloutOnPorch(t *testing.T) {
+	e := newEnv(t, "rollout")
+	if _, err := kubectl("", "apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	stopController()
+	controllerExtraArgs = []string{"--approve-by-policy"}
+	if err := startController(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopController()
+		controllerExtraArgs = nil
+		if err := startController(); err != nil {
+			t.Error(err)
+		}
+	})
+	files := blueprint(t)
+	url := e.bareRepo("blueprints")
+	e.publishUpstream(url, "app", "v1", files)
+	e.repository("blueprints", url, false, nil)
+	e.apply(cluster)
+	const n = 20
+	for i := 0; i < n; i++ {
+		labels := map[string]string{"fleet": "yes", "region": "us-east1"}
+		switch i {
+		case 7:
+			labels["ring"] = "canary"
+		case 5:
+			labels["region"] = "nowhere"
+		}
+		name := fmt.Sprintf("r-%03d", i)
+		e.repository(name, e.bareRepo(name), true, labels)
+	}
+	e.apply(rolloutSet)
+	published := func(rev string) (map[string]bool, string) {
+		out := map[string]bool{}
+		var drafts []string
+		for i := 0; i < n; i++ {
+			repo := fmt.Sprintf("r-%03d", i)
+			for _, r := range e.owned(repo, "app") {
+				l := r.Status.UpstreamLock
+				at := l != nil && l.Git != nil && l.Git.Ref == "app/"+rev
+				if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && at {
+					out[repo] = true
+				} else if r.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished {
+					drafts = append(drafts, r.Name)
+				}
+			}
+		}
+		return out, fmt.Sprintf("%d published at %s; drafts %v", len(out), rev, drafts)
+	}
+	e.eventually(3*converge, "v1 published in the 19 repositories with endpoints", func() (bool, string) {
+		p, msg := published("v1")
+		return len(p) == n-1, msg
+	})
+
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.publishUpstream(url, "app", "v2", files)
+	e.nudge("blueprints")
+	maxInFlight := 0
+	status := func() (*pvsapi.PackageVariantSet, string) {
+		var s pvsapi.PackageVariantSet
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
+			return nil, err.Error()
+		}
+		if r := s.Status.Rollout; r != nil {
+			for _, w := range r.Waves {
+				if w.State == "Open" && w.Moved-w.Done > maxInFlight {
+					maxInFlight = w.Moved - w.Done
+				}
+			}
+			return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
+		}
+		return &s, "no status.rollout"
+	}
+	e.eventually(3*converge, "the canary at v2, wave early opened", func() (bool, string) {
+		s, msg := status()
+		p, _ := published("v2")
+		if p["r-007"] && len(p) > 1 {
+			for repo := range p {
+				if repo != "r-007" && !strings.Contains("r-000 r-001 r-002 r-003 r-004 r-005", repo) {
+					t.Fatalf("%s moved before wave early: %s", repo, msg)
+				}
+			}
+		}
+		return s != nil && s.Status.Rollout != nil && len(s.Status.Rollout.Waves) == 3 && s.Status.Rollout.Waves[1].State == "Open", msg
+	})
+	e.eventually(3*converge, "paused by the error budget, naming r-005", func() (bool, string) {
+		s, msg := status()
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Paused" && strings.Contains(msg, "app-r-005-app: draft"), msg
+	})
+	// The canary and wave early's five others (r-004 may still be on its
+	// way: moved before the pause); r-005 cannot be approved; wave rest
+	// untouched.
+	e.eventually(converge, "paused with 6 repositories at v2", func() (bool, string) {
+		p, msg := published("v2")
+		for i := 8; i < n; i++ {
+			if repo := fmt.Sprintf("r-%03d", i); p[repo] {
+				t.Fatalf("%s of wave rest moved while paused", repo)
+			}
+		}
+		return len(p) == 6, msg
+	})
+	if s, msg := status(); s == nil || s.Status.Rollout.Phase != "Paused" || s.Status.Rollout.Waves[2].Moved != 0 {
+		t.Fatalf("the rollout must stay paused with wave rest untouched: %s", msg)
+	}
+	// Fixed: r-005's endpoints exist; its draft is finished, approved, and
+	// the rollout resumes to the end.
+	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nowhere-endpoints}\ndata: {db: \"db.nowhere.internal:5432\"}\n")
+	e.eventually(4*converge, "the rollout complete, every child at v2", func() (bool, string) {
+		s, msg := status()
+		p, pmsg := published("v2")
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Complete" && len(p) == n, msg + "; " + pmsg
+	})
+	if maxInFlight > 3 {
+		t.Errorf("up to %d children in flight in one wave, maxUpdate is at most 3", maxInFlight)
+	}
+	for i := 0; i < n; i++ {
+		for _, r := range e.revisions(fmt.Sprintf("r-%03d", i), "app") {
+			if len(r.OwnerReferences) == 0 && r.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished && r.Spec.WorkspaceName != "main" {
+				t.Errorf("ownerless draft %s", r.Name)
+			}
+		}
 	}
 }

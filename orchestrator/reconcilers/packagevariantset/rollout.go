@@ -13,9 +13,11 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/pvkit/pvkit/pkg/rollout"
 	"github.com/pvkit/pvkit/pkg/upstream"
+	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -147,6 +149,26 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 	for _, rev := range revs {
 		if rev.Lifecycle == store.Published && rev.OwnedBy(string(v.UID)) && rev.Lock != nil && rev.Lock.Matches(up) {
 			return true, false, "", nil
+		}
+	}
+	// Not published yet: a draft at the target that cannot be approved
+	// without a change (a readiness gate False other than the mutation's
+	// own, which the chain closes: a required injection point left empty)
+	// has failed.
+	for _, rev := range revs {
+		if rev.Lifecycle.IsPublished() || !rev.OwnedBy(string(v.UID)) || rev.Lock == nil || !rev.Lock.Matches(up) {
+			continue
+		}
+		res, err := r.Store.GetResources(ctx, namespace, rev.Name)
+		if err != nil {
+			return false, false, "", err
+		}
+		kf, err := kptfile.FromFiles(res.Files)
+		if err != nil || kf == nil {
+			continue
+		}
+		if gate, c, err := kf.NotReady(); err == nil && gate != "" && gate != variant.MutationGate && c != nil {
+			return false, true, fmt.Sprintf("draft %s is not approvable: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message), nil
 		}
 	}
 	return false, false, "", nil

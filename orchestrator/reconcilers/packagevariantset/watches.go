@@ -113,7 +113,21 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 	if !ok {
 		return nil
 	}
-	return r.sets(ctx, pr.Namespace, indexUpstream, pr.Spec.RepositoryName+"/"+pr.Spec.PackageName)
+	out := r.sets(ctx, pr.Namespace, indexUpstream, pr.Spec.RepositoryName+"/"+pr.Spec.PackageName)
+	// A child's downstream revision (published, or its draft's gates
+	// changed) may complete a wave of its set's rollout: the set of the
+	// variant that owns it, when that set rolls out.
+	for _, ref := range pr.OwnerReferences {
+		if ref.Kind != "PackageVariant" {
+			continue
+		}
+		v := &pvapi.PackageVariant{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pr.Namespace, Name: ref.Name}, v); err != nil || v.UID != ref.UID {
+			continue
+		}
+		out = append(out, r.mapRolloutChild(ctx, v)...)
+	}
+	return out
 }
 
 func (r *Reconciler) mapSelected(ctx context.Context, o client.Object) []reconcile.Request {

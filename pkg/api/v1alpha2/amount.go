@@ -15,25 +15,29 @@ import (
 type IntOrPercent struct {
 	Value   int  `json:"-"`
 	Percent bool `json:"-"`
+	// Invalid is what was written when it is neither (kept, so that
+	// validation names the field instead of the decoder failing whole).
+	Invalid string `json:"-"`
 }
 
 // UnmarshalJSON reads 3, "3" or "30%".
 func (a *IntOrPercent) UnmarshalJSON(b []byte) error {
 	var n int
 	if err := json.Unmarshal(b, &n); err == nil {
-		if n < 0 {
-			return fmt.Errorf("%d is negative", n)
-		}
 		*a = IntOrPercent{Value: n}
+		if n < 0 {
+			*a = IntOrPercent{Invalid: string(b)}
+		}
 		return nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a count or a percent (3, \"30%%\"), found %s", b)
+		*a = IntOrPercent{Invalid: string(b)}
+		return nil
 	}
 	p, err := ParseIntOrPercent(s)
 	if err != nil {
-		return err
+		p = IntOrPercent{Invalid: s}
 	}
 	*a = p
 	return nil
@@ -41,6 +45,9 @@ func (a *IntOrPercent) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes a count as a number and a percent as "N%".
 func (a IntOrPercent) MarshalJSON() ([]byte, error) {
+	if a.Invalid != "" {
+		return json.Marshal(a.Invalid)
+	}
 	if a.Percent {
 		return json.Marshal(a.String())
 	}
@@ -58,8 +65,8 @@ func (a IntOrPercent) String() string {
 func ParseIntOrPercent(s string) (IntOrPercent, error) {
 	num, pct := strings.CutSuffix(s, "%")
 	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 || (pct && n > 100) {
-		return IntOrPercent{}, fmt.Errorf("%q is not a count or a percent (0 to 100%%)", s)
+	if err != nil || n < 0 {
+		return IntOrPercent{}, fmt.Errorf("%q is not a count or a percent (3, \"30%%\")", s)
 	}
 	return IntOrPercent{Value: n, Percent: pct}, nil
 }
