@@ -298,11 +298,35 @@ func (p *Store) Update(ctx context.Context, rev store.Revision) error {
 	if rev.ResourceVersion != "" && pr.ResourceVersion != rev.ResourceVersion {
 		return fmt.Errorf("package revision %s/%s changed since version %s: %w", rev.Namespace, rev.Name, rev.ResourceVersion, store.ErrConflict)
 	}
-	pr.OwnerReferences = api.OwnerRefs(rev.Owners)
-	pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
-	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
+	set := func(pr *porchapi.PackageRevision) {
+		pr.OwnerReferences = api.OwnerRefs(rev.Owners)
+		pr.Labels, pr.Annotations = rev.Labels, rev.Annotations
+		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
+	}
+	set(&pr)
 	defer p.writes.lock(rev.Namespace, repositoryOf(rev.Name))()
-	return wrap(p.Client.Update(ctx, &pr))
+	err := p.Client.Update(ctx, &pr)
+	if err != nil && rev.ResourceVersion == "" && p.Reader != nil && staleVersion(err) {
+		// The caller asked for no version, and the cache's is stale: Porch
+		// v1.5.3 changes a revision without a watch event (seen in
+		// e2e-porch: a draft's annotation update conflicted 15 times in a
+		// row over two minutes, each time with the cached version). Once
+		// more, with the version read past the cache.
+		var fresh porchapi.PackageRevision
+		if rerr := p.Reader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Name}, &fresh); rerr != nil {
+			return wrap(rerr)
+		}
+		set(&fresh)
+		err = p.Client.Update(ctx, &fresh)
+	}
+	return wrap(err)
+}
+
+// staleVersion: an update refused for an old resourceVersion, as the API
+// server says it (Conflict) or as Porch wraps it (an Internal error with
+// the same words).
+func staleVersion(err error) bool {
+	return apierrors.IsConflict(err) || strings.Contains(err.Error(), "the object has been modified")
 }
 
 // ApproveRevision implements Approving: a Proposed revision is published
@@ -341,7 +365,7 @@ func wrap(err error) error {
 		return errors.Join(store.ErrNotFound, err)
 	case apierrors.IsAlreadyExists(err):
 		return errors.Join(store.ErrAlreadyExists, err)
-	case apierrors.IsConflict(err):
+	case staleVersion(err):
 		return errors.Join(store.ErrConflict, err)
 	case isRenderFailure(err): // a create Porch rendered and failed (its clone, edit or upgrade)
 		return errors.Join(store.ErrRenderFailed, err)

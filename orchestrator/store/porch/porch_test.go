@@ -3,6 +3,7 @@ package porch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,51 @@ func TestPorchConversionRoundTrip(t *testing.T) {
 	want.Lock = &store.Lock{Package: "app", Ref: "app/v1"}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Fatalf("round trip (-want +got):\n%s", d)
+	}
+}
+
+// An update that asks for no version, refused because the cache's version
+// is stale (Porch's words: an Internal error saying the object has been
+// modified), is made once more with the version read past the cache.
+func TestPorchStoreUpdateReadsPastAStaleCache(t *testing.T) {
+	p, c := porchStore(t, pr("deploy.app.ws", "deploy", "app", "ws", 0, porchapi.PackageRevisionLifecycleDraft, "a"))
+	ctx := context.Background()
+	var cur porchapi.PackageRevision
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "deploy.app.ws"}, &cur); err != nil {
+		t.Fatal(err)
+	}
+	stale := cur.ResourceVersion
+	cur.Labels = map[string]string{"moved": "on"}
+	if err := c.Update(ctx, &cur); err != nil { // Porch moves it on; the cache does not see it
+		t.Fatal(err)
+	}
+	updates := 0
+	p.Reader = c
+	p.Client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, o, opts...); err != nil {
+				return err
+			}
+			o.SetResourceVersion(stale) // the cache's copy
+			return nil
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			updates++
+			if err := c.Update(ctx, o, opts...); apierrors.IsConflict(err) { // Porch's words, as seen in e2e-porch
+				return apierrors.NewInternalError(fmt.Errorf("Operation cannot be fulfilled on packagerevisions.porch.kpt.dev %q: the object has been modified; please apply your changes to the latest version and try again", o.GetName()))
+			} else if err != nil {
+				return err
+			}
+			return nil
+		},
+	})
+	rev := store.Revision{Namespace: "ns", Name: "deploy.app.ws", Lifecycle: store.Draft, Annotations: map[string]string{"a": "b"}}
+	if err := p.Update(ctx, rev); err != nil || updates != 2 {
+		t.Fatalf("update: %v after %d tries, want success on the second", err, updates)
+	}
+	// With a version asked for, a conflict is the caller's to handle.
+	rev.ResourceVersion = stale
+	if err := p.Update(ctx, rev); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("update at a stale version asked for: %v, want ErrConflict", err)
 	}
 }
