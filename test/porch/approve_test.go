@@ -15,21 +15,7 @@ import (
 // approved through Porch's approval subresource, once it is finished.
 func TestApproveByPolicyOnPorch(t *testing.T) {
 	e := newEnv(t, "approve")
-	if _, err := kubectl("", "apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	stopController()
-	controllerExtraArgs = []string{"--approve-by-policy"}
-	if err := startController(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopController()
-		controllerExtraArgs = nil
-		if err := startController(); err != nil {
-			t.Error(err)
-		}
-	})
+	approvingController(t)
 	e.upstream(blueprint(t))
 	e.repository("deploy", e.bareRepo("deploy"), true, nil)
 	e.apply(cluster)
@@ -52,4 +38,26 @@ func TestApproveByPolicyOnPorch(t *testing.T) {
 			t.Errorf("a revision left unpublished: %s %s", r.Name, r.Spec.Lifecycle)
 		}
 	}
+}
+
+// approvingController restarts the controller with --approve-by-policy and
+// config/rbac/approve-by-policy.yaml's rights, and back without them when
+// the test ends.
+func approvingController(t *testing.T) {
+	t.Helper()
+	if _, err := kubectl("", "apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	stopController()
+	controllerExtraArgs = []string{"--approve-by-policy"}
+	if err := startController(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopController()
+		controllerExtraArgs = nil
+		if err := startController(); err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package porch
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,21 +135,7 @@ spec:
 // completes, every child published at v2, no ownerless draft.
 func TestStagedRolloutOnPorch(t *testing.T) {
 	e := newEnv(t, "rollout")
-	if _, err := kubectl("", "apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	stopController()
-	controllerExtraArgs = []string{"--approve-by-policy"}
-	if err := startController(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopController()
-		controllerExtraArgs = nil
-		if err := startController(); err != nil {
-			t.Error(err)
-		}
-	})
+	approvingController(t)
 	files := blueprint(t)
 	url := e.bareRepo("blueprints")
 	e.publishUpstream(url, "app", "v1", files)
