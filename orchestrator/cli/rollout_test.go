@@ -1,56 +1,23 @@
 package cli
 
 import (
-	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
 )
 
-// rolloutWS is a workspace with a set over ten repositories (fleet-07 the
-// canary) and a staged rollout: canary (1), early (30%, 2 at once), rest
-// (2 at once); the first revision cloned and approved everywhere.
+// rolloutWS is examples/rollout: a set over ten repositories (fleet-07
+// the canary) and a staged rollout: canary (1), early (30%, 2 at once),
+// rest (2 at once); the first revision cloned and approved everywhere.
 func rolloutWS(t *testing.T) *ws {
 	w := newWS(t)
-	w.remove("fleet-set.yaml")
-	w.remove("app-staging.yaml")
-	var repos strings.Builder
-	for i := 0; i < 10; i++ {
-		ring := ""
-		if i == 7 {
-			ring = "\n    ring: canary"
-		}
-		fmt.Fprintf(&repos, "---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: fleet-%02d\n  labels:\n    fleet: \"yes\"%s\nspec:\n  type: git\n  deployment: true\n", i, ring)
+	for _, f := range []string{"fleet-set.yaml", "app-staging.yaml", "repositories.yaml", "cluster-objects.yaml"} {
+		w.remove(f)
 	}
-	w.write("fleet-repos.yaml", repos.String())
-	w.write("rollout-set.yaml", `apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata:
-  name: app
-spec:
-  upstream: {repo: blueprints, package: app}
-  targets:
-  - repositorySelector:
-      matchLabels: {fleet: "yes"}
-    template:
-      downstream: {package: app}
-      injectors:
-      - kind: ConfigMap
-        name: us-east1-endpoints
-      - group: example.com
-        kind: Team
-        name: web-team
-  rollout:
-    waves:
-    - name: canary
-      selector:
-        matchLabels: {ring: canary}
-      size: 1
-    - name: early
-      size: 30%
-      maxUpdate: 2
-    - name: rest
-      maxUpdate: 2
-`)
+	fntest.WriteTree(t, w.in, fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "rollout")))
+	w.remove("README.md")
 	out := w.run(ExitOK)
 	if n := strings.Count(out, "created draft fleet-"); n != 10 {
 		t.Fatalf("the first revision is not rolled out: want 10 clones, got %d:\n%s", n, out)
