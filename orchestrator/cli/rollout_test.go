@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,6 +54,8 @@ func TestStagedRolloutLocally(t *testing.T) {
 		t.Fatalf("only the canary moves first:\n%s", out)
 	}
 	st := w.mustCmd(ExitOK, "rollout", "status", "app")
+	golden(t, "rollout-status-canary.txt", st)
+	golden(t, "rollout-status-canary.json", w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json"))
 	contains(t, st, "PackageVariantSet app: Progressing, target blueprints.app.v2 from blueprints.app.v1",
 		"wave canary       Open      1/1 moved, 0 done", "wave early        Pending   0/3 moved, 0 done", "wave rest         Pending   0/6 moved, 0 done")
 	contains(t, w.mustCmd(ExitOK, "events"), "RolloutStarted", "WaveOpened")
@@ -108,9 +111,33 @@ func TestRolloutPlan(t *testing.T) {
 	w := rolloutWS(t)
 	w.publishV2()
 	out := w.mustCmd(ExitChanges, "plan", "-f", w.in)
+	golden(t, "rollout-plan.txt", out)
 	contains(t, out, "would create draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)",
 		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
 	if strings.Count(out, "would create draft") != 1 {
 		t.Fatalf("the plan moves more than the canary:\n%s", out)
+	}
+}
+
+// golden compares a command's output with testdata/NAME
+// (PVKIT_UPDATE_GOLDEN=1 rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv(fntest.UpdateEnv) != "" {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with %s=1 to create it)", err, fntest.UpdateEnv)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the output:\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }
