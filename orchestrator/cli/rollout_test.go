@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/internal/fntest"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // rolloutWS is examples/rollout: a set over ten repositories (fleet-07
@@ -139,5 +147,50 @@ func golden(t *testing.T, name, got string) {
 	}
 	if string(want) != got {
 		t.Errorf("%s differs from the output:\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// Against a cluster: the controls are annotations on the set (pause,
+// resume, hold, release, skip), and status reads the set's status.rollout.
+func TestRolloutAgainstACluster(t *testing.T) {
+	scheme, err := pvapi.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "ops", Generation: 1},
+		Spec: pvs.PackageVariantSetSpec{Rollout: &pvs.Rollout{Waves: []pvs.Wave{{Name: "all"}}}},
+		Status: pvsapi.PackageVariantSetStatus{Rollout: &pvs.RolloutStatus{Target: pvs.RevisionRef{Name: "blueprints.app.v2"}, Phase: "Paused",
+			Message: "paused in wave all: 1 failed child(ren)", Failed: []string{"fleet-a: Stalled"},
+			Waves: []pvs.WaveStatus{{Name: "all", State: "Open", Members: []string{"fleet-a", "fleet-b"}, Moved: 1}}}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(set).WithStatusSubresource(set).Build()
+	old := ClusterClient
+	ClusterClient = func(string, string) (client.Client, error) { return c, nil }
+	defer func() { ClusterClient = old }()
+	w := newWS(t)
+	cl := []string{"--kubeconfig", "kc", "-n", "ops"}
+	run := func(args ...string) string { t.Helper(); return w.mustCmd(ExitOK, "rollout", append(args, cl...)...) }
+	contains(t, run("status", "fleet"), "PackageVariantSet fleet: Paused, target blueprints.app.v2", "wave all          Open      1/2 moved, 0 done", "failed: fleet-a: Stalled")
+	contains(t, run("status", "fleet", "-o", "json"), `"phase": "Paused"`)
+	annotations := func() map[string]string {
+		var s pvsapi.PackageVariantSet
+		if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ops", Name: "fleet"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Annotations
+	}
+	contains(t, run("pause", "fleet"), "packagevariantset/fleet rollout paused")
+	contains(t, run("hold", "fleet", "fleet-b", "fleet-a"), "rollout pvkit.dev/rollout-hold: fleet-a,fleet-b")
+	contains(t, run("skip", "fleet", "fleet-a"), "rollout pvkit.dev/rollout-skip: fleet-a")
+	if a := annotations(); a["pvkit.dev/rollout-pause"] != "true" || a["pvkit.dev/rollout-hold"] != "fleet-a,fleet-b" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
+		t.Fatalf("annotations: %v", a)
+	}
+	run("resume", "fleet")
+	run("release", "fleet", "fleet-a", "fleet-b")
+	if a := annotations(); a["pvkit.dev/rollout-pause"] != "" || a["pvkit.dev/rollout-hold"] != "" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
+		t.Fatalf("resumed and released, annotations: %v", a)
+	}
+	code, _, errs := w.cmd("rollout", append([]string{"status", "nosuch"}, cl...)...)
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in namespace ops of the cluster") {
+		t.Fatalf("status nosuch: exit %d: %s", code, errs)
 	}
 }
