@@ -80,17 +80,16 @@ echo
 echo "== 9. the same run again writes nothing"
 pvctl run -f examples/local | sed -n '1,2p'
 echo
-echo "== 10. approve one draft, publish blueprint v2, run: the published variant is upgraded in a new draft"
+echo "== 10. approve one draft, publish blueprint v2, run: the published variant is upgraded in a new draft, the unapproved drafts in place"
 pvctl approve edge-useast1.app.packagevariant-1
 mkdir -p "$work/app-v2" && cp -r examples/app/. "$work/app-v2/"
 sed -i 's/nginx:1.27/nginx:1.28/' "$work/app-v2/deployment.yaml"
 pvctl publish --repo blueprints --package app "$work/app-v2"
-pvctl run -f examples/local || echo "   (exit $?: the drafts made from v1 were never approved; pvctl reports them stale, as the controller does)"
+pvctl run -f examples/local
 echo
 echo
-echo "== 11. the stale drafts: delete them (nothing is deleted without asking), and run clones them afresh from v2"
-pvctl del edge-uswest1.app.packagevariant-1 core-euwest1.app.packagevariant-1
-pvctl run -f examples/local | sed -n '1,8p'
+echo "== 11. the same run again writes nothing: every draft is at v2"
+pvctl run -f examples/local | sed -n '1,2p'
 echo
 echo "   git -C repositories/edge-useast1.git diff app/v1 drafts/app/packagevariant-2:"
 git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "s/^/   /"
@@ -138,3 +137,18 @@ sed -i 's/workspaceName: v1.0.0/workspaceName: v1.1.0/' "$mgmt/kindnet.yaml"
 pvctl run -f "$mgmt" --sync mgmt | sed -n '1,4p'
 echo "   git diff of edge01's upgrade: the new image, and the local edit kept"
 git -C "$repos/edge01.git" diff kindnet/v1 drafts/kindnet/packagevariant-2 -- kindnet/daemonset.yaml | sed "s/^/   /"
+
+# 13. A staged rollout (examples/rollout): ten repositories, v2 reaches the
+# canary alone; its own repositories.
+repos="$work/rollout-repositories"
+echo
+echo "== 13. examples/rollout: a staged rollout, the canary first"
+pvctl publish --repo blueprints --package app examples/app
+pvctl run -f examples/rollout | sed -n '1,2p'
+pvctl approve $("$PWD/bin/pvctl" get --repos "$repos" | awk '$6 == "Draft" {print $1}') | sed -n '1,2p'
+pvctl publish --repo blueprints --package app "$work/app-v2"
+pvctl run -f examples/rollout | sed -n '1,4p'
+pvctl rollout status app
+status=$("$PWD/bin/pvctl" rollout status app --repos "$repos")
+grep -q 'wave canary  *Open  *1/1 moved' <<<"$status" && grep -q 'wave early  *Pending  *0/3 moved' <<<"$status" \
+  || { echo "the rollout did not open its canary wave alone"; exit 1; }
