@@ -300,23 +300,30 @@ func TestStaleDraftStallsWhenAsked(t *testing.T) {
 	}
 }
 
-// rule draft-upgrade: a stale unapproved draft is upgraded in place: the
-// upstream's change arrives, a person's edit of another field stays, the
-// variant's mutations are applied again, the lock moves, and no second
-// draft is made.
-func TestStaleDraftUpgradedInPlace(t *testing.T) {
+// editedStaleDraft is app-prod's draft of v1 with a person's edit of its
+// deployment (from to to), and v2 of the blueprint published with a new
+// image: the draft is stale.
+func editedStaleDraft(t *testing.T, from, to string) (*env, store.Revision, map[string]string) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	e.mustReconcile("app-prod")
 	d := e.downstream("app-prod")[0]
 	edited := e.files(d)
-	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "replicas: 1", "replicas: 5", 1)
+	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], from, to, 1)
 	e.store.SetFiles(ns, d.Name, edited)
-
 	v2 := blueprint(t)
 	v2["deployment.yaml"] = strings.Replace(v2["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
 	e.store.Publish(ns, "blueprints", "app", v2)
+	return e, d, edited
+}
+
+// rule draft-upgrade: a stale unapproved draft is upgraded in place: the
+// upstream's change arrives, a person's edit of another field stays, the
+// variant's mutations are applied again, the lock moves, and no second
+// draft is made.
+func TestStaleDraftUpgradedInPlace(t *testing.T) {
+	e, d, _ := editedStaleDraft(t, "replicas: 1", "replicas: 5")
 	e.events()
 	e.mustReconcile("app-prod")
 
@@ -352,18 +359,7 @@ func TestStaleDraftUpgradedInPlace(t *testing.T) {
 // differently, stalls the upgrade, naming file, object and field, and the
 // draft is left as it was.
 func TestStaleDraftConflictStalls(t *testing.T) {
-	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	d := e.downstream("app-prod")[0]
-	edited := e.files(d)
-	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], "nginx:1.27", "nginx:1.27-patched", 1)
-	e.store.SetFiles(ns, d.Name, edited)
-
-	v2 := blueprint(t)
-	v2["deployment.yaml"] = strings.Replace(v2["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
-	e.store.Publish(ns, "blueprints", "app", v2)
+	e, d, edited := editedStaleDraft(t, "nginx:1.27", "nginx:1.27-patched")
 	e.stalls("app-prod")
 	c := e.condition("app-prod", pvapi.ConditionReady)
 	want := "draft deploy.app-prod.packagevariant-1 cannot be upgraded in place from blueprints.app.v1 to blueprints.app.v2: 1 field(s) changed in the draft and upstream differently: deployment.yaml: Deployment/web spec.template.spec.containers[name=web].image: the upstream changed nginx:1.27 to nginx:1.28, the draft has nginx:1.27-patched; make the draft agree with the new upstream (or undo the edit), or approve or delete the draft"
