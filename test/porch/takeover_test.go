@@ -131,10 +131,33 @@ func (e *env) fleet(t *testing.T) {
         data: {env: prod}
 `) + "---\n" + pinned(appProd) + "---\n" + pinned(strings.NewReplacer("name: app-prod", "name: app-staging", "downstream: {repo: deploy, package: app}", "downstream: {repo: deploy, package: app-staging}",
 		"env: prod, region", "env: staging, region").Replace(appProd)))
+	// Porch's controllers sometimes leave a draft without owner and never
+	// make it again ("workspaceNames must be unique", the failure pvkit's
+	// never-ownerless rule fixes; fresh-clone CI at 2875dfd lost this test
+	// to it, 11 of 12 drafts owned for 4.5 minutes). The fleet is their
+	// setup here, not what is measured: such a draft, seen twice 10 s
+	// apart, is deleted as a person would, and they make it again.
+	seen := map[string]time.Time{}
 	e.eventually(3*converge, "12 owned drafts", func() (bool, string) {
-		n := len(e.owned("deploy", "app")) + len(e.owned("deploy", "app-staging"))
+		pkgs := [][2]string{{"deploy", "app"}, {"deploy", "app-staging"}}
 		for i := 0; i < 10; i++ {
-			n += len(e.owned(fmt.Sprintf("site-%02d", i), "app"))
+			pkgs = append(pkgs, [2]string{fmt.Sprintf("site-%02d", i), "app"})
+		}
+		n := 0
+		for _, p := range pkgs {
+			n += len(e.owned(p[0], p[1]))
+			for _, r := range e.revisions(p[0], p[1]) {
+				if len(r.OwnerReferences) > 0 || r.Spec.Lifecycle != porchapi.PackageRevisionLifecycleDraft || !strings.HasPrefix(r.Spec.WorkspaceName, "packagevariant-") {
+					continue
+				}
+				if first, ok := seen[r.Name]; !ok {
+					seen[r.Name] = time.Now()
+				} else if time.Since(first) > 10*time.Second {
+					t.Logf("Porch's controllers left %s without owner: deleted, for them to make it again", r.Name)
+					_ = e.c.Delete(context.Background(), &r)
+					delete(seen, r.Name)
+				}
+			}
 		}
 		return n == 12, fmt.Sprintf("%d owned drafts", n)
 	})
