@@ -25,7 +25,7 @@ BENCH_TIME  ?= 3s
 
 .PHONY: catalog-functions catalog-e2e
 .PHONY: envtest
-.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
+.PHONY: all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench e2e-porch-release-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -160,6 +160,16 @@ e2e-porch-bench: build
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
 	  PVKIT_PORCH_DIR=$(PORCH_STACK) PVKIT_PORCH_BENCH=$(PORCH_BENCH) go test -count=1 -timeout 60m -v -run TestFanOutBench ./test/porch
+
+## e2e-porch-release-bench: a set over N repositories moved from v1 to v2 on the real stack, by in-place
+## draft upgrades and by a staged rollout with approval by policy: seconds, requests per variant, revisions
+## created, ownerless or duplicate drafts (docs/performance.md). PORCH_RELEASE_BENCH=200 for N=200
+PORCH_RELEASE_BENCH ?= 20,50
+e2e-porch-release-bench: build
+	test/porch/stack.sh build
+	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
+	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
+	  PVKIT_PORCH_DIR=$(PORCH_STACK) PVKIT_PORCH_RELEASE_BENCH=$(PORCH_RELEASE_BENCH) go test -count=1 -timeout 60m -v -run TestFleetReleaseBench ./test/porch
 
 ## check-generated: the checked-in CRDs and deepcopy code are what `make generate` writes
 check-generated: generate
