@@ -90,9 +90,20 @@ func releaseRun(t *testing.T, n int, how string) (float64, writes, int) {
 	}
 	e.apply(setOver("", `bench: "yes"`, extra))
 	at := func(rev string) (published, drafts int, bad int) {
+		// One list of the namespace per poll, not one per repository.
+		var l porchapi.PackageRevisionList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		byRepo := map[string][]porchapi.PackageRevision{}
+		for _, r := range l.Items {
+			if r.Spec.PackageName == "app" && r.DeletionTimestamp == nil {
+				byRepo[r.Spec.RepositoryName] = append(byRepo[r.Spec.RepositoryName], r)
+			}
+		}
 		for _, repo := range repos {
 			owned := 0
-			for _, r := range e.revisions(repo, "app") {
+			for _, r := range byRepo[repo] {
 				if r.Spec.WorkspaceName == "main" {
 					continue
 				}
