@@ -14,11 +14,15 @@ import (
 	"slices"
 	"strings"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func rolloutCommand(ctx context.Context, o *Options) *cobra.Command {
@@ -152,6 +156,13 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 		if err != nil {
 			return err
 		}
+		var list pvapi.PackageVariantList
+		if err := c.List(ctx, &list, client.InNamespace(o.Namespace)); err != nil {
+			return fmt.Errorf("listing the children of %s: %w", key, err)
+		}
+		if err := knownChildren(key, obj.GetUID(), list.Items, children); err != nil {
+			return err
+		}
 		next, what := change(obj.GetAnnotations(), children)
 		patch := map[string]*string{}
 		for k, v := range next {
@@ -180,6 +191,9 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 	i := slices.IndexFunc(st.Sets, func(s pvsapi.PackageVariantSet) bool { return s.Name == name })
 	if i < 0 {
 		return fmt.Errorf("%s: not found in the last run's state (pvctl status lists them)", key)
+	}
+	if err := knownChildren(key, st.Sets[i].UID, st.Variants, children); err != nil {
+		return err
 	}
 	cur := st.Rollouts[name]
 	next, what := change(cur, children)
@@ -211,6 +225,23 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 		return err
 	}
 	fmt.Fprintf(o.Stdout, "%s rollout %s: the next pvctl run applies it\n", key, what)
+	return nil
+}
+
+// knownChildren refuses a child name that is not one of the set's
+// children (a typo would hold or skip nothing, silently).
+func knownChildren(key string, uid types.UID, variants []pvapi.PackageVariant, names []string) error {
+	mine := map[string]bool{}
+	for _, v := range variants {
+		if owner := metav1.GetControllerOf(&v); owner != nil && owner.Kind == "PackageVariantSet" && owner.UID == uid {
+			mine[v.Name] = true
+		}
+	}
+	for _, n := range names {
+		if !mine[n] {
+			return fmt.Errorf("%s has no child %q (pvctl status lists its PackageVariants)", key, n)
+		}
+	}
 	return nil
 }
 

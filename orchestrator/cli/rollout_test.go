@@ -9,6 +9,7 @@ import (
 
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api"
+	pvv1 "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,6 +86,10 @@ func TestStagedRolloutLocally(t *testing.T) {
 	}
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Paused", "paused in wave early: pvkit.dev/rollout-pause is \"true\"")
 	// Hold one of rest, resume: the rollout goes on to the end without it.
+	code, _, errs := w.cmd("rollout", "hold", "app", "app-fleet-9-app")
+	if code != ExitNotReady || !strings.Contains(errs, `packagevariantset/app has no child "app-fleet-9-app" (pvctl status lists its PackageVariants)`) {
+		t.Fatalf("hold of a typo: exit %d: %s", code, errs)
+	}
 	contains(t, w.mustCmd(ExitOK, "rollout", "hold", "app", "app-fleet-09-app"), "rollout pvkit.dev/rollout-hold: app-fleet-09-app")
 	contains(t, w.mustCmd(ExitOK, "rollout", "resume", "app"), "rollout resumed")
 	for i := 0; i < 8; i++ {
@@ -103,7 +108,7 @@ func TestStagedRolloutLocally(t *testing.T) {
 	}
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json"), `"phase": "Complete"`, `"held": [`)
 	// Errors name what is wrong.
-	code, _, errs := w.cmd("rollout", "status", "nosuch")
+	code, _, errs = w.cmd("rollout", "status", "nosuch")
 	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in the last run's state") {
 		t.Fatalf("status nosuch: exit %d: %s", code, errs)
 	}
@@ -162,7 +167,15 @@ func TestRolloutAgainstACluster(t *testing.T) {
 		Status: pvsapi.PackageVariantSetStatus{Rollout: &pvs.RolloutStatus{Target: pvs.RevisionRef{Name: "blueprints.app.v2"}, Phase: "Paused",
 			Message: "paused in wave all: 1 failed child(ren)", Failed: []string{"fleet-a: Stalled"},
 			Waves: []pvs.WaveStatus{{Name: "all", State: "Open", Members: []string{"fleet-a", "fleet-b"}, Moved: 1}}}}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(set).WithStatusSubresource(set).Build()
+	set.UID = "set-uid"
+	yes := true
+	var objs []client.Object
+	objs = append(objs, set)
+	for _, n := range []string{"fleet-a", "fleet-b"} {
+		objs = append(objs, &pvv1.PackageVariant{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "ops",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "config.porch.kpt.dev/v1alpha2", Kind: "PackageVariantSet", Name: "fleet", UID: "set-uid", Controller: &yes}}}})
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(set).Build()
 	old := ClusterClient
 	ClusterClient = func(string, string) (client.Client, error) { return c, nil }
 	defer func() { ClusterClient = old }()
@@ -183,6 +196,9 @@ func TestRolloutAgainstACluster(t *testing.T) {
 	contains(t, run("skip", "fleet", "fleet-a"), "rollout pvkit.dev/rollout-skip: fleet-a")
 	if a := annotations(); a["pvkit.dev/rollout-pause"] != "true" || a["pvkit.dev/rollout-hold"] != "fleet-a,fleet-b" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
 		t.Fatalf("annotations: %v", a)
+	}
+	if code, _, errs := w.cmd("rollout", append([]string{"skip", "fleet", "fleet-c"}, cl...)...); code != ExitNotReady || !strings.Contains(errs, `packagevariantset/fleet has no child "fleet-c"`) {
+		t.Fatalf("skip of a typo: exit %d: %s", code, errs)
 	}
 	run("resume", "fleet")
 	run("release", "fleet", "fleet-a", "fleet-b")
