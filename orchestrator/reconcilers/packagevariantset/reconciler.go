@@ -138,7 +138,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 			return r.Kinds.Refuse(pvsapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.targets[%d].objectSelector` selects kind %s %s", i, s.APIVersion, s.Kind))
 		}
 	}
-	world, err := r.world(ctx, set)
+	world, upstreams, err := r.world(ctx, set)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	if err := r.applyRollout(ctx, set, x, existing); err != nil {
+	if err := r.applyRollout(ctx, set, x, existing, upstreams); err != nil {
 		return err
 	}
 	holders, err := r.nameHolders(ctx, set, x, existing)
@@ -197,11 +197,13 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 // namespace, the upstream package's revisions (only that package: rule targeted-watches), and
 // the objects of each selected kind; a kind that cannot be listed is
 // Unavailable, which fails its targets (rule: no-removal-on-partial).
-func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (*pvsexpand.World, error) {
+// It returns the upstream package's revisions too (a rollout resolves its
+// target among them: one list per reconcile).
+func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (*pvsexpand.World, []store.Revision, error) {
 	w := pvsexpand.NewWorld(set.Namespace)
 	var repos porchconfig.RepositoryList
 	if err := r.Client.List(ctx, &repos, client.InNamespace(set.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing Repositories: %w", err)
+		return nil, nil, fmt.Errorf("listing Repositories: %w", err)
 	}
 	for i := range repos.Items {
 		w.Add(pvsexpand.RepositoryGVK, objectOf(&repos.Items[i]))
@@ -209,7 +211,7 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 	u := set.Spec.Upstream
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: set.Namespace, Repository: u.Repo, Package: u.Package})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, rev := range revs {
 		w.AddRevision(pvsexpand.Revision{
@@ -235,7 +237,7 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 		}
 	}
 	w.MaxChildren = r.MaxChildren
-	return w, nil
+	return w, revs, nil
 }
 
 // objectOf is an object as a set's CEL expressions see it.

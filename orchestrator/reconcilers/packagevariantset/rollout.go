@@ -45,18 +45,16 @@ const defaultProgressDeadline = 10 * time.Minute
 // plans it (pkg/rollout; rule: staged-rollouts) and records the rollout in
 // the status; a set without spec.rollout has none. The children of the
 // open wave that were moved are read fresh (Reader: past the cache), with
-// their downstream packages, to know whether they are done.
-func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, existing []*pv.PackageVariant) error {
+// their downstream packages, to know whether they are done. revs are the
+// upstream package's revisions, as world listed them.
+func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, existing []*pv.PackageVariant, revs []store.Revision) error {
 	spec := set.Spec.Rollout
 	if spec == nil {
 		set.Status.Rollout = nil
 		return nil
 	}
 	u := set.Spec.Upstream
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: set.Namespace, Repository: u.Repo, Package: u.Package})
-	if err != nil {
-		return err
-	}
+	var err error
 	cands := make([]upstream.Candidate, len(revs))
 	for i, rev := range revs {
 		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle}
