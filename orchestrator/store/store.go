@@ -227,8 +227,11 @@ type Store interface {
 	// ApproveRevision publishes a Proposed revision with the next number
 	// (Porch: its approval subresource), for approval by policy.
 	ApproveRevision(ctx context.Context, namespace, name string) (Revision, error)
-	// Exists reads directly, past any cache, whether a revision exists.
-	Exists(ctx context.Context, namespace, name string) (bool, error)
+	// Read reads a revision directly, past any cache (ErrNotFound when it
+	// does not exist). The reconcilers list from an informer cache, which
+	// Porch can leave without a revision for a long time (a watch event it
+	// did not send); Read is what settles whether it is there.
+	Read(ctx context.Context, namespace, name string) (Revision, error)
 }
 
 // Errors the stores return (wrapped).

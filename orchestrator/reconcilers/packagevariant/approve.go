@@ -2,7 +2,9 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +41,7 @@ import (
 // otherwise), removed when none waits; a delay that starts is a Normal
 // Event, ApprovalPending. Errors are Porch's, retried.
 func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (_ time.Duration, err error) {
-	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	owned, err := r.listOwned(ctx, v)
 	if err != nil {
 		return 0, err
 	}
@@ -101,6 +103,30 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", d.Name, approval.PolicyAnnotation, dec.Policy, pub.Revision, pub.Package)
 	}
 	return again, nil
+}
+
+// listOwned lists the variant's revisions, with the draft it created last
+// read directly when the listing (an informer cache) does not show it
+// (tracker.observe: unlisted).
+func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
+	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	if err != nil {
+		return nil, err
+	}
+	d, ok := r.tracker.last(v.UID)
+	if !ok || slices.ContainsFunc(owned, func(o store.Revision) bool { return o.Name == d.name }) {
+		return owned, nil
+	}
+	rev, err := r.Store.Read(ctx, v.Namespace, d.name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return owned, nil
+	case err != nil:
+		return nil, err
+	case rev.OwnedBy(string(v.UID)):
+		owned = append(owned, rev)
+	}
+	return owned, nil
 }
 
 // gatesTrue reports whether every readiness gate of a package's Kptfile

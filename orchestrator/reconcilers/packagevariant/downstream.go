@@ -64,13 +64,15 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	}
 	key := downstreamKey(v)
 	verdict, rev, err := r.tracker.observe(v.UID, key, names, r.now(),
-		func(name string) (store.Revision, bool, error) { return r.findRevision(ctx, key, name) },
-		func(name string) error { _, err := r.Store.GetResources(ctx, v.Namespace, name); return err })
+		func(name string) (store.Revision, error) { return r.Store.Read(ctx, v.Namespace, name) })
 	switch {
 	case err != nil:
 		return nil, err
 	case verdict == wait:
 		return nil, cacheBehind(rev.Name)
+	case verdict == unlisted:
+		ctrl.LoggerFrom(ctx).Info("the listing does not show the variant's draft; read directly", "revision", rev.Name)
+		mine = append(mine, rev)
 	case verdict == reclaim:
 		if rev, err = r.reclaim(ctx, v, rev); err != nil {
 			return nil, err
@@ -137,7 +139,7 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 			r.events().Normal(v, EventDraftUpgradedInPlace, "upgraded draft %s in place from %s %s to %s", d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			if exists, xerr := r.Store.Exists(ctx, d.Namespace, d.Name); xerr == nil && !exists {
+			if _, xerr := r.Store.Read(ctx, d.Namespace, d.Name); errors.Is(xerr, store.ErrNotFound) {
 				// Listed, and not there. Porch may show it again at its
 				// next refresh (it dropped it from its cache): waited for,
 				// phantomAfter. Then it is taken for lost, the cache not
@@ -365,26 +367,39 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
 	}
 	draft, err := r.Store.CreateDraft(ctx, spec)
-	if err != nil {
+	for taken := 0; err != nil; taken++ {
 		name := store.RevisionName(key.Repository, key.Package, spec.Workspace)
-		if rev, found, lerr := r.findRevision(ctx, key, name); lerr == nil && found && !rev.Lifecycle.IsPublished() {
+		rev, rerr := r.Store.Read(ctx, v.Namespace, name) // past the cache, which may not have it
+		if rerr == nil && !rev.Lifecycle.IsPublished() {
 			if rev.OwnedBy(string(v.UID)) {
 				draft, err = rev, nil // the create succeeded after all (rule: idempotent-drafts)
+				break
 			} else if len(rev.Owners) == 0 {
 				return r.reclaim(ctx, v, rev)
 			}
 		}
-		if err != nil && task.Type == store.Clone && errors.Is(err, store.ErrNotFound) {
+		if (rerr != nil && !errors.Is(rerr, store.ErrNotFound)) || !errors.Is(err, store.ErrAlreadyExists) || taken == maxTakenWorkspaces {
+			break
+		}
+		// The workspace is taken, by someone else's revision or one Porch
+		// cannot show (its repository has the branch), and the listing
+		// did not show it: the next one.
+		ctrl.LoggerFrom(ctx).Info("the workspace is taken though the listing does not show it; trying the next", "revision", name, "reason", err.Error())
+		revs = append(revs, store.Revision{Name: name, Workspace: spec.Workspace})
+		spec.Workspace = nextWorkspace(revs)
+		draft, err = r.Store.CreateDraft(ctx, spec)
+	}
+	if err != nil {
+		name := store.RevisionName(key.Repository, key.Package, spec.Workspace)
+		if task.Type == store.Clone && errors.Is(err, store.ErrNotFound) {
 			// The upstream was just found, so what is missing is the
 			// downstream repository: the user's to create (retried, so that
 			// creating it heals the variant).
 			return store.Revision{}, kit.Retry(pvapi.ReasonRepositoryNotFound, fmt.Errorf(
 				"the downstream repository %q does not exist in namespace %q: register it (a Repository object) or fix `spec.downstream.repo` (%v)", key.Repository, v.Namespace, err))
 		}
-		if err != nil {
-			r.tracker.didAsk(v.UID, name)
-			return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
-		}
+		r.tracker.didAsk(v.UID, name)
+		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
 	}
 	r.tracker.didCreate(v.UID, key, draft.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
@@ -399,19 +414,9 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 	return draft, nil
 }
 
-// findRevision lists a package and returns its revision called name.
-func (r *Reconciler) findRevision(ctx context.Context, key store.PackageKey, name string) (store.Revision, bool, error) {
-	revs, err := r.Store.ListRevisions(ctx, key)
-	if err != nil {
-		return store.Revision{}, false, err
-	}
-	for _, rev := range revs {
-		if rev.Name == name {
-			return rev, true, nil
-		}
-	}
-	return store.Revision{}, false, nil
-}
+// maxTakenWorkspaces bounds the workspaces a create tries past those the
+// listing shows.
+const maxTakenWorkspaces = 3
 
 // reclaim makes the variant the owner of the ownerless draft it asked for,
 // with its labels and annotations, as the create would have.

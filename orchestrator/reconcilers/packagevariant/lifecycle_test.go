@@ -283,11 +283,11 @@ func (p phantomStore) GetResources(ctx context.Context, namespace, name string) 
 	return p.Store.GetResources(ctx, namespace, name)
 }
 
-func (p phantomStore) Exists(ctx context.Context, namespace, name string) (bool, error) {
+func (p phantomStore) Read(ctx context.Context, namespace, name string) (store.Revision, error) {
 	if name == p.phantom.Name {
-		return false, nil
+		return store.Revision{}, fmt.Errorf("packagerevision %q not found: %w", name, store.ErrNotFound)
 	}
-	return p.Store.Exists(ctx, namespace, name)
+	return p.Store.Read(ctx, namespace, name)
 }
 
 // A listed owned draft that does not exist is left out once it has read
@@ -343,11 +343,11 @@ func (c comebackStore) GetResources(ctx context.Context, namespace, name string)
 	return c.phantomStore.GetResources(ctx, namespace, name)
 }
 
-func (c comebackStore) Exists(ctx context.Context, namespace, name string) (bool, error) {
+func (c comebackStore) Read(ctx context.Context, namespace, name string) (store.Revision, error) {
 	if *c.back {
-		return c.phantomStore.Store.Exists(ctx, namespace, name)
+		return c.phantomStore.Store.Read(ctx, namespace, name)
 	}
-	return c.phantomStore.Exists(ctx, namespace, name)
+	return c.phantomStore.Read(ctx, namespace, name)
 }
 
 func (c comebackStore) ListOwned(ctx context.Context, namespace, uid string) ([]store.Revision, error) {

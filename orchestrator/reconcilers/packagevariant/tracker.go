@@ -150,55 +150,59 @@ type verdict int
 
 const (
 	present verdict = iota // listed, or nothing tracked: go on
-	wait                   // the cache may lag behind the create: reconcile again shortly
+	wait                   // Porch does not show it yet: reconcile again shortly
 	reclaim                // in the package without owner: take it back
+	unlisted               // the variant's, read directly: the listing lags; go on with it
 	lost                   // gone for good, published or someone else's: forgotten
 )
 
-// lookup finds a revision of a package by name, directly (not from the
-// owned listing).
-type lookup func(name string) (store.Revision, bool, error)
-
-// read reads a revision's resources directly: nil, store.ErrNotFound or
-// another error.
-type read func(name string) error
+// read reads a revision directly, past the cache (store.Store.Read).
+type read func(name string) (store.Revision, error)
 
 // observe judges the draft created last for uid in package pkg against
-// names, the owned revisions listed; the revision is the draft to reclaim
-// (or, to wait for, its name).
-// A draft missing from the listing is looked up in the package: found
-// without owner and not published, it is reclaimed; not found, it is
-// waited for while younger than createdTTL unless direct reads settle that
-// it is gone (twice in a row, or once for a draft listed before: deleted
-// since); otherwise it is lost. A tracked draft of another package (the
-// downstream changed) is forgotten.
-func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, now time.Time, find lookup, get read) (verdict, store.Revision, error) {
+// names, the owned revisions listed; the revision is the draft read
+// directly (to reclaim, or to go on with), or, to wait for, its name.
+// A draft missing from the listing is read directly:
+//   - the variant's (a draft, or published since): unlisted. The informer
+//     cache can miss a revision for long (Porch v1.5.3 does not always
+//     send the watch event: e2e-porch saw a variant wait on a draft that
+//     existed until it gave it up and made another); the variant goes on
+//     with what it read, and reads it directly until the listing shows it;
+//   - without owner and not published: reclaimed;
+//   - not found: waited for while younger than createdTTL unless direct
+//     reads settle that it is gone (twice in a row, or once for a draft
+//     listed before: deleted since);
+//   - otherwise (published, someone else's, too old): lost.
+//
+// A tracked draft of another package (the downstream changed) is forgotten.
+func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, now time.Time, get read) (verdict, store.Revision, error) {
 	d, missing := t.missing(uid, pkg, names)
 	if !missing {
 		return present, store.Revision{}, nil
 	}
-	rev, found, err := find(d.name)
+	rev, err := get(d.name)
 	switch {
-	case err != nil:
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return present, store.Revision{}, err
-	case found && len(rev.Owners) == 0 && !rev.Lifecycle.IsPublished():
+	case err == nil && rev.OwnedBy(string(uid)):
+		return unlisted, rev, nil
+	case err == nil && !rev.Lifecycle.IsPublished() && len(rev.Owners) == 0:
 		return reclaim, rev, nil
-	case !found && now.Sub(d.at) < createdTTL:
-		// The cache may lag behind the create; a direct read tells.
-		err := get(d.name)
-		switch {
-		case err == nil:
-			return wait, store.Revision{Name: d.name}, nil
-		case !errors.Is(err, store.ErrNotFound):
-			return present, store.Revision{}, err
-		case !t.gone(uid, d.name):
-			return wait, store.Revision{Name: d.name}, nil
-		}
+	case err != nil && now.Sub(d.at) < createdTTL && !t.gone(uid, d.name):
+		return wait, store.Revision{Name: d.name}, nil
 	}
 	t.mu.Lock()
 	delete(t.created, uid) // a create that failed since stays asked for
 	t.mu.Unlock()
 	return lost, store.Revision{}, nil
+}
+
+// last is the draft created last for uid, if any.
+func (t *tracker) last(uid types.UID) (trackedDraft, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.created[uid]
+	return d, ok
 }
 
 // missing returns the draft created for uid in package pkg when names lack
@@ -283,9 +287,9 @@ func (t *tracker) forget(uid types.UID) {
 	delete(t.unread, uid)
 }
 
-// cacheBehind: the listing does not show the draft this variant just
-// created; a Waiting outcome, so Reconcile runs again shortly, changing
-// nothing meanwhile.
+// cacheBehind: Porch does not show the draft this variant just created;
+// a Waiting outcome, so Reconcile runs again shortly, changing nothing
+// meanwhile.
 func cacheBehind(name string) *kit.Waiting {
-	return kit.Wait(cacheRetry, "waiting for the cache to show draft %s", name)
+	return kit.Wait(cacheRetry, "waiting for Porch to show draft %s", name)
 }

@@ -16,16 +16,16 @@ func TestTrackerObserve(t *testing.T) {
 	const uid = types.UID("u")
 	pkg := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
 	t0 := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	owner := []store.OwnerRef{{UID: "someone"}}
+	someone := []store.OwnerRef{{UID: "someone"}}
+	mine := []store.OwnerRef{{UID: string(uid)}}
 	for _, tt := range []struct {
 		name     string
 		track    bool             // a draft d was created at t0
 		listed   bool             // the listing shows it
 		pkg      store.PackageKey // the downstream observed
-		found    *store.Revision  // what a look in the package finds
-		lookErr  error
-		readErr  error
-		reads    int // direct reads that found nothing before
+		read     *store.Revision  // what a direct read finds (nil: not found)
+		readErr  error            // a read that fails
+		reads    int              // direct reads that found nothing before
 		wasListd bool
 		at       time.Duration // how long after t0
 		want     verdict
@@ -34,15 +34,16 @@ func TestTrackerObserve(t *testing.T) {
 		{name: "nothing tracked", want: present},
 		{name: "listed", track: true, listed: true, want: present},
 		{name: "another package: forgotten", track: true, pkg: store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "other"}, want: present},
-		{name: "ownerless in the package", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Draft}, want: reclaim},
-		{name: "someone else's", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Draft, Owners: owner}, want: lost},
-		{name: "published meanwhile", track: true, found: &store.Revision{Name: "d", Lifecycle: store.Published}, want: lost},
-		{name: "not found, readable: the cache lags", track: true, readErr: nil, want: wait},
-		{name: "not found once", track: true, readErr: store.ErrNotFound, want: wait},
-		{name: "not found twice: gone", track: true, readErr: store.ErrNotFound, reads: 1, want: lost},
-		{name: "listed before, not found: deleted", track: true, readErr: store.ErrNotFound, wasListd: true, want: lost},
-		{name: "too old to wait for", track: true, at: createdTTL, want: lost},
-		{name: "the look fails", track: true, lookErr: errors.New("porch is down"), want: present, wantErr: "porch is down"},
+		{name: "the variant's, not listed: the listing lags", track: true, read: &store.Revision{Name: "d", Lifecycle: store.Draft, Owners: mine}, want: unlisted},
+		{name: "the variant's long after its create: still its own", track: true, at: 10 * createdTTL, read: &store.Revision{Name: "d", Lifecycle: store.Proposed, Owners: mine}, want: unlisted},
+		{name: "ownerless in the package", track: true, read: &store.Revision{Name: "d", Lifecycle: store.Draft}, want: reclaim},
+		{name: "someone else's", track: true, read: &store.Revision{Name: "d", Lifecycle: store.Draft, Owners: someone}, want: lost},
+		{name: "published meanwhile, the variant's", track: true, read: &store.Revision{Name: "d", Lifecycle: store.Published, Owners: mine}, want: unlisted},
+		{name: "published meanwhile, without owner", track: true, read: &store.Revision{Name: "d", Lifecycle: store.Published}, want: lost},
+		{name: "not found once", track: true, want: wait},
+		{name: "not found twice: gone", track: true, reads: 1, want: lost},
+		{name: "listed before, not found: deleted", track: true, wasListd: true, want: lost},
+		{name: "not found, too old to wait for", track: true, at: createdTTL, want: lost},
 		{name: "the read fails", track: true, readErr: errors.New("timeout"), want: present, wantErr: "timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,21 +65,23 @@ func TestTrackerObserve(t *testing.T) {
 			if tt.pkg != (store.PackageKey{}) {
 				observed = tt.pkg
 			}
-			find := func(name string) (store.Revision, bool, error) {
-				if tt.found != nil {
-					return *tt.found, true, tt.lookErr
+			get := func(name string) (store.Revision, error) {
+				switch {
+				case tt.readErr != nil:
+					return store.Revision{}, tt.readErr
+				case tt.read == nil:
+					return store.Revision{}, store.ErrNotFound
 				}
-				return store.Revision{}, false, tt.lookErr
+				return *tt.read, nil
 			}
-			get := func(name string) error { return tt.readErr }
-			got, rev, err := tr.observe(uid, observed, names, t0.Add(tt.at), find, get)
+			got, rev, err := tr.observe(uid, observed, names, t0.Add(tt.at), get)
 			if (err != nil) != (tt.wantErr != "") || (err != nil && err.Error() != tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 			if got != tt.want {
 				t.Fatalf("verdict = %d, want %d", got, tt.want)
 			}
-			if got == reclaim && rev.Name != "d" || got == wait && rev.Name != "d" {
+			if (got == reclaim || got == wait || got == unlisted) && rev.Name != "d" {
 				t.Fatalf("revision = %+v", rev)
 			}
 			_, stillTracked := tr.created[uid]
@@ -96,7 +99,7 @@ func TestTrackerAsked(t *testing.T) {
 	pkg := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
 	tr.didCreate("u", pkg, "d1", time.Time{})
 	tr.didAsk("u", "d2")
-	if _, _, err := tr.observe("u", pkg, nil, time.Time{}.Add(createdTTL), func(string) (store.Revision, bool, error) { return store.Revision{}, false, nil }, nil); err != nil {
+	if _, _, err := tr.observe("u", pkg, nil, time.Time{}.Add(createdTTL), func(string) (store.Revision, error) { return store.Revision{}, store.ErrNotFound }); err != nil {
 		t.Fatal(err)
 	}
 	if name, ok := tr.askedFor("u"); !ok || name != "d2" {

@@ -130,9 +130,9 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	return rev, err
 }
 
-// Exists implements store.Store.
-func (s *Store) Exists(ctx context.Context, namespace, name string) (bool, error) {
-	return s.engine.Exists(ctx, namespace, name)
+// Read implements store.Store.
+func (s *Store) Read(ctx context.Context, namespace, name string) (store.Revision, error) {
+	return s.engine.Read(ctx, namespace, name)
 }
 
 // ApproveRevision implements store.Store: as Porch, only a Proposed

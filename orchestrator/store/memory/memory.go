@@ -436,10 +436,13 @@ func (s *Store) SetFiles(namespace, name string, files map[string]string) {
 	}
 }
 
-// Exists implements store.Store.
-func (s *Store) Exists(_ context.Context, namespace, name string) (bool, error) {
+// Read implements store.Store.
+func (s *Store) Read(_ context.Context, namespace, name string) (store.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.revs[key(namespace, name)]
-	return ok, nil
+	e, ok := s.revs[key(namespace, name)]
+	if !ok {
+		return store.Revision{}, fmt.Errorf("package revision %s/%s: %w", namespace, name, store.ErrNotFound)
+	}
+	return copyRev(e.rev), nil
 }

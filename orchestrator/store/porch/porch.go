@@ -60,23 +60,22 @@ type Store struct {
 	writes repoWrites
 }
 
-// Exists implements Store: a direct read of the PackageRevision. Porch
-// has been seen to lose a draft it had just created without a watch event
-// saying so; the informer cache then lists it for hours.
-func (p *Store) Exists(ctx context.Context, namespace, name string) (bool, error) {
+// Read implements Store: a direct read of the PackageRevision. Porch has
+// been seen to lose a draft it had just created without a watch event
+// saying so (the informer cache then lists it for hours), and to hold a
+// draft the cache never heard of (its create failed on the way, or a
+// repository refresh found it): the create of that workspace is refused
+// while no listing shows it.
+func (p *Store) Read(ctx context.Context, namespace, name string) (store.Revision, error) {
 	r := p.Reader
 	if r == nil {
 		r = p.Client
 	}
 	var pr porchapi.PackageRevision
-	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pr)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, wrap(err)
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pr); err != nil {
+		return store.Revision{}, wrap(err)
 	}
-	return true, nil
+	return FromAPI(&pr), nil
 }
 
 var _ store.Store = (*Store)(nil)
@@ -363,7 +362,9 @@ func wrap(err error) error {
 		return nil
 	case apierrors.IsNotFound(err):
 		return errors.Join(store.ErrNotFound, err)
-	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err), strings.Contains(err.Error(), "workspaceNames must be unique"):
+		// Porch v1.5.3 refuses a workspace its repository has with an
+		// Internal error, not AlreadyExists.
 		return errors.Join(store.ErrAlreadyExists, err)
 	case staleVersion(err):
 		return errors.Join(store.ErrConflict, err)

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -348,5 +349,24 @@ func TestPorchStoreUpdateReadsPastAStaleCache(t *testing.T) {
 	rev.ResourceVersion = stale
 	if err := p.Update(ctx, rev); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("update at a stale version asked for: %v, want ErrConflict", err)
+	}
+}
+
+// Porch v1.5.3 refuses a workspace its repository has with an Internal
+// error ("workspaceNames must be unique"), not AlreadyExists: the store
+// maps both to ErrAlreadyExists, and nothing else to it.
+func TestPorchWorkspaceTakenIsAlreadyExists(t *testing.T) {
+	taken := apierrors.NewInternalError(errors.New("package revision workspaceNames must be unique; package revision with name app in repo r-010 with workspaceName packagevariant-2 already exists"))
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{taken, true},
+		{apierrors.NewAlreadyExists(schema.GroupResource{Group: "porch.kpt.dev", Resource: "packagerevisions"}, "x"), true},
+		{apierrors.NewInternalError(errors.New("failed to close package revision draft")), false},
+	} {
+		if got := errors.Is(wrap(tt.err), store.ErrAlreadyExists); got != tt.want {
+			t.Errorf("wrap(%v) is ErrAlreadyExists: %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }

@@ -139,6 +139,14 @@ func testClone(t *testing.T, h Harness) {
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("second create of a workspace: %v, want ErrAlreadyExists", err)
 	}
+	// Read: the revision directly, past any cache.
+	read, err := h.Read(ctx, ns, rev.Name)
+	if err != nil || read.Name != rev.Name || read.Workspace != "packagevariant-1" || read.Lifecycle != store.Draft || read.Lock == nil || !read.Lock.Matches(up) {
+		t.Fatalf("Read(%s) = %+v, %v", rev.Name, read, err)
+	}
+	if _, err := h.Read(ctx, ns, "deploy.app-prod.nosuch"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Read of a missing revision: %v, want ErrNotFound", err)
+	}
 	_, err = h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "nowhere", Package: "x", Workspace: "w",
 		Task: store.Task{Type: store.Clone, Upstream: up.Name}})
 	if !errors.Is(err, store.ErrNotFound) {
