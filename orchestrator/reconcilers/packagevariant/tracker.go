@@ -149,11 +149,11 @@ const createdTTL = 2 * time.Minute
 type verdict int
 
 const (
-	present verdict = iota // listed, or nothing tracked: go on
-	wait                   // Porch does not show it yet: reconcile again shortly
-	reclaim                // in the package without owner: take it back
-	unlisted               // the variant's, read directly: the listing lags; go on with it
-	lost                   // gone for good, published or someone else's: forgotten
+	present  verdict = iota // listed, or nothing tracked: go on
+	wait                    // Porch does not show it yet: reconcile again shortly
+	reclaim                 // in the package without owner: take it back
+	unlisted                // the variant's, read directly: the listing lags; go on with it
+	lost                    // gone for good, published or someone else's: forgotten
 )
 
 // read reads a revision directly, past the cache (store.Store.Read).
