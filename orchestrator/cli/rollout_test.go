@@ -210,3 +210,78 @@ func TestRolloutAgainstACluster(t *testing.T) {
 		t.Fatalf("status nosuch: exit %d: %s", code, errs)
 	}
 }
+
+// Issue 33 acceptance, through pvctl run: a draft of wave early that a
+// person rejects (proposed, then rejected) exhausts the budget of 0, and
+// nothing more moves until it is skipped; a target added mid-rollout says
+// which wave it joins and starts at the rollout's from revision; v3
+// published mid-rollout starts again from wave one, the canary alone.
+func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	w.run(ExitOK)
+	w.approveDrafts() // the canary
+	w.run(ExitOK)
+	drafts := w.drafts()
+	if len(drafts) != 2 {
+		t.Fatalf("wave early's drafts: %v", drafts)
+	}
+	rejected := drafts[0]
+	contains(t, w.mustCmd(ExitOK, "propose", rejected), rejected)
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "reject", rejected), rejected)
+	w.run(ExitOK)
+	st := w.mustCmd(ExitOK, "rollout", "status", "app")
+	contains(t, st, "PackageVariantSet app: Paused", "draft "+rejected+" was rejected")
+	contains(t, w.mustCmd(ExitOK, "events"), "DraftRejected", "RolloutPaused")
+	w.mustCmd(ExitOK, "approve", drafts[1]) // the other draft of wave early: published, and still nothing moves
+	if out := w.run(ExitOK); strings.Contains(out, "created draft") {
+		t.Fatalf("a paused rollout moved a child:\n%s", out)
+	}
+
+	// A target added mid-rollout joins a wave, at the rollout's from revision.
+	w.write("repositories.yaml", readFile(t, filepath.Join(w.in, "repositories.yaml"))+
+		"---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: fleet-10\n  labels:\n    fleet: \"yes\"\nspec:\n  type: git\n  deployment: true\n")
+	out := w.run(ExitOK)
+	contains(t, out, "wave early Open (2/4 moved)", "created draft fleet-10.app.packagevariant-1 (clone of blueprints.app.v1)")
+	contains(t, w.mustCmd(ExitOK, "events"), "RolloutJoined", "app-fleet-10-app joins wave")
+
+	// Skipped: the rollout goes on.
+	owner := "app-" + strings.Split(rejected, ".")[0] + "-app"
+	contains(t, w.mustCmd(ExitOK, "rollout", "skip", "app", owner), owner)
+	out = w.run(ExitOK)
+	if !strings.Contains(out, "created draft") {
+		t.Fatalf("the rollout did not go on after the skip:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Progressing", "skipped: "+owner)
+
+	// v3 mid-rollout: from wave one again, the canary alone.
+	w.publishV3()
+	out = w.run(ExitOK)
+	if n := strings.Count(out, "created draft"); n != 1 || !strings.Contains(out, "created draft fleet-07.app.packagevariant-3 (upgrade of fleet-07.app.packagevariant-2 to blueprints.app.v3)") {
+		t.Fatalf("v3 mid-rollout: want the canary's draft alone:\n%s", out)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Progressing, target blueprints.app.v3 from blueprints.app.v2", "wave canary       Open")
+}
+
+// drafts lists the package revisions pvctl get shows as Draft.
+func (w *ws) drafts() []string {
+	w.t.Helper()
+	var drafts []string
+	for _, l := range strings.Split(w.mustCmd(ExitOK, "get"), "\n") {
+		if f := strings.Fields(l); len(f) >= 6 && f[5] == "Draft" {
+			drafts = append(drafts, f[0])
+		}
+	}
+	return drafts
+}
+
+// publishV3 publishes examples/app with nginx:1.29.
+func (w *ws) publishV3() {
+	w.t.Helper()
+	v3 := filepath.Join(w.t.TempDir(), "app")
+	files := fntest.ReadTree(w.t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.29", 1)
+	fntest.WriteTree(w.t, v3, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v3)
+}

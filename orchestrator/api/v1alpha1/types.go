@@ -75,6 +75,18 @@ type DownstreamTarget struct {
 	// (pvctl: its state file), not on the draft, which its editors write.
 	// +optional
 	LastWrite string `json:"lastWrite,omitempty"`
+	// Lifecycle is the revision's lifecycle as the variant last read it
+	// (Draft, Proposed, Published): how it tells a rejection.
+	// +optional
+	Lifecycle string `json:"lifecycle,omitempty"`
+	// Rejected: the variant read this draft Proposed, then Draft again, a
+	// move it did not make (Porch's reject: porchctl rpkg reject, pvctl
+	// reject). It holds while the draft stays a Draft: approval by policy
+	// leaves it to a person, and a staged rollout counts its variant
+	// failed. Proposing it again, or an upgrade in place to a new
+	// upstream, ends it.
+	// +optional
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // PackageVariantList is a list of PackageVariants.

@@ -28,6 +28,8 @@ import (
 //   - the draft as pvkit last left it (its digest in the variant's status,
 //     DownstreamTarget.LastWrite, which only the controller writes): one
 //     anyone changed since is left to a person;
+//   - not rejected by a person (DownstreamTarget.Rejected): a draft
+//     proposed and sent back to Draft is the person's to propose again;
 //   - initial: only while the package has no published revision; always:
 //     every time; approval.nephio.org/delay after the draft's creation
 //     (the reconcile comes back when it is due: the duration returned).
@@ -54,6 +56,10 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 	}()
 	for _, d := range owned {
 		if d.Lifecycle.IsPublished() || d.Annotations[approval.PolicyAnnotation] == "" {
+			continue
+		}
+		if d.Lifecycle == store.Draft && Rejected(v, d.Name) {
+			w.waiting = append(w.waiting, fmt.Sprintf("%s was rejected: left to a person (propose it again)", d.Name))
 			continue
 		}
 		res, err := r.Store.GetResources(ctx, d.Namespace, d.Name)
@@ -99,6 +105,11 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		if err != nil {
 			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
 		}
+		for i := range v.Status.DownstreamTargets { // as the next reconcile reads it: no status patch for it then
+			if t := &v.Status.DownstreamTargets[i]; t.Name == d.Name && t.Lifecycle != "" {
+				t.Lifecycle = string(store.Published)
+			}
+		}
 		ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", d.Name, "policy", dec.Policy)
 		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", d.Name, approval.PolicyAnnotation, dec.Policy, pub.Revision, pub.Package)
 	}
@@ -139,6 +150,17 @@ func gatesTrue(files map[string]string) bool {
 	}
 	gate, _, err := kf.NotReady()
 	return err == nil && gate == ""
+}
+
+// Rejected reports whether a person rejected the variant's draft
+// (DownstreamTarget.Rejected).
+func Rejected(v *pvapi.PackageVariant, draft string) bool {
+	for _, t := range v.Status.DownstreamTargets {
+		if t.Name == draft {
+			return t.Rejected
+		}
+	}
+	return false
 }
 
 // LastWrite is the digest of a draft as the variant last wrote it, from

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
@@ -267,3 +268,87 @@ func TestApprovalWaitingInStatus(t *testing.T) {
 type clockFunc func() time.Time
 
 func (f clockFunc) Now() time.Time { return f() }
+
+// Issue 33: a person rejects a draft (Proposed, then Draft again: Porch
+// records nothing else). The variant tells it from the lifecycle it read
+// before (DownstreamTarget.Lifecycle), marks the target Rejected with a
+// Warning Event, and approval by policy leaves the draft to a person until
+// it is proposed again. An upgrade in place, which moves a proposed draft
+// back to Draft itself, is not a rejection, and ends one.
+func TestRejectedDraft(t *testing.T) {
+	ctx := context.Background()
+	e := approvingEnv(t, false)
+	now := testNow
+	e.r.Clock = clockFunc(func() time.Time { return now })
+	e.store.SetClock(func() time.Time { return now })
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always, approval.nephio.org/delay: 1h"))
+	e.mustReconcile("app-prod")
+	target := func() pvapi.DownstreamTarget {
+		t.Helper()
+		ts := e.get("app-prod").Status.DownstreamTargets
+		if len(ts) != 1 {
+			t.Fatalf("targets: %+v", ts)
+		}
+		return ts[0]
+	}
+	if tg := target(); tg.Lifecycle != "Draft" || tg.Rejected {
+		t.Fatalf("a new draft: %+v", tg)
+	}
+	move := func(lc store.Lifecycle) {
+		t.Helper()
+		revs := e.downstream("app-prod")
+		d := revs[len(revs)-1] // the newest
+		d.Lifecycle = lc
+		if err := e.store.Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		e.mustReconcile("app-prod")
+	}
+	move(store.Proposed) // a person proposes it; its delay runs
+	if tg := target(); tg.Lifecycle != "Proposed" || tg.Rejected {
+		t.Fatalf("proposed: %+v", tg)
+	}
+	e.events()
+	move(store.Draft) // and another rejects it
+	if tg := target(); tg.Lifecycle != "Draft" || !tg.Rejected {
+		t.Fatalf("rejected: %+v", tg)
+	}
+	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "Warning DraftRejected draft deploy.app-prod.packagevariant-1 was rejected (Proposed, then Draft again): approval by policy leaves it to a person") {
+		t.Fatalf("events:\n%s", evs)
+	}
+	now = now.Add(2 * time.Hour) // the delay is over: still left to a person
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+		t.Fatalf("a rejected draft was approved by policy: %s", got)
+	}
+	if c := e.condition("app-prod", ConditionApprovalWaiting); c.Status != "True" || !strings.Contains(c.Message, "deploy.app-prod.packagevariant-1 was rejected: left to a person (propose it again)") {
+		t.Fatalf("ApprovalWaiting = %+v", c)
+	}
+	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+	move(store.Proposed) // proposed again: approved
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("proposed again: %s", got)
+	}
+
+	// An upgrade in place moves a proposed draft back to Draft: the
+	// variant's own move, no rejection.
+	e.store.Publish(ns, "blueprints", "app", blueprint(t)) // v2: an upgrade draft, its delay running
+	now = now.Add(time.Minute)
+	e.mustReconcile("app-prod")
+	move(store.Proposed)
+	e.events()
+	e.store.Publish(ns, "blueprints", "app", blueprint(t)) // v3 while v2's draft is proposed
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	for _, tg := range e.get("app-prod").Status.DownstreamTargets {
+		if tg.Rejected {
+			t.Fatalf("an upgrade in place taken for a rejection: %+v", tg)
+		}
+	}
+	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "DraftUpgradedInPlace") || strings.Contains(evs, "DraftRejected") {
+		t.Fatalf("events:\n%s", evs)
+	}
+}

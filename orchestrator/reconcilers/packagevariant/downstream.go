@@ -35,6 +35,10 @@ type target struct {
 	// (variant.Result.Overridden).
 	checked    bool
 	overridden []string
+	// lifecycle is the revision's as this reconcile read it ("": not
+	// known); rejected: a person rejected the draft (seeLifecycles).
+	lifecycle string
+	rejected  bool
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
@@ -56,8 +60,10 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // reconcileMine brings the variant's revisions of its downstream package
 // (mine) to what it asks for: a clone, an edit or upgrade draft, a draft's
 // mutation.
-func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) ([]target, error) {
+func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
 	mine = r.tracker.real(v.UID, mine)
+	ownMoves := map[string]bool{} // drafts this reconcile moved back to Draft or upgraded
+	defer func() { r.seeLifecycles(v, targets, mine, ownMoves) }()
 	names := make([]string, len(mine))
 	for i, rev := range mine {
 		names[i] = rev.Name
@@ -123,14 +129,14 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 			}
 			drafts[i] = d
 		}
-		upgrades[d.Name] = prepare
+		upgrades[d.Name], ownMoves[d.Name] = prepare, true
+		r.tracker.movedBack(v.UID, d.Name, true)
 	}
 	if len(upgrades) == 0 {
 		if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
 			return t, conflict
 		}
 	}
-	var targets []target
 	var ms []mutation
 	var conflicts []error
 	for _, d := range drafts {
@@ -170,6 +176,46 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	conflict := errors.Join(conflicts...)
 	r.rememberSettled(v, up, drafts, ms, targets, conflict)
 	return targets, conflict
+}
+
+// seeLifecycles records on the targets each revision's lifecycle as this
+// reconcile read it, and whether a person rejected the draft: the variant
+// read it Proposed (its status says so) and reads it Draft now, a move it
+// did not make (ownMoves: an upgrade in place moves a proposed draft back
+// to Draft, and its new content ends an earlier rejection; the tracker
+// remembers such moves whose status patch was lost). Porch records no
+// rejection ("TODO: signal rejection of the approval differently than by
+// returning to draft?", v1.5.3): this is how pvkit tells it. A rejection
+// holds while the draft stays a Draft, and is a Warning Event when seen.
+func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, ownMoves map[string]bool) {
+	lifecycle := map[string]store.Lifecycle{}
+	for _, rev := range mine {
+		lifecycle[rev.Name] = rev.Lifecycle
+	}
+	prev := map[string]pvapi.DownstreamTarget{}
+	for _, t := range v.Status.DownstreamTargets {
+		prev[t.Name] = t
+	}
+	for i := range targets {
+		t := &targets[i]
+		lc, ok := lifecycle[t.name]
+		if !ok {
+			lc = store.Draft // created by this reconcile
+		}
+		if ownMoves[t.name] {
+			lc = store.Draft
+		}
+		p := prev[t.name]
+		t.lifecycle = string(lc)
+		t.rejected = lc == store.Draft && !ownMoves[t.name] && !r.tracker.wasMovedBack(v.UID, t.name) &&
+			(p.Rejected || p.Lifecycle == string(store.Proposed))
+		if lc == store.Proposed {
+			r.tracker.movedBack(v.UID, t.name, false) // proposed again: a move back from now on is a person's
+		}
+		if t.rejected && !p.Rejected {
+			r.events().Warning(v, EventDraftRejected, "draft %s was rejected (Proposed, then Draft again): approval by policy leaves it to a person, and a staged rollout counts this variant failed; propose it again when it is fixed", t.name)
+		}
+	}
 }
 
 // mutateNew mutates a draft just created and remembers it when the result
@@ -465,6 +511,9 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		}
 		if t.lastWrite != "" {
 			dt.LastWrite = t.lastWrite
+		}
+		if t.lifecycle != "" {
+			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
 		}
 		out = append(out, dt)
 	}

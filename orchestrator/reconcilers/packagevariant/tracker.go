@@ -38,6 +38,36 @@ type tracker struct {
 	// unread is when each listed draft was first read NotFound, until it
 	// reads again or is taken for a phantom (phantomAfter).
 	unread map[types.UID]map[string]time.Time
+	// back are the drafts the variant itself moved from Proposed back to
+	// Draft (an upgrade in place), until they are proposed again: not a
+	// rejection, even when the status patch that recorded the move was
+	// lost.
+	back map[types.UID]map[string]bool
+}
+
+// movedBack records (on) or forgets (off) that the variant moved a draft
+// back to Draft itself.
+func (t *tracker) movedBack(uid types.UID, draft string, on bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !on {
+		delete(t.back[uid], draft)
+		return
+	}
+	if t.back == nil {
+		t.back = map[types.UID]map[string]bool{}
+	}
+	if t.back[uid] == nil {
+		t.back[uid] = map[string]bool{}
+	}
+	t.back[uid][draft] = true
+}
+
+// wasMovedBack reports whether the variant moved the draft back itself.
+func (t *tracker) wasMovedBack(uid types.UID, draft string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.back[uid][draft]
 }
 
 // phantomAfter is how long a listed draft must read NotFound, directly,
@@ -285,6 +315,7 @@ func (t *tracker) forget(uid types.UID) {
 	delete(t.written, uid)
 	delete(t.phantoms, uid)
 	delete(t.unread, uid)
+	delete(t.back, uid)
 }
 
 // cacheBehind: Porch does not show the draft this variant just created;

@@ -37,6 +37,9 @@ const (
 // EventDraftUpgradedInPlace: a stale draft upgraded where it is.
 const EventDraftUpgradedInPlace = "DraftUpgradedInPlace"
 
+// EventDraftRejected: a person rejected the variant's draft (seeLifecycles).
+const EventDraftRejected = "DraftRejected"
+
 // draftUpgradePolicy reads DraftUpgradeAnnotation on the variant, else on
 // its set: "" for in place, or why the variant stalls instead.
 func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVariant) string {

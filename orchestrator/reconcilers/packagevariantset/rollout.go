@@ -116,8 +116,9 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 
 // observe reads a moved child fresh: done when Ready at its generation with
 // a published revision of its downstream, owned by it, at the target;
-// failed when Stalled at its generation, or not Ready for longer than the
-// progress deadline.
+// failed when Stalled at its generation, not Ready for longer than the
+// progress deadline, or when its draft at the target was rejected or
+// cannot be approved without a change.
 func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
 	reader := r.Reader
 	if reader == nil {
@@ -149,13 +150,20 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 			return true, false, "", nil
 		}
 	}
-	// Not published yet: a draft at the target that cannot be approved
-	// without a change (a readiness gate False other than the mutation's
-	// own, which the chain closes: a required injection point left empty)
-	// has failed.
+	// Not published yet: a draft at the target a person rejected, or that
+	// cannot be approved without a change (a readiness gate False other
+	// than the mutation's own, which the chain closes: a required
+	// injection point left empty), has failed.
+	rejected := map[string]bool{}
+	for _, t := range v.Status.DownstreamTargets {
+		rejected[t.Name] = t.Rejected
+	}
 	for _, rev := range revs {
 		if rev.Lifecycle.IsPublished() || !rev.OwnedBy(string(v.UID)) || rev.Lock == nil || !rev.Lock.Matches(up) {
 			continue
+		}
+		if rev.Lifecycle == store.Draft && rejected[rev.Name] {
+			return false, true, fmt.Sprintf("draft %s was rejected", rev.Name), nil
 		}
 		res, err := r.Store.GetResources(ctx, namespace, rev.Name)
 		if err != nil {

@@ -2,6 +2,7 @@ package packagevariantset
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
@@ -173,7 +174,7 @@ func childProgressed() predicate.Predicate {
 			targets := func(v *pvapi.PackageVariant) string {
 				var s []string
 				for _, t := range v.Status.DownstreamTargets {
-					s = append(s, t.Name)
+					s = append(s, fmt.Sprintf("%s/%v", t.Name, t.Rejected))
 				}
 				return strings.Join(s, ",")
 			}
