@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -105,7 +106,11 @@ spec:
       matchLabels: {fleet: "yes"}
     template:
       downstream: {package: app}
-      annotations: {approval.nephio.org/policy: always}
+      annotationExprs:
+      # r-001's drafts are a person's to approve; every other child's are
+      # approved by policy.
+      - keyExpr: "repository.name == 'r-001' ? 'example.com/approval' : 'approval.nephio.org/policy'"
+        value: always
       injectors:
       - kind: ConfigMap
         nameExpr: repository.labels.region + '-endpoints'
@@ -126,13 +131,14 @@ spec:
       maxUpdate: 3
 `
 
-// Issue 33 #3 and #5 on a real Porch (rule staged-rollouts): a set over 20
-// repositories, approval by policy (always); v2 published: the canary
-// moves alone, then wave early two at a time, where r-005's draft cannot be
-// approved (its region's endpoints are missing: a required injection point
-// left empty), which exhausts a budget of 0 and pauses the rollout naming
-// it, wave rest untouched; the endpoints created, the rollout resumes and
-// completes, every child published at v2, no ownerless draft.
+// Issue 33 #3 and #5 on a real Porch (rules staged-rollouts and
+// rejected-drafts): a set over 20 repositories, approval by policy
+// (always) but for r-001, whose drafts a person approves; v2 published:
+// the canary moves alone, then wave early (r-000 to r-005) two at a time.
+// A person proposes r-001's draft and another rejects it: that exhausts a
+// budget of 0 and pauses the rollout naming it, wave rest untouched; a
+// person then approves the draft, and the rollout resumes and completes,
+// every child published at v2, at most 3 in flight, no ownerless draft.
 func TestStagedRolloutOnPorch(t *testing.T) {
 	e := newEnv(t, "rollout")
 	approvingController(t)
@@ -144,36 +150,42 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 	const n = 20
 	for i := 0; i < n; i++ {
 		labels := map[string]string{"fleet": "yes", "region": "us-east1"}
-		switch i {
-		case 7:
+		if i == 7 {
 			labels["ring"] = "canary"
-		case 5:
-			labels["region"] = "nowhere"
 		}
 		name := fmt.Sprintf("r-%03d", i)
 		e.repository(name, e.bareRepo(name), true, labels)
 	}
 	e.apply(rolloutSet)
-	published := func(rev string) (map[string]bool, string) {
-		out := map[string]bool{}
-		var drafts []string
+	type revs struct {
+		published map[string]bool
+		drafts    map[string]string // repository: draft
+	}
+	at := func(rev string) (revs, string) {
+		out := revs{published: map[string]bool{}, drafts: map[string]string{}}
 		for i := 0; i < n; i++ {
 			repo := fmt.Sprintf("r-%03d", i)
 			for _, r := range e.owned(repo, "app") {
 				l := r.Status.UpstreamLock
-				at := l != nil && l.Git != nil && l.Git.Ref == "app/"+rev
-				if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && at {
-					out[repo] = true
+				here := l != nil && l.Git != nil && l.Git.Ref == "app/"+rev
+				if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && here {
+					out.published[repo] = true
 				} else if r.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished {
-					drafts = append(drafts, r.Name)
+					out.drafts[repo] = r.Name
 				}
 			}
 		}
-		return out, fmt.Sprintf("%d published at %s; drafts %v", len(out), rev, drafts)
+		return out, fmt.Sprintf("%d published at %s; drafts %v", len(out.published), rev, out.drafts)
 	}
-	e.eventually(3*converge, "v1 published in the 19 repositories with endpoints", func() (bool, string) {
-		p, msg := published("v1")
-		return len(p) == n-1, msg
+	e.eventually(3*converge, "v1 published in 19 repositories, r-001's draft waiting for a person", func() (bool, string) {
+		r, msg := at("v1")
+		return len(r.published) == n-1 && r.drafts["r-001"] != "", msg
+	})
+	r, _ := at("v1")
+	e.approve(r.drafts["r-001"])
+	e.eventually(converge, "v1 published in the 20 repositories", func() (bool, string) {
+		r, msg := at("v1")
+		return len(r.published) == n, msg
 	})
 
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
@@ -195,44 +207,62 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 		}
 		return &s, "no status.rollout"
 	}
-	e.eventually(3*converge, "the canary at v2, wave early opened", func() (bool, string) {
-		s, msg := status()
-		p, _ := published("v2")
-		if p["r-007"] && len(p) > 1 {
-			for repo := range p {
-				if repo != "r-007" && !strings.Contains("r-000 r-001 r-002 r-003 r-004 r-005", repo) {
-					t.Fatalf("%s moved before wave early: %s", repo, msg)
-				}
-			}
-		}
-		return s != nil && s.Status.Rollout != nil && len(s.Status.Rollout.Waves) == 3 && s.Status.Rollout.Waves[1].State == "Open", msg
-	})
-	e.eventually(3*converge, "paused by the error budget, naming r-005", func() (bool, string) {
-		s, msg := status()
-		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Paused" && strings.Contains(msg, "app-r-005-app: draft"), msg
-	})
-	// The canary and wave early's five others (r-004 may still be on its
-	// way: moved before the pause); r-005 cannot be approved; wave rest
-	// untouched.
-	e.eventually(converge, "paused with 6 repositories at v2", func() (bool, string) {
-		p, msg := published("v2")
+	noRest := func(r revs, msg string) {
 		for i := 8; i < n; i++ {
-			if repo := fmt.Sprintf("r-%03d", i); p[repo] {
-				t.Fatalf("%s of wave rest moved while paused", repo)
+			if repo := fmt.Sprintf("r-%03d", i); r.published[repo] || r.drafts[repo] != "" {
+				t.Fatalf("%s of wave rest moved: %s", repo, msg)
 			}
 		}
-		return len(p) == 6, msg
-	})
-	if s, msg := status(); s == nil || s.Status.Rollout.Phase != "Paused" || s.Status.Rollout.Waves[2].Moved != 0 {
-		t.Fatalf("the rollout must stay paused with wave rest untouched: %s", msg)
 	}
-	// Fixed: r-005's endpoints exist; its draft is finished, approved, and
-	// the rollout resumes to the end.
-	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nowhere-endpoints}\ndata: {db: \"db.nowhere.internal:5432\"}\n")
+	var draft string
+	e.eventually(3*converge, "the canary at v2, r-001's v2 draft in wave early", func() (bool, string) {
+		_, smsg := status()
+		r, msg := at("v2")
+		noRest(r, msg)
+		if !r.published["r-007"] && len(r.published) > 0 {
+			t.Fatalf("a child moved before the canary was done: %s", msg)
+		}
+		draft = r.drafts["r-001"]
+		return r.published["r-007"] && draft != "", smsg + "; " + msg
+	})
+	// A person proposes it; once the variant has read it Proposed, another
+	// rejects it.
+	e.propose(draft)
+	e.eventually(converge, "app-r-001-app read its draft Proposed", func() (bool, string) {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-r-001-app"}, &v); err != nil {
+			return false, err.Error()
+		}
+		for _, tg := range v.Status.DownstreamTargets {
+			if tg.Name == draft {
+				return tg.Lifecycle == "Proposed", fmt.Sprintf("%s: %s", tg.Name, tg.Lifecycle)
+			}
+		}
+		return false, fmt.Sprintf("targets %+v", v.Status.DownstreamTargets)
+	})
+	e.reject(draft)
+	e.eventually(2*converge, "paused by the error budget, naming r-001's rejected draft", func() (bool, string) {
+		s, msg := status()
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Paused" &&
+			strings.Contains(msg, "app-r-001-app: draft "+draft+" was rejected"), msg
+	})
+	// Paused: what moved before the pause may still publish; wave rest
+	// stays untouched.
+	time.Sleep(15 * time.Second)
+	r, msg := at("v2")
+	noRest(r, msg)
+	if s, smsg := status(); s == nil || s.Status.Rollout.Phase != "Paused" || s.Status.Rollout.Waves[2].Moved != 0 {
+		t.Fatalf("the rollout must stay paused with wave rest untouched: %s", smsg)
+	}
+	if r.published["r-001"] {
+		t.Fatalf("the rejected draft was published: %s", msg)
+	}
+	// Fixed: a person approves it; the rollout resumes to the end.
+	e.approve(draft)
 	e.eventually(4*converge, "the rollout complete, every child at v2", func() (bool, string) {
 		s, msg := status()
-		p, pmsg := published("v2")
-		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Complete" && len(p) == n, msg + "; " + pmsg
+		r, rmsg := at("v2")
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Complete" && len(r.published) == n, msg + "; " + rmsg
 	})
 	if maxInFlight > 3 {
 		t.Errorf("up to %d children in flight in one wave, maxUpdate is at most 3", maxInFlight)

@@ -502,20 +502,45 @@ func (e *env) retry(what string, f func() error) {
 // approve proposes and approves a draft through Porch.
 func (e *env) approve(name string) {
 	e.t.Helper()
+	e.propose(name)
+	e.approval(name, porchapi.PackageRevisionLifecyclePublished)
+}
+
+// propose proposes a draft for approval, as porchctl rpkg propose does.
+func (e *env) propose(name string) {
+	e.t.Helper()
 	ctx := context.Background()
 	var pr porchapi.PackageRevision
 	e.retry("proposing "+name, func() error {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
 			return err
 		}
+		if pr.Spec.Lifecycle == porchapi.PackageRevisionLifecycleProposed {
+			return nil
+		}
 		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycleProposed
 		return e.c.Update(ctx, &pr)
 	})
-	e.retry("approving "+name, func() error {
+}
+
+// reject sends a proposed draft back to Draft, as porchctl rpkg reject
+// does (the approval subresource).
+func (e *env) reject(name string) {
+	e.t.Helper()
+	e.approval(name, porchapi.PackageRevisionLifecycleDraft)
+}
+
+// approval writes a proposed revision's lifecycle through Porch's approval
+// subresource: Published approves it, Draft rejects it.
+func (e *env) approval(name string, lc porchapi.PackageRevisionLifecycle) {
+	e.t.Helper()
+	ctx := context.Background()
+	var pr porchapi.PackageRevision
+	e.retry(fmt.Sprintf("%s: %s by the approval subresource", name, lc), func() error {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pr); err != nil {
 			return err
 		}
-		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
+		pr.Spec.Lifecycle = lc
 		return e.c.SubResource("approval").Update(ctx, &pr)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,21 @@ func TestFleetReleaseBench(t *testing.T) {
 		for _, how := range []string{"in-place", "rollout"} {
 			secs, w, bad := releaseRun(t, n, how)
 			fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %d | %d |\n", n, how, secs, float64(w.Requests)/float64(n), w.Creates, bad)
+			calls := make([]string, 0, len(w.ByCall))
+			for c := range w.ByCall {
+				calls = append(calls, c)
+			}
+			sort.Slice(calls, func(i, j int) bool {
+				if w.ByCall[calls[i]] != w.ByCall[calls[j]] {
+					return w.ByCall[calls[i]] > w.ByCall[calls[j]]
+				}
+				return calls[i] < calls[j]
+			})
+			var by []string
+			for _, c := range calls {
+				by = append(by, fmt.Sprintf("%s %.2f", c, float64(w.ByCall[c])/float64(n)))
+			}
+			t.Logf("N=%d %s: requests per variant by call: %s", n, how, strings.Join(by, ", "))
 		}
 	}
 	t.Log(b.String())
