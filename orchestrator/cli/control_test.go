@@ -24,13 +24,17 @@ import (
 )
 
 // publishV2 publishes blueprints/app v2 (nginx 1.28).
-func (w *ws) publishV2() {
+func (w *ws) publishV2() { w.t.Helper(); w.publishImage("nginx:1.28") }
+
+// publishImage publishes examples/app with another image, the next
+// revision of blueprints/app.
+func (w *ws) publishImage(image string) {
 	w.t.Helper()
-	v2 := filepath.Join(w.t.TempDir(), "app")
+	dir := filepath.Join(w.t.TempDir(), "app")
 	files := fntest.ReadTree(w.t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
-	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
-	fntest.WriteTree(w.t, v2, files)
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v2)
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: "+image, 1)
+	fntest.WriteTree(w.t, dir, files)
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", dir)
 }
 
 // Issue 32 #4, locally: pvctl suspend records the suspension in the state;

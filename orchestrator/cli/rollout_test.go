@@ -39,12 +39,7 @@ func rolloutWS(t *testing.T) *ws {
 // approveDrafts approves every draft pvctl get lists and returns them.
 func (w *ws) approveDrafts() []string {
 	w.t.Helper()
-	var drafts []string
-	for _, l := range strings.Split(w.mustCmd(ExitOK, "get"), "\n") {
-		if f := strings.Fields(l); len(f) >= 6 && f[5] == "Draft" {
-			drafts = append(drafts, f[0])
-		}
-	}
+	drafts := w.drafts()
 	if len(drafts) > 0 {
 		w.mustCmd(ExitOK, "approve", drafts...)
 	}
@@ -256,7 +251,7 @@ func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Progressing", "skipped: "+owner)
 
 	// v3 mid-rollout: from wave one again, the canary alone.
-	w.publishV3()
+	w.publishImage("nginx:1.29") // v3
 	out = w.run(ExitOK)
 	if n := strings.Count(out, "created draft"); n != 1 || !strings.Contains(out, "created draft fleet-07.app.packagevariant-3 (upgrade of fleet-07.app.packagevariant-2 to blueprints.app.v3)") {
 		t.Fatalf("v3 mid-rollout: want the canary's draft alone:\n%s", out)
@@ -274,14 +269,4 @@ func (w *ws) drafts() []string {
 		}
 	}
 	return drafts
-}
-
-// publishV3 publishes examples/app with nginx:1.29.
-func (w *ws) publishV3() {
-	w.t.Helper()
-	v3 := filepath.Join(w.t.TempDir(), "app")
-	files := fntest.ReadTree(w.t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
-	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.29", 1)
-	fntest.WriteTree(w.t, v3, files)
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v3)
 }

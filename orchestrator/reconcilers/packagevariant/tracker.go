@@ -54,13 +54,19 @@ func (t *tracker) movedBack(uid types.UID, draft string, on bool) {
 		delete(t.back[uid], draft)
 		return
 	}
-	if t.back == nil {
-		t.back = map[types.UID]map[string]bool{}
-	}
-	if t.back[uid] == nil {
-		t.back[uid] = map[string]bool{}
-	}
+	inner(&t.back, uid)
 	t.back[uid][draft] = true
+}
+
+// inner makes sure (*m)[uid] is a map, and returns it.
+func inner[V any](m *map[types.UID]map[string]V, uid types.UID) map[string]V {
+	if *m == nil {
+		*m = map[types.UID]map[string]V{}
+	}
+	if (*m)[uid] == nil {
+		(*m)[uid] = map[string]V{}
+	}
+	return (*m)[uid]
 }
 
 // wasMovedBack reports whether the variant moved the draft back itself.
@@ -89,12 +95,7 @@ const phantomRetry = 2 * time.Second
 func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.unread == nil {
-		t.unread = map[types.UID]map[string]time.Time{}
-	}
-	if t.unread[uid] == nil {
-		t.unread[uid] = map[string]time.Time{}
-	}
+	inner(&t.unread, uid)
 	first, ok := t.unread[uid][draft]
 	if !ok {
 		first = now
@@ -114,12 +115,7 @@ func (t *tracker) readable(uid types.UID, draft string) {
 func (t *tracker) phantom(uid types.UID, draft string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.phantoms == nil {
-		t.phantoms = map[types.UID]map[string]bool{}
-	}
-	if t.phantoms[uid] == nil {
-		t.phantoms[uid] = map[string]bool{}
-	}
+	inner(&t.phantoms, uid)
 	t.phantoms[uid][draft] = true
 	delete(t.unread[uid], draft)
 }
@@ -144,12 +140,7 @@ func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
 func (t *tracker) wrote(uid types.UID, draft, digest string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.written == nil {
-		t.written = map[types.UID]map[string]string{}
-	}
-	if t.written[uid] == nil {
-		t.written[uid] = map[string]string{}
-	}
+	inner(&t.written, uid)
 	t.written[uid][draft] = digest
 }
 
