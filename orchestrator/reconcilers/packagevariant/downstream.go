@@ -169,7 +169,9 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		}
 		if m.wrote {
 			ctrl.LoggerFrom(ctx).Info("updated draft", "revision", d.Name)
-			r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
+			if upgrades[d.Name] == nil { // an upgrade's write has its own Event, DraftUpgradedInPlace
+				r.events().Normal(v, EventDraftUpdated, "updated draft %s", d.Name)
+			}
 		}
 		targets, ms = append(targets, m.target), append(ms, m)
 	}
