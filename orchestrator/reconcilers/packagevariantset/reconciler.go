@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -64,6 +65,9 @@ type Reconciler struct {
 	Reader client.Reader
 
 	watch *kit.Watcher // set by SetupWithManager
+
+	gmu   sync.Mutex
+	gates map[string]string // gateClosed's verdicts, by draft version
 }
 
 // Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,

@@ -114,20 +114,37 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	return nil
 }
 
-// observe reads a moved child fresh: done when Ready at its generation with
-// a published revision of its downstream, owned by it, at the target;
+// observe judges a moved child: done when Ready at its generation with a
+// published revision of its downstream, owned by it, at the target;
 // failed when Stalled at its generation, not Ready for longer than the
 // progress deadline, or when its draft at the target was rejected or
-// cannot be approved without a change.
+// cannot be approved without a change. It judges the cached child first:
+// a cache only lags, so what it shows neither done nor failed is not
+// (the child's next status change brings the set back, childProgressed);
+// what it shows done or failed is read again fresh (Reader, past the
+// cache) and judged on that. A fleet's rollout so reads each child fresh
+// about once, not on every reconcile of the set.
 func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
-	reader := r.Reader
-	if reader == nil {
-		reader = r.Client
-	}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
 	v := &pvapi.PackageVariant{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, v); err != nil {
+	if err := r.Client.Get(ctx, key, v); err != nil {
 		return false, false, "", client.IgnoreNotFound(err)
 	}
+	if done, failed, why, err = r.judge(ctx, v, up, deadline); err != nil || (!done && !failed) {
+		return done, failed, why, err
+	}
+	reader := r.Reader
+	if reader == nil {
+		return done, failed, why, nil // the client reads past any cache (pvctl)
+	}
+	if err := reader.Get(ctx, key, v); err != nil {
+		return false, false, "", client.IgnoreNotFound(err)
+	}
+	return r.judge(ctx, v, up, deadline)
+}
+
+// judge is observe's verdict on the child as read.
+func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
 	if v.Status.ObservedGeneration != v.Generation {
 		return false, false, "", nil // not reconciled since it moved
 	}
@@ -141,7 +158,7 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 		}
 		return false, false, "", nil
 	}
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package})
+	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package})
 	if err != nil {
 		return false, false, "", err
 	}
@@ -165,20 +182,48 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 		if rev.Lifecycle == store.Draft && rejected[rev.Name] {
 			return false, true, fmt.Sprintf("draft %s was rejected", rev.Name), nil
 		}
-		res, err := r.Store.GetResources(ctx, namespace, rev.Name)
-		if err != nil {
-			return false, false, "", err
-		}
-		kf, err := kptfile.FromFiles(res.Files)
-		if err != nil || kf == nil {
-			continue
-		}
-		if gate, c, err := kf.NotReady(); err == nil && gate != "" && gate != variant.MutationGate && c != nil {
-			return false, true, fmt.Sprintf("draft %s is not approvable: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message), nil
+		if why, err := r.gateClosed(ctx, rev); err != nil || why != "" {
+			return false, why != "", why, err
 		}
 	}
 	return false, false, "", nil
 }
+
+// gateClosed says why a draft cannot be approved without a change (a
+// readiness gate False other than the mutation's), or "". The verdict is
+// remembered per draft version (its resourceVersion, from the listing):
+// the set reconciles on every step of its children while a rollout runs,
+// and reading each draft's resources each time was most of a rollout's
+// requests to Porch.
+func (r *Reconciler) gateClosed(ctx context.Context, rev store.Revision) (string, error) {
+	key := rev.Namespace + "/" + rev.Name + "@" + rev.ResourceVersion
+	r.gmu.Lock()
+	why, ok := r.gates[key]
+	r.gmu.Unlock()
+	if ok && rev.ResourceVersion != "" {
+		return why, nil
+	}
+	res, err := r.Store.GetResources(ctx, rev.Namespace, rev.Name)
+	if err != nil {
+		return "", err
+	}
+	why = ""
+	if kf, err := kptfile.FromFiles(res.Files); err == nil && kf != nil {
+		if gate, c, err := kf.NotReady(); err == nil && gate != "" && gate != variant.MutationGate && c != nil {
+			why = fmt.Sprintf("draft %s is not approvable: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message)
+		}
+	}
+	r.gmu.Lock()
+	if r.gates == nil || len(r.gates) >= maxGateVerdicts {
+		r.gates = map[string]string{} // bounded: a fleet's drafts in flight are few
+	}
+	r.gates[key] = why
+	r.gmu.Unlock()
+	return why, nil
+}
+
+// maxGateVerdicts bounds gateClosed's memory.
+const maxGateVerdicts = 4096
 
 // controls reads the rollout's controls from the set's annotations.
 func controls(ann map[string]string) rollout.Controls {
