@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,8 @@ func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
 	}
 	set.Namespace = e.ns
 	offset := auditSize(t)
+	cpu := cpuNow()
+	defer func() { t.Logf("N=%d: CPU seconds while converging: %s", n, cpu.since()) }()
 	// The clock runs from the set's create (through the client: a kubectl
 	// process would put its own start-up and discovery on the clock) to
 	// the first poll that sees N children Ready; the Porch list that
@@ -222,4 +225,60 @@ func (e *env) retire(t *testing.T) {
 	if _, err := kubectl("", "delete", "-n", e.ns, "repositories", "--all", "--timeout=120s"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cpuTimes are the CPU seconds (user and system) each process of the stack
+// and the controller has used, from /proc: which side a run's time goes to
+// on a machine whose cores they share.
+type cpuTimes map[string]float64
+
+// cpuNow reads them now: the stack's processes (their pid files) and the
+// controller under test (pvkit's or Porch's).
+func cpuNow() cpuTimes {
+	out := cpuTimes{}
+	pids := map[string]int{}
+	for _, name := range []string{"porch-server", "kube-apiserver", "etcd", "function-runner"} {
+		if b, err := os.ReadFile(filepath.Join(stackDir, name+".pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids[name] = pid
+			}
+		}
+	}
+	if controller != nil && controller.Process != nil {
+		pids["pvkit-controller"] = controller.Process.Pid
+	}
+	if porchControllers != nil && porchControllers.Process != nil {
+		pids["porch-controllers"] = porchControllers.Process.Pid
+	}
+	for name, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: utime is the
+		// 12th, stime the 13th, in clock ticks (100 a second on Linux).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		out[name] = (ut + st) / 100
+	}
+	return out
+}
+
+// since says how much CPU each process used since c, sorted by name.
+func (c cpuTimes) since() string {
+	now := cpuNow()
+	names := make([]string, 0, len(now))
+	for n := range now {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f", n, now[n]-c[n]))
+	}
+	return strings.Join(parts, ", ")
 }

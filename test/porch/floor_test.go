@@ -41,6 +41,8 @@ func (e *env) fanOutFloor(t *testing.T, n, workers int) (float64, int) {
 	var errs []string
 	requests := 0
 	var wg sync.WaitGroup
+	cpu := cpuNow()
+	defer func() { t.Logf("N=%d floor: CPU seconds: %s", n, cpu.since()) }()
 	start := time.Now()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
