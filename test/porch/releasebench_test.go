@@ -165,6 +165,8 @@ func releaseRun(t *testing.T, n int, how string) (float64, writes, int) {
 
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
 	offset := auditSize(t)
+	cpu := cpuNow()
+	defer func() { t.Logf("N=%d %s: CPU seconds: %s", n, how, cpu.since()) }()
 	start := time.Now()
 	e.publishUpstream(url, "app", "v2", files)
 	e.nudge("blueprints")
