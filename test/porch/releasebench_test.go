@@ -27,6 +27,7 @@ import (
 //     clock stops when status.rollout is Complete and N revisions are
 //     published at v2 (rule: staged-rollouts).
 //
+// PVKIT_PORCH_RELEASE_ONLY=rollout (or in-place) runs one of the two.
 // It prints seconds, pvkit's API requests per variant and PackageRevisions
 // created while the clock ran, and the ownerless and duplicate drafts
 // left. Not a pass/fail test: a table (docs/performance.md).
@@ -42,7 +43,11 @@ func TestFleetReleaseBench(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("PVKIT_PORCH_RELEASE_BENCH: %q is not a size", f)
 		}
-		for _, how := range []string{"in-place", "rollout"} {
+		hows := []string{"in-place", "rollout"}
+		if only := os.Getenv("PVKIT_PORCH_RELEASE_ONLY"); only != "" {
+			hows = strings.Split(only, ",")
+		}
+		for _, how := range hows {
 			secs, w, bad := releaseRun(t, n, how)
 			fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %d | %d |\n", n, how, secs, float64(w.Requests)/float64(n), w.Creates, bad)
 			calls := make([]string, 0, len(w.ByCall))

@@ -70,6 +70,9 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() < offset {
+		t.Fatalf("the audit log was rotated since offset %d (it has %d bytes): the requests cannot be counted", offset, st.Size())
+	}
 	if _, err := f.Seek(offset, 0); err != nil {
 		t.Fatal(err)
 	}
