@@ -68,6 +68,7 @@ type Reconciler struct {
 
 	gmu   sync.Mutex
 	gates map[string]string // gateClosed's verdicts, by draft version
+	done  map[string]bool   // children read fresh done at a target (confirm)
 }
 
 // Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,

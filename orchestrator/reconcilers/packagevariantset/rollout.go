@@ -122,8 +122,9 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 // a cache only lags, so what it shows neither done nor failed is not
 // (the child's next status change brings the set back, childProgressed);
 // what it shows done or failed is read again fresh (Reader, past the
-// cache) and judged on that. A fleet's rollout so reads each child fresh
-// about once, not on every reconcile of the set.
+// cache) and judged on that, a child done once at the target only once.
+// A fleet's rollout so reads each child fresh about once, not on every
+// reconcile of the set.
 func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	v := &pvapi.PackageVariant{}
@@ -134,13 +135,36 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 		return done, failed, why, err
 	}
 	reader := r.Reader
-	if reader == nil {
-		return done, failed, why, nil // the client reads past any cache (pvctl)
+	confirmed := key.String() + "@" + up.Name
+	if reader == nil || done && r.wasConfirmed(confirmed) {
+		return done, failed, why, nil // the client reads past any cache (pvctl); or read fresh done before
 	}
 	if err := reader.Get(ctx, key, v); err != nil {
 		return false, false, "", client.IgnoreNotFound(err)
 	}
-	return r.judge(ctx, v, up, deadline)
+	if done, failed, why, err = r.judge(ctx, v, up, deadline); done {
+		r.confirm(confirmed)
+	}
+	return done, failed, why, err
+}
+
+// confirm remembers a child read fresh done at a target ("ns/name@target"):
+// published there, it stays done, and the open wave's done children are
+// not read fresh again on each of the set's reconciles (at N=200, before
+// this, 74 fresh reads per variant).
+func (r *Reconciler) confirm(key string) {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	if r.done == nil || len(r.done) >= maxGateVerdicts {
+		r.done = map[string]bool{}
+	}
+	r.done[key] = true
+}
+
+func (r *Reconciler) wasConfirmed(key string) bool {
+	r.gmu.Lock()
+	defer r.gmu.Unlock()
+	return r.done[key]
 }
 
 // judge is observe's verdict on the child as read.
@@ -222,7 +246,7 @@ func (r *Reconciler) gateClosed(ctx context.Context, rev store.Revision) (string
 	return why, nil
 }
 
-// maxGateVerdicts bounds gateClosed's memory.
+// maxGateVerdicts bounds gateClosed's and confirm's memory.
 const maxGateVerdicts = 4096
 
 // controls reads the rollout's controls from the set's annotations.

@@ -31,7 +31,8 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, o client
 
 // Issue 33 (rule staged-rollouts): the set judges a moved child on the
 // cache first and reads it fresh only to confirm what the cache shows done
-// or failed; a wave is never judged done on a cached status. A draft's
+// or failed, and a child done at the target once (it stays published); a
+// wave is never judged done on a cached status. A draft's
 // readiness gates are read once per draft version, not on every reconcile
 // of the set (the N=200 release bench: a rollout's requests per variant).
 func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
@@ -113,7 +114,13 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 		t.Fatalf("judged done on a cached status: done %v failed %v", done, failed)
 	}
 	child(fresh.client, metav1.ConditionTrue, 2)
-	if done, _, _ := observe(); !done {
-		t.Fatal("fresh and cached done: not done")
+	before := reader.reads
+	for i := 0; i < 3; i++ {
+		if done, _, _ := observe(); !done {
+			t.Fatal("fresh and cached done: not done")
+		}
+	}
+	if n := reader.reads - before; n != 1 {
+		t.Fatalf("a child done at the target read fresh %d times over three reconciles, want once", n)
 	}
 }
