@@ -87,6 +87,11 @@ func newEnv(t *testing.T, name string) *env {
 }
 
 func newClient(kubeconfig string) (client.Client, error) {
+	return newWatchClient(kubeconfig)
+}
+
+// newWatchClient is a client that can also watch.
+func newWatchClient(kubeconfig string) (client.WithWatch, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -96,7 +101,7 @@ func newClient(kubeconfig string) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 }
 
 func kubectl(stdin string, args ...string) (string, error) {
