@@ -159,24 +159,37 @@ func (e *env) fanOut(t *testing.T, n int) (float64, writes) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*converge)
 	defer cancel()
-	w, err := wc.Watch(ctx, &pvapi.PackageVariantList{}, client.InNamespace(e.ns))
-	if err != nil {
-		t.Fatal(err)
+	// watch (re)starts the watch: a new one begins with every child as it
+	// is (ADDED events), so what is Ready is counted again from there.
+	// kube-apiserver ends a watch its cache cannot serve yet ("Too large
+	// resource version", seen right after the set's create): watched again.
+	var w watch.Interface
+	ready := map[string]bool{}
+	rewatch := func() {
+		if w != nil {
+			w.Stop()
+			time.Sleep(100 * time.Millisecond)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d children Ready: not within %s (%d Ready)", n, 10*converge, len(ready))
+		}
+		ready = map[string]bool{}
+		if w, err = wc.Watch(ctx, &pvapi.PackageVariantList{}, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	defer w.Stop()
+	rewatch()
+	defer func() { w.Stop() }()
 	start := time.Now()
 	if err := e.c.Create(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
 	var secs float64
-	ready := map[string]bool{}
 	for secs == 0 {
 		ev, ok := <-w.ResultChan()
-		if !ok {
-			t.Fatalf("%d children Ready: not within %s (%d Ready)", n, 10*converge, len(ready))
-		}
 		v, isPV := ev.Object.(*pvapi.PackageVariant)
-		if !isPV {
+		if !ok || !isPV {
+			rewatch()
 			continue
 		}
 		if r, _ := isReady(v); r && ev.Type != watch.Deleted {

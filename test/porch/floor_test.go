@@ -95,8 +95,8 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 			pr.Name = repo + ".app.packagevariant-1"
 			break
 		}
-		if attempt == 4 {
-			return calls, fmt.Errorf("create, five times: %w", err)
+		if attempt == floorAttempts-1 {
+			return calls, fmt.Errorf("create, %d times: %w", floorAttempts, err)
 		}
 		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 	}
@@ -115,12 +115,12 @@ func floorVariant(ctx context.Context, c client.Client, ns, repo, upstream strin
 		if err == nil {
 			break
 		}
-		if attempt == 4 {
-			return calls, fmt.Errorf("gate update, five times: %w", err)
+		if attempt == floorAttempts-1 {
+			return calls, fmt.Errorf("gate update, %d times: %w", floorAttempts, err)
 		}
 	}
 	var last error
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < floorAttempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
@@ -161,3 +161,9 @@ func (e *env) retireFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// floorAttempts is how often the floor tries a request Porch fails
+// ("ref file is empty", 503s under the burst), as a client must; five was
+// too few at N=200 (one gate update failed five times in a row), where
+// pvkit's controller retries for as long as it takes.
+const floorAttempts = 10
