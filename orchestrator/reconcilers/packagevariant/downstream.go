@@ -180,8 +180,9 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	return targets, conflict
 }
 
-// seeLifecycles records on the targets each revision's lifecycle as this
-// reconcile read it, and whether a person rejected the draft: the variant
+// seeLifecycles (rule: rejected-drafts) records on the targets each
+// revision's lifecycle as this reconcile read it, and whether a person
+// rejected the draft: the variant
 // read it Proposed (its status says so) and reads it Draft now, a move it
 // did not make (ownMoves: an upgrade in place moves a proposed draft back
 // to Draft, and its new content ends an earlier rejection; the tracker
@@ -429,7 +430,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 		if (rerr != nil && !errors.Is(rerr, store.ErrNotFound)) || !errors.Is(err, store.ErrAlreadyExists) || taken == maxTakenWorkspaces {
 			break
 		}
-		// The workspace is taken, by someone else's revision or one Porch
+		// The workspace is taken (rule: listing-lags), by someone else's revision or one Porch
 		// cannot show (its repository has the branch), and the listing
 		// did not show it: the next one.
 		ctrl.LoggerFrom(ctx).Info("the workspace is taken though the listing does not show it; trying the next", "revision", name, "reason", err.Error())

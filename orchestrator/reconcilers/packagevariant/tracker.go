@@ -183,7 +183,7 @@ type read func(name string) (store.Revision, error)
 // observe judges the draft created last for uid in package pkg against
 // names, the owned revisions listed; the revision is the draft read
 // directly (to reclaim, or to go on with), or, to wait for, its name.
-// A draft missing from the listing is read directly:
+// A draft missing from the listing is read directly (rule: listing-lags):
 //   - the variant's (a draft, or published since): unlisted. The informer
 //     cache can miss a revision for long (Porch v1.5.3 does not always
 //     send the watch event: e2e-porch saw a variant wait on a draft that
