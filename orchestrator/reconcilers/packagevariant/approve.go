@@ -152,27 +152,24 @@ func gatesTrue(files map[string]string) bool {
 	return err == nil && gate == ""
 }
 
-// Rejected reports whether a person rejected the variant's draft
-// (DownstreamTarget.Rejected).
-func Rejected(v *pvapi.PackageVariant, draft string) bool {
+// targetOf is the variant's status entry for a revision (the zero value
+// when it has none).
+func targetOf(v *pvapi.PackageVariant, name string) pvapi.DownstreamTarget {
 	for _, t := range v.Status.DownstreamTargets {
-		if t.Name == draft {
-			return t.Rejected
+		if t.Name == name {
+			return t
 		}
 	}
-	return false
+	return pvapi.DownstreamTarget{}
 }
 
 // LastWrite is the digest of a draft as the variant last wrote it, from
 // its status ("" when it never did).
-func LastWrite(v *pvapi.PackageVariant, draft string) string {
-	for _, t := range v.Status.DownstreamTargets {
-		if t.Name == draft {
-			return t.LastWrite
-		}
-	}
-	return ""
-}
+func LastWrite(v *pvapi.PackageVariant, draft string) string { return targetOf(v, draft).LastWrite }
+
+// Rejected reports whether a person rejected the variant's draft
+// (DownstreamTarget.Rejected; rule: rejected-drafts).
+func Rejected(v *pvapi.PackageVariant, draft string) bool { return targetOf(v, draft).Rejected }
 
 // Approval conditions and Events (approveByPolicy).
 const (

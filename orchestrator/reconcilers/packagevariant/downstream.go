@@ -62,8 +62,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // mutation.
 func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
 	mine = r.tracker.real(v.UID, mine)
-	ownMoves := map[string]bool{} // drafts this reconcile moved back to Draft or upgraded
-	defer func() { r.seeLifecycles(v, targets, mine, ownMoves) }()
+	defer func() { r.seeLifecycles(v, targets, mine) }()
 	names := make([]string, len(mine))
 	for i, rev := range mine {
 		names[i] = rev.Name
@@ -129,7 +128,7 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 			}
 			drafts[i] = d
 		}
-		upgrades[d.Name], ownMoves[d.Name] = prepare, true
+		upgrades[d.Name] = prepare
 		r.tracker.movedBack(v.UID, d.Name, true)
 	}
 	if len(upgrades) == 0 {
@@ -182,15 +181,15 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 
 // seeLifecycles (rule: rejected-drafts) records on the targets each
 // revision's lifecycle as this reconcile read it, and whether a person
-// rejected the draft: the variant
-// read it Proposed (its status says so) and reads it Draft now, a move it
-// did not make (ownMoves: an upgrade in place moves a proposed draft back
-// to Draft, and its new content ends an earlier rejection; the tracker
-// remembers such moves whose status patch was lost). Porch records no
+// rejected the draft: the variant read it Proposed (its status says so)
+// and reads it Draft now, a move it did not make (the tracker remembers
+// the drafts an upgrade in place moved back to Draft, until they are
+// proposed again; their new content also ends an earlier rejection, and
+// a status patch lost after the move does not turn it into one). Porch records no
 // rejection ("TODO: signal rejection of the approval differently than by
 // returning to draft?", v1.5.3): this is how pvkit tells it. A rejection
 // holds while the draft stays a Draft, and is a Warning Event when seen.
-func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, ownMoves map[string]bool) {
+func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision) {
 	lifecycle := map[string]store.Lifecycle{}
 	for _, rev := range mine {
 		lifecycle[rev.Name] = rev.Lifecycle
@@ -205,13 +204,13 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		if !ok {
 			lc = store.Draft // created by this reconcile
 		}
-		if ownMoves[t.name] {
-			lc = store.Draft
+		own := r.tracker.wasMovedBack(v.UID, t.name)
+		if own {
+			lc = store.Draft // mine was listed before the move
 		}
 		p := prev[t.name]
 		t.lifecycle = string(lc)
-		t.rejected = lc == store.Draft && !ownMoves[t.name] && !r.tracker.wasMovedBack(v.UID, t.name) &&
-			(p.Rejected || p.Lifecycle == string(store.Proposed))
+		t.rejected = lc == store.Draft && !own && (p.Rejected || p.Lifecycle == string(store.Proposed))
 		if lc == store.Proposed {
 			r.tracker.movedBack(v.UID, t.name, false) // proposed again: a move back from now on is a person's
 		}

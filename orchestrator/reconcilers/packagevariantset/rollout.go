@@ -155,7 +155,7 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 func (r *Reconciler) confirm(key string) {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
-	if r.done == nil || len(r.done) >= maxGateVerdicts {
+	if r.done == nil || len(r.done) >= maxRemembered {
 		r.done = map[string]bool{}
 	}
 	r.done[key] = true
@@ -238,7 +238,7 @@ func (r *Reconciler) gateClosed(ctx context.Context, rev store.Revision) (string
 		}
 	}
 	r.gmu.Lock()
-	if r.gates == nil || len(r.gates) >= maxGateVerdicts {
+	if r.gates == nil || len(r.gates) >= maxRemembered {
 		r.gates = map[string]string{} // bounded: a fleet's drafts in flight are few
 	}
 	r.gates[key] = why
@@ -246,8 +246,8 @@ func (r *Reconciler) gateClosed(ctx context.Context, rev store.Revision) (string
 	return why, nil
 }
 
-// maxGateVerdicts bounds gateClosed's and confirm's memory.
-const maxGateVerdicts = 4096
+// maxRemembered bounds what gateClosed and confirm remember.
+const maxRemembered = 4096
 
 // controls reads the rollout's controls from the set's annotations.
 func controls(ann map[string]string) rollout.Controls {
