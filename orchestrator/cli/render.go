@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pvkit/pvkit/internal/atomicfile"
+
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/pkg/render"
 	"github.com/pvkit/pvkit/pkg/validate"
@@ -112,11 +114,7 @@ func writeRendered(dir string, before, after map[string]string) (int, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return n, err
 		}
-		tmp := p + ".pvctl-render"
-		if err := os.WriteFile(tmp, []byte(after[name]), 0o644); err != nil {
-			return n, err
-		}
-		if err := os.Rename(tmp, p); err != nil {
+		if err := atomicfile.Write(p, []byte(after[name]), 0o644); err != nil {
 			return n, err
 		}
 		n++

@@ -19,7 +19,10 @@ import (
 
 // Options are what every local command shares.
 type Options struct {
-	Repos     string
+	Repos string
+	// ReposNamed: --repos or $PVCTL_REPOS named the repositories directory
+	// (else it is ./repositories, wherever pvctl was started).
+	ReposNamed bool
 	Namespace string
 	Stdin     io.Reader
 	Stdout    io.Writer
@@ -62,6 +65,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		if msg := validate.DNS1123Label(o.Namespace); msg != "" {
 			return usageErr("--namespace %s", msg)
 		}
+		o.ReposNamed = o.Repos != "" || os.Getenv("PVCTL_REPOS") != ""
 		o.Repos = ReposDir(o.Repos, o.Namespace)
 		if !slices.Contains(colorChoices, o.Color) {
 			return usageErr("--color must be auto, always or never, not %q", o.Color)

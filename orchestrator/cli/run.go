@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -130,6 +131,24 @@ func (r *runFlags) check() error {
 	return nil
 }
 
+// checkFleet refuses a run that would start a fleet nobody asked for: with
+// no --repos and no $PVCTL_REPOS, ./repositories must be there already (a
+// run started from the wrong directory used to create a second fleet
+// there, with only a warning). Naming a new directory starts one; pvctl
+// publish makes one too. A plan writes nothing and is not refused.
+func (r *runFlags) checkFleet(o *Options) error {
+	if r.dryRun || o.ReposNamed {
+		return nil
+	}
+	root := ReposDir("", "default")
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		return nil
+	}
+	wd, _ := os.Getwd()
+	return usageErr("no repositories directory %s in %s, and none named: run starts a fleet only where it is told to. "+
+		"Run it from the directory that holds the fleet's, name that with --repos DIR (or $PVCTL_REPOS), or name a new one with --repos to start a fleet there (pvctl publish makes one too)", root, wd)
+}
+
 // options are the run's local.RunOptions.
 func (r *runFlags) options(o *Options) (local.RunOptions, error) {
 	var stdin []byte
@@ -185,6 +204,9 @@ func (r *runFlags) runner(o *Options) (func(context.Context) (*local.Report, err
 	if !r.cluster.set() {
 		if r.approveByPolicy {
 			return nil, usageErr("--approve-by-policy goes with --kubeconfig or --context: pvctl run always approves by policy")
+		}
+		if err := r.checkFleet(o); err != nil {
+			return nil, err
 		}
 		opts, err := r.options(o)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,7 +50,7 @@ func Lock(dir, command string) (release func(), err error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLockFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +78,28 @@ func Lock(dir, command string) (release func(), err error) {
 	}, nil
 }
 
+// openLockFile opens (or creates) the lock without following a symbolic
+// link and without waiting on a FIFO, and refuses anything but a regular
+// file, naming it: a link planted as .pvctl.lock used to be followed and
+// its target truncated.
+func openLockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &inputError{[]string{fmt.Sprintf("the lock %s is a symbolic link; pvctl writes its lock only as a regular file of its own: remove the link", path)}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &inputError{[]string{fmt.Sprintf("the lock %s is not a regular file (%v); pvctl writes its lock only as a regular file of its own: remove it", path, st.Mode().Type())}}
+	}
+	return f, nil
+}
+
 // CheckReposDir refuses, as an input error and before anything is written,
 // a --repos that is no repositories directory: a git working tree (pvctl
 // would write bare repositories and its state into it), a bare repository
@@ -101,18 +124,26 @@ func CheckReposDir(dir string) error {
 	case exists(filepath.Join(dir, ".git")):
 		return refuse("is a git working tree; --repos names a directory of bare repositories of its own (pvctl publish and run create it)")
 	}
-	others := 0
+	bare, others := 0, 0
 	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A link would lead the writes of a repository, the state or
+			// the lock anywhere it points; a repository linked in used to
+			// be skipped unsaid ("holds 1 entries and no bare repository").
+			return refuse("%s is a symbolic link; pvctl reads and writes repositories, its state and its lock only as entries of their own in the repositories directory: move what it points to there, or remove the link",
+				filepath.Join(dir, e.Name()))
+		}
 		switch e.Name() {
 		case state.File, LockFile:
 			continue
 		}
 		if e.IsDir() && gitstore.IsBare(filepath.Join(dir, e.Name())) {
-			return nil
+			bare++
+			continue
 		}
 		others++
 	}
-	if others > 0 {
+	if bare == 0 && others > 0 {
 		return refuse("holds %d entries and no bare repository: not a repositories directory (--repos or $PVCTL_REPOS name one; a new one is made where nothing is)", others)
 	}
 	return nil

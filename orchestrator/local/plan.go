@@ -50,6 +50,9 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, err
 	}
 	rep.DryRun = true
+	for i, w := range rep.Warnings { // they name the real directory, not the plan's copy
+		rep.Warnings[i] = strings.ReplaceAll(w, scratch, real.Repos)
+	}
 	for i, c := range rep.Changes {
 		rep.Changes[i] = conditional(c)
 	}

@@ -24,6 +24,7 @@ package upstream
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -256,8 +257,14 @@ func expand(op, s string) ([]comparison, error) {
 	if !ok {
 		return nil, fmt.Errorf("%q is not a version (1, 1.2, 1.2.3, v1.2.3-rc.1; x for any part)", s)
 	}
-	// next is the first version above the given parts: 1.2 → 1.3.0.
+	// next is the first version above the given parts: 1.2 → 1.3.0. A
+	// part at the largest number has none: it would wrap to 0 (<=
+	// 18446744073709551615 was <0.0.0, a range of nothing, silently).
+	var overflow error
 	next := func(parts int) Version {
+		if p := []uint64{v.Major, v.Minor, v.Patch}[parts-1]; p == math.MaxUint64 {
+			overflow = fmt.Errorf("%q: %d is the largest number a version part may have, and this range needs the next one", op+s, p)
+		}
 		switch parts {
 		case 1:
 			return Version{Major: v.Major + 1}
@@ -266,6 +273,16 @@ func expand(op, s string) ([]comparison, error) {
 		}
 		return Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch + 1}
 	}
+	cs, err := expandTo(op, s, v, parts, next)
+	if err == nil && overflow != nil {
+		return nil, overflow
+	}
+	return cs, err
+}
+
+// expandTo is expand's comparisons for a parsed version; next is the first
+// version above given parts.
+func expandTo(op, s string, v Version, parts int, next func(int) Version) ([]comparison, error) {
 	lo := comparison{">=", v}
 	switch op {
 	case "", "=":

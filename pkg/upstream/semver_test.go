@@ -63,7 +63,19 @@ func TestConstraintErrors(t *testing.T) {
 		"<*":                      `"<*" with a wildcard is not a range`,
 		"~>1":                     `">1" is not a version`,
 		strings.Repeat("1 ", 200): "is 400 characters long, at most 256",
+		// Issue 47 #10: the next version above a part at the bound wrapped
+		// to 0 (<=18446744073709551615 was <0.0.0 and took nothing).
+		"<=18446744073709551615":       `"<=18446744073709551615": 18446744073709551615 is the largest number a version part may have, and this range needs the next one`,
+		"18446744073709551615":         "is the largest number a version part may have",
+		">1.18446744073709551615":      `">1.18446744073709551615": 18446744073709551615 is the largest number`,
+		"~1.2.18446744073709551615":    "",
+		"^0.0.18446744073709551615":    `"^0.0.18446744073709551615": 18446744073709551615 is the largest number`,
+		"18446744073709551616":         `"18446744073709551616" is not a version`,
+		"1.18446744073709551615 - 2.x": "",
 	} {
+		if want == "" {
+			continue
+		}
 		_, err := ParseConstraint(c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", c, err, want)
@@ -112,5 +124,27 @@ func TestSelectSemver(t *testing.T) {
 	u.Semver, u.Revision = "[", 2
 	if got := CheckSemver(&u); len(got) != 2 || !strings.Contains(got[0], "`spec.upstream.semver` is not a semver range: ") || !strings.Contains(got[1], "cannot be used with `revision` or `workspaceName`") {
 		t.Fatalf("problems: %q", got)
+	}
+}
+
+// Issue 47 #10: at the bound, what can be compared is, without wrapping.
+func TestConstraintAtTheBound(t *testing.T) {
+	for c, in := range map[string]string{
+		">=18446744073709551615":     "18446744073709551615.0.0",
+		"~1.2.18446744073709551615":  "1.2.18446744073709551615",
+		"=18446744073709551615.1.1":  "18446744073709551615.1.1",
+		"1.18446744073709551615 - 2": "1.18446744073709551615.7",
+	} {
+		cs, err := ParseConstraint(c)
+		if err != nil {
+			t.Errorf("%q: %v", c, err)
+			continue
+		}
+		if v, ok := ParseVersion(in); !ok || !cs.Check(v) {
+			t.Errorf("%q must contain %s", c, in)
+		}
+		if v, _ := ParseVersion("0.0.0"); cs.Check(v) {
+			t.Errorf("%q must not contain 0.0.0", c)
+		}
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/pvkit/pvkit/internal/atomicfile"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -103,11 +103,7 @@ func (s *State) Write(path string) error {
 		return err
 	}
 	b = append([]byte("# pvctl run's embedded cluster: written by pvctl, read on the next run.\n"), bytes.TrimSpace(b)...)
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, append(b, '\n'), 0o644)
 }
 
 // ObjectKey identifies a cluster object of the state: "apiVersion Kind name".

@@ -23,6 +23,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -197,13 +198,25 @@ type repo struct {
 }
 
 // Open opens the repositories as a store for namespace, loading every
-// package revision they hold.
+// package revision they hold. Every repository is registered before any is
+// read: a lock names its upstream repository by URL, and that is resolved
+// to a name among all of them (a repository read before its upstream's was
+// registered lost the name: `:webapp/v1` where `platform:webapp/v1` was
+// meant, whenever the upstream sorted after its downstreams).
 func Open(namespace string, repos []Repository) (*Store, error) {
 	b := &backend{namespace: namespace, repos: map[string]*repo{}, byURL: map[string][]*repo{}, now: time.Now}
 	s := &Store{engine: memory.NewPersistent(b), git: b}
 	s.engine.SetOrigin(b.origin)
+	registered := make([]*repo, 0, len(repos))
 	for _, r := range repos {
-		if err := s.Add(r); err != nil {
+		rp, err := s.register(r)
+		if err != nil {
+			return nil, err
+		}
+		registered = append(registered, rp)
+	}
+	for _, rp := range registered {
+		if err := s.read(rp); err != nil {
 			return nil, err
 		}
 	}
@@ -211,16 +224,30 @@ func Open(namespace string, repos []Repository) (*Store, error) {
 }
 
 // Add opens one more repository.
-func (s *Store) Add(r Repository) (err error) {
+func (s *Store) Add(r Repository) error {
+	rp, err := s.register(r)
+	if err != nil {
+		return err
+	}
+	if err := s.read(rp); err != nil {
+		s.unregister(rp)
+		return err
+	}
+	return nil
+}
+
+// register checks a repository and makes it known by name and URL,
+// reading nothing of its refs yet.
+func (s *Store) register(r Repository) (*repo, error) {
 	if r.Branch == "" {
 		r.Branch = DefaultBranch
 	}
 	r.Directory = cleanDirectory(r.Directory)
 	if _, dup := s.git.repos[r.Name]; dup {
-		return fmt.Errorf("repository %q: named twice", r.Name)
+		return nil, fmt.Errorf("repository %q: named twice", r.Name)
 	}
 	if err := checkBare(r.GitDir); err != nil {
-		return fmt.Errorf("repository %q: %w", r.Name, err)
+		return nil, fmt.Errorf("repository %q: %w", r.Name, err)
 	}
 	// Repositories of one git directory (one per spec.git.directory, as
 	// Nephio registers its catalog) share what the store keeps of it: the
@@ -231,21 +258,35 @@ func (s *Store) Add(r Repository) (err error) {
 	var meta *metadata
 	if len(shared) > 0 {
 		meta = shared[0].meta
-	} else if meta, err = readMetadata(r.GitDir); err != nil {
-		return fmt.Errorf("repository %q: %w", r.Name, err)
+	} else {
+		var err error
+		if meta, err = readMetadata(r.GitDir); err != nil {
+			return nil, fmt.Errorf("repository %q: %w", r.Name, err)
+		}
 	}
 	rp := &repo{Repository: r, b: s.git, meta: meta, url: url}
+	s.git.repos[r.Name] = rp
+	s.git.byURL[url] = append(shared, rp)
+	return rp, nil
+}
+
+// unregister forgets a repository register made known.
+func (s *Store) unregister(rp *repo) {
+	delete(s.git.repos, rp.Name)
+	s.git.byURL[rp.url] = slices.DeleteFunc(s.git.byURL[rp.url], func(o *repo) bool { return o == rp })
+}
+
+// read loads a registered repository's revisions into the engine.
+func (s *Store) read(rp *repo) error {
 	revs, loads, skipped, err := s.git.load(rp)
 	if err != nil {
-		return fmt.Errorf("repository %q: %w", r.Name, err)
+		return fmt.Errorf("repository %q: %w", rp.Name, err)
 	}
-	for _, o := range shared {
+	for _, o := range s.git.byURL[rp.url] {
 		o.refs = rp.refs // the refs just read
 	}
 	s.git.skipped = append(s.git.skipped, skipped...)
-	s.git.repos[r.Name] = rp
-	s.git.byURL[url] = append(shared, rp)
-	s.engine.SetDeployment(s.git.namespace, r.Name, r.Deployment)
+	s.engine.SetDeployment(s.git.namespace, rp.Name, rp.Deployment)
 	for i := range revs {
 		s.engine.RestoreLazy(revs[i], loads[i])
 	}

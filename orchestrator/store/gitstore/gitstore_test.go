@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -423,5 +424,51 @@ func TestCreatedIsRecordedByTheStore(t *testing.T) {
 				t.Errorf("a branch pushed with git: Created = %v, want unknown", r.Created)
 			}
 		}
+	}
+}
+
+// Issue 47 #11: a lock names its upstream's repository by URL; reopened,
+// it named it only when the upstream's repository had been read first
+// (sorted before its downstreams): `get` showed `:webapp/v1`. At 500
+// repositories, every lock names it, whatever the order.
+func TestLocksNameTheirRepositoryWhateverTheOrder(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	up := h.Publish(ns, "platform", "webapp", storetest.Blueprint)
+	n := 500
+	if testing.Short() {
+		n = 20
+	}
+	for i := range n {
+		repo := fmt.Sprintf("c%03d", i) // before "platform"
+		if i%2 == 1 {
+			repo = fmt.Sprintf("r%03d", i) // after it
+		}
+		h.AddRepository(ns, repo)
+		if _, err := h.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: repo, Package: "webapp", Workspace: "packagevariant-1",
+			Owners: []store.OwnerRef{owner}, Task: store.Task{Type: store.Clone, Upstream: up.Name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repos, err := Discover(h.root) // sorted by name, as pvctl opens them
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ns, repos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drafts := 0
+	for _, r := range again.All(ns) {
+		if r.Lifecycle != store.Draft {
+			continue
+		}
+		drafts++
+		if r.Lock == nil || r.Lock.Repository != "platform" || r.Lock.Ref != "webapp/v1" || !r.Lock.Matches(up) {
+			t.Fatalf("%s: lock %+v, want repository platform, ref webapp/v1", r.Name, r.Lock)
+		}
+	}
+	if drafts != n {
+		t.Fatalf("%d drafts reopened, want %d", drafts, n)
 	}
 }

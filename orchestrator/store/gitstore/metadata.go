@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pvkit/pvkit/internal/atomicfile"
+
 	"github.com/pvkit/pvkit/orchestrator/store"
 )
 
@@ -108,10 +110,5 @@ func (m *metadata) write(gitDir string) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(gitDir, MetadataFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(filepath.Join(gitDir, MetadataFile), append(b, '\n'), 0o644)
 }
