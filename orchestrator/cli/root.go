@@ -23,10 +23,10 @@ type Options struct {
 	// ReposNamed: --repos or $PVCTL_REPOS named the repositories directory
 	// (else it is ./repositories, wherever pvctl was started).
 	ReposNamed bool
-	Namespace string
-	Stdin     io.Reader
-	Stdout    io.Writer
-	Stderr    io.Writer
+	Namespace  string
+	Stdin      io.Reader
+	Stdout     io.Writer
+	Stderr     io.Writer
 	// Color is --color: auto, always or never.
 	Color string
 }
