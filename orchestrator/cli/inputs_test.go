@@ -99,12 +99,16 @@ func TestPublishSafety(t *testing.T) {
 }
 
 // A variant whose downstream package would be a path outside its
-// repository is invalid: it stalls, and nothing of it is written.
+// repository is invalid: the CRD's schema refuses it as a cluster would
+// (issue 47 #8; it stalled before, pkg/variant's own check, which the
+// controller keeps), and nothing of it is written.
 func TestVariantPackagePathValidated(t *testing.T) {
 	w := newWS(t)
 	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "    repo: core-euwest1\n    package: app\n", "    repo: core-euwest1\n    package: ../../../tmp/pwn\n", 1))
-	out := w.run(ExitStalled)
-	contains(t, out, "`spec.downstream.package` must not have a \"..\" segment, found \"../../../tmp/pwn\"")
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
+	if code != ExitUsage || !strings.Contains(errs, "app-staging.yaml: PackageVariant \"app-staging\": `spec.downstream.package` Invalid value: \"../../../tmp/pwn\": spec.downstream.package in body should match") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
 	for _, r := range w.revisions() {
 		if strings.Contains(r, "pwn") {
 			t.Fatalf("an invalid variant wrote %s", r)

@@ -21,7 +21,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -113,7 +112,11 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				return nil
 			},
 			RunE: func(_ *cobra.Command, a []string) error {
-				return o.rolloutControl(ctx, ccf, a[0], a[1:], c.change)
+				check := knownChildren
+				if strings.HasPrefix(c.use, "skip ") {
+					check = failedChildren
+				}
+				return o.rolloutControl(ctx, ccf, a[0], a[1:], check, c.change)
 			},
 		}
 		ccf.add(cmd)
@@ -149,7 +152,8 @@ func (o *Options) readSet(ctx context.Context, cf clusterFlags, name string) (*p
 
 // rolloutControl changes a set's rollout annotations: on the cluster's
 // set, or in the last run's state. An empty value removes the key.
-func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, change func(map[string]string, []string) (map[string]string, string)) error {
+func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, check childCheck,
+	change func(map[string]string, []string) (map[string]string, string)) error {
 	key := "packagevariantset/" + name
 	if cf.set() {
 		c, obj, _, err := clusterTarget(ctx, o, cf, "PackageVariantSet", name)
@@ -160,7 +164,7 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 		if err := c.List(ctx, &list, client.InNamespace(o.Namespace)); err != nil {
 			return fmt.Errorf("listing the children of %s: %w", key, err)
 		}
-		if err := knownChildren(key, obj.GetUID(), list.Items, children); err != nil {
+		if err := check(key, obj.(*pvsapi.PackageVariantSet), list.Items, children); err != nil {
 			return err
 		}
 		next, what := change(obj.GetAnnotations(), children)
@@ -192,7 +196,7 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 	if i < 0 {
 		return fmt.Errorf("%s: not found in the last run's state (pvctl status lists them)", key)
 	}
-	if err := knownChildren(key, st.Sets[i].UID, st.Variants, children); err != nil {
+	if err := check(key, &st.Sets[i], st.Variants, children); err != nil {
 		return err
 	}
 	cur := st.Rollouts[name]
@@ -228,18 +232,53 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 	return nil
 }
 
+// childCheck refuses children a control does not apply to.
+type childCheck func(key string, set *pvsapi.PackageVariantSet, variants []pvapi.PackageVariant, names []string) error
+
 // knownChildren refuses a child name that is not one of the set's
 // children (a typo would hold or skip nothing, silently).
-func knownChildren(key string, uid types.UID, variants []pvapi.PackageVariant, names []string) error {
+func knownChildren(key string, set *pvsapi.PackageVariantSet, variants []pvapi.PackageVariant, names []string) error {
 	mine := map[string]bool{}
 	for _, v := range variants {
-		if owner := metav1.GetControllerOf(&v); owner != nil && owner.Kind == "PackageVariantSet" && owner.UID == uid {
+		if owner := metav1.GetControllerOf(&v); owner != nil && owner.Kind == "PackageVariantSet" && owner.UID == set.UID {
 			mine[v.Name] = true
 		}
 	}
 	for _, n := range names {
 		if !mine[n] {
 			return fmt.Errorf("%s has no child %q (pvctl status lists its PackageVariants)", key, n)
+		}
+	}
+	return nil
+}
+
+// failedChildren refuses, besides what knownChildren refuses, a child the
+// rollout does not list as failed: a skip applies to failed children only
+// (a skip of a canary that never failed used to make it "done"). When the
+// status names only some of the failed children (status.rollout.
+// failedCount), one it does not name is let through: the rollout applies
+// the skip once the child has failed.
+func failedChildren(key string, set *pvsapi.PackageVariantSet, variants []pvapi.PackageVariant, names []string) error {
+	if err := knownChildren(key, set, variants, names); err != nil {
+		return err
+	}
+	r := set.Status.Rollout
+	failed := map[string]bool{}
+	if r != nil {
+		for _, f := range r.Failed {
+			n, _, _ := strings.Cut(f, ": ")
+			failed[n] = true
+		}
+		for _, n := range r.Skipped {
+			failed[n] = true
+		}
+	}
+	if r != nil && r.FailedCount > len(r.Failed) {
+		return nil
+	}
+	for _, n := range names {
+		if !failed[n] {
+			return fmt.Errorf("%s: child %q has not failed in the rollout (status.rollout.failed; pvctl rollout status); a skip applies to failed children only: hold it to keep it back", key, n)
 		}
 	}
 	return nil
@@ -268,7 +307,11 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 		names []string
 	}{{"failed", r.Failed}, {"held", r.Held}, {"skipped", r.Skipped}} {
 		if len(l.names) > 0 {
-			fmt.Fprintf(w, "  %s: %s\n", l.what, strings.Join(l.names, "; "))
+			more := ""
+			if l.what == "failed" && r.FailedCount > len(r.Failed) {
+				more = fmt.Sprintf("; and %d more", r.FailedCount-len(r.Failed))
+			}
+			fmt.Fprintf(w, "  %s: %s%s\n", l.what, strings.Join(l.names, "; "), more)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func TestRolloutPlan(t *testing.T) {
 	out := w.mustCmd(ExitChanges, "plan", "-f", w.in)
 	golden(t, "rollout-plan.txt", out)
 	contains(t, out, "would create draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)",
-		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
+		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; waiting for app-fleet-07-app (draft fleet-07.app.packagevariant-2 is Draft, not yet approved); wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
 	if strings.Count(out, "would create draft") != 1 {
 		t.Fatalf("the plan moves more than the canary:\n%s", out)
 	}
@@ -195,6 +195,11 @@ func TestRolloutAgainstACluster(t *testing.T) {
 	if code, _, errs := w.cmd("rollout", append([]string{"skip", "fleet", "fleet-c"}, cl...)...); code != ExitNotReady || !strings.Contains(errs, `packagevariantset/fleet has no child "fleet-c"`) {
 		t.Fatalf("skip of a typo: exit %d: %s", code, errs)
 	}
+	// Issue 47 #5: a skip applies to failed children only.
+	if code, _, errs := w.cmd("rollout", append([]string{"skip", "fleet", "fleet-b"}, cl...)...); code != ExitNotReady ||
+		!strings.Contains(errs, `packagevariantset/fleet: child "fleet-b" has not failed in the rollout (status.rollout.failed; pvctl rollout status); a skip applies to failed children only: hold it to keep it back`) {
+		t.Fatalf("skip of a child that has not failed: exit %d: %s", code, errs)
+	}
 	run("resume", "fleet")
 	run("release", "fleet", "fleet-a", "fleet-b")
 	if a := annotations(); a["pvkit.dev/rollout-pause"] != "" || a["pvkit.dev/rollout-hold"] != "" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
@@ -241,6 +246,10 @@ func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
 	contains(t, out, "wave early Open (2/4 moved)", "created draft fleet-10.app.packagevariant-1 (clone of blueprints.app.v1)")
 	contains(t, w.mustCmd(ExitOK, "events"), "RolloutJoined", "app-fleet-10-app joins wave")
 
+	// Issue 47 #5: the canary never failed: no skip of it ("done" before).
+	if code, _, errs := w.cmd("rollout", "skip", "app", "app-fleet-07-app"); code != ExitNotReady || !strings.Contains(errs, `child "app-fleet-07-app" has not failed in the rollout`) {
+		t.Fatalf("skip of the canary: exit %d: %s", code, errs)
+	}
 	// Skipped: the rollout goes on.
 	owner := "app-" + strings.Split(rejected, ".")[0] + "-app"
 	contains(t, w.mustCmd(ExitOK, "rollout", "skip", "app", owner), owner)

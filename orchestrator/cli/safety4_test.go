@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/pvkit/pvkit/internal/fntest"
 )
@@ -117,4 +120,61 @@ func TestRunStartsAFleetOnlyWhereTold(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(elsewhere, "repositories", "edge-useast1.git")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Issue 47 #8: pvctl applied none of the CRD's bounds to its files (21 or
+// 20,000 waves, a 64-character wave name, progressDeadlineSeconds: -5) nor
+// the API server's annotation and object bounds: what a cluster refuses ran
+// locally (20,000 waves cost a plan 30 s and 329 MB). Each is an input
+// error naming file, object and field, before anything runs.
+func TestFilesAreHeldToTheCRDAndAPIServerBounds(t *testing.T) {
+	set := func(waves, extra string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: bounded\n" + extra +
+			"spec:\n  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositories: [{name: edge-useast1}]\n  rollout:\n" + waves
+	}
+	wave := func(name string) string { return "    - name: " + name + "\n" }
+	many := func(n int) string {
+		var b strings.Builder
+		b.WriteString("    waves:\n")
+		for i := range n {
+			b.WriteString(wave(fmt.Sprintf("w%d", i)))
+		}
+		return b.String()
+	}
+	big := strings.Repeat("x", 256<<10)
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"21 waves", set(many(21), ""), "`spec.rollout.waves` Too many: 21: must have at most 20 items"},
+		{"20,000 waves", set(many(20000), ""), "`spec.rollout.waves` Too many: 20000: must have at most 20 items"},
+		{"a 64-character wave name", set("    waves:\n"+wave(strings.Repeat("w", 64)), ""), "`spec.rollout.waves[0].name` Too long: may not be more than 63 bytes"},
+		{"a negative deadline", set("    waves:\n"+wave("all")+"    progressDeadlineSeconds: -5\n", ""),
+			"`spec.rollout.progressDeadlineSeconds` Invalid value: -5: spec.rollout.progressDeadlineSeconds in body should be greater than or equal to 1"},
+		{"annotations over 256 KiB", set("    waves:\n"+wave("all"), "  annotations:\n    a: "+big+"\n"),
+			"`metadata.annotations` are 262145 bytes together (keys and values), at most 262144, as the API server bounds them"},
+		{"an object over 1.5 MiB", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n" + hugeData(1600),
+			"ConfigMap \"huge\": the object is"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWS(t)
+			w.write("bounded.yaml", tc.yaml)
+			snap := w.snapshot()
+			for _, verb := range []string{"plan", "run"} {
+				code, _, errs := w.cmd(verb, "-f", w.in)
+				if code != ExitUsage || !strings.Contains(errs, filepath.Join(w.in, "bounded.yaml")+": ") || !strings.Contains(errs, tc.want) {
+					t.Fatalf("%s: exit %d, %.600s", verb, code, errs)
+				}
+			}
+			if d := cmp.Diff(snap, w.snapshot()); d != "" {
+				t.Fatalf("a refused run wrote:\n%s", d)
+			}
+		})
+	}
+}
+
+// hugeData is a ConfigMap's data of n entries of 1 KB.
+func hugeData(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "  k%05d: %s\n", i, strings.Repeat("y", 1000))
+	}
+	return b.String()
 }

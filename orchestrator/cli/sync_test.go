@@ -324,7 +324,7 @@ func TestSyncedObjectRefusedBySchema(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	contains(t, errs, `warning: --sync: apps/bad@v1: PackageVariant bad-path is not applied: PackageVariant.config.porch.kpt.dev "bad-path" is invalid: spec.downstream.package: Invalid value: "Not_A_Path"`)
+	contains(t, errs, "warning: --sync: apps/bad@v1: objects.yaml: PackageVariant \"bad-path\": `spec.downstream.package` Invalid value: \"Not_A_Path\": spec.downstream.package in body should match")
 	contains(t, out, "synced ConfigMap fine from apps/bad@v1")
 	if strings.Contains(out, "bad-path") {
 		t.Fatalf("the invalid variant was applied:\n%s", out)

@@ -279,8 +279,8 @@ func TestRevisionMinusOneIsThePlaceholder(t *testing.T) {
 	contains(t, out, "created draft core-euwest1.placeholder.packagevariant-1 (clone of blueprints.app.main)",
 		"created draft core-euwest1.placeholder-main.packagevariant-1 (clone of blueprints.app.main)")
 	w.write("placeholder.yaml", variant("placeholder", "revision: -2"))
-	code, out, _ := w.cmd("run", "-o", "wide", "-f", w.in)
-	if code != ExitStalled || !strings.Contains(out, "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found -2") {
-		t.Fatalf("revision -2: exit %d\n%s", code, out)
+	code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in)
+	if code != ExitUsage || !strings.Contains(errs, "`spec.upstream.revision` Invalid value: -2: spec.upstream.revision in body should be greater than or equal to -1") {
+		t.Fatalf("revision -2: exit %d\n%s", code, errs)
 	}
 }

@@ -24,13 +24,26 @@
 //     opens;
 //   - more failed children than the error budget pause the rollout (no
 //     child moves; the moved ones stay), naming them; so does the pause
-//     control; a held child never moves; a skipped one counts as done.
+//     control; a held child never moves;
+//   - a skip applies to a failed child only (it takes effect once the
+//     child fails, and stays): the rollout stops waiting for it; it is
+//     reported as skipped, never as done;
+//   - a wave whose selector matches no child when the rollout starts
+//     pauses it before anything moves, naming the wave (a selector typo,
+//     a canary that lost its label), unless the wave allows it
+//     (allowEmpty); until something moves, the membership is assigned
+//     again on each plan, so that fixing the labels or the selector
+//     unblocks it;
+//   - the status stays small whatever the children: a failed child's why
+//     is cut to MaxWhy bytes and at most MaxListed failed children are
+//     named, with the count of all (FailedCount).
 package rollout
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -47,6 +60,17 @@ const (
 	WaveComplete = "Complete"
 )
 
+// Bounds of the rollout's status, so that it stays small whatever the
+// children and their messages (a failed child's whole condition message,
+// up to 32 KiB, was kept: 50 children made a 1.64 MB status, past what an
+// API server stores).
+const (
+	// MaxListed is how many failed children the status names.
+	MaxListed = 20
+	// MaxWhy is how many bytes of a child's reason the status keeps.
+	MaxWhy = 256
+)
+
 // Child is one child of the set as the rollout sees it.
 type Child struct {
 	Name string
@@ -55,8 +79,9 @@ type Child struct {
 	// Current is the upstream the existing child has (nil: a new child).
 	Current *pv.Upstream
 	// Done: read fresh, at the target revision, published and Ready. Failed:
-	// stalled, or moved and not Ready past the progress deadline; Why says
-	// why.
+	// stalled, or moved and not Ready past the progress deadline. Why says
+	// why it failed, or what a moved child that is neither done nor failed
+	// waits for.
 	Done, Failed bool
 	Why          string
 }
@@ -105,9 +130,10 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 	default:
 		st.From, st.Phase = prev.From, prev.Phase
 	}
-	// Membership: fixed at the start; newcomers join a wave.
+	// Membership: fixed at the start; newcomers join a wave. Until a child
+	// moves, a rollout held at the start by an empty wave assigns it again.
 	waveOf := map[string]int{}
-	if !restart && prev != nil {
+	if !restart && prev != nil && !(len(emptyWaves(spec, prev.Waves)) > 0 && !anyMoved(children, target)) {
 		for i, w := range prev.Waves {
 			if i >= len(spec.Waves) || w.Name != spec.Waves[i].Name {
 				break // the waves were edited: assign again below
@@ -155,35 +181,53 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 		}
 		for i, w := range spec.Waves {
 			ws := v1alpha2.WaveStatus{Name: w.Name, State: WaveComplete, Members: names(waves[i])}
+			// A finished rollout keeps its counts as it finished; a child
+			// new since, or every child at the set's first revision, starts
+			// at the target.
+			was := finished(prev, i, w.Name, &ws)
 			for _, c := range waves[i] {
-				if p := res.Pins[c.Name]; pinnedTo(&p, target) {
+				if p := res.Pins[c.Name]; pinnedTo(&p, target) && !was[c.Name] {
 					ws.Moved++
-					if c.Done || c.Current == nil {
-						ws.Done++
-					}
+					ws.Done++
 				}
 			}
 			st.Waves = append(st.Waves, ws)
 		}
-		st.Message = completeMessage(target, st.Held)
+		if prev != nil {
+			st.Skipped = prev.Skipped
+		}
+		st.Message = completeMessage(target, st.Held, st.Skipped)
 		res.Status = st
 		return res
 	}
 
-	// Failures and the budget.
+	// Failures, skips and the budget. A skip applies to a failed child (a
+	// skip of one that never failed waits for it to fail), and stays.
+	wasSkipped := map[string]bool{}
+	if prev != nil && !restart {
+		for _, n := range prev.Skipped {
+			wasSkipped[n] = true
+		}
+	}
+	skip := map[string]bool{}
 	failed := 0
 	for _, c := range children {
-		if c.Failed && !ctl.Skip[c.Name] && pinnedTo(c.Current, target) {
-			failed++
-			st.Failed = append(st.Failed, c.Name+": "+c.Why)
-		}
-		if ctl.Skip[c.Name] {
+		moved := pinnedTo(c.Current, target)
+		if ctl.Skip[c.Name] && ((c.Failed && moved) || wasSkipped[c.Name]) {
+			skip[c.Name] = true
 			st.Skipped = append(st.Skipped, c.Name)
+		}
+		if c.Failed && !skip[c.Name] && moved {
+			failed++
+			if len(st.Failed) < MaxListed {
+				st.Failed = append(st.Failed, c.Name+": "+Short(c.Why, MaxWhy))
+			}
 		}
 		if ctl.Hold[c.Name] {
 			st.Held = append(st.Held, c.Name)
 		}
 	}
+	st.FailedCount = failed
 	budget := 0
 	if spec.ErrorBudget != nil {
 		budget = spec.ErrorBudget.Of(len(children))
@@ -198,14 +242,21 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 		}
 		return Pin(base, target)
 	}
+	if empty := emptyWaves(spec, waveStatuses(spec, waves)); len(empty) > 0 && !anyMoved(children, target) {
+		return emptyPause(res, st, spec, prev, restart, waves, children, empty, keep)
+	}
 	open := -1
 	for i := range spec.Waves {
 		ws := v1alpha2.WaveStatus{Name: spec.Waves[i].Name, Members: names(waves[i]), State: WavePending}
 		// A wave once complete stays so (its children are not read again).
 		wasComplete, complete := prevState(prev, i, restart) == WaveComplete, true
+		var was map[string]bool
+		if wasComplete {
+			was = finished(prev, i, ws.Name, &ws)
+		}
 		for _, c := range waves[i] {
 			if wasComplete {
-				if pinnedTo(c.Current, target) {
+				if pinnedTo(c.Current, target) && !was[c.Name] {
 					ws.Moved++
 					ws.Done++
 				}
@@ -215,7 +266,7 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 			if moved {
 				ws.Moved++
 			}
-			if (moved && c.Done) || ctl.Skip[c.Name] || ctl.Hold[c.Name] {
+			if (moved && c.Done) || skip[c.Name] || ctl.Hold[c.Name] {
 				if moved && c.Done {
 					ws.Done++
 				}
@@ -250,7 +301,7 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 			}
 			inFlight := 0
 			for _, c := range waves[i] {
-				if pinnedTo(c.Current, target) && !c.Done && !ctl.Skip[c.Name] {
+				if pinnedTo(c.Current, target) && !c.Done && !skip[c.Name] {
 					inFlight++
 				}
 			}
@@ -279,12 +330,16 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 	}
 	switch {
 	case open < 0:
-		st.Phase, st.Message = Complete, completeMessage(target, st.Held)
+		st.Phase, st.Message = Complete, completeMessage(target, st.Held, st.Skipped)
 		res.Events = append(res.Events, fmt.Sprintf("RolloutComplete: %s", st.Message))
 	case overBudget:
 		st.Phase = Paused
-		st.Message = fmt.Sprintf("paused in wave %s: %d failed child(ren), more than the error budget of %d: %s; fix them or skip them (pvctl rollout skip)",
-			st.Waves[open].Name, failed, budget, strings.Join(st.Failed, "; "))
+		more := ""
+		if failed > len(st.Failed) {
+			more = fmt.Sprintf("; and %d more", failed-len(st.Failed))
+		}
+		st.Message = fmt.Sprintf("paused in wave %s: %d failed child(ren), more than the error budget of %d: %s%s; fix them or skip them (pvctl rollout skip)",
+			st.Waves[open].Name, failed, budget, strings.Join(st.Failed, "; "), more)
 		if prev == nil || prev.Phase != Paused || restart {
 			res.Events = append(res.Events, "RolloutPaused: "+st.Message)
 		}
@@ -293,18 +348,143 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 	default:
 		st.Phase = Progressing
 		w := st.Waves[open]
-		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done)
+		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
+			waiting(waves[open], target, skip)
 	}
 	res.Status = st
 	return res
 }
 
-func completeMessage(target v1alpha2.RevisionRef, held []string) string {
+func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string {
 	m := fmt.Sprintf("every child is at %s", target.Name)
+	var but []string
 	if len(held) > 0 {
-		m += fmt.Sprintf(" but the held ones (%s)", strings.Join(held, ", "))
+		but = append(but, fmt.Sprintf("the held ones (%s)", listed(held)))
+	}
+	if len(skipped) > 0 {
+		but = append(but, fmt.Sprintf("the skipped ones, which failed there (%s)", listed(skipped)))
+	}
+	if len(but) > 0 {
+		m += " but " + strings.Join(but, " and ")
 	}
 	return m
+}
+
+// listed is names joined, at most MaxListed of them and the count of the
+// rest.
+func listed(names []string) string {
+	if len(names) <= MaxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:MaxListed], ", "), len(names)-MaxListed)
+}
+
+// waiting names the open wave's moved children that are neither done nor
+// failed, and what each waits for: at most five, and the count of the rest
+// ("200 of 200 moved, 0 done" used to name none).
+func waiting(wave []*Child, target v1alpha2.RevisionRef, skip map[string]bool) string {
+	var named []string
+	n := 0
+	for _, c := range wave {
+		if !pinnedTo(c.Current, target) || c.Done || c.Failed || skip[c.Name] {
+			continue
+		}
+		n++
+		if len(named) < 5 {
+			if c.Why != "" {
+				named = append(named, fmt.Sprintf("%s (%s)", c.Name, Short(c.Why, 80)))
+			} else {
+				named = append(named, c.Name)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	s := "; waiting for " + strings.Join(named, ", ")
+	if n > len(named) {
+		s += fmt.Sprintf(" and %d more", n-len(named))
+	}
+	return s
+}
+
+// Short is s cut to at most max bytes, at a character, marked "…".
+func Short(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// anyMoved: a child is already pinned to the target.
+func anyMoved(children []Child, target v1alpha2.RevisionRef) bool {
+	for _, c := range children {
+		if pinnedTo(c.Current, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// waveStatuses are the waves' names and members, for emptyWaves.
+func waveStatuses(spec *v1alpha2.Rollout, waves [][]*Child) []v1alpha2.WaveStatus {
+	out := make([]v1alpha2.WaveStatus, len(spec.Waves))
+	for i, w := range spec.Waves {
+		out[i] = v1alpha2.WaveStatus{Name: w.Name, Members: names(waves[i])}
+	}
+	return out
+}
+
+// emptyWaves are the waves of the spec with a selector, no member and no
+// allowEmpty, as statuses list them.
+func emptyWaves(spec *v1alpha2.Rollout, waves []v1alpha2.WaveStatus) []string {
+	var out []string
+	for i, w := range spec.Waves {
+		if w.Selector != nil && !w.AllowEmpty && i < len(waves) && waves[i].Name == w.Name && len(waves[i].Members) == 0 {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
+
+// emptyPause is the plan of a rollout that cannot start: a wave with a
+// selector has no child. Nothing moves; each child keeps what it has.
+func emptyPause(res Result, st v1alpha2.RolloutStatus, spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, restart bool,
+	waves [][]*Child, children []Child, empty []string, keep func(*Child) pv.Upstream) Result {
+	for i := range children {
+		res.Pins[children[i].Name] = keep(&children[i])
+	}
+	for i, w := range spec.Waves {
+		st.Waves = append(st.Waves, v1alpha2.WaveStatus{Name: w.Name, State: WavePending, Members: names(waves[i])})
+	}
+	st.Phase = Paused
+	st.Message = fmt.Sprintf("not started: wave(s) %s select no child of the %d (their selector matches none: a typo, or a target that lost its label); "+
+		"nothing moves until each selects one: fix the selector or the labels, or set allowEmpty: true on the wave",
+		strings.Join(empty, ", "), len(children))
+	if prev == nil || restart || prev.Message != st.Message {
+		res.Events = append(res.Events, "RolloutPaused: "+st.Message)
+	}
+	res.Status = st
+	return res
+}
+
+// finished gives a wave the counts it had in prev (a wave complete there:
+// its children are not read again, so its counts stay as they were, and a
+// skipped child is not counted done) and returns its members then.
+func finished(prev *v1alpha2.RolloutStatus, i int, name string, ws *v1alpha2.WaveStatus) map[string]bool {
+	was := map[string]bool{}
+	if prev == nil || prev.Target.Name == "" || i >= len(prev.Waves) || prev.Waves[i].Name != name {
+		return was
+	}
+	ws.Moved, ws.Done = prev.Waves[i].Moved, prev.Waves[i].Done
+	for _, m := range prev.Waves[i].Members {
+		was[m] = true
+	}
+	return was
 }
 
 func prevState(prev *v1alpha2.RolloutStatus, i int, restart bool) string {

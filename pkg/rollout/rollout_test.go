@@ -1,9 +1,11 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -49,7 +51,9 @@ func newFleet(t *testing.T, n int) *fleet {
 		f.names = append(f.names, name)
 		f.labels[name] = map[string]string{}
 	}
-	f.labels["c07"]["ring"] = "canary"
+	if n > 7 {
+		f.labels["c07"]["ring"] = "canary"
+	}
 	return f
 }
 
@@ -187,5 +191,132 @@ func TestRolloutRestartsAndNewcomers(t *testing.T) {
 	}
 	if f.status.From == nil || f.status.From.Name != "blueprints.app.v2" {
 		t.Fatalf("from: %+v", f.status.From)
+	}
+}
+
+// Issue 47 #5: a canary selector that matches no child (a typo, a canary
+// that lost its label) completed its wave 0/0 at once and let the next
+// wave move in the same reconcile. The rollout does not start: paused,
+// naming the wave, nothing moved; fixing the label lets it start; a wave
+// marked allowEmpty may be empty.
+func TestEmptyWaveHoldsTheStart(t *testing.T) {
+	f := newFleet(t, 10)
+	delete(f.labels["c07"], "ring") // the canary lost its label
+	f.plan(ref(1))
+	r := f.plan(ref(2))
+	if got := f.at(ref(2)); len(got) != 0 || f.status.Phase != Paused {
+		t.Fatalf("an empty canary let %v move (%s: %s)", got, f.status.Phase, f.status.Message)
+	}
+	want := "not started: wave(s) canary select no child of the 10 (their selector matches none"
+	if !strings.Contains(f.status.Message, want) || !strings.Contains(strings.Join(r.Events, "\n"), "RolloutPaused: "+want) {
+		t.Fatalf("message %q, events %v", f.status.Message, r.Events)
+	}
+	if r := f.plan(ref(2)); len(r.Events) != 0 || len(f.at(ref(2))) != 0 {
+		t.Fatalf("a steady pause: events %v, moved %v", r.Events, f.at(ref(2)))
+	}
+	// The label is back: the membership is assigned again; the canary moves alone.
+	f.labels["c07"]["ring"] = "canary"
+	f.plan(ref(2))
+	if got := f.at(ref(2)); strings.Join(got, ",") != "c07" || f.status.Phase != Progressing {
+		t.Fatalf("after the fix: %v at v2, %s: %s", got, f.status.Phase, f.status.Message)
+	}
+
+	// allowEmpty: the wave may be empty; the next one opens.
+	g := newFleet(t, 10)
+	delete(g.labels["c07"], "ring")
+	g.spec.Waves[0].AllowEmpty = true
+	g.plan(ref(1))
+	g.plan(ref(2))
+	if got := g.at(ref(2)); len(got) != 2 || g.status.Phase != Progressing || g.status.Waves[0].State != WaveComplete {
+		t.Fatalf("allowEmpty: %v at v2, %+v", got, g.status)
+	}
+}
+
+// Issue 47 #5: a skip applies to failed children only and is reported as
+// skipped, never as done: a skip of a canary that never failed made it
+// "done" before, and a rollout whose skipped children run the old revision
+// read "every child is at v2" with every wave's done count 0.
+func TestSkipIsForFailedChildrenAndNeverDone(t *testing.T) {
+	f := newFleet(t, 10)
+	f.spec.Waves = f.spec.Waves[:1:1]
+	f.spec.Waves = append(f.spec.Waves, v1alpha2.Wave{Name: "rest"})
+	f.plan(ref(1))
+	f.ctl.Skip = map[string]bool{"c07": true, "c01": true} // neither has failed
+	f.plan(ref(2))
+	if got := f.at(ref(2)); strings.Join(got, ",") != "c07" || len(f.status.Skipped) != 0 {
+		t.Fatalf("a skip of a child that never failed applied: at v2 %v, skipped %v", got, f.status.Skipped)
+	}
+	f.failing["c07"] = true
+	f.plan(ref(2)) // c07 failed and is skipped: the rollout goes on
+	for i := 0; i < 5 && f.status.Phase != Complete; i++ {
+		f.plan(ref(2))
+	}
+	if f.status.Phase != Complete {
+		t.Fatalf("not complete: %+v", f.status)
+	}
+	if !strings.Contains(f.status.Message, "but the skipped ones, which failed there (c07)") || strings.Join(f.status.Skipped, ",") != "c07" {
+		t.Fatalf("complete without naming the skipped child: %+v", f.status)
+	}
+	canary, rest := f.status.Waves[0], f.status.Waves[1]
+	if canary.Done != 0 || canary.Moved != 1 || rest.Done != 9 || rest.Moved != 9 {
+		t.Fatalf("counts: %+v", f.status.Waves)
+	}
+	f.plan(ref(2)) // and they stay so
+	if w := f.status.Waves; w[0].Done != 0 || w[1].Done != 9 || !strings.Contains(f.status.Message, "skipped ones") {
+		t.Fatalf("after complete: %+v", f.status)
+	}
+}
+
+// Issue 47 #4: the status stays small whatever the children and their
+// messages: 5,000 failed children of 63-character names, each with a
+// 32 KiB reason, make a status well under 1 MiB (it was about 160 MB).
+func TestRolloutStatusIsBounded(t *testing.T) {
+	f := newFleet(t, 0)
+	f.spec.Waves = []v1alpha2.Wave{{Name: "all"}}
+	f.spec.ErrorBudget = amount("10%")
+	why := strings.Repeat("é", 16<<10) // 32 KiB, multi-byte
+	var cs []Child
+	for i := 0; i < 5000; i++ {
+		name := fmt.Sprintf("%s-%05d", strings.Repeat("n", 57), i)
+		p := Pin(base, ref(2))
+		cs = append(cs, Child{Name: name, Current: &p, Failed: true, Why: "RenderFailed: " + why})
+	}
+	prev := &v1alpha2.RolloutStatus{Target: ref(2), From: &v1alpha2.RevisionRef{Name: "blueprints.app.v1"}, Phase: Progressing,
+		Waves: []v1alpha2.WaveStatus{{Name: "all", State: WaveOpen, Members: []string{}}}}
+	r := Plan(f.spec, prev, base, ref(2), cs, Controls{})
+	b, err := json.Marshal(r.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 512<<10 {
+		t.Fatalf("status is %d bytes", len(b))
+	}
+	if r.Status.FailedCount != 5000 || len(r.Status.Failed) != MaxListed || len(r.Status.Failed[0]) > 64+MaxWhy || !utf8.ValidString(r.Status.Failed[0]) {
+		t.Fatalf("failed: %d listed of %d, the first %d bytes", len(r.Status.Failed), r.Status.FailedCount, len(r.Status.Failed[0]))
+	}
+	if r.Status.Phase != Paused || !strings.Contains(r.Status.Message, "5000 failed child(ren), more than the error budget of 500") ||
+		!strings.Contains(r.Status.Message, "; and 4980 more; fix them") || len(r.Status.Message) > 32<<10 {
+		t.Fatalf("message (%d bytes): %.300s", len(r.Status.Message), r.Status.Message)
+	}
+	t.Logf("status of 5,000 failed children: %d bytes", len(b))
+}
+
+// Issue 47 #6: the open wave's message names the moved children that wait,
+// and what for.
+func TestWaitingChildrenAreNamed(t *testing.T) {
+	f := newFleet(t, 0)
+	f.spec.Waves = []v1alpha2.Wave{{Name: "all"}}
+	var cs []Child
+	for i := 0; i < 8; i++ {
+		p := Pin(base, ref(2))
+		cs = append(cs, Child{Name: fmt.Sprintf("c%d", i), Current: &p, Why: "RenderFailed: " + strings.Repeat("x", 200)})
+	}
+	cs[0].Done = true
+	prev := &v1alpha2.RolloutStatus{Target: ref(2), From: &v1alpha2.RevisionRef{Name: "blueprints.app.v1"}, Phase: Progressing,
+		Waves: []v1alpha2.WaveStatus{{Name: "all", State: WaveOpen, Members: []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"}}}}
+	r := Plan(f.spec, prev, base, ref(2), cs, Controls{})
+	want := "wave all: 8 of 8 children moved, 1 done; waiting for c1 (RenderFailed: xxx"
+	if !strings.HasPrefix(r.Status.Message, want) || !strings.HasSuffix(r.Status.Message, "…) and 2 more") {
+		t.Fatalf("message: %s", r.Status.Message)
 	}
 }

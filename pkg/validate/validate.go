@@ -249,16 +249,27 @@ func Labels(field string, m map[string]string) []string {
 	return out
 }
 
-// Annotations checks the keys of a map of annotations.
+// Annotations checks the keys of a map of annotations, and their size
+// together.
 func Annotations(field string, m map[string]string) []string {
 	var out []string
+	size := 0
 	for _, k := range sorted(m) {
 		if msg := QualifiedName(k); msg != "" {
 			out = append(out, fmt.Sprintf("`%s` key %s", field, msg))
 		}
+		size += len(k) + len(m[k])
+	}
+	if size > MaxAnnotationsSize {
+		out = append(out, fmt.Sprintf("`%s` are %d bytes together (keys and values), at most %d, as the API server bounds them", field, size, MaxAnnotationsSize))
 	}
 	return out
 }
+
+// MaxAnnotationsSize bounds an object's annotations, keys and values
+// together, as the API server does (apimachinery's
+// TotalAnnotationSizeLimitB).
+const MaxAnnotationsSize = 256 << 10
 
 func sorted(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

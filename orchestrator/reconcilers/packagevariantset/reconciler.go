@@ -94,8 +94,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	kit.Resumed(ctx, set, &set.Status.Conditions, kit.Events{Recorder: r.Recorder})
 	var outcome error
-	defer func() { result, retErr = r.finish(ctx, orig, set, outcome, start) }()
-	outcome = r.reconcileSet(ctx, set)
+	var again time.Duration
+	defer func() { result, retErr = r.finish(ctx, orig, set, outcome, again, start) }()
+	outcome = r.reconcileSet(ctx, set, &again)
 	return
 }
 
@@ -103,14 +104,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // stall as an Event, set observedGeneration only when the outcome settles
 // the generation (kit.Result.Observed), patch the status when it changed,
 // record the metrics.
-func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVariantSet, outcome error, start time.Time) (ctrl.Result, error) {
+func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVariantSet, outcome error, again time.Duration, start time.Time) (ctrl.Result, error) {
 	res := kit.Summary{Conditions: &set.Status.Conditions, Generation: set.Generation, Clock: r.Clock,
 		ReadyReason: pvsapi.ReasonReconciled, ReadyMessage: "package variants successfully reconciled",
 		ErrorReason: pvsapi.ReasonUnexpectedError}.Summarize(outcome)
 	if res.Waiting == nil { // a finished reconcile handled the request it saw
 		set.Status.LastHandledReconcileAt = set.Annotations[kit.ReconcileRequestAnnotation]
 	}
-	return kit.Finish{Result: res, Outcome: outcome, Object: set, Events: kit.Events{Recorder: r.Recorder},
+	return kit.Finish{Result: res, Outcome: outcome, Object: set, Events: kit.Events{Recorder: r.Recorder}, Again: again,
 		SetObserved: func() { set.Status.ObservedGeneration = set.Generation },
 		Patch:       func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) },
 		Observe: func(waiting, stalled bool, err error) {
@@ -131,8 +132,9 @@ const ExpandTimeout = 10 * time.Second
 // entries that could not be computed are a Partial outcome (the others are
 // reconciled, nothing is removed; retried only when a kind could not be
 // listed); a failing LIST or write is transient. It sets
-// status.targetFailures.
-func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet) error {
+// status.targetFailures, and again when a staged rollout must be judged
+// again though nothing changes (applyRollout).
+func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet, again *time.Duration) error {
 	core := set.Core()
 	if invalid := krm.InvalidFrom(pvsexpand.Validate(core)); invalid != nil {
 		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: invalid,
@@ -164,7 +166,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	if err := r.applyRollout(ctx, set, x, existing, upstreams); err != nil {
+	if *again, err = r.applyRollout(ctx, set, x, existing, upstreams); err != nil {
 		return err
 	}
 	holders, err := r.nameHolders(ctx, set, x, existing)

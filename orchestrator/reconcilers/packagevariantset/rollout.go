@@ -47,21 +47,24 @@ const defaultProgressDeadline = 10 * time.Minute
 // open wave that were moved are read fresh (Reader: past the cache), with
 // their downstream packages, to know whether they are done. revs are the
 // upstream package's revisions, as world listed them.
-func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, existing []*pv.PackageVariant, revs []store.Revision) error {
+//
+// again is when to reconcile the set again though nothing changes: when
+// the first child that waits, not Ready, reaches the progress deadline (a
+// failing render changes nothing in its status while it is retried).
+func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, existing []*pv.PackageVariant, revs []store.Revision) (again time.Duration, err error) {
 	spec := set.Spec.Rollout
 	if spec == nil {
 		set.Status.Rollout = nil
-		return nil
+		return 0, nil
 	}
 	u := set.Spec.Upstream
-	var err error
 	cands := make([]upstream.Candidate, len(revs))
 	for i, rev := range revs {
 		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle}
 	}
 	i := upstream.Select(*u, cands)
 	if i < 0 {
-		return nil // Expand found it; a race with a deletion: the next reconcile
+		return 0, nil // Expand found it; a race with a deletion: the next reconcile
 	}
 	up := revs[i]
 	target := v1alpha2.RevisionRef{Name: up.Name, Workspace: up.Workspace, Revision: up.Revision}
@@ -87,8 +90,15 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	for _, c := range x.Children {
 		ch := rollout.Child{Name: c.Name, Labels: c.Labels, Current: current[c.Name]}
 		if cur := ch.Current; cur != nil && cur.WorkspaceName == target.Workspace && cur.Revision == target.Revision && cur.Semver == "" && !complete[c.Name] && !restart {
-			if ch.Done, ch.Failed, ch.Why, err = r.observe(ctx, set.Namespace, c.Name, up, deadline); err != nil {
-				return err
+			vd, err := r.observe(ctx, set.Namespace, c.Name, up, deadline)
+			if err != nil {
+				return 0, err
+			}
+			ch.Done, ch.Failed, ch.Why = vd.Done, vd.Failed, vd.Why
+			if !vd.Recheck.IsZero() {
+				if d := vd.Recheck.Sub(r.now()) + time.Second; again == 0 || d < again {
+					again = d
+				}
 			}
 		}
 		children = append(children, ch)
@@ -111,7 +121,19 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 		ctrl.LoggerFrom(ctx).Info("rollout", "event", reason, "message", msg)
 	}
-	return nil
+	if res.Status.Phase == rollout.Complete {
+		again = 0
+	}
+	return again, nil
+}
+
+// verdict is how a moved child is doing: done, failed (Why says why) or
+// neither (Why says what it waits for; Recheck, when set, is when it will
+// have failed unless it changes).
+type verdict struct {
+	Done, Failed bool
+	Why          string
+	Recheck      time.Time
 }
 
 // observe judges a moved child: done when Ready at its generation with a
@@ -125,27 +147,28 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 // cache) and judged on that, a child done once at the target only once.
 // A fleet's rollout so reads each child fresh about once, not on every
 // reconcile of the set.
-func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
+func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (verdict, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, key, v); err != nil {
-		return false, false, "", client.IgnoreNotFound(err)
+		return verdict{}, client.IgnoreNotFound(err)
 	}
-	if done, failed, why, err = r.judge(ctx, v, up, deadline); err != nil || (!done && !failed) {
-		return done, failed, why, err
+	vd, err := r.judge(ctx, v, up, deadline)
+	if err != nil || (!vd.Done && !vd.Failed) {
+		return vd, err
 	}
 	reader := r.Reader
 	confirmed := key.String() + "@" + up.Name
-	if reader == nil || done && r.wasConfirmed(confirmed) {
-		return done, failed, why, nil // the client reads past any cache (pvctl); or read fresh done before
+	if reader == nil || vd.Done && r.wasConfirmed(confirmed) {
+		return vd, nil // the client reads past any cache (pvctl); or read fresh done before
 	}
 	if err := reader.Get(ctx, key, v); err != nil {
-		return false, false, "", client.IgnoreNotFound(err)
+		return verdict{}, client.IgnoreNotFound(err)
 	}
-	if done, failed, why, err = r.judge(ctx, v, up, deadline); done {
+	if vd, err = r.judge(ctx, v, up, deadline); vd.Done {
 		r.confirm(confirmed)
 	}
-	return done, failed, why, err
+	return vd, err
 }
 
 // confirm remembers a child read fresh done at a target ("ns/name@target"):
@@ -167,28 +190,37 @@ func (r *Reconciler) wasConfirmed(key string) bool {
 	return r.done[key]
 }
 
-// judge is observe's verdict on the child as read.
-func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up store.Revision, deadline time.Duration) (done, failed bool, why string, err error) {
+// judge is observe's verdict on the child as read; why says why it failed,
+// or what it waits for.
+func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up store.Revision, deadline time.Duration) (verdict, error) {
+	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 	if v.Status.ObservedGeneration != v.Generation {
-		return false, false, "", nil // not reconciled since it moved
+		// Not settled at this generation. A retried error (a render that
+		// fails) keeps observedGeneration behind for as long as it fails,
+		// but writes Ready=False at this generation: past the deadline the
+		// child has failed like any other, named (it used to be skipped for
+		// ever: "200 of 200 moved, 0 done").
+		if ready == nil || ready.ObservedGeneration != v.Generation || ready.Status == metav1.ConditionTrue {
+			return verdict{Why: "not reconciled since it moved"}, nil
+		}
+		return r.notReady(ready, deadline)
 	}
 	if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
-		return false, true, fmt.Sprintf("%s: %s", c.Reason, c.Message), nil
+		return verdict{Failed: true, Why: fmt.Sprintf("%s: %s", c.Reason, c.Message)}, nil
 	}
-	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionTrue {
-		if ready != nil && r.now().Sub(ready.LastTransitionTime.Time) > deadline {
-			return false, true, fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message), nil
+		if ready == nil {
+			return verdict{}, nil
 		}
-		return false, false, "", nil
+		return r.notReady(ready, deadline)
 	}
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package})
 	if err != nil {
-		return false, false, "", err
+		return verdict{}, err
 	}
 	for _, rev := range revs {
 		if rev.Lifecycle == store.Published && rev.OwnedBy(string(v.UID)) && rev.Lock != nil && rev.Lock.Matches(up) {
-			return true, false, "", nil
+			return verdict{Done: true}, nil
 		}
 	}
 	// Not published yet: a draft at the target a person rejected, or that
@@ -204,13 +236,26 @@ func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up stor
 			continue
 		}
 		if rev.Lifecycle == store.Draft && rejected[rev.Name] {
-			return false, true, fmt.Sprintf("draft %s was rejected", rev.Name), nil
+			return verdict{Failed: true, Why: fmt.Sprintf("draft %s was rejected", rev.Name)}, nil
 		}
 		if why, err := r.gateClosed(ctx, rev); err != nil || why != "" {
-			return false, why != "", why, err
+			return verdict{Failed: why != "", Why: why}, err
 		}
+		waits := fmt.Sprintf("draft %s is %s, not yet approved", rev.Name, rev.Lifecycle)
+		return verdict{Why: waits}, nil
 	}
-	return false, false, "", nil
+	return verdict{Why: "no draft at the target yet"}, nil
+}
+
+// notReady judges a child whose Ready condition is not True: failed once
+// it has been so for longer than the progress deadline, else waiting, and
+// why.
+func (r *Reconciler) notReady(ready *metav1.Condition, deadline time.Duration) (verdict, error) {
+	at := ready.LastTransitionTime.Add(deadline)
+	if r.now().After(at) {
+		return verdict{Failed: true, Why: fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message)}, nil
+	}
+	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at}, nil
 }
 
 // gateClosed says why a draft cannot be approved without a change (a

@@ -68,11 +68,11 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 	}
 	observe := func() (bool, bool, string) {
 		t.Helper()
-		done, failed, why, err := cached.r.observe(ctx, ns, "c", up[0], time.Hour)
+		vd, err := cached.r.observe(ctx, ns, "c", up[0], time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return done, failed, why
+		return vd.Done, vd.Failed, vd.Why
 	}
 	st.AddRepository(ns, "deploy")
 	draft, err := st.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
@@ -122,5 +122,54 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 	}
 	if n := reader.reads - before; n != 1 {
 		t.Fatalf("a child done at the target read fresh %d times over three reconciles, want once", n)
+	}
+}
+
+// Issue 47 #6: a moved child whose render fails keeps observedGeneration
+// behind (a retried error), and the rollout skipped it for ever: no
+// budget, no deadline, nothing named. Its Ready condition at the new
+// generation judges it: waiting, saying what for, then failed past the
+// progress deadline.
+func TestChildThatCannotRenderFails(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	up, err := e.r.Store.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
+	if err != nil || len(up) != 1 {
+		t.Fatalf("upstream: %v %v", up, err)
+	}
+	for _, tc := range []struct {
+		name           string
+		condGeneration int64
+		since          time.Duration
+		failed         bool
+		why            string
+	}{
+		{"within the deadline", 2, 10 * time.Minute, false, "RenderFailed: render failed: set-labels: exit 1"},
+		{"past the deadline", 2, 2 * time.Hour, true, "not Ready for 1h0m0s (RenderFailed: render failed: set-labels: exit 1)"},
+		{"not reconciled since it moved", 1, 2 * time.Hour, false, "not reconciled since it moved"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
+			v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
+			v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
+			_ = e.client.Delete(ctx, v.DeepCopy())
+			if err := e.client.Create(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+			v.Status.ObservedGeneration = 1
+			v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRenderFailed,
+				Message: "render failed: set-labels: exit 1", ObservedGeneration: tc.condGeneration, LastTransitionTime: metav1.NewTime(testNow.Add(-tc.since))}}
+			if err := e.client.Status().Update(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+			vd, err := e.r.observe(ctx, ns, "c", up[0], time.Hour)
+			if err != nil || vd.Done || vd.Failed != tc.failed || vd.Why != tc.why {
+				t.Fatalf("%+v (%v); want failed %v %q", vd, err, tc.failed, tc.why)
+			}
+			// Waiting on a deadline, the set comes back when it passes.
+			if want := testNow.Add(-tc.since + time.Hour); !tc.failed && tc.condGeneration == 2 && !vd.Recheck.Equal(want) {
+				t.Fatalf("recheck at %v, want %v", vd.Recheck, want)
+			}
+		})
 	}
 }

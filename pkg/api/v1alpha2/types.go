@@ -86,6 +86,13 @@ type Wave struct {
 	// percent of the wave, rounded up, at least 1); none: all of them.
 	// +kubebuilder:validation:XIntOrString
 	MaxUpdate *IntOrPercent `json:"maxUpdate,omitempty"`
+	// AllowEmpty lets a wave whose selector matches no child be empty. By
+	// default a rollout does not start past such a wave: a selector with a
+	// typo, or a canary that lost its label, pauses it, naming the wave
+	// (an empty canary used to complete at once and let the next wave
+	// move).
+	// +optional
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
 }
 
 // Target is exactly one of Repositories, RepositorySelector and
@@ -232,9 +239,11 @@ type RolloutStatus struct {
 	Message string `json:"message,omitempty"`
 	// Waves are the waves' states and counts, in order.
 	Waves []WaveStatus `json:"waves,omitempty"`
-	// Failed are the children that failed (name: why), Held and Skipped
-	// the ones an operator held or skipped.
-	Failed  []string `json:"failed,omitempty"`
+	// Failed are children that failed (name: why, the why cut short): at
+	// most the first 20 by name; FailedCount is how many failed in all.
+	// Held and Skipped are the ones an operator held or skipped.
+	Failed      []string `json:"failed,omitempty"`
+	FailedCount int      `json:"failedCount,omitempty"`
 	Held    []string `json:"held,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
 }
