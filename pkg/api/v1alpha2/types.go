@@ -244,8 +244,8 @@ type RolloutStatus struct {
 	// Held and Skipped are the ones an operator held or skipped.
 	Failed      []string `json:"failed,omitempty"`
 	FailedCount int      `json:"failedCount,omitempty"`
-	Held    []string `json:"held,omitempty"`
-	Skipped []string `json:"skipped,omitempty"`
+	Held        []string `json:"held,omitempty"`
+	Skipped     []string `json:"skipped,omitempty"`
 }
 
 // RevisionRef names an upstream revision exactly.
