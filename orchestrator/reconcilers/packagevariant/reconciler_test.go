@@ -14,6 +14,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -354,6 +355,32 @@ func TestStaleDraftUpgradedInPlace(t *testing.T) {
 	if got := e.totalWrites(); got != w {
 		t.Fatalf("a converged in-place upgrade must write nothing again, %d writes", got-w)
 	}
+}
+
+// Issue 47 #9: an upstream that adds a readiness gate conflicted with
+// pvkit's own gate in every unapproved draft (UpgradeConflict on
+// info.readinessGates, with no person's edit anywhere). Gates merge by
+// condition type: the draft gets the upstream's gate and keeps pvkit's.
+func TestUpstreamGateMergesWithPvkitsGate(t *testing.T) {
+	e, d, _ := editedStaleDraft(t, "replicas: 1", "replicas: 1")
+	if gates := e.files(d)["Kptfile"]; !strings.Contains(gates, "conditionType: "+variant.MutationGate) {
+		t.Fatalf("the draft carries no gate of pvkit's:\n%s", gates)
+	}
+	v3 := blueprint(t)
+	v3["deployment.yaml"] = strings.Replace(v3["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	v3["Kptfile"] = strings.Replace(v3["Kptfile"], "\ninfo:\n", "\ninfo:\n  readinessGates:\n  - conditionType: example.com/reviewed\n", 1)
+	if !strings.Contains(v3["Kptfile"], "example.com/reviewed") {
+		t.Fatalf("the blueprint's Kptfile has no info:\n%s", v3["Kptfile"])
+	}
+	e.store.Publish(ns, "blueprints", "app", v3)
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || revs[0].Lock == nil || revs[0].Lock.Ref != "app/v3" {
+		t.Fatalf("want the draft upgraded in place to v3: %+v (%+v)", revs, e.condition("app-prod", pvapi.ConditionReady))
+	}
+	files := e.files(revs[0])
+	contains(t, files, "Kptfile", "conditionType: example.com/reviewed")
+	contains(t, files, "Kptfile", "conditionType: "+variant.MutationGate)
 }
 
 // rule draft-upgrade: a field the person and the upstream both changed,

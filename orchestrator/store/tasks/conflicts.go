@@ -150,12 +150,10 @@ func flatten(it *yaml.RNode) map[string]string {
 				walk(n.Content[i+1], k)
 			}
 		case yaml.SequenceNode:
-			if names, ok := namedEntries(n); ok {
-				if len(n.Content) == 0 {
-					out[p] = "[]"
-				}
+			key := listKey(p)
+			if names, ok := namedEntries(n, key); ok {
 				for i, e := range n.Content {
-					walk(e, p+"[name="+names[i]+"]")
+					walk(e, p+"["+key+"="+names[i]+"]")
 				}
 				return
 			}
@@ -168,9 +166,19 @@ func flatten(it *yaml.RNode) map[string]string {
 	return out
 }
 
-// namedEntries: the names of a list's entries when every entry is a mapping
-// with a distinct scalar name.
-func namedEntries(n *yaml.Node) ([]string, bool) {
+// listKey is the field that identifies the entries of the list at path p:
+// a Kptfile's readiness gates by condition type (they merge so,
+// MergeReadinessGates), any other list by name, as kpt merges them.
+func listKey(p string) string {
+	if p == "info.readinessGates" {
+		return "conditionType"
+	}
+	return "name"
+}
+
+// namedEntries: the keys of a list's entries when every entry is a mapping
+// with a distinct scalar key field.
+func namedEntries(n *yaml.Node, key string) ([]string, bool) {
 	if len(n.Content) == 0 {
 		return nil, false
 	}
@@ -182,7 +190,7 @@ func namedEntries(n *yaml.Node) ([]string, bool) {
 		}
 		name := ""
 		for j := 0; j+1 < len(e.Content); j += 2 {
-			if e.Content[j].Value == "name" && e.Content[j+1].Kind == yaml.ScalarNode {
+			if e.Content[j].Value == key && e.Content[j+1].Kind == yaml.ScalarNode {
 				name = e.Content[j+1].Value
 			}
 		}

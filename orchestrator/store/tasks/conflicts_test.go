@@ -3,6 +3,8 @@ package tasks
 import (
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
 )
 
 func TestConflicts(t *testing.T) {
@@ -40,5 +42,47 @@ func TestConflicts(t *testing.T) {
 	}
 	if _, err := Conflicts(old, up, map[string]string{"x.yaml": "a: [\n"}); err == nil || !strings.Contains(err.Error(), "the draft: ") {
 		t.Fatalf("a draft that does not parse: %v", err)
+	}
+}
+
+// Issue 47 #9: an upstream that adds a readiness gate conflicted with
+// pvkit's own gate in every unapproved draft (UpgradeConflict on
+// info.readinessGates, no person's edit anywhere). Gates merge by
+// condition type: pvkit's stays, the upstream's is added, one the upstream
+// removed goes, a person's stays; two sides that disagree on one gate's
+// entry still conflict, named by its condition type.
+func TestReadinessGatesMergeByConditionType(t *testing.T) {
+	kf := func(gates ...string) string {
+		s := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"
+		if len(gates) > 0 {
+			s += "info:\n  readinessGates:\n"
+			for _, g := range gates {
+				s += "  - conditionType: " + g + "\n"
+			}
+		}
+		return s
+	}
+	const mine, theirs, persons, dropped = "pvkit.dev/mutation", "example.com/reviewed", "example.com/signed-off", "example.com/legacy"
+	old := map[string]string{"Kptfile": kf(dropped)}
+	up := map[string]string{"Kptfile": kf(theirs)}
+	local := map[string]string{"Kptfile": kf(dropped, persons, mine)}
+	if got, err := Conflicts(old, up, local); err != nil || len(got) != 0 {
+		t.Fatalf("conflicts: %v %v", got, err)
+	}
+	merged, err := Upgrade(old, up, local, &store.Lock{Repository: "blueprints", Package: "app", Ref: "app/v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kf(theirs, persons, mine) // sorted by condition type
+	if !strings.Contains(merged["Kptfile"], strings.TrimPrefix(want, "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n")) {
+		t.Fatalf("merged Kptfile:\n%s\nwant its gates:\n%s", merged["Kptfile"], want)
+	}
+	// A gate entry both sides changed differently (a field besides the type).
+	with := func(g, extra string) map[string]string {
+		return map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\ninfo:\n  readinessGates:\n  - conditionType: " + g + "\n" + extra}
+	}
+	got, err := Conflicts(with(theirs, ""), with(theirs, "    note: upstream\n"), with(theirs, "    note: draft\n"))
+	if err != nil || len(got) != 1 || got[0].Field != "info.readinessGates[conditionType=example.com/reviewed].note" {
+		t.Fatalf("conflicts: %v %v", got, err)
 	}
 }

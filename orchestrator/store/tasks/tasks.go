@@ -179,7 +179,18 @@ func Upgrade(oldUp, newUp, local map[string]string, lock *store.Lock) (map[strin
 				items = append(items, dest)
 			}
 		default:
+			var was *yaml.RNode
+			if dest.GetKind() == kptfile.Kind {
+				was = dest.Copy() // merge3 edits dest
+			}
 			merged, err := merge3.Merge(dest, orig, upd)
+			if err != nil {
+				return nil, fmt.Errorf("upgrade: merging %s: %w", id, err)
+			}
+			if merged != nil && merged.GetKind() == kptfile.Kind {
+				// Gates merge by condition type, not as one list value.
+				err = (&kptfile.Kptfile{Item: merged}).MergeReadinessGates(&kptfile.Kptfile{Item: orig}, &kptfile.Kptfile{Item: was}, &kptfile.Kptfile{Item: upd})
+			}
 			if err != nil {
 				return nil, fmt.Errorf("upgrade: merging %s: %w", id, err)
 			}
