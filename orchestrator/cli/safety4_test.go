@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -177,4 +180,68 @@ func hugeData(n int) string {
 		fmt.Fprintf(&b, "  k%05d: %s\n", i, strings.Repeat("y", 1000))
 	}
 	return b.String()
+}
+
+// Issue 47 #1: pvctl run's guard counted one run: removing 5, then 2, 1,
+// 1, 1 of 10 variants over five --prune runs deleted all ten and their
+// drafts, a person's pushed edit among them, with no confirmation. The
+// loss counts from the most variants and sets the files gave since the
+// guard was last lifted (the state's filesPeak): the run that would leave
+// less than half does nothing, naming what would go and the drafts that
+// hold someone's edits; --prune=all lifts it and makes the new baseline.
+func TestMassDeletionCountsAcrossRuns(t *testing.T) {
+	w := newWS(t)
+	for _, f := range []string{"fleet-set.yaml", "app-staging.yaml"} {
+		w.remove(f)
+	}
+	variant := func(i int) string {
+		return fmt.Sprintf("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: v%02d\nspec:\n"+
+			"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: core-euwest1, package: app-%02d}\n"+
+			"  injectors:\n  - kind: ConfigMap\n    name: eu-west1-endpoints\n  - group: example.com\n    kind: Team\n    name: web-team\n", i, i)
+	}
+	for i := 1; i <= 10; i++ {
+		w.write(fmt.Sprintf("v%02d.yaml", i), variant(i))
+	}
+	w.run(ExitOK)
+	if got := w.stateFile().FilesPeak; got != 10 {
+		t.Fatalf("filesPeak %d, want 10", got)
+	}
+	// A person edits v07's draft; the next run reads the edit.
+	const draft = "core-euwest1.app-07.packagevariant-1"
+	dir := filepath.Join(t.TempDir(), "app")
+	w.mustCmd(ExitOK, "pull", draft, dir)
+	dep := readFile(t, filepath.Join(dir, "deployment.yaml"))
+	if err := os.WriteFile(filepath.Join(dir, "deployment.yaml"), []byte(strings.Replace(dep, "replicas: 1 #", "replicas: 3 #", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCmd(ExitOK, "push", draft, dir)
+	w.run(ExitOK)
+	if v := w.stateFile().Variants; !slices.ContainsFunc(v, func(v pvapi.PackageVariant) bool {
+		return v.Name == "v07" && len(v.Status.DownstreamTargets) == 1 && v.Status.DownstreamTargets[0].Edited
+	}) {
+		t.Fatalf("v07's draft is not Edited in its status")
+	}
+	for i := 1; i <= 5; i++ { // half: allowed, as before
+		w.remove(fmt.Sprintf("v%02d.yaml", i))
+	}
+	w.mustCmd(ExitOK, "run", "--prune", "-f", w.in)
+	w.remove("v06.yaml")
+	w.remove("v07.yaml")
+	before := w.snapshot()
+	code, _, errs := w.cmd("run", "--prune", "-f", w.in)
+	want := "the run would leave 3 of the 10 PackageVariants the fleet had since the mass-deletion guard was last lifted (more than half lost); " +
+		"this run would delete v06, v07; drafts that hold someone's edits and would go with them: " + draft + " (v07's); nothing was done. Check -f; if that is intended, run with --prune=all"
+	if code != ExitUsage || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d: %s\nwant %s", code, errs, want)
+	}
+	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
+		t.Fatalf("a refused run wrote:\n%s", d)
+	}
+	w.mustCmd(ExitOK, "run", "--prune=all", "-f", w.in)
+	if got := w.stateFile().FilesPeak; got != 3 {
+		t.Fatalf("lifted: filesPeak %d, want 3", got)
+	}
+	if revs := strings.Join(w.revisions(), "\n"); strings.Contains(revs, "app-07") {
+		t.Fatalf("v07's draft stayed after --prune=all:\n%s", revs)
+	}
 }

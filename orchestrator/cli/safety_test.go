@@ -246,7 +246,7 @@ func TestMassDeletionOfVariantsLeavingTheFiles(t *testing.T) {
 	for name, dir := range map[string]string{"empty directory": empty, "the set's file left out": noSet} {
 		for _, prune := range []string{"--prune", "--prune=false"} {
 			code, out, errs := w.cmd("run", "-f", dir, prune)
-			if code != ExitUsage || !strings.Contains(errs, "PackageVariants of the last run (more than half: app-edge-useast1-app, app-edge-uswest1-app") ||
+			if code != ExitUsage || !strings.Contains(errs, "PackageVariants of the last run (more than half); this run would delete app-edge-useast1-app, app-edge-uswest1-app") ||
 				!strings.Contains(errs, "nothing was done. Check -f; if that is intended, run with --prune=all") {
 				t.Fatalf("%s %s: exit %d\n%s\n%s", name, prune, code, out, errs)
 			}

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/pkg/render"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // fleet is a repositories directory with blueprints/app published (its
@@ -168,5 +170,26 @@ func TestSyncCreatesBounded(t *testing.T) {
 	run()
 	if n := synced(); n != 5 {
 		t.Fatalf("after three runs: %d synced, want 5", n)
+	}
+}
+
+// Issue 47 #1: the files' baseline after a run loses what sets removed
+// themselves (their own guard's business), never what left the files.
+func TestNextFilesPeak(t *testing.T) {
+	vs := func(names ...string) []pvapi.PackageVariant {
+		out := make([]pvapi.PackageVariant, len(names))
+		for i, n := range names {
+			out[i].Name = n
+		}
+		return out
+	}
+	before := vs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
+	after := vs("a", "b", "c", "d", "e")
+	deleted := []client.Object{&before[5], &before[6]} // f, g left the files; h, i, j went with their set's own removal
+	if got := nextFilesPeak(10, before, after, deleted); got != 7 {
+		t.Fatalf("nextFilesPeak = %d, want 7", got)
+	}
+	if got := nextFilesPeak(3, before, vs("a", "b", "c", "d", "e", "f", "g", "h"), nil); got != 8 {
+		t.Fatalf("a fleet that grew: %d, want 8", got)
 	}
 }

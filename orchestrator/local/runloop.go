@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
+	"github.com/pvkit/pvkit/internal/names"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
@@ -51,6 +51,8 @@ type loaded struct {
 	kinds         kit.ReadableKinds
 	st            *state.State
 	objs, deleted []client.Object
+	// peak is the files' baseline to save (state.FilesPeak).
+	peak int
 }
 
 // load reads and checks a run's input. A problem is an input error, and
@@ -70,23 +72,91 @@ func load(o RunOptions) (*loaded, error) {
 		return nil, err
 	}
 	objs, deleted := clusterObjects(in, st)
-	if massDeletion(len(deleted), len(st.Variants), o.Prune) {
-		// The mass-deletion guard of a set's children, for the variants that
-		// leave the files: with or without --prune, the run does nothing,
-		// since the variants it keeps would be reconciled against half a
-		// world.
-		names := make([]string, 0, len(deleted))
-		for _, d := range deleted {
-			names = append(names, d.GetName())
-		}
-		sort.Strings(names)
-		if len(names) > 10 {
-			names = append(names[:10], "...")
-		}
-		return nil, &inputError{[]string{fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half: %s); "+
-			"nothing was done. Check -f; if that is intended, run with --prune=all", len(deleted), len(st.Variants), strings.Join(names, ", "))}}
+	peak, err := filesGuard(st, deleted, o.Prune)
+	if err != nil {
+		return nil, err
 	}
-	return &loaded{in: in, kinds: kinds, st: st, objs: objs, deleted: deleted}, nil
+	return &loaded{in: in, kinds: kinds, st: st, objs: objs, deleted: deleted, peak: peak}, nil
+}
+
+// filesGuard is the mass-deletion guard of a set's children, for the
+// variants that leave the files: more than one, and more than half of the
+// last run's, or a run that would leave less than half of the most
+// variants the fleet had since the guard was last lifted (more than one
+// lost: a few at a time, 5 then 2, 1, 1, 1 of 10, deleted all ten before).
+// With or without --prune, the run then does nothing (the variants it
+// keeps would be reconciled against half a world), naming what would go
+// and the drafts that hold someone's edits; --prune=all lifts it and takes
+// the fleet it leaves as the new baseline. The fleet is the state's
+// PackageVariants but the synced ones (their repositories keep or remove
+// them); a set's own removals, which its own guard holds, do not count
+// (save lowers the baseline by them). It returns the baseline.
+func filesGuard(st *state.State, deleted []client.Object, p Prune) (int, error) {
+	fleet := fleetOf(st.Variants)
+	if p == PruneAll {
+		return fleet - len(deleted), nil
+	}
+	peak := max(st.FilesPeak, fleet)
+	after := fleet - len(deleted)
+	loss := peak - after
+	once := massDeletion(len(deleted), len(st.Variants), p)
+	if len(deleted) == 0 || (!once && !(loss > 1 && 2*loss > peak)) {
+		return peak, nil
+	}
+	removed := make([]string, 0, len(deleted))
+	var edited []string
+	for _, d := range deleted {
+		removed = append(removed, d.GetName())
+		if v, ok := d.(*pvapi.PackageVariant); ok {
+			for _, t := range v.Status.DownstreamTargets {
+				if t.Edited {
+					edited = append(edited, fmt.Sprintf("%s (%s's)", t.Name, v.Name))
+				}
+			}
+		}
+	}
+	sort.Strings(removed)
+	sort.Strings(edited)
+	what := fmt.Sprintf("the files no longer give %d of the %d PackageVariants of the last run (more than half)", len(deleted), len(st.Variants))
+	if !once {
+		what = fmt.Sprintf("the run would leave %d of the %d PackageVariants the fleet had since the mass-deletion guard was last lifted (more than half lost)", after, peak)
+	}
+	msg := fmt.Sprintf("%s; this run would delete %s", what, names.Listed(removed, 20))
+	if len(edited) > 0 {
+		msg += "; drafts that hold someone's edits and would go with them: " + names.Listed(edited, 20)
+	}
+	return 0, &inputError{[]string{msg + "; nothing was done. Check -f; if that is intended, run with --prune=all"}}
+}
+
+// fleetOf counts the variants the files' guard watches: all but the synced
+// ones.
+func fleetOf(vs []pvapi.PackageVariant) int {
+	n := 0
+	for i := range vs {
+		if !isSynced(vs[i].Annotations) {
+			n++
+		}
+	}
+	return n
+}
+
+// nextFilesPeak is the files' baseline to save after a run: the one load
+// took, less the children sets removed in the run themselves (their own
+// guard's business), and at least the fleet the run leaves.
+func nextFilesPeak(peak int, before, after []pvapi.PackageVariant, deleted []client.Object) int {
+	kept, gone := map[string]bool{}, map[string]bool{}
+	for _, v := range after {
+		kept[v.Name] = true
+	}
+	for _, d := range deleted {
+		gone[d.GetName()] = true
+	}
+	for _, v := range before {
+		if !kept[v.Name] && !gone[v.Name] && !isSynced(v.Annotations) {
+			peak--
+		}
+	}
+	return max(peak, fleetOf(after))
 }
 
 // world is an open run: the repositories (through the journal, which
@@ -109,13 +179,19 @@ type world struct {
 	// rollouts are pvctl rollout's controls (state.Rollouts); fileRollout
 	// the rollout annotations the files set themselves.
 	rollouts, fileRollout map[string]map[string]string
+	// filesPeak is the files' mass-deletion baseline as load took it;
+	// before the last run's variants and deleted the ones that left the
+	// files (nextFilesPeak).
+	filesPeak int
+	before    []pvapi.PackageVariant
+	deleted   []client.Object
 }
 
 // open opens a run's repositories (creating those the files' Repository
 // objects name) and builds the embedded cluster and the reconcilers; fresh:
 // the repositories directory did not exist before the run.
 func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, error) {
-	w := &world{}
+	w := &world{filesPeak: l.peak, before: l.st.Variants, deleted: l.deleted}
 	if fresh {
 		// Run from the wrong directory, a run would quietly start a second
 		// fleet: say where it is.
@@ -362,7 +438,8 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 	if len(rollouts) == 0 {
 		rollouts = nil
 	}
-	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended, Rollouts: rollouts}
+	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended, Rollouts: rollouts,
+		FilesPeak: nextFilesPeak(w.filesPeak, w.before, variants, w.deleted)}
 	if err := st.Write(o.State); err != nil {
 		return nil, err
 	}

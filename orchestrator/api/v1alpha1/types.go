@@ -68,10 +68,9 @@ type DownstreamTarget struct {
 	// +optional
 	RenderStatus render.RenderStatus `json:"renderStatus,omitempty"`
 	// LastWrite is the digest (its content by meaning) of the draft as the
-	// variant last wrote it, kept for drafts it asks to be approved by
-	// policy. Approval by policy approves a draft only while its content
-	// has this digest: a draft anyone else changed since is left to a
-	// person. It lives in the status, which only the controller writes
+	// variant last wrote it. Approval by policy approves a draft only while
+	// its content has this digest: a draft anyone else changed since is
+	// left to a person (and Edited says so). It lives in the status, which only the controller writes
 	// (pvctl: its state file), not on the draft, which its editors write.
 	// +optional
 	LastWrite string `json:"lastWrite,omitempty"`
@@ -87,6 +86,14 @@ type DownstreamTarget struct {
 	// upstream, ends it.
 	// +optional
 	Rejected bool `json:"rejected,omitempty"`
+	// Edited: the variant read this draft different from its own last
+	// write of it (LastWrite): someone else edited it, a person's push, say.
+	// It stays true while the draft is there (a later write of the variant
+	// keeps the edit), so that whatever would delete the draft (a set's
+	// removal of the variant, pvctl run --prune) can name what a person
+	// would lose.
+	// +optional
+	Edited bool `json:"edited,omitempty"`
 }
 
 // PackageVariantList is a list of PackageVariants.

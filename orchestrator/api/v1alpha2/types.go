@@ -67,6 +67,12 @@ type PackageVariantSetStatus struct {
 	// spec.rollout); absent without one.
 	// +optional
 	Rollout *pvs.RolloutStatus `json:"rollout,omitempty"`
+	// PeakChildren is the most PackageVariants the set has had since its
+	// mass-deletion guard was last lifted (pvkit.dev/allow-mass-deletion):
+	// the baseline the guard counts every loss from, so that removals a few
+	// at a time cannot empty a fleet either.
+	// +optional
+	PeakChildren int `json:"peakChildren,omitempty"`
 }
 
 // TargetFailure is one target entry that could not be computed.

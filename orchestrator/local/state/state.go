@@ -48,6 +48,11 @@ type State struct {
 	// set name: the annotations (pvkit.dev/rollout-pause, -hold, -skip)
 	// each run gives the set unless its file sets them.
 	Rollouts map[string]map[string]string `json:"rollouts,omitempty"`
+	// FilesPeak is the most PackageVariants and PackageVariantSets the
+	// files gave since pvctl run's mass-deletion guard was last lifted
+	// (--prune=all): the baseline it counts every loss from, so that
+	// variants leaving the files a few at a time cannot empty a fleet.
+	FilesPeak int `json:"filesPeak,omitempty"`
 }
 
 // SuspendKey is a set's or variant's key in Suspended.

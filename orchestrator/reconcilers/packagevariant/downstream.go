@@ -39,6 +39,9 @@ type target struct {
 	// known); rejected: a person rejected the draft (seeLifecycles).
 	lifecycle string
 	rejected  bool
+	// edited: the chain read the draft different from the variant's last
+	// write of it (pvapi.DownstreamTarget.Edited, which stays once set).
+	edited bool
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
@@ -517,6 +520,7 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		if t.lifecycle != "" {
 			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
 		}
+		dt.Edited = dt.Edited || t.edited
 		out = append(out, dt)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

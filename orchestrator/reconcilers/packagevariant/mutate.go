@@ -59,15 +59,12 @@ func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d 
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
-	_, later := approval.Split(v.Spec.Annotations)
-	if len(later) == 0 {
-		return m, nil
-	}
-	// With them, the digest of the draft as pvkit left it, in the variant's
-	// status (DownstreamTarget.LastWrite): approval by policy approves
-	// only a draft nobody changed since. It moves only with pvkit's own
-	// writes: a draft pvkit found changed but had nothing to rewrite in
-	// keeps the digest it had (none, if pvkit never wrote it).
+	// The digest of the draft as pvkit left it, in the variant's status
+	// (DownstreamTarget.LastWrite): approval by policy approves only a
+	// draft nobody changed since, and a draft read otherwise is Edited. It
+	// moves only with pvkit's own writes: a draft pvkit found changed but
+	// had nothing to rewrite in keeps the digest it had (none, if pvkit
+	// never wrote it).
 	switch {
 	case m.wrote || fresh:
 		m.target.lastWrite = variant.Fingerprint(m.files)
@@ -77,6 +74,10 @@ func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d 
 		// annotation update after the write conflicted, say), not the
 		// write: this process remembers it.
 		m.target.lastWrite = r.tracker.lastWrite(v.UID, d.Name)
+	}
+	_, later := approval.Split(v.Spec.Annotations)
+	if len(later) == 0 {
+		return m, nil
 	}
 	missing := false
 	for k, val := range later {
@@ -101,6 +102,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, err
 	}
+	edited := r.editedSince(v, d.Name, res.Files)
 	files := res.Files
 	if prepare != nil {
 		if files, err = prepare(res.Files); err != nil {
@@ -115,7 +117,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		out.Files, out.Changed = files, true // the upgrade itself is the change
 	}
 	if !out.Changed {
-		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden}, in: in, files: res.Files}, nil
+		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited}, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
@@ -126,7 +128,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden}, wrote: true, files: out.Files}
+	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
 		m.files = after.Files
 		again, in2, err := r.runChain(ctx, v, after.Files)
@@ -144,6 +146,17 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 	}
 	return m, nil
+}
+
+// editedSince reports whether a draft's files differ from the variant's
+// last write of it (someone else edited it); false when the variant knows
+// no last write.
+func (r *Reconciler) editedSince(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
+	last := LastWrite(v, draft)
+	if last == "" {
+		last = r.tracker.lastWrite(v.UID, draft)
+	}
+	return last != "" && approval.EditedSince(last, variant.Fingerprint(files))
 }
 
 // renderConflict (rule: render-fight-stops) names what Porch's render

@@ -357,6 +357,48 @@ func TestStaleDraftUpgradedInPlace(t *testing.T) {
 	}
 }
 
+// Issue 47 #1: a draft read different from the variant's last write of it
+// is Edited in the variant's status, and stays so when the variant writes
+// it again (the edit is still in it): what a deletion of the variant would
+// lose is known from its status.
+func TestEditedDraftIsSaid(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	d := e.downstream("app-prod")[0]
+	edited := func() bool {
+		t.Helper()
+		for _, dt := range e.get("app-prod").Status.DownstreamTargets {
+			if dt.Name == d.Name {
+				if dt.LastWrite == "" {
+					t.Fatalf("no last write recorded for %s", d.Name)
+				}
+				return dt.Edited
+			}
+		}
+		t.Fatalf("no status entry for %s", d.Name)
+		return false
+	}
+	if edited() {
+		t.Fatal("a draft only the variant wrote is Edited")
+	}
+	files := e.files(d)
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "replicas: 1", "replicas: 5", 1)
+	e.store.SetFiles(ns, d.Name, files)
+	e.mustReconcile("app-prod")
+	if !edited() {
+		t.Fatal("a person's edit is not Edited")
+	}
+	files = e.files(d) // the variant writes again (its package context undone): the edit stays in it
+	files["package-context.yaml"] = strings.Replace(files["package-context.yaml"], "env: prod", "env: oops", 1)
+	e.store.SetFiles(ns, d.Name, files)
+	e.mustReconcile("app-prod")
+	if contains(t, e.files(d), "package-context.yaml", "env: prod"); !edited() {
+		t.Fatal("Edited was cleared by the variant's own write")
+	}
+}
+
 // Issue 47 #9: an upstream that adds a readiness gate conflicted with
 // pvkit's own gate in every unapproved draft (UpgradeConflict on
 // info.readinessGates, with no person's edit anywhere). Gates merge by

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
@@ -50,7 +53,7 @@ spec:
 	}
 	c := apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
 	if c == nil || c.Reason != pvsapi.ReasonMassDeletion ||
-		c.Message != "the set would remove 3 of its 3 PackageVariants (more than half); none was removed. If that is intended, annotate the set pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all)" {
+		c.Message != "the set would remove 3 of its 3 PackageVariants (more than half); none was removed: app-cluster-01-app, app-cluster-02-app, app-cluster-03-app. If that is intended, annotate the set pvkit.dev/allow-mass-deletion=true (pvctl run: --prune=all), and remove the annotation after" {
 		t.Fatalf("Stalled = %+v", c)
 	}
 	if ev := e.events(); len(ev) != 1 || ev[0] != "Warning MassDeletion" {
@@ -65,6 +68,88 @@ spec:
 	}
 	if ev := e.events(); len(ev) != 1 || ev[0] != "Normal ChildRemoved" {
 		t.Fatalf("events = %q", ev)
+	}
+}
+
+// Issue 47 #1: the guard counted one reconcile: repositories losing the
+// selected label a few at a time (5, then 2, 1, 1, 1 of 10) removed every
+// child and its drafts with no confirmation. The loss counts from the most
+// children the set had since the guard was last lifted (peakChildren): the
+// reconcile that would leave less than half stalls, naming the children
+// and the drafts that hold someone's edits; lifting the guard takes the new
+// size as the baseline.
+func TestMassDeletionGuardCountsOverTime(t *testing.T) {
+	var repos []client.Object
+	for i := 1; i <= 10; i++ {
+		repos = append(repos, repo(fmt.Sprintf("cluster-%02d", i), map[string]string{"env": "prod"}))
+	}
+	e := newEnv(t, repos...)
+	e.set(`apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata:
+  name: app
+spec:
+  upstream: {repo: blueprints, package: app, revision: 1}
+  targets:
+  - repositorySelector:
+      matchLabels: {env: prod}
+`)
+	e.reconcile()
+	if n := len(e.children()); n != 10 || e.getSet().Status.PeakChildren != 10 {
+		t.Fatalf("%d children, peak %d", n, e.getSet().Status.PeakChildren)
+	}
+	// A person's edit of cluster-08's draft, as its variant's status says it.
+	edited := &pvapi.PackageVariant{}
+	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "app-cluster-08-app"}, edited); err != nil {
+		t.Fatal(err)
+	}
+	edited.Status.DownstreamTargets = []pvapi.DownstreamTarget{{Name: "cluster-08.app.packagevariant-1", LastWrite: "sha256:x", Edited: true}}
+	if err := e.client.Status().Update(context.Background(), edited); err != nil {
+		t.Fatal(err)
+	}
+	unlabel := func(names ...int) {
+		for _, i := range names {
+			r := &porchconfig.Repository{}
+			if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("cluster-%02d", i)}, r); err != nil {
+				t.Fatal(err)
+			}
+			r.Labels = nil
+			if err := e.client.Update(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	unlabel(1, 2, 3, 4, 5) // half: allowed, as before
+	e.reconcile()
+	if n := len(e.children()); n != 5 {
+		t.Fatalf("5 of 10 removed: %d children left", n)
+	}
+	unlabel(6, 7) // 7 of the 10 lost: stalls, nothing removed
+	if err := e.try(); !errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("the guard stalls: %v", err)
+	}
+	if n := len(e.children()); n != 5 {
+		t.Fatalf("the guard must remove nothing, %d children left", n)
+	}
+	c := apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
+	want := "the set would remove 2 of its 5 PackageVariants, leaving 3 of the 10 it had since its mass-deletion guard was last lifted (status.peakChildren; more than half lost); none was removed: app-cluster-06-app, app-cluster-07-app"
+	if c == nil || c.Reason != pvsapi.ReasonMassDeletion || !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	// The drafts with someone's edits are named.
+	unlabel(8)
+	e.try()
+	c = apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
+	if c == nil || !strings.Contains(c.Message, "; drafts that hold someone's edits and would go with them: cluster-08.app.packagevariant-1 (app-cluster-08-app's)") {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	// Lifted: the removal happens, and the new size is the baseline.
+	e.editSet(func(s *pvsapi.PackageVariantSet) {
+		s.Annotations = map[string]string{AllowMassDeletionAnnotation: "true"}
+	})
+	e.reconcile()
+	if n := len(e.children()); n != 2 || e.getSet().Status.PeakChildren != 2 {
+		t.Fatalf("lifted: %d children, peak %d", n, e.getSet().Status.PeakChildren)
 	}
 }
 

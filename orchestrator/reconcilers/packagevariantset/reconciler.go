@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/internal/names"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -162,7 +164,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	} else if err != nil {
 		return err
 	}
-	existing, err := r.children(ctx, set)
+	existing, deleting, err := r.children(ctx, set)
 	if err != nil {
 		return err
 	}
@@ -177,7 +179,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	guard := r.massDeletion(set, steps, len(existing))
+	guard := r.massDeletion(ctx, set, steps, len(existing)-len(deleting), deleting)
 	if guard != nil {
 		steps = withoutRemovals(steps)
 	}
@@ -253,17 +255,23 @@ func objectOf(o client.Object) pvsexpand.Object {
 }
 
 // children lists the set's PackageVariants.
-func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*pv.PackageVariant, error) {
+// children lists the set's children, and the names of those already being
+// deleted (their finalizer waits for their drafts).
+func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*pv.PackageVariant, map[string]bool, error) {
 	var list pvapi.PackageVariantList
 	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace),
 		client.MatchingLabels{v1alpha2.SetLabel: pvsexpand.SetID(set.Core())}); err != nil {
-		return nil, fmt.Errorf("listing the set's PackageVariants: %w", err)
+		return nil, nil, fmt.Errorf("listing the set's PackageVariants: %w", err)
 	}
 	out := make([]*pv.PackageVariant, 0, len(list.Items))
+	deleting := map[string]bool{}
 	for i := range list.Items {
 		out = append(out, list.Items[i].Core())
+		if !list.Items[i].DeletionTimestamp.IsZero() {
+			deleting[list.Items[i].Name] = true
+		}
 	}
-	return out, nil
+	return out, deleting, nil
 }
 
 // nameHolders reads the PackageVariants, other than the set's children,
@@ -419,29 +427,86 @@ func (r *Reconciler) recordSteps(set *pvsapi.PackageVariantSet, done []pvsexpand
 	}
 }
 
-// AllowMassDeletionAnnotation on a set, "true", lets one reconcile remove
-// more than half of its children.
+// AllowMassDeletionAnnotation on a set, "true", lifts its mass-deletion
+// guard while it is there; each reconcile then takes the set's size as the
+// guard's new baseline (status.peakChildren). Remove it once the removal is
+// done.
 const AllowMassDeletionAnnotation = "pvkit.dev/allow-mass-deletion"
 
 // massDeletion is the guard against a typo that empties a fleet (a selector
-// `env: prd`): a reconcile that would remove more than one child and more
-// than half of them removes none, stalls naming the count, and applies the
-// rest of its plan. The set's annotation, or AllowMassDeletion, lets it
-// through. No peer has this (Argo CD users ask for it in argo-cd#18480).
-func (r *Reconciler) massDeletion(set *pvsapi.PackageVariantSet, steps []pvsexpand.Step, children int) error {
-	removals := 0
+// `env: prd`, repositories losing a label a few at a time): a reconcile
+// that would remove more than one child and more than half of them, or
+// that would leave the set with less than half of the most children it had
+// since the guard was last lifted (status.peakChildren; more than one
+// lost), removes none, stalls naming what would go and the drafts that
+// hold a person's edits (from each child's status), and applies the rest
+// of its plan. The set's annotation, or AllowMassDeletion, lets it
+// through and takes the set's new size as the baseline. No peer has this
+// (Argo CD users ask for it in argo-cd#18480).
+//
+// children counts the set's children that are not being deleted already;
+// removals of those being deleted are no loss of this reconcile's.
+func (r *Reconciler) massDeletion(ctx context.Context, set *pvsapi.PackageVariantSet, steps []pvsexpand.Step, children int, deleting map[string]bool) error {
+	var removed []string
+	creates := 0
 	for _, s := range steps {
-		if s.Action == pvsexpand.Remove {
-			removals++
+		switch s.Action {
+		case pvsexpand.Remove:
+			if !deleting[s.Name] {
+				removed = append(removed, s.Name)
+			}
+		case pvsexpand.Create:
+			creates++
 		}
 	}
-	if removals <= 1 || 2*removals <= children || r.AllowMassDeletion || set.Annotations[AllowMassDeletionAnnotation] == "true" {
+	after := children - len(removed) + creates
+	if r.AllowMassDeletion || set.Annotations[AllowMassDeletionAnnotation] == "true" {
+		set.Status.PeakChildren = after
 		return nil
 	}
+	peak := max(set.Status.PeakChildren, children, after)
+	set.Status.PeakChildren = peak
+	loss := peak - after
+	once := len(removed) > 1 && 2*len(removed) > children
+	overTime := len(removed) > 0 && loss > 1 && 2*loss > peak
+	if !once && !overTime {
+		return nil
+	}
+	sort.Strings(removed)
+	what := fmt.Sprintf("the set would remove %d of its %d PackageVariants (more than half)", len(removed), children)
+	if !once {
+		what = fmt.Sprintf("the set would remove %d of its %d PackageVariants, leaving %d of the %d it had since its mass-deletion guard was last lifted (status.peakChildren; more than half lost)",
+			len(removed), children, after, peak)
+	}
 	return kit.Stallf(pvsapi.ReasonMassDeletion,
-		"the set would remove %d of its %d PackageVariants (more than half); none was removed. If that is intended, annotate the set %s=true (pvctl run: --prune=all)",
-		removals, children, AllowMassDeletionAnnotation)
+		"%s; none was removed: %s%s. If that is intended, annotate the set %s=true (pvctl run: --prune=all), and remove the annotation after",
+		what, listed(removed), r.editedDrafts(ctx, set.Namespace, removed), AllowMassDeletionAnnotation)
 }
+
+// editedDrafts names, from the children's own status, the drafts of the
+// children that would go which hold an edit someone made after the
+// variant's last write (a person's push): what removing them would lose.
+func (r *Reconciler) editedDrafts(ctx context.Context, namespace string, children []string) string {
+	var edited []string
+	for _, name := range children {
+		v := &pvapi.PackageVariant{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, v); err != nil {
+			continue
+		}
+		for _, t := range v.Status.DownstreamTargets {
+			if t.Edited {
+				edited = append(edited, fmt.Sprintf("%s (%s's)", t.Name, name))
+			}
+		}
+	}
+	if len(edited) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; drafts that hold someone's edits and would go with them: %s", listed(edited))
+}
+
+// listed is names joined, at most 20 of them and the count of the rest.
+func listed(ns []string) string { return names.Listed(ns, 20) }
 
 func withoutRemovals(steps []pvsexpand.Step) []pvsexpand.Step {
 	out := make([]pvsexpand.Step, 0, len(steps))
