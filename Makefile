@@ -217,6 +217,7 @@ bench-security:
 	go test -run '^$$' -bench 'Compile|Validate|Evaluat|Hostile|FanOut|Regex' -benchmem -benchtime 1x ./pkg/pvsexpand/
 	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
 	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/
+	go test -run '^$$' -bench 'RolloutStatusAtTheBound' -benchmem -benchtime 1x ./pkg/rollout/
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to PVKIT_BENCH_TARGETS repositories (default 1000; about 2 minutes)
 bench-pvctl:

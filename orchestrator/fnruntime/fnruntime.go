@@ -72,6 +72,9 @@ type Runtime struct {
 	AllowNetwork bool
 	// Memory bounds an executable's data segment (0: DefaultMemory).
 	Memory int64
+	// InProcess runs pvkit's catalog functions in this process even when
+	// this binary serves them as a worker (tests of the function code).
+	InProcess bool
 }
 
 var _ render.Runtime = (*Runtime)(nil)
@@ -134,11 +137,15 @@ func (r *Runtime) Runner(ctx context.Context, f render.Function) (render.Runner,
 		return inProcess(fn, func(in io.Reader, out, stderr io.Writer) int { return fnmain.Run(fn, p, in, out, stderr) }), nil
 	}
 	if c := catalog.Resolve(f.Image); c != nil && !c.Sandboxed {
-		// pvkit's catalog functions run in process, unless a function
-		// config maps the image to an executable of another name; one
-		// that runs the package's own program (starlark) runs as its
-		// executable, sandboxed, below.
+		// pvkit's catalog functions run in a worker (this binary, started
+		// to serve them: it can be stopped and bounded, catalogworker.go),
+		// unless a function config maps the image to an executable of
+		// another name; one that runs the package's own program (starlark)
+		// runs as its executable, sandboxed, below.
 		if path, ok := r.Executables[f.Image]; !ok || filepath.Base(path) == c.Executable {
+			if w := r.worker(); w != nil {
+				return r.inWorker(ctx, w, c.Executable), nil
+			}
 			return inProcess(c.Executable, c.Call), nil
 		}
 	}

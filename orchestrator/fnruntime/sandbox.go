@@ -8,7 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/pvkit/pvkit/internal/fnworker"
 
 	"github.com/pvkit/pvkit/pkg/render"
 )
@@ -41,11 +42,14 @@ const (
 	// and anonymous mappings; the Go runtime's address space reservations
 	// do not count).
 	DefaultMemory = 2 << 30
-	// MaxOutput bounds a function's stdout (the ResourceList it returns).
-	MaxOutput = 256 << 20
+	// MaxOutput bounds a function's stdout (the ResourceList it returns),
+	// read before it is parsed: a package pvkit writes is at most 64 MiB
+	// (the git store's bound), and parsing YAML costs a few times its size
+	// (256 MiB used to cost several GB).
+	MaxOutput = 64 << 20
 	// StderrKept is how much of a function's stderr is kept: the last
 	// bytes, as a log tail.
-	StderrKept = 64 << 10
+	StderrKept = fnworker.StderrKept
 )
 
 // nobody is the user a function runs as when pvctl runs as root (kpt runs
@@ -65,7 +69,7 @@ func (r *Runtime) process(ctx context.Context, sandboxed bool, path string, args
 		defer cancel()
 		cmd := exec.CommandContext(ctx, path, args...)
 		stdout := &boundedWriter{w: out, max: MaxOutput}
-		stderr := &tailWriter{max: StderrKept}
+		stderr := &fnworker.Tail{Max: StderrKept}
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.Env = append(os.Environ(), "LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true")
 		setProcessGroup(cmd)
@@ -116,7 +120,7 @@ func (r *Runtime) process(ctx context.Context, sandboxed bool, path string, args
 }
 
 // outcome is a process's error as the render takes it.
-func (r *Runtime) outcome(err error, stdout *boundedWriter, stderr *tailWriter, ctx context.Context) error {
+func (r *Runtime) outcome(err error, stdout *boundedWriter, stderr *fnworker.Tail, ctx context.Context) error {
 	if stdout.over {
 		return &render.ExitError{Code: 1, Stderr: fmt.Sprintf("%s\n(stopped: its output passed %d bytes)", stderr.String(), MaxOutput)}
 	}
@@ -175,44 +179,9 @@ func (b *boundedWriter) Write(p []byte) (int, error) {
 	return b.w.Write(p)
 }
 
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	max     int
-	buf     []byte
-	dropped int64
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) >= t.max {
-		t.dropped += int64(len(t.buf) + len(p) - t.max)
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return n, nil
-	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.dropped += int64(over)
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
-}
-
-// String is what was kept, saying how much went before it.
-func (t *tailWriter) String() string {
-	if t.dropped == 0 {
-		return string(t.buf)
-	}
-	s, dropped := string(t.buf), t.dropped
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 { // start at a line
-		dropped += int64(i + 1)
-		s = s[i+1:]
-	}
-	return fmt.Sprintf("(the first %d bytes are left out)\n%s", dropped, s)
-}
-
 // Tail is s cut to its last max bytes, at a line where it can, saying so.
 func Tail(s string, max int) string {
-	t := &tailWriter{max: max}
+	t := &fnworker.Tail{Max: max}
 	_, _ = t.Write([]byte(s))
 	return t.String()
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit/internal/fnworker"
 	"github.com/pvkit/pvkit/pkg/render"
 )
 
@@ -23,6 +24,7 @@ import (
 // when it is called so (`pvkit-sandbox-helper MODE ARGS` after the test
 // flags), and the tests otherwise.
 func TestMain(m *testing.M) {
+	ServeCatalogIfWorker()
 	for i, a := range os.Args {
 		if a == "pvkit-sandbox-helper" {
 			os.Exit(sandboxHelper(os.Args[i+1:]))
@@ -274,7 +276,7 @@ func TestTail(t *testing.T) {
 		}
 	}
 	// Written in pieces, the same.
-	w := &tailWriter{max: 12}
+	w := &fnworker.Tail{Max: 12}
 	for _, p := range []string{"line ", "one\nli", "ne two\n"} {
 		_, _ = w.Write([]byte(p))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pvkit/pvkit/pkg/krm"
 )
@@ -118,5 +119,55 @@ func TestPipelineOverBoundRefusedAsRead(t *testing.T) {
 	_, _, err := Render(context.Background(), map[string]string{"Kptfile": kptfile("app", k.String())}, Options{Runtime: goRuntime{}})
 	if want := "Kptfile: `pipeline` has 101 functions; a render runs at most 100"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// resultsRuntime's function fails with n results of a message of size
+// bytes each.
+type resultsRuntime struct{ n, size int }
+
+func (r resultsRuntime) Runner(context.Context, Function) (Runner, error) {
+	return func(in io.Reader, out io.Writer) error {
+		_, _ = io.Copy(io.Discard, in)
+		fmt.Fprint(out, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n")
+		for i := 0; i < r.n; i++ {
+			fmt.Fprintf(out, "- severity: error\n  message: m%d-%s\n", i, strings.Repeat("é", r.size/2))
+		}
+		return &ExitError{Code: 1, Stderr: "failed"}
+	}, nil
+}
+
+// Issue 47 #12: a function chooses its results' number and size, and each
+// was copied into the status, the error and the variant's status whole (a
+// 20 MB message took pvctl to 506 MB). What a render keeps of them is
+// bounded before they are decoded.
+func TestResultsBounded(t *testing.T) {
+	files := map[string]string{"Kptfile": kptfile("app", "pipeline:\n  mutators:\n  - image: example.com/noisy:v1\n"), "cm.yaml": fmt.Sprintf(cm, "a")}
+	for _, tc := range []struct {
+		name    string
+		rt      resultsRuntime
+		results int
+	}{
+		{"one 20 MB message", resultsRuntime{1, 20 << 20}, 1},
+		{"5,000 results", resultsRuntime{5000, 64}, MaxResults + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, st, err := Render(context.Background(), files, Options{Runtime: tc.rt})
+			if err == nil || len(err.Error()) > MaxResults*(MaxResultValue+64) {
+				t.Fatalf("err: %d bytes", len(fmt.Sprint(err)))
+			}
+			rs := st.Runs[0].Results
+			if len(rs) != tc.results {
+				t.Fatalf("%d results kept, want %d", len(rs), tc.results)
+			}
+			for _, r := range rs {
+				if len(r.Message) > MaxResultValue || !utf8.ValidString(r.Message) {
+					t.Fatalf("a message of %d bytes kept", len(r.Message))
+				}
+			}
+			if tc.results > 1 && rs[len(rs)-1].Message != "4900 more results were left out (a render keeps 100 of a function's)" {
+				t.Fatalf("last result: %q", rs[len(rs)-1].Message)
+			}
+		})
 	}
 }

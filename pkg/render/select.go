@@ -1,6 +1,9 @@
 package render
 
 import (
+	"fmt"
+	"unicode/utf8"
+
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -84,8 +87,21 @@ func mergeWithInput(output, selected, input []*yaml.RNode) []*yaml.RNode {
 	return merged
 }
 
+// Bounds of what a render keeps of a function's results: a function
+// chooses their number and size, and each is copied into the render status,
+// the error and the variant's status (a 20 MB message took pvctl to 506 MB).
+const (
+	// MaxResults is how many results of one function are kept; one more
+	// says how many were left out.
+	MaxResults = 100
+	// MaxResultValue bounds each value of a result (its message, a field's
+	// value): longer ones are cut, marked "…".
+	MaxResultValue = 4 << 10
+)
+
 // parseResults reads a function's results: the SDK's list, or a list
-// wrapped in `items` (older SDKs).
+// wrapped in `items` (older SDKs); bounded (MaxResults, MaxResultValue)
+// before they are decoded.
 func parseResults(n *yaml.RNode) (fn.Results, error) {
 	if n.IsNilOrEmpty() {
 		return nil, nil
@@ -95,9 +111,34 @@ func parseResults(n *yaml.RNode) (fn.Results, error) {
 			n = items.Value
 		}
 	}
+	y := n.YNode()
+	dropped := 0
+	if y.Kind == yaml.SequenceNode && len(y.Content) > MaxResults {
+		dropped = len(y.Content) - MaxResults
+		y.Content = y.Content[:MaxResults]
+	}
+	cutScalars(y, MaxResultValue)
 	var out fn.Results
-	if err := n.YNode().Decode(&out); err != nil {
+	if err := y.Decode(&out); err != nil {
 		return nil, err
 	}
+	if dropped > 0 {
+		out = append(out, &fn.Result{Severity: fn.Warning, Message: fmt.Sprintf("%d more results were left out (a render keeps %d of a function's)", dropped, MaxResults)})
+	}
 	return out, nil
+}
+
+// cutScalars cuts every scalar under n to at most max bytes, at a
+// character, marked "…".
+func cutScalars(n *yaml.Node, max int) {
+	if n.Kind == yaml.ScalarNode && len(n.Value) > max {
+		cut := max - len("…")
+		for cut > 0 && !utf8.RuneStart(n.Value[cut]) {
+			cut--
+		}
+		n.Value = n.Value[:cut] + "…"
+	}
+	for _, c := range n.Content {
+		cutScalars(c, max)
+	}
 }

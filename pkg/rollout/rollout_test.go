@@ -320,3 +320,27 @@ func TestWaitingChildrenAreNamed(t *testing.T) {
 		t.Fatalf("message: %s", r.Status.Message)
 	}
 }
+
+// Issue 47 #4's worst case: the status of a rollout of 5,000 failed
+// children of 63-character names with 32 KiB reasons (bytes/status).
+func BenchmarkRolloutStatusAtTheBound(b *testing.B) {
+	spec := &v1alpha2.Rollout{Waves: []v1alpha2.Wave{{Name: "all"}}, ErrorBudget: amount("10%")}
+	why := strings.Repeat("x", 32<<10)
+	var cs []Child
+	for i := 0; i < 5000; i++ {
+		p := Pin(base, ref(2))
+		cs = append(cs, Child{Name: fmt.Sprintf("%s-%05d", strings.Repeat("n", 57), i), Current: &p, Failed: true, Why: why})
+	}
+	prev := &v1alpha2.RolloutStatus{Target: ref(2), From: &v1alpha2.RevisionRef{Name: "blueprints.app.v1"}, Phase: Progressing}
+	b.ReportAllocs()
+	var size int
+	for i := 0; i < b.N; i++ {
+		r := Plan(spec, prev, base, ref(2), cs, Controls{})
+		j, err := json.Marshal(r.Status)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(j)
+	}
+	b.ReportMetric(float64(size), "bytes/status")
+}

@@ -55,7 +55,7 @@ func BenchmarkCatalogFunctions(b *testing.B) {
 	for _, mode := range []struct {
 		name string
 		rt   *fnruntime.Runtime
-	}{{"inprocess", &fnruntime.Runtime{}}, {"executables", &fnruntime.Runtime{Executables: asExecutables}}} {
+	}{{"inprocess", &fnruntime.Runtime{InProcess: true}}, {"worker", &fnruntime.Runtime{}}, {"executables", &fnruntime.Runtime{Executables: asExecutables}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				for _, image := range []string{"gcr.io/kpt-fn/set-annotations:v0.1.4", "gcr.io/kpt-fn/apply-replacements:v0.1.1", "gcr.io/kpt-fn/set-labels:v0.2"} {

@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pvkit/pvkit/orchestrator/fnruntime"
+
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/manager"
@@ -30,6 +32,9 @@ import (
 )
 
 func main() {
+	// Started as the worker of pvkit's catalog functions (a render's), this
+	// process serves them and exits (orchestrator/fnruntime).
+	fnruntime.ServeCatalogIfWorker()
 	// Ctrl-C (or SIGTERM) stops a local command where it is: pvctl run
 	// saves what it did and says so. A second signal ends the process.
 	ctx, cancel := context.WithCancelCause(context.Background())
