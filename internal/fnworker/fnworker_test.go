@@ -43,8 +43,11 @@ var testFuncs = map[string]Func{
 		}
 		return 0
 	},
-	"panic":  func(io.Reader, io.Writer, io.Writer) int { panic("boom") },
-	"stderr": func(_ io.Reader, _, stderr io.Writer) int { fmt.Fprint(stderr, strings.Repeat("e", 1<<20)+"the end"); return 1 },
+	"panic": func(io.Reader, io.Writer, io.Writer) int { panic("boom") },
+	"stderr": func(_ io.Reader, _, stderr io.Writer) int {
+		fmt.Fprint(stderr, strings.Repeat("e", 1<<20)+"the end")
+		return 1
+	},
 }
 
 func TestMain(m *testing.M) {
