@@ -42,22 +42,22 @@ generate: $(CONTROLLER_GEN)
 
 all: build
 
-## build: static Linux binaries in bin/: the functions, pvctl, pvkit-controller and the kpt catalog functions (bin/catalog)
-build: $(BINARIES) bin/pvctl bin/pvkit-controller catalog-functions
+## build: static Linux binaries in bin/: the functions, pvctl, and in bin/catalog pvkit's catalog
+## executable (a link per behaviour) and the catalog functions the examples name; a binary is
+## replaced only when Go built it different (hack/build.sh): a build with nothing to do touches nothing
+build:
+	@hack/build.sh
 
-bin/pvctl: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' -o $@ ./orchestrator/cmd/pvctl
-
+# The controller's own binary, for its image (make images): `pvctl controller` alone.
 bin/pvkit-controller: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' -o $@ ./orchestrator/cmd/pvkit-controller
-
-bin/%: FORCE
-	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./functions/$*
+	@mkdir -p .cache/gobuild && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' \
+	  -o .cache/gobuild/pvkit-controller ./orchestrator/cmd/pvkit-controller
+	@cmp -s .cache/gobuild/pvkit-controller $@ || { cp .cache/gobuild/pvkit-controller $@.new && mv -f $@.new $@ && echo "built $@"; }
 
 FORCE:
 
 ## images: one image per function from Dockerfile.functions (needs a Docker engine, no registry)
-images: build
+images: build bin/pvkit-controller
 	@for fn in $(FUNCTIONS); do \
 	  desc=$$(sed -n 's/^description: //p' functions/$$fn/metadata.yaml); \
 	  out=$$(docker build -q -f Dockerfile.functions --build-arg FUNCTION=$$fn --build-arg VERSION=$(VERSION) \
@@ -96,12 +96,13 @@ uninstall: undeploy bin/pvctl
 undeploy-crds: undeploy
 	kubectl delete -k config/crd --ignore-not-found
 
-## catalog-functions: the kpt catalog functions the Go module proxy serves (set-namespace and starlark at
+## catalog-functions: every kpt catalog function the Go module proxy serves (set-namespace and starlark at
 ## exact versions; apply-replacements and apply-setters as the references pvkit's own are checked against;
-## hack/catalog) and pvkit's own (pkg/catalog), built into bin/catalog with Porch's function
-## runner config mapping their image names: pvctl renders pipelines that use them offline
+## hack/catalog) and pvkit's own (pkg/catalog), built into bin/catalog with Porch's function runner
+## config mapping their image names (make build builds only the ones the examples name): tests, kpt and
+## Porch's function runner use them
 catalog-functions:
-	hack/catalog/build.sh bin/catalog
+	@hack/catalog/build.sh bin/catalog all
 
 ## catalog-e2e: the kpt catalog's own e2e cases and examples for pvkit's catalog functions (set-labels,
 ## set-annotations) through kpt against bin/catalog; CATALOG is a checkout of kptdev/krm-functions-catalog
@@ -115,7 +116,7 @@ function-runner:
 
 ## test: lint, unit, golden and end-to-end tests (kpt, images, Porch's function
 ## runner); what cannot run here is skipped with a visible SKIP line
-test: lint check-generated build
+test: lint check-generated build catalog-functions
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
@@ -145,7 +146,7 @@ PORCH_STACK ?= $(CURDIR)/.cache/porch/stack
 # the run so far took less than this, so that a cold machine stays well
 # within CI's 30 minutes.
 E2E_PORCH_CI_BUDGET ?= 900
-e2e-porch: build
+e2e-porch: build bin/pvkit-controller catalog-functions
 	test/porch/stack.sh build
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
@@ -155,7 +156,7 @@ e2e-porch: build
 ## pvkit and by Porch's own controllers, and Porch's floor (the same clones and writes issued directly):
 ## seconds, API requests per variant, ratio to the floor (docs/performance.md). PORCH_BENCH=200 for N=200
 PORCH_BENCH ?= 20,50
-e2e-porch-bench: build
+e2e-porch-bench: build bin/pvkit-controller catalog-functions
 	test/porch/stack.sh build
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
@@ -165,7 +166,7 @@ e2e-porch-bench: build
 ## draft upgrades and by a staged rollout with approval by policy: seconds, requests per variant, revisions
 ## created, ownerless or duplicate drafts (docs/performance.md). PORCH_RELEASE_BENCH=200 for N=200
 PORCH_RELEASE_BENCH ?= 20,50
-e2e-porch-release-bench: build
+e2e-porch-release-bench: build bin/pvkit-controller catalog-functions
 	test/porch/stack.sh build
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \

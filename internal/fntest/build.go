@@ -72,7 +72,7 @@ func EnsureCatalog() error {
 		return nil
 	}
 	out := filepath.Join(RepoRoot(), "bin", "catalog")
-	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "catalog", "build.sh"), out)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "catalog", "build.sh"), out, "all")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the catalog functions: %v\n%s", err, b)
 	}

@@ -104,7 +104,11 @@ func (r *Runtime) process(ctx context.Context, sandboxed bool, path string, args
 			}
 		}
 		cmd.Dir = dir
-		cmd.Env = []string{"LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true", "HOME=" + dir, "TMPDIR=" + dir}
+		// PVKIT_CATALOG_FUNCTION: the name the executable was mapped by,
+		// which pvkit-catalog (one executable, a link per behaviour) runs
+		// as when run through a descriptor (as nobody), whose name says
+		// nothing.
+		cmd.Env = []string{"LOG_TO_STDERR=true", "STRUCTURED_RESULTS=true", "HOME=" + dir, "TMPDIR=" + dir, "PVKIT_CATALOG_FUNCTION=" + filepath.Base(path)}
 		iso.apply(cmd)
 		memory := r.Memory
 		if memory <= 0 {

@@ -176,7 +176,7 @@ func TestExecutablesAreSandboxed(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`cwd: "(/[^"]+)"`).FindStringSubmatch(out); m == nil {
 		t.Errorf("no working directory:\n%s", out)
-	} else if want := fmt.Sprintf(`env: "HOME=%[1]s LOG_TO_STDERR=true PWD=%[1]s STRUCTURED_RESULTS=true TMPDIR=%[1]s"`, m[1]); !strings.Contains(out, want) {
+	} else if want := fmt.Sprintf(`env: "HOME=%[1]s LOG_TO_STDERR=true PVKIT_CATALOG_FUNCTION=fn PWD=%[1]s STRUCTURED_RESULTS=true TMPDIR=%[1]s"`, m[1]); !strings.Contains(out, want) {
 		t.Errorf("environment: want %s in\n%s", want, out) // PWD is /bin/sh's, which sets the memory bound
 	}
 	if !strings.Contains(out, `entries: "0"`) || !strings.Contains(out, "pvctl-fn-") {

@@ -1,11 +1,13 @@
 // Command pvkit-catalog runs pvkit's build of the kpt catalog functions
-// (pkg/catalog; see README.md). Built with a behaviour in it (make
-// catalog-functions builds bin/catalog/set-labels-v0.2 and the others so),
-// run by a name of a behaviour, or given that name as its first argument, it
-// is that function, reading a ResourceList on stdin as kpt's `--exec` and
-// Porch's function runner give it.
+// (pkg/catalog; see README.md). One executable for every behaviour: run by
+// the name of a behaviour (make catalog-functions links bin/catalog/
+// set-labels-v0.2 and the others to it), named by $PVKIT_CATALOG_FUNCTION
+// (pvctl's sandbox runs it through a descriptor, whose name says nothing),
+// or given that name as its first argument, it is that function, reading a
+// ResourceList on stdin as kpt's `--exec` and Porch's function runner give
+// it.
 //
-//	pvkit-catalog --list     the executable names, one per line
+//	pvkit-catalog --list     the behaviours' names, one per line
 //	pvkit-catalog --config   Porch's function runner config for them
 package main
 
@@ -19,14 +21,14 @@ import (
 	"github.com/pvkit/pvkit/pkg/catalog"
 )
 
-// builtin, when the build sets it (-X main.builtin=set-labels-v0.2), is
-// the function this executable is, whatever it is called by.
-var builtin string
+// FunctionEnv names the behaviour to run when the name the executable was
+// run by is none.
+const FunctionEnv = "PVKIT_CATALOG_FUNCTION"
 
 func main() {
 	self := filepath.Base(os.Args[0])
-	if builtin != "" {
-		self = builtin
+	if catalog.ByExecutable(self) == nil && os.Getenv(FunctionEnv) != "" {
+		self = os.Getenv(FunctionEnv)
 	}
 	os.Exit(run(self, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
