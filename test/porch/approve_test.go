@@ -2,7 +2,7 @@ package porch
 
 import (
 	"fmt"
-	"path/filepath"
+	"slices"
 	"testing"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
@@ -14,6 +14,7 @@ import (
 // approval.nephio.org/policy: initial gets its first draft proposed and
 // approved through Porch's approval subresource, once it is finished.
 func TestApproveByPolicyOnPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "approve")
 	approvingController(t)
 	e.upstream(blueprint(t))
@@ -40,24 +41,12 @@ func TestApproveByPolicyOnPorch(t *testing.T) {
 	}
 }
 
-// approvingController restarts the controller with --approve-by-policy and
-// config/rbac/approve-by-policy.yaml's rights, and back without them when
-// the test ends.
+// approvingController makes sure the controller approves by policy: the
+// suite's does (controllerExtraArgs), so that the tests that need it run
+// beside the others, without a restart.
 func approvingController(t *testing.T) {
 	t.Helper()
-	if _, err := kubectl("", "apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")); err != nil {
-		t.Fatal(err)
+	if !slices.Contains(controllerExtraArgs, "--approve-by-policy") {
+		t.Fatal("the suite's controller does not approve by policy (controllerExtraArgs)")
 	}
-	stopController()
-	controllerExtraArgs = []string{"--approve-by-policy"}
-	if err := startController(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopController()
-		controllerExtraArgs = nil
-		if err := startController(); err != nil {
-			t.Error(err)
-		}
-	})
 }

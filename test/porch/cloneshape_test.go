@@ -22,6 +22,7 @@ import (
 // Porch generates in a deployment repository and keeps elsewhere, each
 // resource's merge key, the variant's mutation.
 func TestLocalCloneMatchesPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "shape")
 	blueprint := map[string]string{
 		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app # the blueprint\n  annotations:\n    owner: y\ninfo:\n  description: an app\n",

@@ -18,6 +18,7 @@ import (
 // run); Porch's own PackageVariant and PackageVariantSet samples are still
 // accepted.
 func TestCRDValidatesAtApply(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "crd")
 	// A server-side dry run: validated by the apiserver, stored nowhere; a
 	// sample's own namespace is left out (it need not exist here).

@@ -21,6 +21,7 @@ import (
 // store lists what Porch v1.5.3 lists, revision by revision (name,
 // package, workspace, revision number, lifecycle).
 func TestDirectoryRepositoriesListAsPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "dirs")
 	url := e.bareRepo("catalog")
 	kptfile := func(name, info string) map[string]string {

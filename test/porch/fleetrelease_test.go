@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -23,6 +22,7 @@ import (
 // the field v1.5.0 changes stalls UpgradeConflict naming it, and the draft
 // is left as it was.
 func TestDraftUpgradedInPlaceOnPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "inplace")
 	files := blueprint(t)
 	url := e.bareRepo("blueprints")
@@ -146,6 +146,7 @@ spec:
 // canary reaches v4 and wave rest gets nothing of v3 or v4. No ownerless
 // draft.
 func TestStagedRolloutOnPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "rollout")
 	approvingController(t)
 	files := blueprint(t)
@@ -257,8 +258,9 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 			strings.Contains(msg, "app-r-001-app: draft "+draft+" was rejected"), msg
 	})
 	// Paused: what moved before the pause may still publish; wave rest
-	// stays untouched.
-	time.Sleep(15 * time.Second)
+	// stays untouched once every child and the set handled a reconcile
+	// request (evidence, not time: issue 48 #3).
+	e.handled("a paused rollout", 2*converge)
 	r, msg := at("v2")
 	noRest(r, msg)
 	if s, smsg := status(); s == nil || s.Status.Rollout.Phase != "Paused" || s.Status.Rollout.Waves[2].Moved != 0 {

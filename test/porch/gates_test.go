@@ -35,6 +35,7 @@ spec:
 // approval controller also uses) says not ready, and it has no approval
 // annotation. Fixed, the same draft gets the gate True and the annotation.
 func TestNoDraftApprovableBeforeItsMutation(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "gates")
 	e.upstream(blueprint(t))
 	e.repository("deploy", e.bareRepo("deploy"), true, nil)

@@ -55,6 +55,8 @@ type env struct {
 	c      client.Client
 	ns     string
 	nudges int // refs nudge made
+	// handledN counts handled's reconcile requests.
+	handledN int
 }
 
 // newEnv installs pvkit once (CRDs, the role of config/default, the
@@ -124,6 +126,7 @@ func install() error {
 		{"apply", "-f", filepath.Join(repoRoot, "config/manager/namespace.yaml")},
 		{"apply", "-k", filepath.Join(repoRoot, "config/rbac")},
 		{"apply", "-f", filepath.Join(repoRoot, "test/porch/testdata/team-crd.yaml")},
+		{"apply", "-f", filepath.Join(repoRoot, "config/rbac/approve-by-policy.yaml")},
 	} {
 		if _, err := kubectl("", args...); err != nil {
 			return err
@@ -157,9 +160,11 @@ users:
 `, filepath.Join(stackDir, "pki/ca.crt"), strings.TrimSpace(token))), 0o600)
 }
 
-// controllerExtraArgs are more flags for the controller (a test that needs
-// them restarts it, and restores them).
-var controllerExtraArgs []string
+// controllerExtraArgs are more flags for the controller. The suite's
+// controller approves by policy (config/rbac/approve-by-policy.yaml's
+// rights): the scenarios that need it run beside the others, which name no
+// approval policy and so are left alone by it.
+var controllerExtraArgs = []string{"--approve-by-policy"}
 
 // metricsAddr is where the running controller serves /metrics.
 var metricsAddr string
@@ -494,12 +499,15 @@ func (e *env) retry(what string, f func() error) {
 		// A conflict, or an Internal error of Porch v1.5.3 racing another
 		// write to the repository in go-git ("ref file is empty", "remote
 		// not found"; seen proposing and approving while the controller
-		// wrote a sibling draft): what a person retries.
+		// wrote a sibling draft), or Porch too busy to answer through the
+		// aggregation layer (503, "the server is currently unable to handle
+		// the request"; seen with the scenarios running at once): what a
+		// person retries.
 		if !apierrors.IsConflict(err) && !strings.Contains(err.Error(), "the object has been modified") &&
-			!apierrors.IsInternalError(err) {
+			!apierrors.IsInternalError(err) && !apierrors.IsServiceUnavailable(err) && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
 			break
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(time.Duration(250*(i+1)) * time.Millisecond)
 	}
 	e.t.Fatalf("%s: %v", what, err)
 }

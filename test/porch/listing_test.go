@@ -18,6 +18,7 @@ import (
 // Porch and opened by pvctl's store: the same listing (names, workspaces,
 // revisions, lifecycles, locks).
 func TestListingMatchesPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "listing")
 	url := e.bareRepo("catalog")
 	kptfile := func(name string) map[string]string {

@@ -74,6 +74,7 @@ func getMetrics(t *testing.T, token string) (int, string) {
 // an anonymous scrape is 401, a made-up token refused, a ServiceAccount
 // without pvkit-metrics-reader 403, one bound to it 200 with pvkit's series; plain HTTP is no answer.
 func TestSecureMetrics(t *testing.T) {
+	t.Parallel()         // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	newEnv(t, "metrics") // the stack (or a skip) and the controller
 	good := scraperToken(t)
 	if code, body := getMetrics(t, ""); code != http.StatusUnauthorized {

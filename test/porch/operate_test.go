@@ -19,6 +19,7 @@ import (
 // porch-controllers (a real apiserver's validation of the update; there is
 // no kubelet here, so no pod runs), and is a no-op the second time.
 func TestOperateFromTheCluster(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "operate")
 	e.appProd()
 	pvctl := func(args ...string) string {

@@ -13,6 +13,7 @@ import (
 // plans no change (exit 0); the set widened to a third repository plans its
 // child and its clone (exit 3) and Porch gets no revision from the plan.
 func TestPlanAgainstPorch(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	e := newEnv(t, "plan")
 	e.upstream(blueprint(t))
 	for _, r := range []string{"east", "west"} {

@@ -135,6 +135,11 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 		e.repository(r, e.bareRepo(r), true, map[string]string{"fleet": "yes"})
 	}
 	e.apply(setOver("", `fleet: "yes"`, ""))
+	// A sentinel on the same upstream, never suspended: when it has moved,
+	// the controller has had the upstream's event (the evidence the
+	// suspended ones cannot give).
+	e.repository("sentinel", e.bareRepo("sentinel"), true, nil)
+	e.apply("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: sentinel}\nspec:\n  upstream: {repo: blueprints, package: app}\n  downstream: {repo: sentinel, package: app}\n")
 	// Outside it: a variant nobody may reconcile.
 	outside.upstream(bp)
 	outside.repository("deploy", outside.bareRepo("deploy"), true, nil)
@@ -178,12 +183,17 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()
 		}
+		children := 0
 		for _, v := range l.Items {
+			if v.Name == "sentinel" {
+				continue
+			}
+			children++
 			if !apimeta.IsStatusConditionTrue(v.Status.Conditions, kit.ConditionSuspended) {
 				return false, v.Name + " not yet"
 			}
 		}
-		return len(l.Items) == 2, fmt.Sprintf("%d children", len(l.Items))
+		return children == 2, fmt.Sprintf("%d children", children)
 	})
 	bp["deployment.yaml"] = strings.Replace(bp["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
 	e.publishUpstream("file://"+filepath.Join(stackDir, "git", e.ns, "blueprints.git"), "app", "v2", bp)
@@ -206,7 +216,20 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 		}
 		return n
 	}
-	time.Sleep(10 * time.Second) // a controller that would write has had the upstream's event and a resync
+	// Evidence, not time (issue 48 #3): the sentinel's draft moved to v2,
+	// and the controller handled a reconcile request of every object it
+	// reconciles here since.
+	e.eventuallyListed("sentinel", converge, "the sentinel's draft upgraded to v2", func() (bool, string) {
+		d, ok, msg := e.onlyOwned("sentinel", "app")
+		if !ok {
+			return false, msg
+		}
+		if l := d.Status.UpstreamLock; l == nil || l.Git == nil || !strings.HasSuffix(l.Git.Ref, "app/v2") {
+			return false, fmt.Sprintf("%s locked to %+v", d.Name, l)
+		}
+		return true, ""
+	})
+	e.handled("the upstream moved under a suspended set", converge)
 	if n := drafts(); n != 0 {
 		t.Fatalf("a suspended set's children made %d drafts while the upstream moved", n)
 	}

@@ -213,7 +213,7 @@ func TestTakeoverFromPorchControllers(t *testing.T) {
 			approved++
 		}
 	}
-	time.Sleep(10 * time.Second)
+	e.stable("Porch's controllers after the approvals", converge, func() string { return fmt.Sprint(e.revisionNames(t)) })
 	stopPorchControllers()
 	before := e.revisionNames(t)
 
@@ -221,9 +221,11 @@ func TestTakeoverFromPorchControllers(t *testing.T) {
 	if err := startController(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(90 * time.Second)
+	// Evidence, not time (issue 48 #3): every variant and the set handled a
+	// reconcile request after the takeover's first reconciles.
+	took := e.handled("takeover", 3*converge)
 	w := audit(t, offset, e.ns, isPvkit)
-	t.Logf("pvkit, 90 s after taking over 12 variants: %d requests, %d PackageRevisions created, %d package writes", w.Requests, w.Creates, w.ResourceWrites)
+	t.Logf("pvkit, taking over 12 variants (handled in %s): %d requests, %d PackageRevisions created, %d package writes", took.Round(time.Second), w.Requests, w.Creates, w.ResourceWrites)
 	if w.Creates != 0 || w.ResourceWrites != 0 {
 		t.Errorf("pvkit created %d PackageRevisions and wrote %d packages while taking over a converged fleet", w.Creates, w.ResourceWrites)
 	}
@@ -241,14 +243,27 @@ func TestTakeoverFromPorchControllers(t *testing.T) {
 		}
 	}
 
-	// The reverse: pvkit stopped, Porch's controllers back for 30 s. What
-	// they do is Porch's behaviour, reported here, not pvkit's to assert.
+	// The check catches a write: a variant whose package context changes
+	// is written, and the same evidence and audit say so.
+	offset = auditSize(t)
+	if out, err := kubectl("", "-n", e.ns, "patch", "packagevariant", "app-staging", "--type", "merge",
+		"-p", `{"spec":{"packageContext":{"data":{"takeover-check":"written"}}}}`); err != nil {
+		t.Fatalf("patching app-staging: %v: %s", err, out)
+	}
+	e.handled("a variant whose spec changed", 3*converge)
+	if w := audit(t, offset, e.ns, isPvkit); w.Creates+w.ResourceWrites == 0 {
+		t.Errorf("the check saw no package write after a variant's package context changed: %+v", w)
+	}
+
+	// The reverse: pvkit stopped, Porch's controllers back until their
+	// requests settle. What they do is Porch's behaviour, reported here,
+	// not pvkit's to assert.
 	stopController()
 	offset = auditSize(t)
 	startPorchControllers(t)
-	time.Sleep(30 * time.Second)
+	e.stable("Porch's controllers after taking back", converge, func() string { return fmt.Sprint(audit(t, offset, e.ns, isPorchControllers).Requests) })
 	w = audit(t, offset, e.ns, isPorchControllers)
-	t.Logf("Porch's controllers, 30 s after taking back: %d requests, %d PackageRevisions created, %d package writes", w.Requests, w.Creates, w.ResourceWrites)
+	t.Logf("Porch's controllers after taking back: %d requests, %d PackageRevisions created, %d package writes", w.Requests, w.Creates, w.ResourceWrites)
 	if after2 := e.revisionNames(t); fmt.Sprint(after) != fmt.Sprint(after2) {
 		t.Logf("Porch's controllers changed the revisions on the way back:\nbefore %v\nafter  %v", after, after2)
 	}

@@ -19,6 +19,7 @@ import (
 // a real Porch v1.5.3, 2 of 50 upgrade drafts were recorded without owner
 // and replaced by packagevariant-3 minutes later.)
 func TestFleetUpgradeEndsOwned(t *testing.T) {
+	t.Parallel() // its own namespace and repositories; the stack and the controller are shared (issue 48 #4)
 	const n = 20
 	e := newEnv(t, "upgrade")
 	bp := blueprint(t)
