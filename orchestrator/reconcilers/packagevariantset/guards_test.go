@@ -24,12 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// A selector typo would remove every child: the guard removes none, stalls
-// naming the count, and records it; the set's annotation lets it through.
-func TestMassDeletionGuard(t *testing.T) {
-	e := newEnv(t, repo("cluster-01", map[string]string{"env": "prod"}), repo("cluster-02", map[string]string{"env": "prod"}),
-		repo("cluster-03", map[string]string{"env": "prod"}))
-	e.set(`apiVersion: config.porch.kpt.dev/v1alpha2
+// prodSet is a set over every Repository labelled env: prod.
+const prodSet = `apiVersion: config.porch.kpt.dev/v1alpha2
 kind: PackageVariantSet
 metadata:
   name: app
@@ -38,7 +34,14 @@ spec:
   targets:
   - repositorySelector:
       matchLabels: {env: prod}
-`)
+`
+
+// A selector typo would remove every child: the guard removes none, stalls
+// naming the count, and records it; the set's annotation lets it through.
+func TestMassDeletionGuard(t *testing.T) {
+	e := newEnv(t, repo("cluster-01", map[string]string{"env": "prod"}), repo("cluster-02", map[string]string{"env": "prod"}),
+		repo("cluster-03", map[string]string{"env": "prod"}))
+	e.set(prodSet)
 	e.reconcile()
 	if n := len(e.children()); n != 3 {
 		t.Fatalf("%d children", n)
@@ -84,16 +87,7 @@ func TestMassDeletionGuardCountsOverTime(t *testing.T) {
 		repos = append(repos, repo(fmt.Sprintf("cluster-%02d", i), map[string]string{"env": "prod"}))
 	}
 	e := newEnv(t, repos...)
-	e.set(`apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata:
-  name: app
-spec:
-  upstream: {repo: blueprints, package: app, revision: 1}
-  targets:
-  - repositorySelector:
-      matchLabels: {env: prod}
-`)
+	e.set(prodSet)
 	e.reconcile()
 	if n := len(e.children()); n != 10 || e.getSet().Status.PeakChildren != 10 {
 		t.Fatalf("%d children, peak %d", n, e.getSet().Status.PeakChildren)
