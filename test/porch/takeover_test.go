@@ -186,9 +186,10 @@ func (e *env) revisionNames(t *testing.T) map[string]string {
 }
 
 // Takeover: a fleet converged by Porch's own controllers (half of the
-// drafts approved), Porch's controllers stopped, pvkit started: in the next
-// 90 s pvkit creates no PackageRevision and writes no package, and every
-// variant is Ready. Then the reverse (Porch's controllers back), measured
+// drafts approved), Porch's controllers stopped, pvkit started: until every
+// variant and the set have handled a reconcile request (handled), pvkit
+// creates no PackageRevision and writes no package, and every variant is
+// Ready; a spec change then is written, and the same check sees it. Then the reverse (Porch's controllers back), measured
 // and reported.
 // (rule: takeover-zero-writes)
 func TestTakeoverFromPorchControllers(t *testing.T) {
@@ -213,9 +214,27 @@ func TestTakeoverFromPorchControllers(t *testing.T) {
 			approved++
 		}
 	}
+	// Converged, by evidence: Porch lists a revision of every variant's
+	// package (its listing can lag a burst of writes: the repository of one
+	// that is missing is nudged, eventuallyListed), and the listing has
+	// stopped changing. (A 10 s sleep here once missed site-07's draft, and
+	// pvkit, taking over, made it again.)
+	pkgs := []string{"deploy/app", "deploy/app-staging"}
+	for i := 0; i < 10; i++ {
+		pkgs = append(pkgs, fmt.Sprintf("site-%02d/app", i))
+	}
+	for _, p := range pkgs {
+		repo, pkg, _ := strings.Cut(p, "/")
+		e.eventuallyListed(repo, converge, "Porch lists a revision of "+p, func() (bool, string) {
+			return len(e.revisions(repo, pkg)) > 0, "none"
+		})
+	}
 	e.stable("Porch's controllers after the approvals", converge, func() string { return fmt.Sprint(e.revisionNames(t)) })
 	stopPorchControllers()
 	before := e.revisionNames(t)
+	if n := len(before); n != len(pkgs)+1 { // and the blueprint
+		t.Fatalf("Porch's controllers left %d revisions, want %d: %v", n, len(pkgs)+1, before)
+	}
 
 	offset := auditSize(t)
 	if err := startController(); err != nil {
