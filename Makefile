@@ -117,10 +117,13 @@ function-runner:
 ## test: lint, unit, golden and end-to-end tests (kpt, images, Porch's function
 ## runner); what cannot run here is skipped with a visible SKIP line
 test: lint check-generated build catalog-functions
+	@echo "== make test: lint, generated files, build and catalog done ($$(date +%T))"
 	@command -v kpt >/dev/null 2>&1 || echo "SKIP: kpt is not on PATH; the end-to-end tests in test/e2e are skipped"
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
+	@echo "== make test: go test ./... ($$(date +%T))"
 	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
+	@echo "== make test: go test ./... done ($$(date +%T))"
 	@if ! command -v etcd >/dev/null 2>&1; then \
 	  echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; \
 	elif [ -n "$$PVKIT_E2E_PORCH_SKIP" ]; then \
@@ -238,6 +241,7 @@ bench-pvctl:
 
 ## lint: gofmt check, go vet, go.mod tidy
 lint:
+	@echo "== make lint ($$(date +%T))"
 	@go mod tidy -diff >/dev/null 2>&1 || { echo "go.mod is not tidy (go mod tidy):"; go mod tidy -diff; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
