@@ -1,7 +1,12 @@
 # pvkit. `make demo` runs the main job; `make test` runs every test.
 SHELL := /bin/bash
 export GOTOOLCHAIN := local
-export GOFLAGS := -buildvcs=false
+# One set of build flags for every command (vet, build, test, fuzz), so that
+# they share one build cache: with -trimpath and CGO_ENABLED=0 on the build
+# only, a cold make test compiled every dependency twice (go vet of pvctl
+# 184 s, then its build 162 s more).
+export GOFLAGS := -buildvcs=false -trimpath
+export CGO_ENABLED := 0
 
 FUNCTIONS := package-context pipeline-prepend config-inject pvs-expand
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))

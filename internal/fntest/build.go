@@ -6,16 +6,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Functions are the suite's functions, in the order the chain runs them.
 var Functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
 
 // RepoRoot is the repository root, found from this source file, so tests
-// work from any package directory.
+// work from any package directory; built with -trimpath (make sets it for
+// every command, so that vet, build and test share one build cache), the
+// source file's path is module-relative, and the root is the directory
+// above the working directory that holds pvkit's go.mod.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	if _, file, _, _ := runtime.Caller(0); filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "..", "..")
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/pvkit/pvkit\n") {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
 
 // GoBuild builds pkg (a package path as `go build` takes it, resolved in

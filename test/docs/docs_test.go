@@ -9,17 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-func root(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func root(*testing.T) string { return fntest.RepoRoot() }
 
 func TestFunctionDocs(t *testing.T) {
 	r := root(t)

@@ -9,17 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/internal/fntest"
 )
 
 // Run runs bin/catalog/<name> on in and returns its exit code, stdout and
 // stderr. Without the build the test is skipped (failed when $CI is set).
 func Run(t testing.TB, name, in string) (int, string, string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	exe := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "bin", "catalog", name)
+	exe := filepath.Join(fntest.RepoRoot(), "bin", "catalog", name)
 	if _, err := os.Stat(exe); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is not built (make catalog-functions): %v", exe, err)
