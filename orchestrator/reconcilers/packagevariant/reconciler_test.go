@@ -301,15 +301,20 @@ func TestStaleDraftStallsWhenAsked(t *testing.T) {
 	}
 }
 
-// editedStaleDraft is app-prod's draft of v1 with a person's edit of its
-// deployment (from to to), and v2 of the blueprint published with a new
-// image: the draft is stale.
-func editedStaleDraft(t *testing.T, from, to string) (*env, store.Revision, map[string]string) {
+// clonedAppProd is app-prod reconciled once on the blueprint, and its draft.
+func clonedAppProd(t *testing.T) (*env, store.Revision) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	e.mustReconcile("app-prod")
-	d := e.downstream("app-prod")[0]
+	return e, e.downstream("app-prod")[0]
+}
+
+// editedStaleDraft is app-prod's draft of v1 with a person's edit of its
+// deployment (from to to), and v2 of the blueprint published with a new
+// image: the draft is stale.
+func editedStaleDraft(t *testing.T, from, to string) (*env, store.Revision, map[string]string) {
+	e, d := clonedAppProd(t)
 	edited := e.files(d)
 	edited["deployment.yaml"] = strings.Replace(edited["deployment.yaml"], from, to, 1)
 	e.store.SetFiles(ns, d.Name, edited)
@@ -362,11 +367,7 @@ func TestStaleDraftUpgradedInPlace(t *testing.T) {
 // it again (the edit is still in it): what a deletion of the variant would
 // lose is known from its status.
 func TestEditedDraftIsSaid(t *testing.T) {
-	e := newEnv(t, endpoints("us-east1-endpoints", "db.prod"), team("web", "ana"))
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(appVariant)
-	e.mustReconcile("app-prod")
-	d := e.downstream("app-prod")[0]
+	e, d := clonedAppProd(t)
 	edited := func() bool {
 		t.Helper()
 		for _, dt := range e.get("app-prod").Status.DownstreamTargets {
