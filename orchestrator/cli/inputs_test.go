@@ -80,7 +80,7 @@ func TestPublishSafety(t *testing.T) {
 	// blueprints/app is published (newWS): a package inside it, or one
 	// containing it, is refused and main is left alone.
 	for _, c := range []struct{ pkg, want string }{
-		{"app/sub", `package "app/sub" would be nested inside the published package "app"`},
+		{"app/sub", `package "app/sub" is the subpackage sub of the published package "app" (blueprints.app.v1), whose files differ: publish "app" with its subpackages to change it; nothing was published`},
 	} {
 		snap := w.snapshot()
 		code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", c.pkg, filepath.Join(fntest.RepoRoot(), "examples", "app"))

@@ -191,12 +191,21 @@ func TestReposDirectory(t *testing.T) {
 	if got := ReposDir("", ""); got != "repositories" {
 		t.Fatalf("ReposDir = %q", got)
 	}
+	// Issue 46 #5: run from the wrong directory, the blueprints the files
+	// name are not there: an error naming where pvctl looked and how to
+	// provide them (it used to create an empty repository and answer
+	// UpstreamNotFound), and nothing is created.
 	w := newWS(t)
 	fresh := filepath.Join(t.TempDir(), "elsewhere")
 	var out, errb strings.Builder
 	code := Command(context.Background(), "run", []string{"--repos", fresh, "-f", w.in}, &out, &errb)
-	if code != ExitStalled || !strings.Contains(errb.String(), "warning: the repositories directory "+fresh+" did not exist: this run creates it") {
+	want := "repositories.yaml: Repository \"blueprints\": its bare repository " + filepath.Join(fresh, "blueprints.git") + " is not there; " +
+		"pvctl serves a Repository that is not a deployment repository only from one that exists: clone it there (git clone --bare"
+	if code != ExitUsage || !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), "or publish a package into it (pvctl publish --repo blueprints)") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Fatalf("the refused run made %s: %v", fresh, err)
 	}
 }
 

@@ -163,3 +163,59 @@ func TestNephioExample(t *testing.T) {
 	approveAll()
 	contains(t, pvctl(ExitOK, "run", "-f", mgmt, "--sync", "mgmt"), "No changes: every downstream package is up to date.")
 }
+
+// Issue 46 #1: a catalog as Nephio's is laid out, published directory by
+// directory as git would hold it: a blueprint that names a specializer
+// image that cannot run here and holds a WorkloadCluster injection point
+// is published with warnings (function, reason, what a clone needs); a
+// package with app/ and crd/ subpackages is published once, and each
+// subpackage directory published after it is already there (exit 0,
+// nothing written); a subpackage whose files differ is refused, naming the
+// enclosing package.
+func TestPublishANephioShapedCatalog(t *testing.T) {
+	w := newWS(t)
+	ks := func(name string) string {
+		return "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + name + "\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"
+	}
+	catalog := t.TempDir()
+	fntest.WriteTree(t, catalog, map[string]string{
+		"workloads/free5gc/pkg-example-upf-bp/Kptfile": ks("pkg-example-upf-bp") + "pipeline:\n  mutators:\n" +
+			"  - image: docker.io/nephio/nfdeploy-fn:latest\n    configMap:\n      debug: \"false\"\n",
+		"workloads/free5gc/pkg-example-upf-bp/workload-cluster.yaml": "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: example\n" +
+			"  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    kpt.dev/config-injection: required\nspec:\n  clusterName: example\n",
+		"nephio/core/nephio-operator/Kptfile":             ks("nephio-operator"),
+		"nephio/core/nephio-operator/app/Kptfile":         ks("app"),
+		"nephio/core/nephio-operator/app/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nephio-controller\n  namespace: nephio-system\n",
+		"nephio/core/nephio-operator/crd/Kptfile":         ks("crd"),
+		"nephio/core/nephio-operator/crd/crd.yaml":        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: networks.infra.nephio.org\n",
+	})
+	for _, pkg := range []string{"nephio/core/nephio-operator", "nephio/core/nephio-operator/app", "nephio/core/nephio-operator/crd", "workloads/free5gc/pkg-example-upf-bp"} {
+		code, out, errs := w.cmd("publish", "--image-pull-policy", "Never", "--repo", "catalog", "--package", pkg, filepath.Join(catalog, pkg))
+		if code != ExitOK {
+			t.Fatalf("publish %s: exit %d\n%s%s", pkg, code, out, errs)
+		}
+		switch pkg {
+		case "nephio/core/nephio-operator/app", "nephio/core/nephio-operator/crd":
+			contains(t, out, "catalog.nephio.core.nephio-operator.v1 already holds these files as its subpackage "+filepath.Base(pkg)+": nothing was published")
+		case "workloads/free5gc/pkg-example-upf-bp":
+			contains(t, out, "published catalog.workloads.free5gc.pkg-example-upf-bp.v1")
+			contains(t, errs, "warning: a clone of "+filepath.Join(catalog, pkg)+" will not render as it is: package .: `pipeline.mutators[0]`", "docker.io/nephio/nfdeploy-fn:latest",
+				"will need WorkloadCluster \"example\" injected (workload-cluster.yaml: a required injection point")
+		}
+	}
+	// Porch lists every Kptfile directory on main (its package tree
+	// recurses), so the subpackages have main revisions; no revision of
+	// their own was published.
+	if revs := strings.Join(w.revisions(), "\n"); strings.Contains(revs, "nephio-operator.app.v") || strings.Contains(revs, "nephio-operator.crd.v") ||
+		!strings.Contains(revs, "catalog.nephio.core.nephio-operator.app.main") {
+		t.Fatalf("the subpackages' revisions:\n%s", revs)
+	}
+	app := filepath.Join(catalog, "nephio/core/nephio-operator/app")
+	if err := os.WriteFile(filepath.Join(app, "deployment.yaml"), []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := w.cmd("publish", "--repo", "catalog", "--package", "nephio/core/nephio-operator/app", app)
+	if code != ExitNotReady || !strings.Contains(errs, `package "nephio/core/nephio-operator/app" is the subpackage app of the published package "nephio/core/nephio-operator" (catalog.nephio.core.nephio-operator.v1), whose files differ: publish "nephio/core/nephio-operator" with its subpackages to change it; nothing was published`) {
+		t.Fatalf("a changed subpackage: exit %d\n%s", code, errs)
+	}
+}

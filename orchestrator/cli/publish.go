@@ -7,14 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 )
 
 // publish publishes a directory's files as the next revision of a package,
 // creating the repository when it is missing.
-func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *renderFlags, w, warn io.Writer) error {
+func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *renderFlags, checkRender bool, w, warn io.Writer) error {
 	// Names become paths (the repository's git directory, the package's
 	// directory on main): checked before anything is created.
 	if msg := validate.DNS1123Subdomain(repo); msg != "" {
@@ -33,10 +36,10 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	if _, ok := files["Kptfile"]; !ok {
 		return usageErr("%s holds no Kptfile: a package needs one (kpt pkg init writes one)", src)
 	}
-	// Porch renders every clone of it: a blueprint that does not render
-	// on its own would fail every variant. Checked first, unless
-	// --no-render; the files are published as they are.
-	if err := checkRenders(ctx, rf, src, pkg, files, warn); err != nil {
+	// Porch renders every clone of it: a clone that would not render is
+	// said first (an error with --check-render), unless --no-render; the
+	// files are published as they are.
+	if err := checkRenders(ctx, rf, checkRender, src, pkg, files, warn); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
@@ -70,12 +73,46 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 			return nil
 		}
 	}
+	// A subpackage of a published package is published with it, as git
+	// holds it and Porch lists it (one package, the enclosing one): the
+	// same files again are nothing to do; other files are a change of the
+	// enclosing package, which the store refuses.
+	if encl, rel, ok := enclosingPublished(s, namespace, repo, pkg); ok {
+		res, err := s.GetResources(context.Background(), namespace, encl.Name)
+		if err != nil {
+			return err
+		}
+		sub := map[string]string{}
+		for name, content := range res.Files {
+			if after, found := strings.CutPrefix(name, rel+"/"); found {
+				sub[after] = content
+			}
+		}
+		if sameFiles(sub, files) {
+			fmt.Fprintf(w, "%s already holds these files as its subpackage %s: nothing was published (a subpackage is published with the package that holds it, as Porch lists it)\n", encl.Name, rel)
+			return nil
+		}
+		return fmt.Errorf("package %q is the subpackage %s of the published package %q (%s), whose files differ: publish %q with its subpackages to change it; nothing was published",
+			pkg, rel, encl.Package, encl.Name, encl.Package)
+	}
 	rev, err := s.PublishFiles(namespace, repo, pkg, files)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
 	return nil
+}
+
+// enclosingPublished is the latest published revision of the package of
+// repo that holds pkg as a subpackage, and pkg's path relative to it.
+func enclosingPublished(s *local.Repos, namespace, repo, pkg string) (store.Revision, string, bool) {
+	parts := strings.Split(pkg, "/")
+	for n := 1; n < len(parts); n++ {
+		if r, ok := latestPublished(s, namespace, repo, strings.Join(parts[:n], "/")); ok {
+			return r, strings.Join(parts[n:], "/"), true
+		}
+	}
+	return store.Revision{}, "", false
 }
 
 // readDir reads the files below dir by relative path. A `.git` directory
@@ -122,6 +159,7 @@ func readDir(dir string) (map[string]string, error) {
 func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 	var repo, pkg string
 	var rf renderFlags
+	var checkRender bool
 	c := &cobra.Command{
 		Use:     "publish --repo REPO --package PACKAGE DIR",
 		Short:   "Publish a directory as the next revision of a package (creating the repository if missing)",
@@ -131,12 +169,16 @@ func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 			if repo == "" || pkg == "" {
 				return usageErr("publish needs --repo, --package and one directory")
 			}
-			return publish(ctx, o.Repos, o.Namespace, repo, pkg, a[0], &rf, o.Stdout, o.Stderr)
+			if checkRender && rf.noRender {
+				return usageErr("--check-render and --no-render exclude each other")
+			}
+			return publish(ctx, o.Repos, o.Namespace, repo, pkg, a[0], &rf, checkRender, o.Stdout, o.Stderr)
 		},
 	}
 	c.Flags().StringVar(&repo, "repo", "", "the repository (created if missing)")
 	c.Flags().StringVar(&pkg, "package", "", "the package name (a path, like team/app)")
 	rf.add(c)
-	c.Flags().Lookup("no-render").Usage = "publish without checking that the package renders on its own (Porch renders every clone of it)"
+	c.Flags().Lookup("no-render").Usage = "publish without rendering what a clone would hold (by default a clone that would not render is a warning)"
+	c.Flags().BoolVar(&checkRender, "check-render", false, "refuse a package whose clone would not render on its own (by default a warning: git renders nothing, and Porch renders a clone once its variant has injected and set what it needs)")
 	return c
 }

@@ -85,14 +85,16 @@ func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dry
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Stdout, "%sRendered with %s (dry run: nothing was written).\n", d, plural(len(st.Runs), "function"))
+		printSkipped(o.Stderr, st.Runs)
+		fmt.Fprintf(o.Stdout, "%sRendered with %s (dry run: nothing was written).\n", d, plural(st.Executed(), "function"))
 		return nil
 	}
 	changed, err := writeRendered(dir, files, out)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Stdout, "Successfully executed %s in %s; %s changed.\n", plural(len(st.Runs), "function"), dir, plural(changed, "file"))
+	printSkipped(o.Stderr, st.Runs)
+	fmt.Fprintf(o.Stdout, "Successfully executed %s in %s; %s changed.\n", plural(st.Executed(), "function"), dir, plural(changed, "file"))
 	return nil
 }
 
@@ -130,10 +132,24 @@ func writeRendered(dir string, before, after map[string]string) (int, error) {
 	return n, nil
 }
 
+// printSkipped says, as kpt's main branch does, which steps a false
+// `when` skipped.
+func printSkipped(w io.Writer, runs []render.Run) {
+	for _, r := range runs {
+		if r.Skipped {
+			fmt.Fprintf(w, "[SKIPPED] %q (when is false: %s)\n", r.Name(), r.When)
+		}
+	}
+}
+
 // printRuns writes what each function of a render did: its name and exit
 // code, its results, the end of its standard error.
 func printRuns(w io.Writer, runs []render.Run) {
 	for _, r := range runs {
+		if r.Skipped {
+			fmt.Fprintf(w, "  %s: skipped (when is false: %s)\n", r.Name(), r.When)
+			continue
+		}
 		fmt.Fprintf(w, "  %s: exit code %d\n", r.Name(), r.ExitCode)
 		for _, res := range r.Results {
 			fmt.Fprintf(w, "    [%s] %s\n", res.Severity, res.Message)
@@ -147,17 +163,31 @@ func printRuns(w io.Writer, runs []render.Run) {
 }
 
 // checkRenders renders what a clone of a package would be, as Porch
-// renders every clone (local.CloneRenders), unless --no-render: a render
-// that fails is an error saying so, with each function's outcome; nothing
-// is written.
-func checkRenders(ctx context.Context, rf *renderFlags, dir, pkg string, files map[string]string, warn io.Writer) error {
+// renders every clone (local.CloneRenders), unless --no-render. A package
+// reaches a catalog the way git puts it there, and git renders nothing:
+// Nephio's own blueprints render only once a variant has injected their
+// WorkloadCluster and set their context, or name specializer images that
+// run only in a cluster. So a clone that does not render is a warning
+// naming the function and the reason, and what the clone will need; with
+// strict (--check-render) it is an error and nothing is written.
+func checkRenders(ctx context.Context, rf *renderFlags, strict bool, dir, pkg string, files map[string]string, warn io.Writer) error {
 	opts, err := rf.options()
 	if err != nil || opts == nil {
 		return err
 	}
-	if st, err := local.CloneRenders(ctx, opts, pkg, files); err != nil {
-		printRuns(warn, st.Runs)
-		return fmt.Errorf("%s does not render as a clone of it would (Porch renders every clone, with a package context of its own): %w; nothing was published (--no-render publishes it as it is)", dir, err)
+	st, err := local.CloneRenders(ctx, opts, pkg, files)
+	if err == nil {
+		return nil
 	}
+	if strict {
+		printRuns(warn, st.Runs)
+		return fmt.Errorf("%s does not render as a clone of it would (Porch renders every clone, with a package context of its own): %w; nothing was published (--check-render)", dir, err)
+	}
+	fmt.Fprintf(warn, "warning: a clone of %s will not render as it is: %v\n", dir, err)
+	printRuns(warn, st.Runs)
+	for _, need := range local.CloneNeeds(files) {
+		fmt.Fprintf(warn, "warning: a clone of %s will need %s\n", dir, need)
+	}
+	fmt.Fprintf(warn, "warning: published as it is (git renders nothing; Porch renders each clone once its variant has injected and set what it needs); --check-render refuses a package whose clone does not render\n")
 	return nil
 }

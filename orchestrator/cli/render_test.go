@@ -257,10 +257,12 @@ func TestRenderVerb(t *testing.T) {
 	}
 }
 
-// Issue 31 #4: publish checks what Porch would find on every clone: a
-// directory without a Kptfile is refused (exit 2); a blueprint that does
-// not render on its own is refused (exit 1), saying why, and nothing is
-// published; --no-render publishes it as it is.
+// Issue 31 #4, issue 46 #1: publish checks what Porch would find on every
+// clone: a directory without a Kptfile is refused (exit 2). A blueprint
+// whose clone does not render is published as git would put it there, with
+// a warning naming the function, the reason and what the clone will need
+// (a required injection point); --check-render refuses it (exit 1) and
+// nothing is published; --no-render does not render at all.
 func TestPublishChecksTheBlueprint(t *testing.T) {
 	w := newWS(t)
 	noKptfile := filepath.Join(t.TempDir(), "nokptfile")
@@ -269,24 +271,43 @@ func TestPublishChecksTheBlueprint(t *testing.T) {
 		t.Fatalf("no Kptfile: exit %d %s", code, errs)
 	}
 	// It reads a key only a variant sets (data.region): its own package
-	// context has it, the one Porch generates for each clone does not.
+	// context has it, the one Porch generates for each clone does not. And
+	// it holds a WorkloadCluster injection point, as Nephio's blueprints do.
 	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 	bp["package-context.yaml"] = strings.Replace(bp["package-context.yaml"], "  name: app", "  name: app\n  region: here", 1)
 	bp["replacements.yaml"] = strings.Replace(bp["replacements.yaml"], "fieldPath: data.name", "fieldPath: data.region", 1)
+	bp["workload-cluster.yaml"] = "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: example\n  annotations:\n    kpt.dev/config-injection: required\nspec:\n  clusterName: example\n"
 	if !strings.Contains(bp["replacements.yaml"], "data.region") || !strings.Contains(bp["package-context.yaml"], "region: here") {
 		t.Fatal("examples/app changed: the test tests nothing")
 	}
 	contains(t, w.mustCmd(ExitOK, "render", writeTemp(t, bp)), "Successfully executed 1 function") // it renders on its own
 	broken := filepath.Join(t.TempDir(), "broken")
 	fntest.WriteTree(t, broken, bp)
-	code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", "broken", broken)
-	if code != ExitNotReady || !strings.Contains(errs, "data.region") || !strings.Contains(errs, "does not render as a clone of it would (Porch renders every clone, with a package context of its own)") || !strings.Contains(errs, "nothing was published (--no-render publishes it as it is)") {
-		t.Fatalf("a blueprint that does not render: exit %d\n%s", code, errs)
+	code, _, errs := w.cmd("publish", "--check-render", "--repo", "blueprints", "--package", "broken", broken)
+	if code != ExitNotReady || !strings.Contains(errs, "data.region") || !strings.Contains(errs, "does not render as a clone of it would (Porch renders every clone, with a package context of its own)") || !strings.Contains(errs, "nothing was published (--check-render)") {
+		t.Fatalf("--check-render, a blueprint that does not render: exit %d\n%s", code, errs)
 	}
 	if strings.Contains(strings.Join(w.revisions(), "\n"), "broken") {
-		t.Fatal("the broken blueprint was published")
+		t.Fatal("the broken blueprint was published under --check-render")
 	}
-	contains(t, w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "broken", broken), "published blueprints.broken.v1")
+	code, out, errs := w.cmd("publish", "--repo", "blueprints", "--package", "broken", broken)
+	if code != ExitOK || !strings.Contains(out, "published blueprints.broken.v1") {
+		t.Fatalf("publish of a blueprint whose clone does not render: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"warning: a clone of " + broken + " will not render as it is: package .: `pipeline.mutators[0]`: function gcr.io/kpt-fn/apply-replacements:v0.1.1 failed",
+		"data.region",
+		"warning: a clone of " + broken + " will need WorkloadCluster \"example\" injected (workload-cluster.yaml: a required injection point, condition config.injection.WorkloadCluster.example",
+		"--check-render refuses a package whose clone does not render",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("publish's warnings lack %q:\n%s", want, errs)
+		}
+	}
+	if code, _, errs := w.cmd("publish", "--check-render", "--no-render", "--repo", "blueprints", "--package", "broken", broken); code != ExitUsage || !strings.Contains(errs, "--check-render and --no-render exclude each other") {
+		t.Fatalf("--check-render --no-render: exit %d %s", code, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "publish", "--no-render", "--repo", "blueprints", "--package", "other", broken), "published blueprints.other.v1")
 }
 
 // writeTemp writes files into a new directory and returns it.
@@ -380,5 +401,32 @@ func TestRenderVerbWritesOnlyWhatItMay(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(evil, ".git")); !os.IsNotExist(err) {
 		t.Fatalf("the hook was written: %v", err)
+	}
+}
+
+// Issue 46 #2: pvctl render (the renderer pvctl run and the controller
+// use) honours kpt's conditional steps and configRef as kpt's main branch
+// does, and says so: the step its author conditioned off does not put
+// tier: prod into the Deployment's selector; the skipped step is named.
+func TestRenderHonoursWhenAndConfigRef(t *testing.T) {
+	w := newWS(t)
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	bp["Kptfile"] = strings.Replace(bp["Kptfile"], "  mutators:\n", "  mutators:\n"+
+		"    - image: gcr.io/kpt-fn/set-labels:v0.2.0\n      configMap:\n        tier: prod\n      when: resources.exists(r, r.kind == 'ConfigMap' && r.metadata.name == 'prod-marker')\n"+
+		"    - image: gcr.io/kpt-fn/set-annotations:v0.1.4\n      configRef:\n        kind: ConfigMap\n        name: owner\n", 1)
+	bp["owner.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owner\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  owner: team-a\n"
+	dir := writeTemp(t, bp)
+	code, out, errs := w.cmd("render", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	contains(t, out, "Successfully executed 2 functions in "+dir)
+	contains(t, errs, `[SKIPPED] "gcr.io/kpt-fn/set-labels:v0.2.0" (when is false: resources.exists(r, r.kind == 'ConfigMap' && r.metadata.name == 'prod-marker'))`)
+	got := fntest.ReadTree(t, dir)
+	if strings.Contains(got["deployment.yaml"], "tier: prod") {
+		t.Fatalf("the step conditioned off ran:\n%s", got["deployment.yaml"])
+	}
+	if !strings.Contains(got["deployment.yaml"], "owner: team-a") {
+		t.Fatalf("the configRef step did not get its config:\n%s", got["deployment.yaml"])
 	}
 }

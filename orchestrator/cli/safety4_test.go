@@ -99,9 +99,19 @@ func TestRunStartsAFleetOnlyWhereTold(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Fatalf("the refused run made %v", entries)
 	}
+	// The files without their blueprints Repository: a new fleet of
+	// deployment repositories only (a blueprints repository that is not
+	// there is an error of its own, issue 46 #5).
+	in := filepath.Join(t.TempDir(), "in")
+	fntest.WriteTree(t, in, fntest.ReadTree(t, w.in))
+	repos := readFile(t, filepath.Join(in, "repositories.yaml"))
+	_, rest, _ := strings.Cut(repos, "---\n")
+	if err := os.WriteFile(filepath.Join(in, "repositories.yaml"), []byte(rest), 0o644); err != nil || !strings.Contains(repos, "name: blueprints") || strings.Contains(rest, "name: blueprints") {
+		t.Fatalf("examples/local/repositories.yaml changed: %v", err)
+	}
 	// A plan writes nothing: it still plans, and names the directory.
 	errb.Reset()
-	if code := Command(context.Background(), "plan", []string{"-f", w.in}, &out, &errb); code == ExitUsage ||
+	if code := Command(context.Background(), "plan", []string{"-f", in}, &out, &errb); code == ExitUsage ||
 		!strings.Contains(errb.String(), "warning: the repositories directory repositories did not exist") {
 		t.Fatalf("plan: exit %d\n%s", code, errb.String())
 	}
@@ -111,7 +121,7 @@ func TestRunStartsAFleetOnlyWhereTold(t *testing.T) {
 	// Named, by the flag or the environment, a new directory is a new fleet.
 	for _, named := range []struct{ flag, env string }{{flag: "repositories"}, {env: filepath.Join(elsewhere, "from-env")}} {
 		t.Setenv("PVCTL_REPOS", named.env)
-		args := []string{"-f", w.in}
+		args := []string{"-f", in}
 		if named.flag != "" {
 			args = append(args, "--repos", named.flag)
 		}

@@ -50,6 +50,8 @@ apiVersion: config.porch.kpt.dev/v1alpha1
 kind: Repository
 metadata:
   name: packaged-repo
+spec:
+  deployment: true
 `,
 	}
 	if withVariant {
@@ -437,5 +439,25 @@ func TestSyncedRepositoryWithADirectoryRefused(t *testing.T) {
 		if r.Name == "sneaky" {
 			t.Fatalf("the refused Repository is served: %+v", r)
 		}
+	}
+}
+
+// Issue 46 #5: a synced Repository that is not a deployment repository and
+// whose bare repository is not there is not served empty: --sync refuses
+// it, naming the path it looked for; nothing is created.
+func TestSyncRefusesAnAbsentCatalog(t *testing.T) {
+	w := newWS(t)
+	pkg := filepath.Join(t.TempDir(), "bundle")
+	fntest.WriteTree(t, pkg, map[string]string{
+		"Kptfile":   "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bundle\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"repo.yaml": "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: team-catalog\nspec:\n  type: git\n  git:\n    repo: https://git.example.com/team-catalog.git\n",
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "apps", "--package", "bundle", pkg)
+	_, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--sync", "apps")
+	contains(t, errs, `warning: --sync: apps/bundle@v1: Repository "team-catalog": its bare repository `+filepath.Join(w.repos, "team-catalog.git")+
+		" is not there; pvctl serves a Repository that is not a deployment repository only from one that exists: clone it there (git clone --bare https://git.example.com/team-catalog.git "+
+		filepath.Join(w.repos, "team-catalog.git")+") or publish a package into it (pvctl publish --repo team-catalog), or name another --repos; not applied")
+	if _, err := os.Stat(filepath.Join(w.repos, "team-catalog.git")); !os.IsNotExist(err) {
+		t.Fatalf("the refused repository was created: %v", err)
 	}
 }

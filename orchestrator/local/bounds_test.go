@@ -43,7 +43,7 @@ func fleet(t *testing.T, pipeline string) (repos, in string) {
 	if err := os.MkdirAll(in, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	input := "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\n---\n" +
+	input := "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: deploy\nspec:\n  deployment: true\n---\n" +
 		"apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: app-dev\nspec:\n" +
 		"  upstream: {repo: blueprints, package: app}\n  downstream: {repo: deploy, package: app-dev}\n"
 	if err := os.WriteFile(filepath.Join(in, "in.yaml"), []byte(input), 0o644); err != nil {

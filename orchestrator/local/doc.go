@@ -22,7 +22,9 @@
 //     same revisions on every run, even with the state file deleted.
 //   - The files are the desired state, like `kubectl apply --prune`:
 //     PackageVariants, PackageVariantSets, Repositories (labels for
-//     selectors; a missing repository is created empty), and any other object
+//     selectors; a deployment repository whose bare repository is missing is
+//     created empty and listed as created; any other missing one is an input
+//     error naming the path looked for), and any other object
 //     is an injection or selection candidate. A repository no Repository
 //     object describes is served with no labels. An unknown kind in Porch's
 //     groups (a typo of PackageVariant) is an input error: it may not turn

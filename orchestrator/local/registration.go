@@ -18,9 +18,14 @@ import (
 )
 
 // repositories reads the repositories directory: every bare repository in
-// it, and, missing, one for each Repository object that names one not
-// there yet (to create empty). Each Repository object is served as Porch
-// serves it: its branch, spec.deployment and spec.git.directory.
+// it, and, missing, one for each deployment Repository object
+// (spec.deployment: true, where variants are cloned to) that names one not
+// there yet (to create empty, saying so, as Nephio's cluster packages
+// create a new cluster's repository). A Repository object of any other kind
+// whose bare repository is not there is an input error naming the path
+// pvctl looked for: pvctl never serves an empty catalog in its place. Each
+// Repository object is served as Porch serves it: its branch,
+// spec.deployment and spec.git.directory.
 // Repositories no object describes get one, without labels, and are
 // deployment repositories (a clone into one gets its package context
 // generated, as pvctl always did).
@@ -48,25 +53,31 @@ func repositories(dir, namespace string, in *input, synced []*porchconfig.Reposi
 			all, declared[r.Name] = append(all, r), true
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	onDisk, err := gitstore.Discover(dir)
-	if err != nil {
-		return nil, nil, err
+	var onDisk []gitstore.Repository
+	if _, err := os.Stat(dir); err == nil {
+		if onDisk, err = gitstore.Discover(dir); err != nil {
+			return nil, nil, err
+		}
 	}
 	exists, used := map[string]bool{}, map[string]bool{}
 	for _, r := range onDisk {
 		exists[filepath.Clean(r.GitDir)] = true
 	}
+	var absent []string
 	for _, r := range all {
 		repo := registration(dir, r)
 		used[filepath.Clean(repo.GitDir)] = true
-		if exists[filepath.Clean(repo.GitDir)] {
+		switch {
+		case exists[filepath.Clean(repo.GitDir)]:
 			found = append(found, repo)
-		} else {
+		case repo.Deployment:
 			missing = append(missing, repo)
+		default:
+			absent = append(absent, absentRepository(in, r, repo))
 		}
+	}
+	if len(absent) > 0 {
+		return nil, nil, &inputError{absent}
 	}
 	for _, r := range onDisk {
 		if declared[r.Name] || used[filepath.Clean(r.GitDir)] {
@@ -82,6 +93,25 @@ func repositories(dir, namespace string, in *input, synced []*porchconfig.Reposi
 		})
 	}
 	return found, missing, nil
+}
+
+// absentRepository says that the bare repository a Repository object names
+// is not there, where pvctl looked, and how to provide it.
+func absentRepository(in *input, r *porchconfig.Repository, repo gitstore.Repository) string {
+	where := fmt.Sprintf("Repository %q", r.Name)
+	if f := in.files["Repository/"+r.Name]; f != "" {
+		where = f + ": " + where
+	}
+	how := fmt.Sprintf("git clone --bare %s %s", "<its URL>", repo.GitDir)
+	if g := r.Spec.Git; g != nil && g.Repo != "" {
+		how = fmt.Sprintf("git clone --bare %s %s", g.Repo, repo.GitDir)
+	}
+	scoped := ""
+	if repo.Directory != "" && strings.Trim(repo.Directory, "/") != "" {
+		scoped = fmt.Sprintf(" (scoped to directory %s: served from the bare repository its spec.git.repo ends in)", repo.Directory)
+	}
+	return fmt.Sprintf("%s: its bare repository %s is not there%s; pvctl serves a Repository that is not a deployment repository only from one that exists: "+
+		"clone it there (%s) or publish a package into it (pvctl publish --repo %s), or name another --repos", where, repo.GitDir, scoped, how, r.Name)
 }
 
 // registration is how pvctl serves a Repository object from dir: its git

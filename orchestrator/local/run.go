@@ -250,6 +250,13 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	}
 	_, statErr := os.Stat(o.Repos)
 	fresh := os.IsNotExist(statErr) // before the lock makes it
+	if fresh {
+		// A Repository that must be there already (a blueprints one) is
+		// refused before the lock makes the directory: nothing is created.
+		if _, _, err := repositories(o.Repos, o.Namespace, &input{repositories: l.in.repositories, files: l.in.files}, nil); err != nil {
+			return nil, err
+		}
+	}
 	release, err := Lock(o.Repos, "run")
 	if err != nil {
 		return nil, err

@@ -214,7 +214,7 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 		w.gs.SetRenderer(o.Render.renderer(ctx))
 	}
 	var created []string
-	for _, r := range missing {
+	for _, r := range missing { // deployment repositories only (repositories)
 		// Repositories scoped to directories may share one git directory:
 		// created once.
 		if !gitstore.IsBare(r.GitDir) {

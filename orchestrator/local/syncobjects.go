@@ -115,7 +115,9 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 
 // register serves a synced Repository as Porch would serve it once
 // ConfigSync applied it (Nephio's cluster packages create the new cluster's
-// repository so): its bare repository under --repos, created when missing,
+// repository so): its bare repository under --repos, created when missing
+// for a deployment repository (one of another kind is refused, naming
+// the path looked for),
 // with its branch, spec.deployment and spec.git.directory, in the same run
 // (a set that selects it finds it). One already served stays as it is
 // (a change of its registration takes effect on the next run); nothing in
@@ -138,6 +140,11 @@ func (s *syncer) register(u *unstructured.Unstructured) error {
 	}
 	repo := registration(s.reposDir, r)
 	created := false
+	if !gitstore.IsBare(repo.GitDir) && !repo.Deployment {
+		src := u.GetAnnotations()[SyncedFromAnnotation]
+		s.refuse(u, absentRepository(&input{files: map[string]string{"Repository/" + r.Name: src}}, r, repo))
+		return nil
+	}
 	if !gitstore.IsBare(repo.GitDir) {
 		if err := gitstore.Init(repo.GitDir, repo.Branch); err != nil {
 			return fmt.Errorf("--sync: Repository %s: %w", r.Name, err)

@@ -20,8 +20,51 @@ import (
 
 // pipeline is a Kptfile's pipeline.
 type pipeline struct {
-	Mutators   []Function `json:"mutators,omitempty"`
-	Validators []Function `json:"validators,omitempty"`
+	Mutators   []step `json:"mutators,omitempty"`
+	Validators []step `json:"validators,omitempty"`
+}
+
+// step is a pipeline function as kpt's main branch reads it: the function,
+// and the two fields kpt v1.0.0-beta.56 and Porch v1.5.3 refuse as
+// unknown, which pvkit honours as kpt's main branch does (doc.go).
+type step struct {
+	Function
+	// When is a CEL condition over the resources the step's selectors
+	// pick: false skips the step (kpt#4388).
+	When string `json:"when,omitempty"`
+	// ConfigRef names the resource of the package that is the function's
+	// config (kpt's book, "Using functions").
+	ConfigRef *ConfigRef `json:"configRef,omitempty"`
+}
+
+// ConfigRef is a function config by reference: the one resource of the
+// package with this kind and name, and apiVersion and namespace when set.
+type ConfigRef struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+func (r *ConfigRef) String() string {
+	s := r.Kind
+	if r.APIVersion != "" {
+		s = r.APIVersion + "/" + r.Kind
+	}
+	s += fmt.Sprintf(" %q", r.Name)
+	if r.Namespace != "" {
+		s += fmt.Sprintf(" in namespace %q", r.Namespace)
+	}
+	return s
+}
+
+func (r *ConfigRef) matches(n *yaml.RNode) bool {
+	m, err := n.GetMeta()
+	if err != nil {
+		return false
+	}
+	return (r.APIVersion == "" || m.APIVersion == r.APIVersion) && m.Kind == r.Kind && m.Name == r.Name &&
+		(r.Namespace == "" || m.Namespace == r.Namespace)
 }
 
 func (p *pipeline) empty() bool { return len(p.Mutators) == 0 && len(p.Validators) == 0 }
@@ -55,7 +98,7 @@ func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
 	}
 	for _, l := range []struct {
 		name string
-		fns  []Function
+		fns  []step
 	}{{"mutators", p.Mutators}, {"validators", p.Validators}} {
 		for i := range l.fns {
 			f := &l.fns[i]
@@ -69,14 +112,25 @@ func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
 }
 
 // checkFunction checks a pipeline function as kpt does before rendering.
-func checkFunction(fs filesys.FileSystem, dir string, f *Function, field string) error {
+func checkFunction(fs filesys.FileSystem, dir string, f *step, field string) error {
 	switch {
 	case f.Image == "" && f.Exec == "":
 		return fmt.Errorf("`%s` must specify a function (`image` or `exec`) to execute", field)
 	case f.Image != "" && f.Exec != "":
 		return fmt.Errorf("`%s` must not specify both `image` and `exec`", field)
+	case f.ConfigRef != nil && (len(f.ConfigMap) > 0 || f.ConfigPath != ""):
+		return fmt.Errorf("`%s` must specify at most one of `configMap`, `configPath`, or `configRef`", field)
 	case len(f.ConfigMap) > 0 && f.ConfigPath != "":
 		return fmt.Errorf("`%s` must not specify both `configMap` and `configPath`", field)
+	case f.ConfigRef != nil && f.ConfigRef.Kind == "":
+		return fmt.Errorf("`%s.configRef.kind`: configRef must specify `kind`", field)
+	case f.ConfigRef != nil && f.ConfigRef.Name == "":
+		return fmt.Errorf("`%s.configRef.name`: configRef must specify `name`", field)
+	}
+	if f.When != "" {
+		if _, err := compileWhen(f.When); err != nil {
+			return fmt.Errorf("`%s.when` %w", field, err)
+		}
 	}
 	if f.Image != "" {
 		if msg := validate.ImageRef(f.Image); msg != "" {
@@ -179,22 +233,95 @@ func (h *hydration) pipeline(dir string, p *pipeline, input []*yaml.RNode) ([]*y
 		input = out
 	}
 	for i, f := range p.Validators {
+		field := fmt.Sprintf("pipeline.validators[%d]", i)
 		selected := selectInput(input, f.Selectors, f.Exclusions)
+		skip, err := h.skip(f, field, selected)
+		if err != nil {
+			return nil, err
+		}
+		if skip {
+			continue
+		}
+		cfg, err := configOf(dir, f, field, input)
+		if err != nil {
+			return nil, err
+		}
 		copies := make([]*yaml.RNode, len(selected))
 		for j, r := range selected {
 			copies[j] = r.Copy()
 		}
-		if _, err := h.run(dir, f, fmt.Sprintf("pipeline.validators[%d]", i), nil, copies); err != nil {
+		if _, err := h.run(dir, f, field, cfg, copies); err != nil {
 			return nil, err
 		}
 	}
 	return input, nil
 }
 
+// skip evaluates a step's `when` over the resources it would run on; a
+// false one is recorded as skipped, as kpt's main branch records it.
+func (h *hydration) skip(f step, field string, selected []*yaml.RNode) (bool, error) {
+	if f.When == "" {
+		return false, nil
+	}
+	ok, err := evalWhen(h.ctx, f.When, selected)
+	if err != nil {
+		return false, fmt.Errorf("`%s.when` (%s): %w", field, f.name(), err)
+	}
+	if ok {
+		return false, nil
+	}
+	h.status.Runs = append(h.status.Runs, Run{Image: f.Image, Exec: f.Exec, When: f.When, Skipped: true,
+		Results: fn.Results{{Severity: fn.Info, Message: fmt.Sprintf("skipped: `%s.when` is false (%s)", field, newerField)}}})
+	return true, nil
+}
+
+// newerField says where a field kpt v1.0.0-beta.56 and Porch v1.5.3 refuse
+// stands (doc.go).
+const newerField = "honoured as kpt's main branch does; kpt v1.0.0-beta.56 and Porch v1.5.3 refuse the field"
+
+func (f step) name() string {
+	if f.Image != "" {
+		return f.Image
+	}
+	return f.Exec
+}
+
+// configOf is the config of a step given by reference: the one resource of
+// its package the reference matches, as the pipeline has left it so far
+// (nil for a step without configRef).
+func configOf(dir string, f step, field string, input []*yaml.RNode) (*yaml.RNode, error) {
+	if f.ConfigRef == nil {
+		return nil, nil
+	}
+	var found []*yaml.RNode
+	for _, r := range input {
+		if p := r.GetAnnotations()[pkgPathAnnotation]; p != "" && p != dir {
+			continue
+		}
+		if f.ConfigRef.matches(r) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("`%s.configRef` (%s): resource %s not found in package", field, f.name(), f.ConfigRef)
+	case 1:
+		cfg := found[0].Copy()
+		if err := clearInternal(cfg); err != nil {
+			return nil, err
+		}
+		return cfg, nil
+	}
+	return nil, fmt.Errorf("`%s.configRef` (%s): resource %s matched %d resources, must match exactly one", field, f.name(), f.ConfigRef, len(found))
+}
+
 // mutate runs one mutator on the resources its selectors pick and merges
 // its output back.
-func (h *hydration) mutate(dir string, f Function, field string, input []*yaml.RNode) ([]*yaml.RNode, error) {
-	var cfg *yaml.RNode
+func (h *hydration) mutate(dir string, f step, field string, input []*yaml.RNode) ([]*yaml.RNode, error) {
+	cfg, err := configOf(dir, f, field, input)
+	if err != nil {
+		return nil, err
+	}
 	if f.ConfigPath != "" { // the config as the pipeline has left it so far
 		for _, r := range input {
 			p, _, _ := kioutil.GetFileAnnotations(r)
@@ -212,6 +339,16 @@ func (h *hydration) mutate(dir string, f Function, field string, input []*yaml.R
 		}
 	}
 	selected := selectInput(input, f.Selectors, f.Exclusions)
+	if skip, err := h.skip(f, field, selected); err != nil || skip {
+		if err == nil && selective {
+			for _, r := range input {
+				if err := r.PipeE(yaml.ClearAnnotation(resourceIDAnnotation)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return input, err
+	}
 	out, err := h.run(dir, f, field, cfg, selected)
 	if err != nil {
 		return nil, err
@@ -229,7 +366,7 @@ func (h *hydration) mutate(dir string, f Function, field string, input []*yaml.R
 }
 
 // run runs one function on input and records its run in the status.
-func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, input []*yaml.RNode) ([]*yaml.RNode, error) {
+func (h *hydration) run(dir string, f step, field string, cfg *yaml.RNode, input []*yaml.RNode) ([]*yaml.RNode, error) {
 	name := f.Image
 	if name == "" {
 		name = f.Exec
@@ -249,7 +386,7 @@ func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, i
 	if err := h.ctx.Err(); err != nil { // the caller's deadline for the whole render
 		return nil, fmt.Errorf("`%s` (%s): not run: the render was stopped (%v)", field, name, context.Cause(h.ctx))
 	}
-	runner, err := h.opts.Runtime.Runner(h.ctx, f)
+	runner, err := h.opts.Runtime.Runner(h.ctx, f.Function)
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", field, err)
 	}
@@ -258,12 +395,12 @@ func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, i
 	}
 	filter := &runtimeutil.FunctionFilter{Run: runner, FunctionConfig: cfg, GlobalScope: true}
 	out, runErr := filter.Filter(input)
-	run := Run{Image: f.Image, Exec: f.Exec}
+	run := Run{Image: f.Image, Exec: f.Exec, When: f.When}
 	results, err := parseResults(filter.Results)
 	if err != nil {
 		return nil, fmt.Errorf("`%s` (%s): its results: %w", field, name, err)
 	}
-	run.Results = results
+	run.Results = append(results, f.newerFields(field)...)
 	if runErr != nil {
 		run.ExitCode, run.Stderr = exitOf(runErr)
 		h.status.Runs = append(h.status.Runs, run)
@@ -288,7 +425,7 @@ func (h *hydration) run(dir string, f Function, field string, cfg *yaml.RNode, i
 
 // functionConfig is a function's config: the file at configPath, or a
 // ConfigMap `function-input` of configMap, or none.
-func functionConfig(fs filesys.FileSystem, dir string, f Function) (*yaml.RNode, error) {
+func functionConfig(fs filesys.FileSystem, dir string, f step) (*yaml.RNode, error) {
 	switch {
 	case f.ConfigPath != "":
 		b, err := fs.ReadFile(path.Join(dir, f.ConfigPath))
@@ -363,6 +500,19 @@ func errorMessages(results fn.Results) []string {
 		if r.Severity == fn.Error {
 			out = append(out, r.Message)
 		}
+	}
+	return out
+}
+
+// newerFields are info results saying that the step's fields newer than
+// Porch v1.5.3 were honoured (one rule, doc.go: never ignored in silence).
+func (f step) newerFields(field string) fn.Results {
+	var out fn.Results
+	if f.When != "" {
+		out = append(out, &fn.Result{Severity: fn.Info, Message: fmt.Sprintf("`%s.when` is true: the step ran (%s)", field, newerField)})
+	}
+	if f.ConfigRef != nil {
+		out = append(out, &fn.Result{Severity: fn.Info, Message: fmt.Sprintf("`%s.configRef`: the config is %s (%s)", field, f.ConfigRef, newerField)})
 	}
 	return out
 }

@@ -26,6 +26,17 @@ func (s *Status) ExitCode() int {
 	return 0
 }
 
+// Executed is the number of functions that ran (a skipped step did not).
+func (s *Status) Executed() int {
+	n := 0
+	for _, r := range s.Runs {
+		if !r.Skipped {
+			n++
+		}
+	}
+	return n
+}
+
 // Run is one function run: what ran, its exit code, its stderr and the
 // results it reported.
 type Run struct {
@@ -34,6 +45,10 @@ type Run struct {
 	ExitCode int
 	Stderr   string
 	Results  fn.Results
+	// When is the step's condition, if it has one; Skipped says it was
+	// false and the function did not run (kpt's renderStatus step fields).
+	When    string
+	Skipped bool
 }
 
 // Name is the image, or the exec path.
