@@ -219,3 +219,41 @@ func TestPublishANephioShapedCatalog(t *testing.T) {
 		t.Fatalf("a changed subpackage: exit %d\n%s", code, errs)
 	}
 }
+
+// Issue 46 #4: a catalog registered per directory as Nephio registers it
+// (catalog-workloads-ric: directory workloads/ric of the catalog's git
+// repository) is listed and selected by its registered name, with package
+// names relative to its directory, by every verb after the run that
+// registered it, as Porch lists it; the bare repository is not served by
+// its own name too.
+func TestDirectoryRepositoriesByTheirRegisteredNames(t *testing.T) {
+	w := newWS(t)
+	ks := func(name string) string {
+		return "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + name + "\n"
+	}
+	for _, pkg := range []string{"workloads/ric/pkg-example-ric", "workloads/free5gc/free5gc-operator"} {
+		dir := filepath.Join(t.TempDir(), filepath.Base(pkg))
+		fntest.WriteTree(t, dir, map[string]string{"Kptfile": ks(filepath.Base(pkg)), "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + filepath.Base(pkg) + "\n"})
+		w.mustCmd(ExitOK, "publish", "--repo", "catalog", "--package", pkg, dir)
+	}
+	reg := func(name, dir string) string {
+		return "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: " + name + "\nspec:\n  type: git\n  git:\n" +
+			"    repo: https://github.com/nephio-project/catalog.git\n    branch: main\n    directory: " + dir + "\n"
+	}
+	w.write("catalog.yaml", reg("catalog-workloads-ric", "workloads/ric")+"---\n"+reg("catalog-workloads-free5gc", "workloads/free5gc"))
+	w.run(ExitOK)
+	out := w.mustCmd(ExitOK, "get")
+	contains(t, out, "catalog-workloads-ric.pkg-example-ric.v1", "catalog-workloads-free5gc.free5gc-operator.v1")
+	if strings.Contains(out, "catalog.workloads.") {
+		t.Fatalf("the bare repository is listed by its own name too:\n%s", out)
+	}
+	out = w.mustCmd(ExitOK, "get", "--repo", "catalog-workloads-ric")
+	contains(t, out, "catalog-workloads-ric.pkg-example-ric.v1", "pkg-example-ric")
+	if strings.Contains(out, "free5gc") {
+		t.Fatalf("--repo catalog-workloads-ric:\n%s", out)
+	}
+	// Pulled by its registered name (the verbs that take a revision).
+	pulled := filepath.Join(t.TempDir(), "ric")
+	w.mustCmd(ExitOK, "pull", "catalog-workloads-ric.pkg-example-ric.v1", pulled)
+	contains(t, readFile(t, filepath.Join(pulled, "cm.yaml")), "name: pkg-example-ric")
+}

@@ -54,11 +54,11 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	if err != nil {
 		return err
 	}
-	if !s.HasRepository(repo) {
-		gitDir, err := s.AddRepository(repo)
-		if err != nil {
-			return err
-		}
+	gitDir, created, err := s.EnsureRepository(repo)
+	if err != nil {
+		return err
+	}
+	if created {
 		fmt.Fprintf(w, "created repository %s (%s)\n", repo, gitDir)
 	}
 	// Publishing the same files again would make a revision that changes

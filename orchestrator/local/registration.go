@@ -114,6 +114,45 @@ func absentRepository(in *input, r *porchconfig.Repository, repo gitstore.Reposi
 		"clone it there (%s) or publish a package into it (pvctl publish --repo %s), or name another --repos", where, repo.GitDir, scoped, how, r.Name)
 }
 
+// Served are the repositories of dir as every verb serves them: each
+// Repository object the last run registered (the state's, the files' and
+// the synced) whose bare repository is there, by its registered name and
+// scoped to its directory, and every bare repository no object names, by
+// its own name. A bare repository only directory-scoped objects use is not
+// served by its own name too; an object whose bare repository is not there
+// is left out (pvctl run says why).
+func Served(dir string, st *state.State, onDisk []gitstore.Repository) []gitstore.Repository {
+	regs := make([]*porchconfig.Repository, 0, len(st.Repositories))
+	declared := map[string]bool{}
+	for i := range st.Repositories {
+		regs, declared[st.Repositories[i].Name] = append(regs, &st.Repositories[i]), true
+	}
+	for _, r := range syncedRepositories(st) {
+		if !declared[r.Name] {
+			regs, declared[r.Name] = append(regs, r), true
+		}
+	}
+	exists, used := map[string]bool{}, map[string]bool{}
+	for _, r := range onDisk {
+		exists[filepath.Clean(r.GitDir)] = true
+	}
+	var out []gitstore.Repository
+	for _, r := range regs {
+		repo := registration(dir, r)
+		if exists[filepath.Clean(repo.GitDir)] {
+			used[filepath.Clean(repo.GitDir)] = true
+			out = append(out, repo)
+		}
+	}
+	for _, r := range onDisk {
+		if !declared[r.Name] && !used[filepath.Clean(r.GitDir)] {
+			r.Deployment = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // registration is how pvctl serves a Repository object from dir: its git
 // directory, branch, spec.deployment and spec.git.directory.
 func registration(dir string, r *porchconfig.Repository) gitstore.Repository {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
@@ -37,6 +38,23 @@ func (r *Repos) AddRepository(name string) (string, error) {
 	return repo.GitDir, r.Add(repo)
 }
 
+// EnsureRepository serves the bare repository named name by its own name,
+// creating it when it is not there (pvctl publish): one that is there but
+// served only through Repository objects scoped to its directories (a
+// catalog registered per directory) is served once more, sharing its refs.
+// It reports whether it created it.
+func (r *Repos) EnsureRepository(name string) (string, bool, error) {
+	gitDir := filepath.Join(r.dir, name+".git")
+	if r.HasRepository(name) {
+		return gitDir, false, nil
+	}
+	if gitstore.IsBare(gitDir) {
+		return gitDir, false, r.Add(gitstore.Repository{Name: name, GitDir: gitDir, Deployment: true})
+	}
+	gitDir, err := r.AddRepository(name)
+	return gitDir, err == nil, err
+}
+
 // HasRepository reports whether a repository of that name is open.
 func (r *Repos) HasRepository(name string) bool {
 	for _, repo := range r.Repositories() {
@@ -47,8 +65,10 @@ func (r *Repos) HasRepository(name string) bool {
 	return false
 }
 
-// OpenRepos opens every bare repository under dir; create makes dir when
-// it is missing. A ref the store could not read is left out alone
+// OpenRepos opens the repositories under dir as the last run registered
+// them (Served: the Repository objects its state keeps, by their names and
+// directories; every other bare repository by its own name); create makes
+// dir when it is missing. A ref the store could not read is left out alone
 // (Skipped).
 func OpenRepos(dir, namespace string, create bool) (*Repos, error) {
 	if err := CheckReposDir(dir); err != nil {
@@ -59,14 +79,18 @@ func OpenRepos(dir, namespace string, create bool) (*Repos, error) {
 			return nil, err
 		}
 	}
-	repos, err := gitstore.Discover(dir)
+	onDisk, err := gitstore.Discover(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no repositories directory %s (--repos; pvctl publish and pvctl run create it)", dir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s, err := gitstore.Open(namespace, repos)
+	st, err := state.Read(filepath.Join(dir, state.File))
+	if err != nil {
+		return nil, err
+	}
+	s, err := gitstore.Open(namespace, Served(dir, st, onDisk))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/internal/names"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -163,16 +164,19 @@ func nextFilesPeak(peak int, before, after []pvapi.PackageVariant, deleted []cli
 // records every change), the embedded cluster and the controller's
 // reconcilers on them, as the manager builds them.
 type world struct {
-	gs       *gitstore.Store
-	j        *journal
-	pr       *pruner
-	c        *cluster
-	sy       *syncer
-	events   *eventLog
-	pvs      *packagevariantset.Reconciler
-	pv       *packagevariant.Reconciler
-	cluster  []map[string]any // the objects other than sets and variants, for the state
-	warnings []string
+	gs      *gitstore.Store
+	j       *journal
+	pr      *pruner
+	c       *cluster
+	sy      *syncer
+	events  *eventLog
+	pvs     *packagevariantset.Reconciler
+	pv      *packagevariant.Reconciler
+	cluster []map[string]any // the objects other than sets and variants, for the state
+	// registered are the files' Repository objects, for the state: every
+	// other verb serves the repositories as this run did (local.Served).
+	registered []porchconfig.Repository
+	warnings   []string
 	// suspended are pvctl suspend's keys (state.Suspended), kept for the
 	// objects that are still there.
 	suspended []string
@@ -196,6 +200,9 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 		// Run from the wrong directory, a run would quietly start a second
 		// fleet: say where it is.
 		w.warnings = append(w.warnings, fmt.Sprintf("the repositories directory %s did not exist: this run creates it (--repos or $PVCTL_REPOS name another)", o.Repos))
+	}
+	for _, r := range l.in.repositories { // before repositories adds the unregistered ones
+		w.registered = append(w.registered, *r.DeepCopy())
 	}
 	repos, missing, err := repositories(o.Repos, o.Namespace, l.in, syncedRepositories(l.st))
 	if err != nil {
@@ -439,7 +446,7 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 		rollouts = nil
 	}
 	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended, Rollouts: rollouts,
-		FilesPeak: nextFilesPeak(w.filesPeak, w.before, variants, w.deleted)}
+		FilesPeak: nextFilesPeak(w.filesPeak, w.before, variants, w.deleted), Repositories: w.registered}
 	if err := st.Write(o.State); err != nil {
 		return nil, err
 	}

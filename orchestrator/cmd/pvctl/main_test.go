@@ -43,7 +43,7 @@ func TestBinaryLocalCommands(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"run", "-f", "examples/local"}, 4, "upstream package revision not found: package \"app\" in repository \"blueprints\""},
+		{[]string{"run", "-f", "examples/local"}, 2, "examples/local/repositories.yaml: Repository \"blueprints\": its bare repository "},
 		{[]string{"publish", "--repo", "blueprints", "--package", "app", "examples/app"}, 0, "published blueprints.app.v1"},
 		{[]string{"run", "-f", "examples/local"}, 0, "created draft edge-useast1.app.packagevariant-1 (clone of blueprints.app.v1)"},
 		{[]string{"run", "-f", "examples/local"}, 0, "No changes"},

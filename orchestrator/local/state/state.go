@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/internal/atomicfile"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -48,6 +49,11 @@ type State struct {
 	// set name: the annotations (pvkit.dev/rollout-pause, -hold, -skip)
 	// each run gives the set unless its file sets them.
 	Rollouts map[string]map[string]string `json:"rollouts,omitempty"`
+	// Repositories are the Repository objects the files gave at the last
+	// run: how every verb serves the repositories directory, as the run did
+	// (their registered names, a directory's packages relative to it), not
+	// by the bare repositories' own names.
+	Repositories []porchconfig.Repository `json:"repositories,omitempty"`
 	// FilesPeak is the most PackageVariants and PackageVariantSets the
 	// files gave since pvctl run's mass-deletion guard was last lifted
 	// (--prune=all): the baseline it counts every loss from, so that
@@ -95,6 +101,12 @@ func (s *State) Write(path string) error {
 	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
 	sort.Slice(s.Objects, func(i, j int) bool { return ObjectKey(s.Objects[i]) < ObjectKey(s.Objects[j]) })
 	sort.Strings(s.Suspended)
+	sort.Slice(s.Repositories, func(i, j int) bool { return s.Repositories[i].Name < s.Repositories[j].Name })
+	for i := range s.Repositories {
+		r := &s.Repositories[i]
+		r.APIVersion, r.Kind = porchconfig.GroupVersion.String(), "Repository"
+		r.ResourceVersion, r.UID, r.ManagedFields, r.Status = "", "", nil, porchconfig.RepositoryStatus{}
+	}
 	for i := range s.Variants {
 		s.Variants[i].ResourceVersion = ""
 		s.Variants[i].APIVersion, s.Variants[i].Kind = pvapi.GroupVersion.String(), "PackageVariant"
