@@ -85,7 +85,8 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(ctx, o), publishCommand(ctx, o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), renderCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o))
+	root.AddCommand(runCommand(ctx, o, false), runCommand(ctx, o, true), getCommand(ctx, o), publishCommand(ctx, o), diffCommand(ctx, o), pullCommand(ctx, o), pushCommand(ctx, o), renderCommand(ctx, o), statusCommand(ctx, o), eventsCommand(ctx, o),
+		copyCommand(ctx, o), cloneCommand(ctx, o))
 	for _, v := range lifecycleVerbs {
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
