@@ -118,7 +118,7 @@ catalog-modules:
 ## set-annotations) through kpt against bin/catalog; CATALOG is a checkout of kptdev/krm-functions-catalog
 catalog-e2e: catalog-functions
 	@test -n "$(CATALOG)" || { echo "make catalog-e2e needs CATALOG=/path/to/krm-functions-catalog (a checkout: tests/ and examples/)"; exit 2; }
-	PVKIT_CATALOG_REPO=$(CATALOG) PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml go test -count=1 -run TestCatalogCases -v ./test/e2e
+	PVKIT_CATALOG_REPO=$(CATALOG) PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml go test -count=1 -run 'TestCatalogCases|TestKptMainFieldCases' -v ./test/e2e
 
 ## function-runner: build Porch v1.5.3's function runner into bin/ (test/functionrunner/tools)
 function-runner:

@@ -323,3 +323,65 @@ func git(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Issue 46 #2: kpt's conditional steps and configRef, in cases of kpt's
+// fn-render shape (test/e2e/kptmain, README there): kpt v1.0.0-beta.56
+// refuses both fields, so pvctl render (the renderer of pvctl run and the
+// controller) renders each twice; the exit code, what stderr holds and the
+// package's diff are the case's.
+func TestKptMainFieldCases(t *testing.T) {
+	root := filepath.Join(repoRoot, "test", "e2e", "kptmain")
+	cases, err := filepath.Glob(filepath.Join(root, "*", ".expected"))
+	if err != nil || len(cases) < 4 {
+		t.Fatalf("cases in %s: %v %v: the test tests nothing", root, cases, err)
+	}
+	for _, expected := range cases {
+		src := filepath.Dir(expected)
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			var cfg struct {
+				ExitCode int    `json:"exitCode"`
+				StdErr   string `json:"stdErr"`
+			}
+			b, err := os.ReadFile(filepath.Join(expected, "config.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sigsyaml.UnmarshalStrict(b, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			files := fntest.ReadTree(t, src)
+			for p := range files {
+				if strings.HasPrefix(p, ".expected/") {
+					delete(files, p)
+				}
+			}
+			work := filepath.Join(t.TempDir(), filepath.Base(src))
+			fntest.WriteTree(t, work, files)
+			git(t, work, "init", "-q")
+			git(t, work, "add", "-A")
+			git(t, work, "-c", "user.email=e2e@pvkit", "-c", "user.name=e2e", "commit", "-q", "-m", "case")
+			for i := 0; i < 2; i++ { // twice: the second changes nothing
+				var out, errb bytes.Buffer
+				code := cli.Command(context.Background(), "render", []string{work}, &out, &errb)
+				wantCode := cfg.ExitCode
+				if wantCode != 0 {
+					wantCode = cli.ExitNotReady
+				}
+				if code != wantCode || !strings.Contains(errb.String(), strings.TrimSpace(cfg.StdErr)) {
+					t.Fatalf("run %d: pvctl render: exit %d, want %d and stderr holding %q:\n%s%s", i+1, code, wantCode, cfg.StdErr, out.String(), errb.String())
+				}
+			}
+			git(t, work, "add", "-A")
+			got := git(t, work, "diff", "--cached")
+			if os.Getenv("PVKIT_CATALOG_UPDATE") != "" {
+				if err := os.WriteFile(filepath.Join(expected, "diff.patch"), []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, _ := os.ReadFile(filepath.Join(expected, "diff.patch"))
+			if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+				t.Fatalf("the diff after pvctl render (-want +got):\n%s", cmp.Diff(strings.TrimSpace(string(want)), strings.TrimSpace(got)))
+			}
+		})
+	}
+}
