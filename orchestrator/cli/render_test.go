@@ -297,6 +297,7 @@ func TestPublishChecksTheBlueprint(t *testing.T) {
 	for _, want := range []string{
 		"warning: a clone of " + broken + " will not render as it is: package .: `pipeline.mutators[0]`: function gcr.io/kpt-fn/apply-replacements:v0.1.1 failed",
 		"data.region",
+		"warning: a clone of " + broken + " will need the package context key(s) canary, region set (package-context.yaml has them; the context Porch generates for a clone holds name and package-path only",
 		"warning: a clone of " + broken + " will need WorkloadCluster \"example\" injected (workload-cluster.yaml: a required injection point, condition config.injection.WorkloadCluster.example",
 		"--check-render refuses a package whose clone does not render",
 	} {
