@@ -162,7 +162,7 @@ func printRuns(w io.Writer, runs []render.Run) {
 	}
 }
 
-// checkRenders renders what a clone of a package would be, as Porch
+// checkRenders (rule: publish-what-git-holds) renders what a clone of a package would be, as Porch
 // renders every clone (local.CloneRenders), unless --no-render. A package
 // reaches a catalog the way git puts it there, and git renders nothing:
 // Nephio's own blueprints render only once a variant has injected their

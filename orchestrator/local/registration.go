@@ -95,7 +95,7 @@ func repositories(dir, namespace string, in *input, synced []*porchconfig.Reposi
 	return found, missing, nil
 }
 
-// absentRepository says that the bare repository a Repository object names
+// absentRepository (rule: no-silent-repositories) says that the bare repository a Repository object names
 // is not there, where pvctl looked, and how to provide it.
 func absentRepository(in *input, r *porchconfig.Repository, repo gitstore.Repository) string {
 	where := fmt.Sprintf("Repository %q", r.Name)

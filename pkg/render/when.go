@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// Rule newer-kptfile-fields (rule: newer-kptfile-fields).
+//
 // Bounds of a step's `when` condition. kpt's main branch evaluates it with
 // a cost limit of 1,000,000 and an interrupt check every 100 iterations;
 // pvkit keeps those and bounds what kpt does not: the expression's length
