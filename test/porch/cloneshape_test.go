@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -76,6 +77,11 @@ func TestLocalCloneMatchesPorch(t *testing.T) {
 		}
 	}
 	pvctl("publish", "--repo", "blueprints", "--package", "app", pkg)
+	// A repository that is not a deployment one must be there already, as
+	// on Porch's side (rule: no-silent-repositories): an empty bare one.
+	if out, err := exec.Command("git", "init", "-q", "--bare", filepath.Join(localRepos, "blueprint-copies.git")).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v\n%s", err, out)
+	}
 	pvctl("run", "-f", in)
 	for repo := range repos {
 		out := filepath.Join(dir, "pulled-"+repo)
