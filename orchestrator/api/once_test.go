@@ -95,3 +95,19 @@ func TestCRDRulesSurviveGofmt(t *testing.T) {
 		}
 	}
 }
+
+// Issue 42 #5: every condition type and reason the controllers set is
+// defined in orchestrator/api/v1alpha1 (reasons.go, types.go); elsewhere in
+// orchestrator/ a Condition* or Reason* constant only names one of those.
+func TestConditionsAndReasonsDefinedInTheAPI(t *testing.T) {
+	literal := regexp.MustCompile(`(?m)^\s*(Condition|Reason)[A-Za-z]*\s*=\s*"`)
+	found, err := fntest.CodeMatches("..", literal, func(path string) bool {
+		return strings.HasPrefix(filepath.ToSlash(path), "../api/v1alpha1/")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: a condition type or reason defined outside orchestrator/api/v1alpha1 (define it there and name it)", f)
+	}
+}

@@ -114,4 +114,40 @@ const (
 	// removed (rule: no-removal-on-partial). Retried only when a failure may heal by itself (a kind
 	// that could not be listed); otherwise fix the entries named.
 	ReasonPartiallyReconciled = "PartiallyReconciled"
+
+	// ReasonProgressingWithRetry: Reconciling=True after a transient
+	// failure; the reconcile is retried with backoff.
+	ReasonProgressingWithRetry = "ProgressingWithRetry"
+)
+
+// The conditions pvkit adds beside Porch's Ready and Stalled, each with its
+// reasons. Like the reasons above, every one is defined here once.
+const (
+	// ConditionSuspended is True while the set or variant is suspended
+	// (pvkit.dev/suspend); absent otherwise. The other conditions stay as
+	// the last reconcile left them.
+	ConditionSuspended = "Suspended"
+	// ReasonSuspended is Suspended=True's reason.
+	ReasonSuspended = "Suspended"
+
+	// ConditionApprovalWaiting is True while approval by policy waits on a
+	// finished draft (its delay runs, or a rule refuses it), with one of
+	// the three reasons below; absent otherwise.
+	ConditionApprovalWaiting = "ApprovalWaiting"
+	// ReasonApprovalRefused: a rule refuses the draft (a person edited it,
+	// a readiness gate is not True); it waits for a person.
+	ReasonApprovalRefused = "ApprovalRefused"
+	// ReasonApprovalPending: the draft's approval.nephio.org/delay runs.
+	ReasonApprovalPending = "ApprovalPending"
+	// ReasonApprovalWaiting: the draft waits for what the policy names
+	// (another revision published first, say).
+	ReasonApprovalWaiting = "ApprovalWaiting"
+
+	// ConditionBlueprintOverrides is True while the blueprint's own
+	// pipeline sets again what the variant set (a function runs again over
+	// the variant's values), though the variant is Ready; removed when no
+	// reconcile warns.
+	ConditionBlueprintOverrides = "BlueprintOverrides"
+	// ReasonFunctionRunsAgain is BlueprintOverrides=True's reason.
+	ReasonFunctionRunsAgain = "FunctionRunsAgain"
 )

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,9 +33,9 @@ const (
 
 	// ConditionSuspended is True while the object is suspended; absent
 	// otherwise. The other conditions stay as the last reconcile left them.
-	ConditionSuspended = "Suspended"
+	ConditionSuspended = pvapi.ConditionSuspended
 	// ReasonSuspended is Suspended=True's reason.
-	ReasonSuspended = "Suspended"
+	ReasonSuspended = pvapi.ReasonSuspended
 	// EventSuspended and EventResumed are the Normal Events of a
 	// suspension starting and ending.
 	EventSuspended = "Suspended"

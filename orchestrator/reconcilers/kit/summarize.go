@@ -42,7 +42,7 @@ const (
 	// ReasonValid is Stalled=False: nothing waits for the user (Porch's).
 	ReasonValid = pvapi.ReasonValid
 	// ReasonProgressingWithRetry is Reconciling=True after a transient failure.
-	ReasonProgressingWithRetry = "ProgressingWithRetry"
+	ReasonProgressingWithRetry = pvapi.ReasonProgressingWithRetry
 )
 
 // validMessage is Porch's Stalled=False message.

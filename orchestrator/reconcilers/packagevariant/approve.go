@@ -173,10 +173,10 @@ func Rejected(v *pvapi.PackageVariant, draft string) bool { return targetOf(v, d
 
 // Approval conditions and Events (approveByPolicy).
 const (
-	ConditionApprovalWaiting = "ApprovalWaiting"
-	ReasonApprovalRefused    = "ApprovalRefused"
-	ReasonApprovalPending    = "ApprovalPending"
-	ReasonApprovalWaiting    = "ApprovalWaiting"
+	ConditionApprovalWaiting = pvapi.ConditionApprovalWaiting
+	ReasonApprovalRefused    = pvapi.ReasonApprovalRefused
+	ReasonApprovalPending    = pvapi.ReasonApprovalPending
+	ReasonApprovalWaiting    = pvapi.ReasonApprovalWaiting
 	EventApprovalPending     = "ApprovalPending" // a draft's approval.nephio.org/delay runs
 )
 

@@ -272,8 +272,8 @@ func wrote(targets []target) bool {
 // vouches for keeps what was set), removed when none warns; a new warning
 // is also a Warning Event.
 const (
-	ConditionBlueprintOverrides = "BlueprintOverrides"
-	ReasonFunctionRunsAgain     = "FunctionRunsAgain"
+	ConditionBlueprintOverrides = pvapi.ConditionBlueprintOverrides
+	ReasonFunctionRunsAgain     = pvapi.ReasonFunctionRunsAgain
 	EventBlueprintOverrides     = "BlueprintOverrides"
 )
 
