@@ -142,6 +142,22 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos
 	return s, nil
 }
 
+// openLocked takes the writers' lock of --repos for a verb that writes
+// (one that exists: nothing is created) and opens its repositories; the
+// caller releases the lock.
+func openLocked(o *Options, verb string) (*local.Repos, func(), error) {
+	release, err := lockRepos(o.Repos, verb, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return s, release, nil
+}
+
 // lockRepos takes the writers' lock of a repositories directory
 // (local.Lock) for a verb that writes; without create, a directory that is
 // not there is not made (opening it then says so).

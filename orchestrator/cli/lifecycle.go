@@ -106,15 +106,11 @@ func lifecycleCommand(ctx context.Context, o *Options, v lifecycleVerb) *cobra.C
 			if err := checkOutput(output, listOutputs); err != nil {
 				return err
 			}
-			release, err := lockRepos(o.Repos, v.name, false)
+			s, release, err := openLocked(o, v.name)
 			if err != nil {
 				return err
 			}
 			defer release()
-			s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
-			if err != nil {
-				return err
-			}
 			// Each name is acted on and reported, as porchctl and kubectl
 			// do: a failure is reported and the next name is still done.
 			failed := 0

@@ -76,15 +76,11 @@ func cloneCommand(ctx context.Context, o *Options) *cobra.Command {
 // newDraft makes a draft from a published revision: the verb's spec of
 // it, checked as Porch checks it, under the writers' lock.
 func newDraft(ctx context.Context, o *Options, verb, source string, spec func(store.Revision) (store.DraftSpec, error)) error {
-	release, err := lockRepos(o.Repos, verb, false)
+	s, release, err := openLocked(o, verb)
 	if err != nil {
 		return err
 	}
 	defer release()
-	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
-	if err != nil {
-		return err
-	}
 	src, err := revision(s, o.Namespace, source)
 	if err != nil {
 		return err
