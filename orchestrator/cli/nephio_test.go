@@ -252,6 +252,13 @@ func TestDirectoryRepositoriesByTheirRegisteredNames(t *testing.T) {
 	if strings.Contains(out, "free5gc") {
 		t.Fatalf("--repo catalog-workloads-ric:\n%s", out)
 	}
+	// A variant cloning from it: the draft's lock is named by the
+	// registration (pvctl get -o wide's UPSTREAM), the ref by its whole path.
+	w.write("ric.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ric-edge\nspec:\n"+
+		"  upstream: {repo: catalog-workloads-ric, package: pkg-example-ric}\n  downstream: {repo: edge-useast1, package: ric}\n")
+	w.run(ExitOK)
+	out = w.mustCmd(ExitOK, "get", "-o", "wide", "--repo", "edge-useast1", "--package", "ric")
+	contains(t, out, "catalog-workloads-ric:workloads/ric/pkg-example-ric/v1")
 	// Pulled by its registered name (the verbs that take a revision).
 	pulled := filepath.Join(t.TempDir(), "ric")
 	w.mustCmd(ExitOK, "pull", "catalog-workloads-ric.pkg-example-ric.v1", pulled)

@@ -237,9 +237,9 @@ func repoURL(gitDir string) string {
 // repository beside this one by its URL (pvctl keeps its repositories in
 // one directory) names it by its Repository name too, when a registration
 // of that name serves that git directory whole. A git directory served by
-// registrations scoped to its directories (Nephio's catalog) is not named:
-// its lock names the package relative to a directory it does not say, and
-// is matched, as Porch's locks are, by package and ref.
+// registrations scoped to its directories (Nephio's catalog) is named by
+// the one registration whose directory the ref is under
+// (scopedRegistration), or not at all.
 func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
 	l, err := tasks.LockOf(files)
 	if err != nil || l == nil || l.URL == "" {
@@ -252,7 +252,31 @@ func (r *repo) lockOf(files map[string]string) (*store.Lock, error) {
 			l.Repository = name
 		}
 	}
+	if l.Repository == "" {
+		l.Repository = r.b.scopedRegistration(l)
+	}
 	return l, nil
+}
+
+// scopedRegistration is the one registration scoped to a directory of the
+// lock's git directory whose packages the lock's ref is under
+// (<directory>/<package>/...): Nephio's catalog-workloads-ric for a lock of
+// workloads/ric/pkg-example-ric/v3.0.0, so that pvctl names the upstream as
+// it is registered. "" when none, or more than one, serves it (the lock is
+// then matched by package and ref, as Porch matches it).
+func (s *backend) scopedRegistration(l *store.Lock) string {
+	found := ""
+	for name, o := range s.repos {
+		dir := strings.Trim(o.Directory, "/")
+		if o.url != l.URL || dir == "" || !strings.HasPrefix(l.Ref, dir+"/"+l.Package+"/") {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = name
+	}
+	return found
 }
 
 func (r *repo) refOf(rev store.Revision) string {
