@@ -231,6 +231,24 @@ func TestTakeoverFromPorchControllers(t *testing.T) {
 	}
 	e.stable("Porch's controllers after the approvals", converge, func() string { return fmt.Sprint(e.revisionNames(t)) })
 	stopPorchControllers()
+	// Porch's own controller, listing from a cache that lags its writes,
+	// sometimes makes a second draft of a package (seen at d3d3d98: site-09
+	// packagevariant-1 and -2). That is Porch's fleet, not pvkit's doing:
+	// the extra draft goes before the takeover, said in the log, so that
+	// the takeover starts from one revision per variant.
+	for name, lc := range e.revisionNames(t) {
+		base, ws, _ := strings.Cut(name, ".packagevariant-")
+		if lc == string(porchapi.PackageRevisionLifecycleDraft) && ws != "" && ws != "1" {
+			if _, ok := e.revisionNames(t)[base+".packagevariant-1"]; ok {
+				t.Logf("Porch's controllers left a second draft %s beside %s.packagevariant-1; deleted before the takeover", name, base)
+				var pr porchapi.PackageRevision
+				pr.Name, pr.Namespace = name, e.ns
+				if err := e.c.Delete(context.Background(), &pr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 	before := e.revisionNames(t)
 	if n := len(before); n != len(pkgs)+1 { // and the blueprint
 		t.Fatalf("Porch's controllers left %d revisions, want %d: %v", n, len(pkgs)+1, before)
