@@ -177,6 +177,9 @@ func warnSkipped(warn io.Writer, s *local.Repos) {
 	for _, k := range s.Skipped() {
 		fmt.Fprintf(warn, "warning: %s\n", k)
 	}
+	for _, a := range s.Absent() {
+		fmt.Fprintf(warn, "warning: %s\n", a)
+	}
 }
 
 // plural is "1 change" or "N changes".

@@ -260,6 +260,16 @@ func TestDirectoryRepositoriesByTheirRegisteredNames(t *testing.T) {
 	out = w.mustCmd(ExitOK, "get", "-o", "wide", "--repo", "edge-useast1", "--package", "ric")
 	contains(t, out, "catalog-workloads-ric:workloads/ric/pkg-example-ric/v1")
 	// Pulled by its registered name (the verbs that take a revision).
+	// A registered repository whose bare repository went is said, not
+	// dropped in silence.
+	if err := os.Rename(filepath.Join(w.repos, "catalog.git"), filepath.Join(w.repos, "catalog.moved")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errs := w.cmd("get")
+	contains(t, errs, `warning: Repository "catalog-workloads-ric" (registered by the last run) is not served: its bare repository `+filepath.Join(w.repos, "catalog.git")+" is not there")
+	if err := os.Rename(filepath.Join(w.repos, "catalog.moved"), filepath.Join(w.repos, "catalog.git")); err != nil {
+		t.Fatal(err)
+	}
 	pulled := filepath.Join(t.TempDir(), "ric")
 	w.mustCmd(ExitOK, "pull", "catalog-workloads-ric.pkg-example-ric.v1", pulled)
 	contains(t, readFile(t, filepath.Join(pulled, "cm.yaml")), "name: pkg-example-ric")

@@ -119,9 +119,9 @@ func absentRepository(in *input, r *porchconfig.Repository, repo gitstore.Reposi
 // the synced) whose bare repository is there, by its registered name and
 // scoped to its directory, and every bare repository no object names, by
 // its own name. A bare repository only directory-scoped objects use is not
-// served by its own name too; an object whose bare repository is not there
-// is left out (pvctl run says why).
-func Served(dir string, st *state.State, onDisk []gitstore.Repository) []gitstore.Repository {
+// served by its own name too. An object whose bare repository is not there
+// is left out, and said: one line each in absent.
+func Served(dir string, st *state.State, onDisk []gitstore.Repository) (served []gitstore.Repository, absent []string) {
 	regs := make([]*porchconfig.Repository, 0, len(st.Repositories))
 	declared := map[string]bool{}
 	for i := range st.Repositories {
@@ -136,21 +136,22 @@ func Served(dir string, st *state.State, onDisk []gitstore.Repository) []gitstor
 	for _, r := range onDisk {
 		exists[filepath.Clean(r.GitDir)] = true
 	}
-	var out []gitstore.Repository
 	for _, r := range regs {
 		repo := registration(dir, r)
-		if exists[filepath.Clean(repo.GitDir)] {
-			used[filepath.Clean(repo.GitDir)] = true
-			out = append(out, repo)
+		if !exists[filepath.Clean(repo.GitDir)] {
+			absent = append(absent, fmt.Sprintf("Repository %q (registered by the last run) is not served: its bare repository %s is not there", r.Name, repo.GitDir))
+			continue
 		}
+		used[filepath.Clean(repo.GitDir)] = true
+		served = append(served, repo)
 	}
 	for _, r := range onDisk {
 		if !declared[r.Name] && !used[filepath.Clean(r.GitDir)] {
 			r.Deployment = true
-			out = append(out, r)
+			served = append(served, r)
 		}
 	}
-	return out
+	return served, absent
 }
 
 // registration is how pvctl serves a Repository object from dir: its git

@@ -22,8 +22,12 @@ import (
 // implementation.
 type Repos struct {
 	*gitstore.Store
-	dir string
+	dir    string
+	absent []string // registered repositories not served (Served)
 }
+
+// Absent says which registered repositories are not served, and why.
+func (r *Repos) Absent() []string { return r.absent }
 
 // Skip is a ref the repositories could not read as a revision.
 type Skip = gitstore.Skip
@@ -90,11 +94,12 @@ func OpenRepos(dir, namespace string, create bool) (*Repos, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := gitstore.Open(namespace, Served(dir, st, onDisk))
+	served, absent := Served(dir, st, onDisk)
+	s, err := gitstore.Open(namespace, served)
 	if err != nil {
 		return nil, err
 	}
-	return &Repos{Store: s, dir: dir}, nil
+	return &Repos{Store: s, dir: dir, absent: absent}, nil
 }
 
 func SetLifecycle(ctx context.Context, s store.Store, rev store.Revision, to store.Lifecycle) error {

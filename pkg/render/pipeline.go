@@ -6,6 +6,7 @@ import (
 
 	"fmt"
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/google/cel-go/cel"
 	"path"
 	"strconv"
 	"strings"
@@ -35,6 +36,8 @@ type step struct {
 	// ConfigRef names the resource of the package that is the function's
 	// config (kpt's book, "Using functions").
 	ConfigRef *ConfigRef `json:"configRef,omitempty"`
+	// when is When compiled, once, when the Kptfile is read.
+	when cel.Program
 }
 
 // ConfigRef is a function config by reference: the one resource of the
@@ -128,9 +131,11 @@ func checkFunction(fs filesys.FileSystem, dir string, f *step, field string) err
 		return fmt.Errorf("`%s.configRef.name`: configRef must specify `name`", field)
 	}
 	if f.When != "" {
-		if _, err := compileWhen(f.When); err != nil {
+		prg, err := compileWhen(f.When)
+		if err != nil {
 			return fmt.Errorf("`%s.when` %w", field, err)
 		}
+		f.when = prg
 	}
 	if f.Image != "" {
 		if msg := validate.ImageRef(f.Image); msg != "" {
@@ -263,7 +268,7 @@ func (h *hydration) skip(f step, field string, selected []*yaml.RNode) (bool, er
 	if f.When == "" {
 		return false, nil
 	}
-	ok, err := evalWhen(h.ctx, f.When, selected)
+	ok, err := evalWhen(h.ctx, f.when, selected)
 	if err != nil {
 		return false, fmt.Errorf("`%s.when` (%s): %w", field, f.name(), err)
 	}

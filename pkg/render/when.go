@@ -66,13 +66,9 @@ func compileWhen(expr string) (cel.Program, error) {
 	return env.Program(ast, cel.CostLimit(WhenCostLimit), cel.InterruptCheckFrequency(whenCheckFrequency))
 }
 
-// evalWhen evaluates a step's condition over the resources it would run
-// on.
-func evalWhen(ctx context.Context, expr string, resources []*yaml.RNode) (bool, error) {
-	prg, err := compileWhen(expr)
-	if err != nil {
-		return false, err
-	}
+// evalWhen evaluates a step's compiled condition over the resources it
+// would run on.
+func evalWhen(ctx context.Context, prg cel.Program, resources []*yaml.RNode) (bool, error) {
 	list := make([]any, 0, len(resources))
 	for _, r := range resources {
 		m, err := celResource(r)
