@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,4 +279,58 @@ func (w *ws) drafts() []string {
 		}
 	}
 	return drafts
+}
+
+// Issue 42 #1 (rule child-status-contract): a child whose draft at the
+// rollout's target has a readiness gate False (a person's review) blocks
+// the wave; the reason is in the child's status (its downstream target's
+// upstream lock and Blocked), in pvctl status and in the rollout's status,
+// and the set read none of the child's packages to know it.
+func TestGatedChildBlocksTheWave(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	w.run(ExitOK)
+	drafts := w.drafts()
+	if len(drafts) != 1 {
+		t.Fatalf("the canary's draft: %v", drafts)
+	}
+	dir := filepath.Join(t.TempDir(), "app")
+	w.mustCmd(ExitOK, "pull", drafts[0], dir)
+	kf := readFile(t, filepath.Join(dir, "Kptfile"))
+	gated := strings.Replace(kf, "  readinessGates:\n", "  readinessGates:\n  - conditionType: example.com/reviewed\n", 1)
+	if gated == kf {
+		t.Fatalf("the canary's Kptfile has no readiness gates to add to:\n%s", kf)
+	}
+	gated = strings.Replace(gated, "  conditions:\n", "  conditions:\n  - type: example.com/reviewed\n    status: \"False\"\n    reason: NotYet\n    message: waiting for the network team\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "Kptfile"), []byte(gated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCmd(ExitOK, "push", drafts[0], dir)
+	contains(t, w.run(ExitNotReady), "PackageVariant     app-fleet-07-app  False  ReadinessGate")
+
+	why := `readiness gate "example.com/reviewed" is False (NotYet: waiting for the network team)`
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
+		drafts[0]+": ", "    upstream: blueprints app at app/v2", "    blocked: GateClosed: "+why)
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Paused",
+		"app-fleet-07-app: draft "+drafts[0]+" is not approvable: "+why)
+	var v pvv1.PackageVariant
+	if err := json.Unmarshal([]byte(w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app", "-o", "json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if ts := v.Status.DownstreamTargets; len(ts) != 1 || ts[0].Blocked == nil || ts[0].Blocked.Reason != pvv1.ReasonGateClosed || ts[0].Blocked.Message != why ||
+		ts[0].UpstreamLock == nil || ts[0].UpstreamLock.Ref != "app/v2" {
+		t.Fatalf("the child's status: %+v", ts)
+	}
+	// The review done: the gate True, the draft approvable, and approved
+	// the canary is done.
+	passed := strings.Replace(gated, "    status: \"False\"\n    reason: NotYet", "    status: \"True\"\n    reason: Reviewed", 1)
+	if err := os.WriteFile(filepath.Join(dir, "Kptfile"), []byte(passed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCmd(ExitOK, "push", drafts[0], dir)
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "    blocked: AwaitingApproval: Draft, not yet approved")
+	w.approveDrafts()
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Complete")
 }

@@ -250,6 +250,12 @@ func describeVariant(ctx context.Context, w io.Writer, f *fleet, v *pvapi.Packag
 			return err
 		}
 		fmt.Fprintf(w, "  %s: %s\n", t.Name, state)
+		if l := t.UpstreamLock; l != nil {
+			fmt.Fprintf(w, "    upstream: %s %s at %s\n", l.Repo, l.Package, l.Ref)
+		}
+		if b := t.Blocked; b != nil {
+			fmt.Fprintf(w, "    blocked: %s: %s\n", b.Reason, b.Message)
+		}
 		if rs := t.RenderStatus; rs.Err != "" || len(rs.Result.Items) > 0 {
 			fmt.Fprintf(w, "    last render: exit %d %s\n", rs.Result.ExitCode, rs.Err)
 			for _, it := range rs.Result.Items {

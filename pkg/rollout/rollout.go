@@ -271,10 +271,14 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 			if (moved && c.Done) || skip[c.Name] || ctl.Hold[c.Name] {
 				if moved && c.Done {
 					ws.Done++
+					ws.DoneMembers = append(ws.DoneMembers, c.Name)
 				}
 				continue
 			}
 			complete = false
+		}
+		if sort.Strings(ws.DoneMembers); complete {
+			ws.DoneMembers = nil // complete: its members are not read again
 		}
 		switch {
 		case open < 0 && complete:

@@ -344,3 +344,25 @@ func BenchmarkRolloutStatusAtTheBound(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/status")
 }
+
+// Issue 42 #1: the open wave's status names the members confirmed done
+// (the set does not read them again while the wave is open); a wave that
+// completes drops the list, and a pending one has none.
+func TestOpenWaveNamesItsDoneMembers(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	f.plan(ref(2)) // the canary moves
+	f.plan(ref(2)) // the canary is done: early opens, c00 and c01 move
+	f.failing["c01"] = true
+	f.plan(ref(2)) // c00 done, c01 failed
+	early := f.status.Waves[1]
+	if early.State != WaveOpen || strings.Join(early.DoneMembers, ",") != "c00" || early.Done != 1 {
+		t.Fatalf("wave early: %+v; want open with c00 done", early)
+	}
+	if c := f.status.Waves[0]; c.State != WaveComplete || c.DoneMembers != nil {
+		t.Fatalf("the complete canary wave keeps a list: %+v", c)
+	}
+	if r := f.status.Waves[2]; r.DoneMembers != nil {
+		t.Fatalf("the pending wave names done members: %+v", r)
+	}
+}

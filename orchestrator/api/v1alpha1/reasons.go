@@ -143,6 +143,21 @@ const (
 	// (another revision published first, say).
 	ReasonApprovalWaiting = "ApprovalWaiting"
 
+	// Reasons of a downstream target's Blocked (DownstreamTarget.Blocked),
+	// what keeps a revision from being published:
+	//
+	// ReasonGateClosed: a readiness gate of the draft's Kptfile other
+	// than the mutation's is not True (a required injection point left
+	// empty, a person's review): it cannot be approved without a change.
+	ReasonGateClosed = "GateClosed"
+	// ReasonRejected: a person rejected the draft (Proposed, then Draft
+	// again; rule: rejected-drafts).
+	ReasonRejected = "Rejected"
+	// ReasonAwaitingApproval: the draft is finished and waits to be
+	// approved, by a person or by its approval policy (the message says
+	// which, and what the policy waits for).
+	ReasonAwaitingApproval = "AwaitingApproval"
+
 	// ConditionBlueprintOverrides is True while the blueprint's own
 	// pipeline sets again what the variant set (a function runs again over
 	// the variant's values), though the variant is Ready; removed when no

@@ -94,6 +94,48 @@ type DownstreamTarget struct {
 	// would lose.
 	// +optional
 	Edited bool `json:"edited,omitempty"`
+	// UpstreamLock is the upstream revision this target was cloned or last
+	// upgraded from, as the variant last read or made it (Porch's
+	// status.upstreamLock of the revision). A set's staged rollout tells
+	// from it whether the target is at the revision the rollout moves the
+	// variant to: a variant is done there when a Published target is
+	// locked to it (rule: child-status-contract).
+	// +optional
+	UpstreamLock *UpstreamLock `json:"upstreamLock,omitempty"`
+	// Blocked says what keeps this revision from being published, with a
+	// reason (GateClosed, Rejected, AwaitingApproval; reasons.go); unset
+	// once it is published. A staged rollout counts a variant whose draft
+	// at its target is GateClosed or Rejected failed (it cannot be
+	// approved without a change) and waits for one AwaitingApproval,
+	// naming this message.
+	// +optional
+	Blocked *Blocked `json:"blocked,omitempty"`
+}
+
+// UpstreamLock names the upstream revision a downstream revision was made
+// from: the upstream repository and package, the git ref Porch records
+// (`<package>/v<N>` for a published revision, `drafts/<package>/<workspace>`
+// for a draft, the branch for a placeholder) and, when known, the commit.
+type UpstreamLock struct {
+	// +optional
+	Repo string `json:"repo,omitempty"`
+	// +optional
+	Package string `json:"package,omitempty"`
+	// +optional
+	Ref string `json:"ref,omitempty"`
+	// +optional
+	Commit string `json:"commit,omitempty"`
+}
+
+// Blocked is why a downstream revision is not published yet.
+type Blocked struct {
+	// Reason is GateClosed, Rejected or AwaitingApproval.
+	// +kubebuilder:validation:Enum=GateClosed;Rejected;AwaitingApproval
+	Reason string `json:"reason"`
+	// Message says what it waits for, naming the gate, the policy or the
+	// person's move.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // PackageVariantList is a list of PackageVariants.

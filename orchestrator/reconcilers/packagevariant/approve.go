@@ -80,6 +80,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			w.refused = append(w.refused, fmt.Sprintf("%s: %v", d.Name, err))
+			setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), fmt.Sprintf("its approval annotations are refused: %v", err)))
 			continue
 		}
 		if !dec.Approve {
@@ -88,10 +89,12 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 				again = dec.Wait
 			}
 			if dec.Wait > 0 { // a stable message: the time it is due, not how long ago it was made
-				w.pending = append(w.pending, fmt.Sprintf("%s is approved at %s (%s: %s)", d.Name,
-					d.Created.Add(r.delayOf(d)).UTC().Format(time.RFC3339), approval.DelayAnnotation, d.Annotations[approval.DelayAnnotation]))
+				due := fmt.Sprintf("approved at %s (%s: %s)", d.Created.Add(r.delayOf(d)).UTC().Format(time.RFC3339), approval.DelayAnnotation, d.Annotations[approval.DelayAnnotation])
+				w.pending = append(w.pending, d.Name+" is "+due)
+				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), due))
 			} else {
 				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
+				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], dec.Why)))
 			}
 			continue
 		}
@@ -107,7 +110,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		for i := range v.Status.DownstreamTargets { // as the next reconcile reads it: no status patch for it then
 			if t := &v.Status.DownstreamTargets[i]; t.Name == d.Name && t.Lifecycle != "" {
-				t.Lifecycle = string(store.Published)
+				t.Lifecycle, t.Blocked = string(store.Published), nil
 			}
 		}
 		ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", d.Name, "policy", dec.Policy)

@@ -42,6 +42,12 @@ type target struct {
 	// edited: the chain read the draft different from the variant's last
 	// write of it (pvapi.DownstreamTarget.Edited, which stays once set).
 	edited bool
+	// lock is the upstream the revision is at, as this reconcile read or
+	// made it (nil: not known, the status keeps what it has).
+	lock *store.Lock
+	// gate, when checked: why the draft as the chain left it cannot be
+	// approved without a change (closedGate), "" when nothing closes it.
+	gate string
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
@@ -65,7 +71,7 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // mutation.
 func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
 	mine = r.tracker.real(v.UID, mine)
-	defer func() { r.seeLifecycles(v, targets, mine) }()
+	defer func() { r.seeLifecycles(v, targets, mine, up) }()
 	names := make([]string, len(mine))
 	for i, rev := range mine {
 		names[i] = rev.Name
@@ -165,6 +171,9 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		if err != nil {
 			return nil, err
 		}
+		if upgrades[d.Name] != nil {
+			m.target.lock = store.LockFor(*up)
+		}
 		r.tracker.readable(v.UID, d.Name)
 		if m.conflict != nil {
 			conflicts = append(conflicts, m.conflict)
@@ -192,10 +201,14 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 // rejection ("TODO: signal rejection of the approval differently than by
 // returning to draft?", v1.5.3): this is how pvkit tells it. A rejection
 // holds while the draft stays a Draft, and is a Warning Event when seen.
-func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision) {
+//
+// It also records each target's upstream lock as listed, unless the
+// reconcile made it (a clone or an upgrade in place: the upstream's).
+func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, up *store.Revision) {
 	lifecycle := map[string]store.Lifecycle{}
+	locks := map[string]*store.Lock{}
 	for _, rev := range mine {
-		lifecycle[rev.Name] = rev.Lifecycle
+		lifecycle[rev.Name], locks[rev.Name] = rev.Lifecycle, rev.Lock
 	}
 	prev := map[string]pvapi.DownstreamTarget{}
 	for _, t := range v.Status.DownstreamTargets {
@@ -206,6 +219,12 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		lc, ok := lifecycle[t.name]
 		if !ok {
 			lc = store.Draft // created by this reconcile
+			if t.lock == nil {
+				t.lock = store.LockFor(*up)
+			}
+		}
+		if t.lock == nil {
+			t.lock = locks[t.name]
 		}
 		own := r.tracker.wasMovedBack(v.UID, t.name)
 		if own {
@@ -227,6 +246,7 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 // is settled.
 func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision) ([]target, error) {
 	m, err := r.mutate(ctx, v, draft, true)
+	m.target.lock = store.LockFor(*up)
 	if err != nil {
 		return []target{m.target}, err
 	}
@@ -521,6 +541,10 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
 		}
 		dt.Edited = dt.Edited || t.edited
+		if t.lock != nil {
+			dt.UpstreamLock = &pvapi.UpstreamLock{Repo: t.lock.Repository, Package: t.lock.Package, Ref: t.lock.Ref, Commit: t.lock.Commit}
+		}
+		dt.Blocked = blocked(dt, t)
 		out = append(out, dt)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

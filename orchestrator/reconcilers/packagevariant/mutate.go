@@ -56,6 +56,9 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 // one write.
 func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
 	m, err := r.mutateFiles(ctx, v, d, prepare)
+	if m.target.checked {
+		m.target.gate = closedGate(m.files)
+	}
 	if err != nil || m.conflict != nil {
 		return m, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -67,10 +66,6 @@ type Reconciler struct {
 	Reader client.Reader
 
 	watch *kit.Watcher // set by SetupWithManager
-
-	gmu   sync.Mutex
-	gates map[string]string // gateClosed's verdicts, by draft version
-	done  map[string]bool   // children read fresh done at a target (confirm)
 }
 
 // Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,

@@ -13,11 +13,9 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
-	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/pvkit/pvkit/pkg/rollout"
 	"github.com/pvkit/pvkit/pkg/upstream"
-	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,11 +72,16 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	}
 	prev := set.Status.Rollout
 	restart := prev == nil || prev.Target.Name != target.Name
-	complete := map[string]bool{} // children of waves complete before: not read again
+	// Children of waves complete before, and those confirmed done in the
+	// open wave, are not read again.
+	complete, confirmed := map[string]bool{}, map[string]bool{}
 	if !restart {
 		for _, w := range prev.Waves {
 			for _, m := range w.Members {
 				complete[m] = w.State == rollout.WaveComplete
+			}
+			for _, m := range w.DoneMembers {
+				confirmed[m] = true
 			}
 		}
 	}
@@ -90,6 +93,11 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	for _, c := range x.Children {
 		ch := rollout.Child{Name: c.Name, Labels: c.Labels, Current: current[c.Name]}
 		if cur := ch.Current; cur != nil && cur.WorkspaceName == target.Workspace && cur.Revision == target.Revision && cur.Semver == "" && !complete[c.Name] && !restart {
+			if confirmed[c.Name] {
+				ch.Done = true
+				children = append(children, ch)
+				continue
+			}
 			vd, err := r.observe(ctx, set.Namespace, c.Name, up, deadline)
 			if err != nil {
 				return 0, err
@@ -136,63 +144,38 @@ type verdict struct {
 	Recheck      time.Time
 }
 
-// observe judges a moved child: done when Ready at its generation with a
-// published revision of its downstream, owned by it, at the target;
-// failed when Stalled at its generation, not Ready for longer than the
-// progress deadline, or when its draft at the target was rejected or
-// cannot be approved without a change. It judges the cached child first:
-// a cache only lags, so what it shows neither done nor failed is not
-// (the child's next status change brings the set back, childProgressed);
-// what it shows done or failed is read again fresh (Reader, past the
-// cache) and judged on that, a child done once at the target only once.
-// A fleet's rollout so reads each child fresh about once, not on every
-// reconcile of the set.
+// observe judges a moved child from its status alone (rule:
+// child-status-contract): judge. It judges the cached child first: a cache
+// only lags, so what it shows neither done nor failed is not (the child's
+// next status change brings the set back, childProgressed); what it shows
+// done or failed is read once more past the cache (Reader) and judged on
+// that. A child confirmed done is recorded in the open wave's status
+// (WaveStatus.DoneMembers) and not read again while the wave is open.
 func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (verdict, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	vd, err := r.judge(ctx, v, up, deadline)
-	if err != nil || (!vd.Done && !vd.Failed) {
-		return vd, err
+	vd := judge(v, up, deadline, r.now())
+	if (!vd.Done && !vd.Failed) || r.Reader == nil {
+		return vd, nil // or the client reads past any cache (pvctl)
 	}
-	reader := r.Reader
-	confirmed := key.String() + "@" + up.Name
-	if reader == nil || vd.Done && r.wasConfirmed(confirmed) {
-		return vd, nil // the client reads past any cache (pvctl); or read fresh done before
-	}
-	if err := reader.Get(ctx, key, v); err != nil {
+	if err := r.Reader.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	if vd, err = r.judge(ctx, v, up, deadline); vd.Done {
-		r.confirm(confirmed)
-	}
-	return vd, err
+	return judge(v, up, deadline, r.now()), nil
 }
 
-// confirm remembers a child read fresh done at a target ("ns/name@target"):
-// published there, it stays done, and the open wave's done children are
-// not read fresh again on each of the set's reconciles (at N=200, before
-// this, 74 fresh reads per variant).
-func (r *Reconciler) confirm(key string) {
-	r.gmu.Lock()
-	defer r.gmu.Unlock()
-	if r.done == nil || len(r.done) >= maxRemembered {
-		r.done = map[string]bool{}
-	}
-	r.done[key] = true
-}
-
-func (r *Reconciler) wasConfirmed(key string) bool {
-	r.gmu.Lock()
-	defer r.gmu.Unlock()
-	return r.done[key]
-}
-
-// judge is observe's verdict on the child as read; why says why it failed,
-// or what it waits for.
-func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up store.Revision, deadline time.Duration) (verdict, error) {
+// judge is a moved child's verdict from its status: done when Ready at its
+// generation with a Published downstream target locked to the rollout's
+// target; failed when Stalled at its generation, not Ready for longer than
+// the progress deadline, or when its target at the rollout's revision is
+// Blocked GateClosed or Rejected (it cannot be approved without a change);
+// else waiting, saying for what (the target's Blocked message: the
+// approval it waits for). No read of the child's packages: the child's
+// reconciler owns those facts and writes them in its status.
+func judge(v *pvapi.PackageVariant, up store.Revision, deadline time.Duration, now time.Time) verdict {
 	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 	if v.Status.ObservedGeneration != v.Generation {
 		// Not settled at this generation. A retried error (a render that
@@ -201,98 +184,67 @@ func (r *Reconciler) judge(ctx context.Context, v *pvapi.PackageVariant, up stor
 		// child has failed like any other, named (it used to be skipped for
 		// ever: "200 of 200 moved, 0 done").
 		if ready == nil || ready.ObservedGeneration != v.Generation || ready.Status == metav1.ConditionTrue {
-			return verdict{Why: "not reconciled since it moved"}, nil
+			return verdict{Why: "not reconciled since it moved"}
 		}
-		return r.notReady(ready, deadline)
+		return notReady(ready, deadline, now)
 	}
 	if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
-		return verdict{Failed: true, Why: fmt.Sprintf("%s: %s", c.Reason, c.Message)}, nil
+		return verdict{Failed: true, Why: fmt.Sprintf("%s: %s", c.Reason, c.Message)}
 	}
-	if ready == nil || ready.Status != metav1.ConditionTrue {
-		if ready == nil {
-			return verdict{}, nil
-		}
-		return r.notReady(ready, deadline)
+	if ready == nil {
+		return verdict{}
 	}
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package})
-	if err != nil {
-		return verdict{}, err
+	if ready.Status != metav1.ConditionTrue {
+		return notReady(ready, deadline, now)
 	}
-	for _, rev := range revs {
-		if rev.Lifecycle == store.Published && rev.OwnedBy(string(v.UID)) && rev.Lock != nil && rev.Lock.Matches(up) {
-			return verdict{Done: true}, nil
-		}
-	}
-	// Not published yet: a draft at the target a person rejected, or that
-	// cannot be approved without a change (a readiness gate False other
-	// than the mutation's own, which the chain closes: a required
-	// injection point left empty), has failed.
-	rejected := map[string]bool{}
+	var at []pvapi.DownstreamTarget
 	for _, t := range v.Status.DownstreamTargets {
-		rejected[t.Name] = t.Rejected
+		if lockOf(t).Matches(up) {
+			at = append(at, t)
+		}
 	}
-	for _, rev := range revs {
-		if rev.Lifecycle.IsPublished() || !rev.OwnedBy(string(v.UID)) || rev.Lock == nil || !rev.Lock.Matches(up) {
-			continue
+	for _, t := range at {
+		if t.Lifecycle == string(store.Published) {
+			return verdict{Done: true}
 		}
-		if rev.Lifecycle == store.Draft && rejected[rev.Name] {
-			return verdict{Failed: true, Why: fmt.Sprintf("draft %s was rejected", rev.Name)}, nil
-		}
-		if why, err := r.gateClosed(ctx, rev); err != nil || why != "" {
-			return verdict{Failed: why != "", Why: why}, err
-		}
-		waits := fmt.Sprintf("draft %s is %s, not yet approved", rev.Name, rev.Lifecycle)
-		return verdict{Why: waits}, nil
 	}
-	return verdict{Why: "no draft at the target yet"}, nil
+	for _, t := range at {
+		switch b := t.Blocked; {
+		case b == nil:
+		case b.Reason == pvapi.ReasonRejected:
+			return verdict{Failed: true, Why: fmt.Sprintf("draft %s was rejected", t.Name)}
+		case b.Reason == pvapi.ReasonGateClosed:
+			return verdict{Failed: true, Why: fmt.Sprintf("draft %s is not approvable: %s", t.Name, b.Message)}
+		default:
+			return verdict{Why: fmt.Sprintf("draft %s is %s", t.Name, b.Message)}
+		}
+	}
+	if len(at) > 0 {
+		return verdict{Why: fmt.Sprintf("draft %s is %s, not yet approved", at[0].Name, at[0].Lifecycle)}
+	}
+	return verdict{Why: "no draft at the target yet"}
+}
+
+// lockOf is a target's upstream lock as the store's type (nil when the
+// status has none: it matches nothing).
+func lockOf(t pvapi.DownstreamTarget) *store.Lock {
+	if t.UpstreamLock == nil {
+		return nil
+	}
+	l := t.UpstreamLock
+	return &store.Lock{Repository: l.Repo, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
 }
 
 // notReady judges a child whose Ready condition is not True: failed once
 // it has been so for longer than the progress deadline, else waiting, and
 // why.
-func (r *Reconciler) notReady(ready *metav1.Condition, deadline time.Duration) (verdict, error) {
+func notReady(ready *metav1.Condition, deadline time.Duration, now time.Time) verdict {
 	at := ready.LastTransitionTime.Add(deadline)
-	if r.now().After(at) {
-		return verdict{Failed: true, Why: fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message)}, nil
+	if now.After(at) {
+		return verdict{Failed: true, Why: fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message)}
 	}
-	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at}, nil
+	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at}
 }
-
-// gateClosed says why a draft cannot be approved without a change (a
-// readiness gate False other than the mutation's), or "". The verdict is
-// remembered per draft version (its resourceVersion, from the listing):
-// the set reconciles on every step of its children while a rollout runs,
-// and reading each draft's resources each time was most of a rollout's
-// requests to Porch.
-func (r *Reconciler) gateClosed(ctx context.Context, rev store.Revision) (string, error) {
-	key := rev.Namespace + "/" + rev.Name + "@" + rev.ResourceVersion
-	r.gmu.Lock()
-	why, ok := r.gates[key]
-	r.gmu.Unlock()
-	if ok && rev.ResourceVersion != "" {
-		return why, nil
-	}
-	res, err := r.Store.GetResources(ctx, rev.Namespace, rev.Name)
-	if err != nil {
-		return "", err
-	}
-	why = ""
-	if kf, err := kptfile.FromFiles(res.Files); err == nil && kf != nil {
-		if gate, c, err := kf.NotReady(); err == nil && gate != "" && gate != variant.MutationGate && c != nil {
-			why = fmt.Sprintf("draft %s is not approvable: readiness gate %q is %s (%s: %s)", rev.Name, gate, c.Status, c.Reason, c.Message)
-		}
-	}
-	r.gmu.Lock()
-	if r.gates == nil || len(r.gates) >= maxRemembered {
-		r.gates = map[string]string{} // bounded: a fleet's drafts in flight are few
-	}
-	r.gates[key] = why
-	r.gmu.Unlock()
-	return why, nil
-}
-
-// maxRemembered bounds what gateClosed and confirm remember.
-const maxRemembered = 4096
 
 // controls reads the rollout's controls from the set's annotations.
 func controls(ann map[string]string) rollout.Controls {

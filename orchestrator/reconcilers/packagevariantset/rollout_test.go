@@ -29,12 +29,12 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, o client
 	return c.Reader.Get(ctx, key, o, opts...)
 }
 
-// Issue 33 (rule staged-rollouts): the set judges a moved child on the
-// cache first and reads it fresh only to confirm what the cache shows done
-// or failed, and a child done at the target once (it stays published); a
-// wave is never judged done on a cached status. A draft's
-// readiness gates are read once per draft version, not on every reconcile
-// of the set (the N=200 release bench: a rollout's requests per variant).
+// Issue 33 (rule staged-rollouts), issue 42 #1 (rule
+// child-status-contract): the set judges a moved child from the child's
+// status alone (its downstream targets' upstream lock, lifecycle and
+// Blocked; no read of the child's packages), on the cache first, and reads
+// it fresh only to confirm what the cache shows done or failed; a wave is
+// never judged done on a cached status.
 func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 	ctx := context.Background()
 	cached := newEnv(t)
@@ -46,7 +46,10 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 	}
 	reader := &countingReader{Reader: fresh.client}
 	cached.r.Reader = reader
-	child := func(c client.Client, ready metav1.ConditionStatus, observed int64) {
+	lock := store.LockFor(up[0])
+	at := &pvapi.UpstreamLock{Repo: lock.Repository, Package: lock.Package, Ref: lock.Ref}
+	elsewhere := &pvapi.UpstreamLock{Repo: lock.Repository, Package: lock.Package, Ref: "app/v0"}
+	child := func(c client.Client, ready metav1.ConditionStatus, observed int64, targets ...pvapi.DownstreamTarget) {
 		t.Helper()
 		v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
 		v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
@@ -62,66 +65,68 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 		}
 		v.Status.ObservedGeneration = observed
 		v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: ready, Reason: "R", LastTransitionTime: metav1.NewTime(testNow)}}
+		v.Status.DownstreamTargets = targets
 		if err := c.Status().Update(ctx, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	observe := func() (bool, bool, string) {
+	observe := func() verdict {
 		t.Helper()
 		vd, err := cached.r.observe(ctx, ns, "c", up[0], time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return vd.Done, vd.Failed, vd.Why
+		return vd
 	}
-	st.AddRepository(ns, "deploy")
-	draft, err := st.CreateDraft(ctx, store.DraftSpec{Namespace: ns, Repository: "deploy", Package: "app", Workspace: "packagevariant-1",
-		Owners: []store.OwnerRef{{APIVersion: pvapi.GroupVersion.String(), Kind: "PackageVariant", Name: "c", UID: "uid-c"}},
-		Task:   store.Task{Type: store.Clone, Upstream: up[0].Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st.ResetCalls()
 
 	// Not Ready in the cache: not done, and no fresh read.
 	child(cached.client, metav1.ConditionFalse, 2)
 	child(fresh.client, metav1.ConditionTrue, 2)
-	if done, failed, _ := observe(); done || failed || reader.reads != 0 {
-		t.Fatalf("cached not Ready: done %v failed %v, %d fresh reads; want neither and none", done, failed, reader.reads)
+	if vd := observe(); vd.Done || vd.Failed || reader.reads != 0 {
+		t.Fatalf("cached not Ready: %+v, %d fresh reads; want neither and none", vd, reader.reads)
 	}
-	// A draft whose readiness gate is False: failed, confirmed fresh; its
-	// resources read once for two reconciles.
-	child(cached.client, metav1.ConditionTrue, 2)
-	files := st.Files(ns, draft.Name)
-	files["Kptfile"] = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\ninfo:\n  readinessGates:\n  - conditionType: example.com/reviewed\nstatus:\n  conditions:\n  - type: example.com/reviewed\n    status: \"False\"\n    reason: NotYet\n    message: waiting for a review\n"
-	st.SetFiles(ns, draft.Name, files)
-	st.ResetCalls()
-	for i := 0; i < 2; i++ {
-		done, failed, why := observe()
-		if done || !failed || why != `draft deploy.app.packagevariant-1 is not approvable: readiness gate "example.com/reviewed" is False (NotYet: waiting for a review)` {
-			t.Fatalf("a closed gate: done %v failed %v %q", done, failed, why)
+	// What the child's status says of its target at the rollout's
+	// revision, judged as the cache and the fresh read both show it.
+	gated := pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Draft", UpstreamLock: at,
+		Blocked: &pvapi.Blocked{Reason: pvapi.ReasonGateClosed, Message: `readiness gate "example.com/reviewed" is False (NotYet: waiting for a review)`}}
+	for _, tc := range []struct {
+		name   string
+		target pvapi.DownstreamTarget
+		want   verdict
+	}{
+		{"a closed gate", gated, verdict{Failed: true, Why: `draft deploy.app.packagevariant-1 is not approvable: readiness gate "example.com/reviewed" is False (NotYet: waiting for a review)`}},
+		{"rejected", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Draft", UpstreamLock: at, Rejected: true,
+			Blocked: &pvapi.Blocked{Reason: pvapi.ReasonRejected, Message: "a person rejected it"}}, verdict{Failed: true, Why: "draft deploy.app.packagevariant-1 was rejected"}},
+		{"awaiting approval", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Proposed", UpstreamLock: at,
+			Blocked: &pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: "Proposed, not yet approved: policy initial: a revision is published"}},
+			verdict{Why: "draft deploy.app.packagevariant-1 is Proposed, not yet approved: policy initial: a revision is published"}},
+		{"a gated draft of another upstream", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Draft", UpstreamLock: elsewhere, Blocked: gated.Blocked},
+			verdict{Why: "no draft at the target yet"}},
+		{"published elsewhere", pvapi.DownstreamTarget{Name: "deploy.app.v1", Lifecycle: "Published", UpstreamLock: elsewhere}, verdict{Why: "no draft at the target yet"}},
+		{"no lock", pvapi.DownstreamTarget{Name: "deploy.app.v1", Lifecycle: "Published"}, verdict{Why: "no draft at the target yet"}},
+		{"published at the target", pvapi.DownstreamTarget{Name: "deploy.app.v2", Lifecycle: "Published", UpstreamLock: at}, verdict{Done: true}},
+	} {
+		child(cached.client, metav1.ConditionTrue, 2, tc.target)
+		child(fresh.client, metav1.ConditionTrue, 2, tc.target)
+		before := reader.reads
+		if vd := observe(); vd != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, vd, tc.want)
+		}
+		if n, want := reader.reads-before, map[bool]int{true: 1}[tc.want.Done || tc.want.Failed]; n != want {
+			t.Errorf("%s: %d fresh reads, want %d", tc.name, n, want)
 		}
 	}
-	if n := st.Calls()[fakestore.OpGetResources]; n != 1 || reader.reads != 2 {
-		t.Fatalf("two reconciles read the draft's resources %d times (want 1) and the child fresh %d times (want 2)", n, reader.reads)
+	if n := len(st.Calls()); n != 0 {
+		t.Errorf("the set read the store %v judging its child; want nothing (its status is the contract)", st.Calls())
 	}
 	// Published at the target in the cache's eyes, behind fresh (the child
 	// not reconciled since it moved): not done.
-	if _, err := st.Approve(ns, draft.Name); err != nil {
-		t.Fatal(err)
-	}
-	child(fresh.client, metav1.ConditionTrue, 1)
-	if done, failed, _ := observe(); done || failed {
-		t.Fatalf("judged done on a cached status: done %v failed %v", done, failed)
-	}
-	child(fresh.client, metav1.ConditionTrue, 2)
-	before := reader.reads
-	for i := 0; i < 3; i++ {
-		if done, _, _ := observe(); !done {
-			t.Fatal("fresh and cached done: not done")
-		}
-	}
-	if n := reader.reads - before; n != 1 {
-		t.Fatalf("a child done at the target read fresh %d times over three reconciles, want once", n)
+	done := pvapi.DownstreamTarget{Name: "deploy.app.v2", Lifecycle: "Published", UpstreamLock: at}
+	child(cached.client, metav1.ConditionTrue, 2, done)
+	child(fresh.client, metav1.ConditionTrue, 1, done)
+	if vd := observe(); vd.Done || vd.Failed {
+		t.Fatalf("judged done on a cached status: %+v", vd)
 	}
 }
 

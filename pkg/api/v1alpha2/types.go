@@ -266,4 +266,9 @@ type WaveStatus struct {
 	// are there, published and Ready.
 	Moved int `json:"moved"`
 	Done  int `json:"done"`
+	// DoneMembers, while the wave is not complete, are the members
+	// confirmed done at the target (their status read past the cache):
+	// the set does not read them again. A complete wave drops the list.
+	// +optional
+	DoneMembers []string `json:"doneMembers,omitempty"`
 }
