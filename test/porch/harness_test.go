@@ -57,6 +57,9 @@ type env struct {
 	nudges int // refs nudge made
 	// handledN counts handled's reconcile requests.
 	handledN int
+	// failure is what eventually last gave up on: dump says it again after
+	// its long listings, where the end of a CI log shows it.
+	failure string
 }
 
 // newEnv installs pvkit once (CRDs, the role of config/default, the
@@ -282,6 +285,9 @@ func (e *env) dump() {
 	out, _ = kubectl("", "get", "packagevariants", "-n", e.ns, "-o", "yaml")
 	e.t.Logf("variants:\n%s", out)
 	e.t.Log(porchStuck(e.t.Name()))
+	if e.failure != "" {
+		e.t.Logf("%s failed waiting for %s", e.t.Name(), e.failure)
+	}
 }
 
 // porchStuck is what porch-server is waiting on, for a failure that may be
@@ -344,7 +350,8 @@ func (e *env) eventually(timeout time.Duration, what string, cond func() (bool, 
 		last = msg
 		time.Sleep(250 * time.Millisecond)
 	}
-	e.t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
+	e.failure = fmt.Sprintf("%s: not within %s; last: %s", what, timeout, last)
+	e.t.Fatal(e.failure)
 }
 
 // nudge makes Porch read a repository again: a new ref (outside the

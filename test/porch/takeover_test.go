@@ -15,6 +15,8 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -141,16 +143,36 @@ func (e *env) fleet(t *testing.T) {
 	// to it, 11 of 12 drafts owned for 4.5 minutes). The fleet is their
 	// setup here, not what is measured: such a draft, seen twice 10 s
 	// apart, is deleted as a person would, and they make it again.
+	// Porch's listing can lag a burst of writes (rule listing-lags): a
+	// repository whose package shows no owned draft after 30 s is nudged,
+	// every 15 s. The message names what is missing, and what Porch lists
+	// there, for a failure to say which (fresh-clone CI at 74cedee waited
+	// the whole 270 s here without saying).
 	seen := map[string]time.Time{}
+	start, nudged := time.Now(), map[string]time.Time{}
 	e.eventually(3*converge, "12 owned drafts", func() (bool, string) {
 		pkgs := [][2]string{{"deploy", "app"}, {"deploy", "app-staging"}}
 		for i := 0; i < 10; i++ {
 			pkgs = append(pkgs, [2]string{fmt.Sprintf("site-%02d", i), "app"})
 		}
 		n := 0
+		var missing []string
 		for _, p := range pkgs {
-			n += len(e.owned(p[0], p[1]))
-			for _, r := range e.revisions(p[0], p[1]) {
+			owned := len(e.owned(p[0], p[1]))
+			n += owned
+			revs := e.revisions(p[0], p[1])
+			if owned == 0 {
+				var listed []string
+				for _, r := range revs {
+					listed = append(listed, fmt.Sprintf("%s %s owners=%d", r.Name, r.Spec.Lifecycle, len(r.OwnerReferences)))
+				}
+				missing = append(missing, fmt.Sprintf("%s/%s (Porch lists %v)", p[0], p[1], listed))
+				if time.Since(start) > 30*time.Second && time.Since(nudged[p[0]]) > 15*time.Second {
+					e.nudge(p[0])
+					nudged[p[0]] = time.Now()
+				}
+			}
+			for _, r := range revs {
 				if len(r.OwnerReferences) > 0 || r.Spec.Lifecycle != porchapi.PackageRevisionLifecycleDraft || !strings.HasPrefix(r.Spec.WorkspaceName, "packagevariant-") {
 					continue
 				}
@@ -163,8 +185,32 @@ func (e *env) fleet(t *testing.T) {
 				}
 			}
 		}
-		return n == 12, fmt.Sprintf("%d owned drafts", n)
+		return n == 12, fmt.Sprintf("%d owned drafts; none of %s; Porch's variants: %s", n, strings.Join(missing, ", "), e.porchVariantConditions())
 	})
+}
+
+// porchVariantConditions is each PackageVariant's Ready condition as the
+// controller running (Porch's, in the takeover's setup) left it, but the
+// Ready ones: what a setup that waits in vain waits on.
+func (e *env) porchVariantConditions() string {
+	var l pvapi.PackageVariantList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, v := range l.Items {
+		c := apimeta.FindStatusCondition(v.Status.Conditions, "Ready")
+		switch {
+		case c == nil:
+			out = append(out, v.Name+": no Ready condition")
+		case c.Status != metav1.ConditionTrue:
+			out = append(out, fmt.Sprintf("%s: Ready %s %s: %s", v.Name, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(out) == 0 {
+		return "every one Ready"
+	}
+	return strings.Join(out, "; ")
 }
 
 // pinned pins a variant's upstream to workspace v1 (see fleet).
