@@ -105,7 +105,7 @@ undeploy-crds: undeploy
 
 ## catalog-functions: every kpt catalog function the Go module proxy serves (set-namespace and starlark at
 ## exact versions; apply-replacements and apply-setters as the references pvkit's own are checked against;
-## hack/catalog) and pvkit's own (pkg/catalog), built into bin/catalog with Porch's function runner
+## hack/catalog) and pvkit's own (internal/catalog), built into bin/catalog with Porch's function runner
 ## config mapping their image names (make build builds only the ones the examples name): tests, kpt and
 ## Porch's function runner use them
 catalog-functions:

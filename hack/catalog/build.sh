@@ -4,7 +4,7 @@
 # its executable (pvctl reads OUT/config.yaml next to itself, its
 # --function-config):
 #
-#   - pvkit's own (pkg/catalog): one executable, pvkit-catalog, and a
+#   - pvkit's own (internal/catalog): one executable, pvkit-catalog, and a
 #     relative symbolic link to it per behaviour (set-labels-v0.2 ->
 #     pvkit-catalog), which it learns from the name it is run by (kpt's
 #     --exec path, the function runner's executable) or from

@@ -1,5 +1,5 @@
 // Package fnworker runs functions of a binary's own (pvkit's catalog
-// functions, pkg/catalog) in a process of their own that serves one call
+// functions, internal/catalog) in a process of their own that serves one call
 // after another: a worker. pvctl renders packages with them; in its own
 // process a function could not be stopped at the render's deadline or on
 // Ctrl-C (a search-replace regex ran 46 s past a 3 s deadline) nor kept

@@ -9,12 +9,12 @@ import (
 	"os"
 	"sync"
 
+	"github.com/pvkit/pvkit/internal/catalog"
 	"github.com/pvkit/pvkit/internal/fnworker"
-	"github.com/pvkit/pvkit/pkg/catalog"
 	"github.com/pvkit/pvkit/pkg/render"
 )
 
-// pvkit's catalog functions (pkg/catalog) run in a worker: this binary,
+// pvkit's catalog functions (internal/catalog) run in a worker: this binary,
 // started again to serve them one call after another (internal/fnworker),
 // never in pvctl's own process, where a function could not be stopped at
 // the render's deadline or on Ctrl-C (a search-replace regex ran 46 s past

@@ -4,7 +4,7 @@
 //   - pvkit's own functions (an image whose path ends in pvkit/<function>,
 //     any registry and tag) in process: this pvctl's code, as the
 //     controller runs them;
-//   - the kpt catalog functions pvkit builds (pkg/catalog: set-labels,
+//   - the kpt catalog functions pvkit builds (internal/catalog: set-labels,
 //     set-annotations, each at the behaviours its releases have) in process,
 //     under every image name that resolves to them, unless the function
 //     config maps that image to an executable of another name;
@@ -35,8 +35,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pvkit/pvkit/internal/catalog"
 	"github.com/pvkit/pvkit/internal/fnmain"
-	"github.com/pvkit/pvkit/pkg/catalog"
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/packagecontext"

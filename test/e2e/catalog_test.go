@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pvkit/pvkit/internal/catalog"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/fnruntime"
-	"github.com/pvkit/pvkit/pkg/catalog"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 

@@ -1,5 +1,5 @@
 // Command pvkit-catalog runs pvkit's build of the kpt catalog functions
-// (pkg/catalog; see README.md). One executable for every behaviour: run by
+// (internal/catalog; see README.md). One executable for every behaviour: run by
 // the name of a behaviour (make catalog-functions links bin/catalog/
 // set-labels-v0.2 and the others to it), named by $PVKIT_CATALOG_FUNCTION
 // (pvctl's sandbox runs it through a descriptor, whose name says nothing),
@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pvkit/pvkit/pkg/catalog"
+	"github.com/pvkit/pvkit/internal/catalog"
 )
 
 // FunctionEnv names the behaviour to run when the name the executable was

@@ -30,7 +30,7 @@ import (
 	"io"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
-	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 )
 
 // SetLabels is the function config (kind SetLabels, fn.kpt.dev/v1alpha1)

@@ -23,7 +23,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pvkit/pvkit/pkg/catalog/internal/kyamlproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/kyamlproc"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

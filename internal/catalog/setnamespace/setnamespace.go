@@ -51,7 +51,7 @@ import (
 	"strings"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
-	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 )
 
 // Run is the function as a process: a ResourceList on in, the result on

@@ -37,7 +37,7 @@ import (
 	"strings"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
-	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 	"sigs.k8s.io/kustomize/api/filters/imagetag"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filtersutil"

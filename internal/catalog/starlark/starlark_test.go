@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/pvkit/pvkit/pkg/catalog/internal/reference"
+	"github.com/pvkit/pvkit/internal/catalog/internal/reference"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 

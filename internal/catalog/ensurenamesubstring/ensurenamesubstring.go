@@ -42,7 +42,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pvkit/pvkit/pkg/catalog/internal/kyamlproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/kyamlproc"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/filters/nameref"
 	"sigs.k8s.io/kustomize/api/filters/prefix"

@@ -40,7 +40,7 @@ import (
 	"strings"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
-	"github.com/pvkit/pvkit/pkg/catalog/internal/sdkproc"
+	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 	"github.com/qri-io/starlib/util"
 	gostarlark "go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"

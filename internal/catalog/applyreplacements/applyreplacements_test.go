@@ -3,7 +3,7 @@ package applyreplacements
 import (
 	"bytes"
 
-	"github.com/pvkit/pvkit/pkg/catalog/internal/reference"
+	"github.com/pvkit/pvkit/internal/catalog/internal/reference"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	"strings"
 	"testing"

@@ -1,0 +1,96 @@
+package docs
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Issue 42: the orchestrator and pkg/rollout stay readable in one sitting:
+// no non-generated, non-test Go file over 500 lines and no function over
+// 80 lines. A function kept longer on purpose is named in longFuncs with
+// the reason, said where it lives too.
+const (
+	maxFileLines = 500
+	maxFuncLines = 80
+)
+
+// longFuncs are the functions over maxFuncLines kept on purpose (file:func).
+var longFuncs = map[string]string{}
+
+func TestSizeLimits(t *testing.T) {
+	r := root(t)
+	var problems []string
+	for _, dir := range []string{"orchestrator", "pkg/rollout"} {
+		err := filepath.WalkDir(filepath.Join(r, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasPrefix(d.Name(), "zz_generated") {
+				return err
+			}
+			rel, _ := filepath.Rel(r, path)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if n := strings.Count(string(src), "\n"); n > maxFileLines {
+				problems = append(problems, fmt.Sprintf("%s: %d lines (at most %d)", rel, n, maxFileLines))
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				return err
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
+				if _, kept := longFuncs[rel+":"+fn.Name.Name]; n > maxFuncLines && !kept {
+					problems = append(problems, fmt.Sprintf("%s: func %s is %s lines (at most %d)", rel, fn.Name.Name, strconv.Itoa(n), maxFuncLines))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// Issue 42 #7 (ARCHITECTURE.md: pkg/ is pure): no package under pkg/
+// imports the network or processes.
+func TestPkgImportsNoNetworkOrProcesses(t *testing.T) {
+	r := root(t)
+	banned := map[string]bool{"net": true, "net/http": true, "os/exec": true}
+	err := filepath.WalkDir(filepath.Join(r, "pkg"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			if p, _ := strconv.Unquote(im.Path.Value); banned[p] {
+				rel, _ := filepath.Rel(r, path)
+				t.Errorf("%s imports %s: pkg/ is pure (ARCHITECTURE.md); the network and processes belong in orchestrator/ or internal/", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
