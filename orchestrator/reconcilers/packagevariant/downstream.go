@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,30 +66,14 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 
 // reconcileMine brings the variant's revisions of its downstream package
 // (mine) to what it asks for: a clone, an edit or upgrade draft, a draft's
-// mutation.
+// mutation. Three steps: what the listing holds (listed), the in-place
+// upgrade of stale drafts (upgradeStale), the mutation of the drafts
+// (mutateDrafts).
 func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
 	mine = r.tracker.real(v.UID, mine)
 	defer func() { r.seeLifecycles(v, targets, mine, up) }()
-	names := make([]string, len(mine))
-	for i, rev := range mine {
-		names[i] = rev.Name
-	}
-	key := downstreamKey(v)
-	verdict, rev, err := r.tracker.observe(v.UID, key, names, r.now(),
-		func(name string) (store.Revision, error) { return r.Store.Read(ctx, v.Namespace, name) })
-	switch {
-	case err != nil:
+	if mine, err = r.listed(ctx, v, mine); err != nil {
 		return nil, err
-	case verdict == wait:
-		return nil, cacheBehind(rev.Name)
-	case verdict == unlisted:
-		ctrl.LoggerFrom(ctx).Info("the listing does not show the variant's draft; read directly", "revision", rev.Name)
-		mine = append(mine, rev)
-	case verdict == reclaim:
-		if rev, err = r.reclaim(ctx, v, rev); err != nil {
-			return nil, err
-		}
-		mine = append(mine, rev)
 	}
 	var drafts []store.Revision
 	var published *store.Revision
@@ -114,8 +96,51 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	} else if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
-	// Stale drafts (made from another upstream revision) are upgraded in
-	// place, unless the variant asks for Porch's stall (rule: draft-upgrade).
+	upgrades, err := r.upgradeStale(ctx, v, up, drafts)
+	if err != nil {
+		return nil, err
+	}
+	if len(upgrades) == 0 {
+		if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
+			return t, conflict
+		}
+	}
+	return r.mutateDrafts(ctx, v, up, drafts, upgrades)
+}
+
+// listed is the variant's revisions with the draft it created last, which
+// the listing may lack (the tracker's verdict on the listing): waited for,
+// read directly, or taken back.
+func (r *Reconciler) listed(ctx context.Context, v *pvapi.PackageVariant, mine []store.Revision) ([]store.Revision, error) {
+	names := make([]string, len(mine))
+	for i, rev := range mine {
+		names[i] = rev.Name
+	}
+	verdict, rev, err := r.tracker.observe(v.UID, downstreamKey(v), names, r.now(),
+		func(name string) (store.Revision, error) { return r.Store.Read(ctx, v.Namespace, name) })
+	switch {
+	case err != nil:
+		return nil, err
+	case verdict == wait:
+		return nil, cacheBehind(rev.Name)
+	case verdict == unlisted:
+		ctrl.LoggerFrom(ctx).Info("the listing does not show the variant's draft; read directly", "revision", rev.Name)
+		mine = append(mine, rev)
+	case verdict == reclaim:
+		if rev, err = r.reclaim(ctx, v, rev); err != nil {
+			return nil, err
+		}
+		mine = append(mine, rev)
+	}
+	return mine, nil
+}
+
+// upgradeStale prepares the in-place upgrade of the stale drafts (made
+// from another upstream revision), unless the variant asks for Porch's
+// stall (rule: draft-upgrade); a Proposed one is moved back to Draft
+// first (drafts is updated). It returns each upgrade's preparation, by
+// draft.
+func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision) (map[string]func(map[string]string) (map[string]string, error), error) {
 	upgrades := map[string]func(map[string]string) (map[string]string, error){}
 	for i, d := range drafts {
 		if d.Lock == nil || d.Lock.Matches(*up) {
@@ -140,39 +165,29 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		upgrades[d.Name] = prepare
 		r.tracker.movedBack(v.UID, d.Name, true)
 	}
-	if len(upgrades) == 0 {
-		if t, ok, conflict := r.unchanged(ctx, v, up, drafts); ok {
-			return t, conflict
-		}
-	}
+	return upgrades, nil
+}
+
+// mutateDrafts runs the chain on each draft (after its upgrade, when it
+// has one) and writes what changed; a render conflict is joined into the
+// error, after the others are done.
+func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, upgrades map[string]func(map[string]string) (map[string]string, error)) ([]target, error) {
+	var targets []target
 	var ms []mutation
 	var conflicts []error
 	for _, d := range drafts {
 		m, err := r.mutateWith(ctx, v, d, false, upgrades[d.Name])
 		if err == nil && upgrades[d.Name] != nil {
 			r.events().Normal(v, EventDraftUpgradedInPlace, "upgraded draft %s in place from %s %s to %s", d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)
+			m.target.lock = store.LockFor(*up)
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			if _, xerr := r.Store.Read(ctx, d.Namespace, d.Name); errors.Is(xerr, store.ErrNotFound) {
-				// Listed, and not there. Porch may show it again at its
-				// next refresh (it dropped it from its cache): waited for,
-				// phantomAfter. Then it is taken for lost, the cache not
-				// told: left out from now on; the next reconcile, soon,
-				// makes the downstream what it should be without it.
-				if waited := r.tracker.unreadable(v.UID, d.Name, r.now()); waited < phantomAfter {
-					return nil, kit.Wait(phantomRetry, "draft %s is listed but Porch does not find it (for %s): waiting up to %s for Porch to show it again before making the downstream without it",
-						d.Name, waited.Round(time.Second), phantomAfter)
-				}
-				r.tracker.phantom(v.UID, d.Name)
-				ctrl.LoggerFrom(ctx).Info("an owned draft the listing shows does not exist: left out", "revision", d.Name)
-				return nil, kit.Wait(cacheRetry, "draft %s is listed but does not exist (Porch lost it): reconciling without it", d.Name)
+			if werr := r.notFound(ctx, v, d); werr != nil {
+				return nil, werr
 			}
 		}
 		if err != nil {
 			return nil, err
-		}
-		if upgrades[d.Name] != nil {
-			m.target.lock = store.LockFor(*up)
 		}
 		r.tracker.readable(v.UID, d.Name)
 		if m.conflict != nil {
@@ -191,55 +206,22 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	return targets, conflict
 }
 
-// seeLifecycles (rule: rejected-drafts) records on the targets each
-// revision's lifecycle as this reconcile read it, and whether a person
-// rejected the draft: the variant read it Proposed (its status says so)
-// and reads it Draft now, a move it did not make (the tracker remembers
-// the drafts an upgrade in place moved back to Draft, until they are
-// proposed again; their new content also ends an earlier rejection, and
-// a status patch lost after the move does not turn it into one). Porch records no
-// rejection ("TODO: signal rejection of the approval differently than by
-// returning to draft?", v1.5.3): this is how pvkit tells it. A rejection
-// holds while the draft stays a Draft, and is a Warning Event when seen.
-//
-// It also records each target's upstream lock as listed, unless the
-// reconcile made it (a clone or an upgrade in place: the upstream's).
-func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, up *store.Revision) {
-	lifecycle := map[string]store.Lifecycle{}
-	locks := map[string]*store.Lock{}
-	for _, rev := range mine {
-		lifecycle[rev.Name], locks[rev.Name] = rev.Lifecycle, rev.Lock
+// notFound is the tracker's verdict on a listed draft a read does not
+// find (nil: it is there after all). Porch may show it again at its next
+// refresh (it dropped it from its cache): waited for, phantomAfter. Then
+// it is taken for lost, the cache not told: left out from now on; the
+// next reconcile, soon, makes the downstream what it should be without it.
+func (r *Reconciler) notFound(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) error {
+	if _, err := r.Store.Read(ctx, d.Namespace, d.Name); !errors.Is(err, store.ErrNotFound) {
+		return nil
 	}
-	prev := map[string]pvapi.DownstreamTarget{}
-	for _, t := range v.Status.DownstreamTargets {
-		prev[t.Name] = t
+	waited, lost := r.tracker.unreadable(v.UID, d.Name, r.now())
+	if !lost {
+		return kit.Wait(phantomRetry, "draft %s is listed but Porch does not find it (for %s): waiting up to %s for Porch to show it again before making the downstream without it",
+			d.Name, waited.Round(time.Second), phantomAfter)
 	}
-	for i := range targets {
-		t := &targets[i]
-		lc, ok := lifecycle[t.name]
-		if !ok {
-			lc = store.Draft // created by this reconcile
-			if t.lock == nil {
-				t.lock = store.LockFor(*up)
-			}
-		}
-		if t.lock == nil {
-			t.lock = locks[t.name]
-		}
-		own := r.tracker.wasMovedBack(v.UID, t.name)
-		if own {
-			lc = store.Draft // mine was listed before the move
-		}
-		p := prev[t.name]
-		t.lifecycle = string(lc)
-		t.rejected = lc == store.Draft && !own && (p.Rejected || p.Lifecycle == string(store.Proposed))
-		if lc == store.Proposed {
-			r.tracker.movedBack(v.UID, t.name, false) // proposed again: a move back from now on is a person's
-		}
-		if t.rejected && !p.Rejected {
-			r.events().Warning(v, EventDraftRejected, "draft %s was rejected (Proposed, then Draft again): approval by policy leaves it to a person, and a staged rollout counts this variant failed; propose it again when it is fixed", t.name)
-		}
-	}
+	ctrl.LoggerFrom(ctx).Info("an owned draft the listing shows does not exist: left out", "revision", d.Name)
+	return kit.Wait(cacheRetry, "draft %s is listed but does not exist (Porch lost it): reconciling without it", d.Name)
 }
 
 // mutateNew mutates a draft just created and remembers it when the result
@@ -517,92 +499,4 @@ func nextWorkspace(revs []store.Revision) string {
 		}
 	}
 	return workspacePrefix + strconv.Itoa(n+1)
-}
-
-// mergeTargets keeps the render status of targets not updated this time.
-func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.DownstreamTarget {
-	old := map[string]pvapi.DownstreamTarget{}
-	for _, t := range prev {
-		old[t.Name] = t
-	}
-	out := make([]pvapi.DownstreamTarget, 0, len(targets))
-	for _, t := range targets {
-		dt, ok := old[t.name]
-		if !ok {
-			dt = pvapi.DownstreamTarget{Name: t.name}
-		}
-		if t.render != nil {
-			dt.RenderStatus = *t.render.DeepCopy()
-		}
-		if t.lastWrite != "" {
-			dt.LastWrite = t.lastWrite
-		}
-		if t.lifecycle != "" {
-			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
-		}
-		dt.Edited = dt.Edited || t.edited
-		if t.lock != nil {
-			dt.UpstreamLock = &pvapi.UpstreamLock{Repo: t.lock.Repository, Package: t.lock.Package, Ref: t.lock.Ref, Commit: t.lock.Commit}
-		}
-		dt.Blocked = blocked(dt, t)
-		out = append(out, dt)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// recordRender sets one target's render status and keeps every other entry
-// (a failed reconcile reports the render that failed and nothing else).
-func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTarget {
-	out := append([]pvapi.DownstreamTarget(nil), prev...)
-	for i := range out {
-		if out[i].Name == t.name {
-			out[i].RenderStatus = *t.render.DeepCopy()
-			return out
-		}
-	}
-	out = append(out, pvapi.DownstreamTarget{Name: t.name, RenderStatus: *t.render.DeepCopy()})
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// precheck runs the variant's mutations on what the clone of the upstream
-// will be (its files as Porch's clone writes them: package context and
-// merge keys, store/tasks) before the clone, so that whatever would stall the mutation (a kind pvkit may not
-// read, a package the functions refuse) stalls before anything is
-// created: a clone whose mutation never ran would be a draft that looks
-// finished (unspecialised, without its readiness gates) and could be
-// approved. It costs one read of the upstream per clone; transient errors
-// are retried like any other.
-func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) error {
-	files, err := r.upstreamFiles(ctx, up)
-	if err != nil {
-		return err
-	}
-	// As into a deployment repository (a package context generated): the
-	// reconciler does not know the downstream's kind, and the context is
-	// what the variant's packageContext edits.
-	clone, err := tasks.Clone(files, store.LockFor(*up), v.Spec.Downstream.Package, true)
-	if err != nil {
-		return kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("the clone of %s: %w", up.Name, err))
-	}
-	_, _, err = r.runChain(ctx, v, clone)
-	return err
-}
-
-// upstreamFiles reads an upstream revision's files; a published one's are
-// kept (they never change at a resource version).
-func (r *Reconciler) upstreamFiles(ctx context.Context, up *store.Revision) (map[string]string, error) {
-	key := up.Namespace + "/" + up.Name + "@" + up.ResourceVersion
-	if files, ok := r.upstreams.get(key); ok {
-		return files, nil
-	}
-	res, err := r.Store.GetResources(ctx, up.Namespace, up.Name)
-	if err != nil {
-		return nil, fmt.Errorf("reading upstream %s: %w", up.Name, err)
-	}
-	if up.Lifecycle.IsPublished() && up.ResourceVersion != "" {
-		r.upstreams.put(key, res.Files)
-	}
-	return res.Files, nil
 }

@@ -23,26 +23,71 @@ import (
 // the draft the variant created last? Present (or none to track), wait
 // for the cache, reclaim it (it is there without owner), or lost (gone for
 // good, published, someone else's: create again if need be).
+//
+// What it remembers of a variant is one record (one map, one lock, one
+// forget), and of each of its drafts one draftNote in it.
 type tracker struct {
-	mu      sync.Mutex
-	created map[types.UID]trackedDraft
-	asked   map[types.UID]string // the draft whose create failed, by name
-	// written is the digest of each draft as the variant last wrote it
+	mu sync.Mutex
+	m  map[types.UID]*variantRecord
+}
+
+// variantRecord is what the tracker remembers of one variant.
+type variantRecord struct {
+	created *trackedDraft // the draft it created (or took back) last
+	asked   string        // the draft whose create failed, by name
+	drafts  map[string]*draftNote
+}
+
+// draftNote is what the tracker remembers of one of a variant's drafts.
+type draftNote struct {
+	// written is the digest of the draft as the variant last wrote it
 	// (DownstreamTarget.LastWrite), so that a status patch lost after the
 	// write (a conflict) does not lose it.
-	written map[types.UID]map[string]string
-	// phantoms are owned drafts the listing shows that do not exist:
-	// Porch lost them after creating them, and the informer cache, told
-	// nothing, lists them still. They are left out of the listing.
-	phantoms map[types.UID]map[string]bool
-	// unread is when each listed draft was first read NotFound, until it
-	// reads again or is taken for a phantom (phantomAfter).
-	unread map[types.UID]map[string]time.Time
-	// back are the drafts the variant itself moved from Proposed back to
-	// Draft (an upgrade in place), until they are proposed again: not a
+	written string
+	// phantom: the listing shows the draft but it does not exist: Porch
+	// lost it after creating it, and the informer cache, told nothing,
+	// lists it still. It is left out of the listing.
+	phantom bool
+	// unread is when the listed draft was first read NotFound, until it
+	// reads again or is taken for a phantom (phantomAfter); zero: not.
+	unread time.Time
+	// back: the variant itself moved the draft from Proposed back to
+	// Draft (an upgrade in place), until it is proposed again: not a
 	// rejection, even when the status patch that recorded the move was
 	// lost.
-	back map[types.UID]map[string]bool
+	back bool
+}
+
+// rec is uid's record, made when create is true (nil otherwise when there
+// is none); the caller holds mu.
+func (t *tracker) rec(uid types.UID, create bool) *variantRecord {
+	r := t.m[uid]
+	if r == nil && create {
+		if t.m == nil {
+			t.m = map[types.UID]*variantRecord{}
+		}
+		r = &variantRecord{}
+		t.m[uid] = r
+	}
+	return r
+}
+
+// note is the note on uid's draft, made when create is true (nil otherwise
+// when there is none); the caller holds mu.
+func (t *tracker) note(uid types.UID, draft string, create bool) *draftNote {
+	r := t.rec(uid, create)
+	if r == nil {
+		return nil
+	}
+	n := r.drafts[draft]
+	if n == nil && create {
+		if r.drafts == nil {
+			r.drafts = map[string]*draftNote{}
+		}
+		n = &draftNote{}
+		r.drafts[draft] = n
+	}
+	return n
 }
 
 // movedBack records (on) or forgets (off) that the variant moved a draft
@@ -50,30 +95,17 @@ type tracker struct {
 func (t *tracker) movedBack(uid types.UID, draft string, on bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !on {
-		delete(t.back[uid], draft)
-		return
+	if n := t.note(uid, draft, on); n != nil {
+		n.back = on
 	}
-	inner(&t.back, uid)
-	t.back[uid][draft] = true
-}
-
-// inner makes sure (*m)[uid] is a map, and returns it.
-func inner[V any](m *map[types.UID]map[string]V, uid types.UID) map[string]V {
-	if *m == nil {
-		*m = map[types.UID]map[string]V{}
-	}
-	if (*m)[uid] == nil {
-		(*m)[uid] = map[string]V{}
-	}
-	return (*m)[uid]
 }
 
 // wasMovedBack reports whether the variant moved the draft back itself.
 func (t *tracker) wasMovedBack(uid types.UID, draft string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.back[uid][draft]
+	n := t.note(uid, draft, false)
+	return n != nil && n.back
 }
 
 // phantomAfter is how long a listed draft must read NotFound, directly,
@@ -90,47 +122,45 @@ const phantomAfter = time.Minute
 // phantomRetry is how often a draft that reads NotFound is read again.
 const phantomRetry = 2 * time.Second
 
-// unreadable records that a listed draft read NotFound at now and returns
-// how long it has, since the first such read.
-func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) time.Duration {
+// unreadable is the verdict on a listed draft a direct read found not
+// there, at now: how long it has read so, since the first such read, and
+// whether it is lost (phantomAfter passed: from now on it is a phantom,
+// left out of the listing).
+func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) (waited time.Duration, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	inner(&t.unread, uid)
-	first, ok := t.unread[uid][draft]
-	if !ok {
-		first = now
-		t.unread[uid][draft] = now
+	n := t.note(uid, draft, true)
+	if n.unread.IsZero() {
+		n.unread = now
 	}
-	return now.Sub(first)
+	if waited = now.Sub(n.unread); waited >= phantomAfter {
+		n.phantom, n.unread = true, time.Time{}
+		return waited, true
+	}
+	return waited, false
 }
 
 // readable records that a draft read again.
 func (t *tracker) readable(uid types.UID, draft string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.unread[uid], draft)
-}
-
-// phantom records a listed draft that does not exist.
-func (t *tracker) phantom(uid types.UID, draft string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	inner(&t.phantoms, uid)
-	t.phantoms[uid][draft] = true
-	delete(t.unread[uid], draft)
+	if n := t.note(uid, draft, false); n != nil {
+		n.unread = time.Time{}
+	}
 }
 
 // real leaves the known phantoms out of a listing.
 func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.phantoms[uid]) == 0 {
+	r := t.rec(uid, false)
+	if r == nil {
 		return revs
 	}
 	var out []store.Revision
-	for _, r := range revs {
-		if !t.phantoms[uid][r.Name] {
-			out = append(out, r)
+	for _, rev := range revs {
+		if n := r.drafts[rev.Name]; n == nil || !n.phantom {
+			out = append(out, rev)
 		}
 	}
 	return out
@@ -140,8 +170,7 @@ func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
 func (t *tracker) wrote(uid types.UID, draft, digest string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	inner(&t.written, uid)
-	t.written[uid][draft] = digest
+	t.note(uid, draft, true).written = digest
 }
 
 // lastWrite is the digest a draft had when the variant last wrote it in
@@ -149,7 +178,10 @@ func (t *tracker) wrote(uid types.UID, draft, digest string) {
 func (t *tracker) lastWrite(uid types.UID, draft string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.written[uid][draft]
+	if n := t.note(uid, draft, false); n != nil {
+		return n.written
+	}
+	return ""
 }
 
 // trackedDraft is the draft a variant created last.
@@ -213,7 +245,9 @@ func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, n
 		return wait, store.Revision{Name: d.name}, nil
 	}
 	t.mu.Lock()
-	delete(t.created, uid) // a create that failed since stays asked for
+	if r := t.rec(uid, false); r != nil {
+		r.created = nil // a create that failed since stays asked for
+	}
 	t.mu.Unlock()
 	return lost, store.Revision{}, nil
 }
@@ -222,8 +256,10 @@ func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, n
 func (t *tracker) last(uid types.UID) (trackedDraft, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d, ok := t.created[uid]
-	return d, ok
+	if r := t.rec(uid, false); r != nil && r.created != nil {
+		return *r.created, true
+	}
+	return trackedDraft{}, false
 }
 
 // missing returns the draft created for uid in package pkg when names lack
@@ -234,20 +270,20 @@ func (t *tracker) last(uid types.UID) (trackedDraft, bool) {
 func (t *tracker) missing(uid types.UID, pkg store.PackageKey, names []string) (trackedDraft, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d, ok := t.created[uid]
-	if !ok {
+	r := t.rec(uid, false)
+	if r == nil || r.created == nil {
 		return trackedDraft{}, false
 	}
+	d := r.created
 	if d.pkg != pkg {
-		delete(t.created, uid)
+		r.created = nil
 		return trackedDraft{}, false
 	}
 	if slices.Contains(names, d.name) {
 		d.listed, d.notFound = true, 0
-		t.created[uid] = d
-		return d, false
+		return *d, false
 	}
-	return d, true
+	return *d, true
 }
 
 // gone records a direct read that found no revision name, and reports
@@ -257,12 +293,12 @@ func (t *tracker) missing(uid types.UID, pkg store.PackageKey, names []string) (
 func (t *tracker) gone(uid types.UID, name string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d, ok := t.created[uid]
-	if !ok || d.name != name {
+	r := t.rec(uid, false)
+	if r == nil || r.created == nil || r.created.name != name {
 		return true
 	}
+	d := r.created
 	d.notFound++
-	t.created[uid] = d
 	return d.listed || d.notFound >= 2
 }
 
@@ -271,11 +307,8 @@ func (t *tracker) gone(uid types.UID, name string) bool {
 func (t *tracker) didCreate(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.created == nil {
-		t.created = map[types.UID]trackedDraft{}
-	}
-	t.created[uid] = trackedDraft{pkg: pkg, name: name, at: now}
-	delete(t.asked, uid)
+	r := t.rec(uid, true)
+	r.created, r.asked = &trackedDraft{pkg: pkg, name: name, at: now}, ""
 }
 
 // didAsk records a create that failed: Porch may still record the draft,
@@ -283,30 +316,24 @@ func (t *tracker) didCreate(uid types.UID, pkg store.PackageKey, name string, no
 func (t *tracker) didAsk(uid types.UID, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.asked == nil {
-		t.asked = map[types.UID]string{}
-	}
-	t.asked[uid] = name
+	t.rec(uid, true).asked = name
 }
 
 // askedFor is the draft whose create failed, if any.
 func (t *tracker) askedFor(uid types.UID) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	name, ok := t.asked[uid]
-	return name, ok
+	if r := t.rec(uid, false); r != nil && r.asked != "" {
+		return r.asked, true
+	}
+	return "", false
 }
 
 // forget drops what is tracked for a variant.
 func (t *tracker) forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.created, uid)
-	delete(t.asked, uid)
-	delete(t.written, uid)
-	delete(t.phantoms, uid)
-	delete(t.unread, uid)
-	delete(t.back, uid)
+	delete(t.m, uid)
 }
 
 // cacheBehind: Porch does not show the draft this variant just created;

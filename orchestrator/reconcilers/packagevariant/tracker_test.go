@@ -84,7 +84,7 @@ func TestTrackerObserve(t *testing.T) {
 			if (got == reclaim || got == wait || got == unlisted) && rev.Name != "d" {
 				t.Fatalf("revision = %+v", rev)
 			}
-			_, stillTracked := tr.created[uid]
+			_, stillTracked := tr.last(uid)
 			if wantTracked := tt.track && got != lost && tt.pkg == (store.PackageKey{}); stillTracked != wantTracked {
 				t.Fatalf("tracked after: %v, want %v", stillTracked, wantTracked)
 			}
@@ -108,5 +108,36 @@ func TestTrackerAsked(t *testing.T) {
 	tr.didCreate("u", pkg, "d2", time.Time{})
 	if _, ok := tr.askedFor("u"); ok {
 		t.Fatal("a create still asked for after the draft was created")
+	}
+}
+
+// Issue 42 #2: a listed draft that reads NotFound is waited for
+// phantomAfter from its first such read (a read that finds it starts
+// again), then lost: a phantom, left out of the listing; forget drops
+// everything the tracker has of the variant, in one record.
+func TestTrackerReadThatFindsNothing(t *testing.T) {
+	var tr tracker
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	listing := []store.Revision{{Name: "d"}, {Name: "e"}}
+	if w, lost := tr.unreadable("u", "d", t0); w != 0 || lost {
+		t.Fatalf("first read: waited %s, lost %v", w, lost)
+	}
+	tr.readable("u", "d")
+	if w, lost := tr.unreadable("u", "d", t0.Add(time.Hour)); w != 0 || lost {
+		t.Fatalf("after a read that found it, the wait starts again: waited %s, lost %v", w, lost)
+	}
+	if w, lost := tr.unreadable("u", "d", t0.Add(time.Hour+phantomAfter/2)); w != phantomAfter/2 || lost {
+		t.Fatalf("within phantomAfter: waited %s, lost %v", w, lost)
+	}
+	if _, lost := tr.unreadable("u", "d", t0.Add(time.Hour+phantomAfter)); !lost {
+		t.Fatal("past phantomAfter: not lost")
+	}
+	if got := tr.real("u", listing); len(got) != 1 || got[0].Name != "e" {
+		t.Fatalf("the phantom is listed: %v", got)
+	}
+	tr.wrote("u", "e", "sha")
+	tr.forget("u")
+	if got := tr.real("u", listing); len(got) != 2 || tr.lastWrite("u", "e") != "" || len(tr.m) != 0 {
+		t.Fatalf("forget left something: %v %q %v", got, tr.lastWrite("u", "e"), tr.m)
 	}
 }
