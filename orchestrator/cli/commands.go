@@ -64,7 +64,32 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings, Notes: rep.Notes}
 		return writeDoc(w, doc, output)
 	}
-	wide := output == outWide
+	printChanges(w, rep)
+	if err := printObjectTable(w, rep, output == outWide, paint); err != nil {
+		return err
+	}
+	if ready, notReady, stalled := rep.Counts(); notReady > 0 {
+		fmt.Fprintf(w, "\n%d of %d sets and variants Ready", ready, ready+notReady)
+		if stalled > 0 {
+			fmt.Fprintf(w, "; %d stalled (waiting for a change of the input)", stalled)
+		}
+		fmt.Fprintln(w, ".")
+	}
+	if len(rep.Held) > 0 {
+		fmt.Fprintf(w, "\nNot removed (%d): run again with --prune to remove them:\n", len(rep.Held))
+		for _, h := range rep.Held {
+			fmt.Fprintf(w, "  %s\n", h)
+		}
+	}
+	for _, d := range rep.Diffs {
+		fmt.Fprintf(w, "\n%s", d)
+	}
+	return nil
+}
+
+// printChanges prints a run's changes (or that there were none) and its
+// notes.
+func printChanges(w io.Writer, rep *local.Report) {
 	switch {
 	case len(rep.Changes) == 0 && rep.DryRun:
 		fmt.Fprintln(w, "Plan: no changes (dry run: nothing was written).")
@@ -90,6 +115,10 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printObjectTable prints a run's sets and variants, a row each.
+func printObjectTable(w io.Writer, rep *local.Report, wide bool, paint painter) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "KIND\tNAME\t%s\tREASON\tDOWNSTREAM\tMESSAGE\n", paint.header("READY"))
 	for _, o := range rep.Objects {
@@ -109,26 +138,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, paint.ready(string(o.Ready)), o.Reason, down, message(msg, wide))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if ready, notReady, stalled := rep.Counts(); notReady > 0 {
-		fmt.Fprintf(w, "\n%d of %d sets and variants Ready", ready, ready+notReady)
-		if stalled > 0 {
-			fmt.Fprintf(w, "; %d stalled (waiting for a change of the input)", stalled)
-		}
-		fmt.Fprintln(w, ".")
-	}
-	if len(rep.Held) > 0 {
-		fmt.Fprintf(w, "\nNot removed (%d): run again with --prune to remove them:\n", len(rep.Held))
-		for _, h := range rep.Held {
-			fmt.Fprintf(w, "  %s\n", h)
-		}
-	}
-	for _, d := range rep.Diffs {
-		fmt.Fprintf(w, "\n%s", d)
-	}
-	return nil
+	return tw.Flush()
 }
 
 // openRepos opens the repositories directory (local.OpenRepos) and prints

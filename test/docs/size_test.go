@@ -23,12 +23,28 @@ const (
 	maxFuncLines = 80
 )
 
-// longFuncs are the functions over maxFuncLines kept on purpose (file:func).
-var longFuncs = map[string]string{}
+// longFuncs are the functions over maxFuncLines kept, with why
+// (file:func): on purpose, or still to be split (issue 42, named so the
+// list only shrinks; a new long function fails the test).
+var longFuncs = map[string]string{
+	"orchestrator/store/gitstore/objects.go:refs":   "on purpose: git's reading of refs, one sequence (said at refs)",
+	"pkg/rollout/rollout.go:Plan":                   "issue 42 #4: to be split into named stages (membership, judge, pin, phase)",
+	"orchestrator/local/clusterplan.go:PlanCluster": "issue 42: to be split",
+	"orchestrator/cli/rollout.go:rolloutCommand":    "issue 42 #3: controls once",
+	"orchestrator/local/load.go:add":                "issue 42: to be split",
+	"orchestrator/store/gitstore/load.go:load":      "issue 42: to be split",
+	"orchestrator/cli/publish.go:publish":           "issue 42: to be split",
+}
+
+// longFiles are the files over maxFileLines kept, with why.
+var longFiles = map[string]string{
+	"pkg/rollout/rollout.go": "issue 42 #4: Plan's stages move to their own file",
+}
 
 func TestSizeLimits(t *testing.T) {
 	r := root(t)
 	var problems []string
+	seen := map[string]bool{}
 	for _, dir := range []string{"orchestrator", "pkg/rollout"} {
 		err := filepath.WalkDir(filepath.Join(r, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasPrefix(d.Name(), "zz_generated") {
@@ -39,7 +55,8 @@ func TestSizeLimits(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if n := strings.Count(string(src), "\n"); n > maxFileLines {
+			if _, kept := longFiles[rel]; strings.Count(string(src), "\n") > maxFileLines && !kept {
+				n := strings.Count(string(src), "\n")
 				problems = append(problems, fmt.Sprintf("%s: %d lines (at most %d)", rel, n, maxFileLines))
 			}
 			fset := token.NewFileSet()
@@ -53,7 +70,11 @@ func TestSizeLimits(t *testing.T) {
 					continue
 				}
 				n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
-				if _, kept := longFuncs[rel+":"+fn.Name.Name]; n > maxFuncLines && !kept {
+				_, kept := longFuncs[rel+":"+fn.Name.Name]
+				if kept && n > maxFuncLines {
+					seen[rel+":"+fn.Name.Name] = true
+				}
+				if n > maxFuncLines && !kept {
 					problems = append(problems, fmt.Sprintf("%s: func %s is %s lines (at most %d)", rel, fn.Name.Name, strconv.Itoa(n), maxFuncLines))
 				}
 			}
@@ -61,6 +82,11 @@ func TestSizeLimits(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	for k := range longFuncs {
+		if !seen[k] {
+			problems = append(problems, fmt.Sprintf("%s is in longFuncs but no longer over %d lines (or gone): take it off the list", k, maxFuncLines))
 		}
 	}
 	sort.Strings(problems)

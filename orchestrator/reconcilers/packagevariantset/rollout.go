@@ -119,8 +119,18 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 	}
 	set.Status.Rollout = &res.Status
+	r.rolloutEvents(ctx, set, res.Events)
+	if res.Status.Phase == rollout.Complete {
+		again = 0
+	}
+	return again, nil
+}
+
+// rolloutEvents records a plan's events on the set (a pause is a
+// Warning) and logs them.
+func (r *Reconciler) rolloutEvents(ctx context.Context, set *pvsapi.PackageVariantSet, events []string) {
 	ev := kit.Events{Recorder: r.Recorder}
-	for _, e := range res.Events {
+	for _, e := range events {
 		reason, msg, _ := strings.Cut(e, ": ")
 		if reason == "RolloutPaused" {
 			ev.Warning(set, reason, "%s", msg)
@@ -129,10 +139,6 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 		ctrl.LoggerFrom(ctx).Info("rollout", "event", reason, "message", msg)
 	}
-	if res.Status.Phase == rollout.Complete {
-		again = 0
-	}
-	return again, nil
 }
 
 // verdict is how a moved child is doing: done, failed (Why says why) or
