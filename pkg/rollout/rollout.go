@@ -51,16 +51,42 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 )
 
-// Phases and wave states.
+// Phases and wave states (typed and enum-validated in the API).
 const (
-	Progressing = "Progressing"
-	Paused      = "Paused"
-	Complete    = "Complete"
+	Progressing = v1alpha2.RolloutProgressing
+	Paused      = v1alpha2.RolloutPaused
+	Complete    = v1alpha2.RolloutComplete
 
-	WavePending  = "Pending"
-	WaveOpen     = "Open"
-	WaveComplete = "Complete"
+	WavePending  = v1alpha2.WavePending
+	WaveOpen     = v1alpha2.WaveOpen
+	WaveComplete = v1alpha2.WaveComplete
 )
+
+// EventReason is the reason of a rollout's Event (the Kubernetes Event's
+// reason).
+type EventReason string
+
+// The rollout's events; RolloutPaused is a Warning, the others Normal.
+const (
+	EventRolloutStarted  EventReason = "RolloutStarted"
+	EventRolloutJoined   EventReason = "RolloutJoined"
+	EventWaveOpened      EventReason = "WaveOpened"
+	EventWaveCompleted   EventReason = "WaveCompleted"
+	EventRolloutComplete EventReason = "RolloutComplete"
+	EventRolloutPaused   EventReason = "RolloutPaused"
+)
+
+// Event is what happened in a plan, for the set's Events.
+type Event struct {
+	Reason  EventReason
+	Message string
+}
+
+// Warning reports whether the event is a Warning (a pause).
+func (e Event) Warning() bool { return e.Reason == EventRolloutPaused }
+
+// String is the event as "Reason: message".
+func (e Event) String() string { return string(e.Reason) + ": " + e.Message }
 
 // Bounds of the rollout's status, so that it stays small whatever the
 // children and their messages (a failed child's whole condition message,
@@ -100,7 +126,7 @@ type Controls struct {
 type Result struct {
 	Pins   map[string]pv.Upstream
 	Status v1alpha2.RolloutStatus
-	Events []string
+	Events []Event
 }
 
 // Pin is the exact upstream of a revision: its workspace and number.
@@ -114,251 +140,6 @@ func pinnedTo(u *pv.Upstream, r v1alpha2.RevisionRef) bool {
 
 func exact(u *pv.Upstream) bool {
 	return u != nil && u.Semver == "" && u.WorkspaceName != "" && u.Revision != 0
-}
-
-// Plan plans one reconcile of a rollout. children must be sorted by name.
-func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream, target v1alpha2.RevisionRef, children []Child, ctl Controls) Result {
-	res := Result{Pins: map[string]pv.Upstream{}}
-	st := v1alpha2.RolloutStatus{Target: target}
-	var restart bool
-	switch {
-	case prev == nil || prev.Target.Name == "":
-		// The set's first revision: nothing to roll from.
-		st.Phase = Complete
-	case prev.Target.Name != target.Name:
-		from := prev.Target
-		st.From, restart = &from, true
-		res.Events = append(res.Events, fmt.Sprintf("RolloutStarted: rolling out %s from %s in %d wave(s)", target.Name, from.Name, len(spec.Waves)))
-	default:
-		st.From, st.Phase = prev.From, prev.Phase
-	}
-	// Membership: fixed at the start; newcomers join a wave. Until a child
-	// moves, a rollout held at the start by an empty wave assigns it again.
-	waveOf := map[string]int{}
-	if !restart && prev != nil && !(len(emptyWaves(spec, prev.Waves)) > 0 && !anyMoved(children, target)) {
-		for i, w := range prev.Waves {
-			if i >= len(spec.Waves) || w.Name != spec.Waves[i].Name {
-				break // the waves were edited: assign again below
-			}
-			for _, m := range w.Members {
-				waveOf[m] = i
-			}
-		}
-	}
-	byName := map[string]*Child{}
-	for i := range children {
-		byName[children[i].Name] = &children[i]
-	}
-	var unassigned []*Child
-	for i := range children {
-		if _, ok := waveOf[children[i].Name]; !ok {
-			unassigned = append(unassigned, &children[i])
-		}
-	}
-	if len(unassigned) > 0 {
-		fresh := restart || prev == nil || len(waveOf) == 0
-		assign(spec, unassigned, len(children), waveOf, fresh, prev)
-		if !fresh && st.Phase != Complete {
-			for _, c := range unassigned {
-				res.Events = append(res.Events, fmt.Sprintf("RolloutJoined: %s joins wave %s", c.Name, spec.Waves[waveOf[c.Name]].Name))
-			}
-		}
-	}
-	waves := make([][]*Child, len(spec.Waves))
-	for _, c := range children {
-		if i, ok := waveOf[c.Name]; ok {
-			waves[i] = append(waves[i], byName[c.Name])
-		}
-	}
-	if st.Phase == Complete && !restart {
-		// Nothing rolls: every child at the target (a first revision, or a
-		// finished rollout); held ones keep theirs.
-		for _, c := range children {
-			if ctl.Hold[c.Name] && c.Current != nil {
-				res.Pins[c.Name] = *c.Current
-				st.Held = append(st.Held, c.Name)
-				continue
-			}
-			res.Pins[c.Name] = Pin(base, target)
-		}
-		for i, w := range spec.Waves {
-			ws := v1alpha2.WaveStatus{Name: w.Name, State: WaveComplete, Members: names(waves[i])}
-			// A finished rollout keeps its counts as it finished; a child
-			// new since, or every child at the set's first revision, starts
-			// at the target.
-			was := finished(prev, i, w.Name, &ws)
-			for _, c := range waves[i] {
-				if p := res.Pins[c.Name]; pinnedTo(&p, target) && !was[c.Name] {
-					ws.Moved++
-					ws.Done++
-				}
-			}
-			st.Waves = append(st.Waves, ws)
-		}
-		if prev != nil {
-			st.Skipped = prev.Skipped
-		}
-		st.Message = completeMessage(target, st.Held, st.Skipped)
-		res.Status = st
-		return res
-	}
-
-	// Failures, skips and the budget. A skip applies to a failed child (a
-	// skip of one that never failed waits for it to fail), and stays.
-	wasSkipped := map[string]bool{}
-	if prev != nil && !restart {
-		for _, n := range prev.Skipped {
-			wasSkipped[n] = true
-		}
-	}
-	skip := map[string]bool{}
-	failed := 0
-	for _, c := range children {
-		moved := pinnedTo(c.Current, target)
-		if ctl.Skip[c.Name] && ((c.Failed && moved) || wasSkipped[c.Name]) {
-			skip[c.Name] = true
-			st.Skipped = append(st.Skipped, c.Name)
-		}
-		if c.Failed && !skip[c.Name] && moved {
-			failed++
-			if len(st.Failed) < MaxListed {
-				st.Failed = append(st.Failed, c.Name+": "+Short(c.Why, MaxWhy))
-			}
-		}
-		if ctl.Hold[c.Name] {
-			st.Held = append(st.Held, c.Name)
-		}
-	}
-	st.FailedCount = failed
-	budget := 0
-	if spec.ErrorBudget != nil {
-		budget = spec.ErrorBudget.Of(len(children))
-	}
-	overBudget := failed > budget
-	keep := func(c *Child) pv.Upstream {
-		switch {
-		case c.Current != nil && exact(c.Current):
-			return *c.Current
-		case st.From != nil:
-			return Pin(base, *st.From)
-		}
-		return Pin(base, target)
-	}
-	if empty := emptyWaves(spec, waveStatuses(spec, waves)); len(empty) > 0 && !anyMoved(children, target) {
-		return emptyPause(res, st, spec, prev, restart, waves, children, empty, keep)
-	}
-	open := -1
-	for i := range spec.Waves {
-		ws := v1alpha2.WaveStatus{Name: spec.Waves[i].Name, Members: names(waves[i]), State: WavePending}
-		// A wave once complete stays so (its children are not read again).
-		wasComplete, complete := prevState(prev, i, restart) == WaveComplete, true
-		var was map[string]bool
-		if wasComplete {
-			was = finished(prev, i, ws.Name, &ws)
-		}
-		for _, c := range waves[i] {
-			if wasComplete {
-				if pinnedTo(c.Current, target) && !was[c.Name] {
-					ws.Moved++
-					ws.Done++
-				}
-				continue
-			}
-			moved := pinnedTo(c.Current, target)
-			if moved {
-				ws.Moved++
-			}
-			if (moved && c.Done) || skip[c.Name] || ctl.Hold[c.Name] {
-				if moved && c.Done {
-					ws.Done++
-					ws.DoneMembers = append(ws.DoneMembers, c.Name)
-				}
-				continue
-			}
-			complete = false
-		}
-		if sort.Strings(ws.DoneMembers); complete {
-			ws.DoneMembers = nil // complete: its members are not read again
-		}
-		switch {
-		case open < 0 && complete:
-			ws.State = WaveComplete
-			for _, c := range waves[i] {
-				if ctl.Hold[c.Name] {
-					res.Pins[c.Name] = keep(c)
-				} else {
-					res.Pins[c.Name] = Pin(base, target)
-				}
-			}
-			if prevState(prev, i, restart) != WaveComplete {
-				res.Events = append(res.Events, fmt.Sprintf("WaveCompleted: wave %s is at %s (%d children)", ws.Name, target.Name, len(waves[i])))
-			}
-		case open < 0:
-			open, ws.State = i, WaveOpen
-			if prevState(prev, i, restart) != WaveOpen {
-				res.Events = append(res.Events, fmt.Sprintf("WaveOpened: wave %s opened (%d children)", ws.Name, len(waves[i])))
-			}
-			max := len(waves[i])
-			if m := spec.Waves[i].MaxUpdate; m != nil {
-				max = m.Of(len(waves[i]))
-				if max < 1 {
-					max = 1
-				}
-			}
-			inFlight := 0
-			for _, c := range waves[i] {
-				if pinnedTo(c.Current, target) && !c.Done && !skip[c.Name] {
-					inFlight++
-				}
-			}
-			for _, c := range waves[i] {
-				switch {
-				case pinnedTo(c.Current, target):
-					res.Pins[c.Name] = Pin(base, target) // moved: stays moved
-				case ctl.Hold[c.Name] || overBudget || ctl.Paused || inFlight >= max:
-					res.Pins[c.Name] = keep(c)
-				default:
-					res.Pins[c.Name] = Pin(base, target)
-					inFlight++
-					ws.Moved++
-				}
-			}
-		default:
-			for _, c := range waves[i] {
-				if pinnedTo(c.Current, target) {
-					res.Pins[c.Name] = Pin(base, target) // moved by an earlier rollout plan: never back
-				} else {
-					res.Pins[c.Name] = keep(c)
-				}
-			}
-		}
-		st.Waves = append(st.Waves, ws)
-	}
-	switch {
-	case open < 0:
-		st.Phase, st.Message = Complete, completeMessage(target, st.Held, st.Skipped)
-		res.Events = append(res.Events, fmt.Sprintf("RolloutComplete: %s", st.Message))
-	case overBudget:
-		st.Phase = Paused
-		more := ""
-		if failed > len(st.Failed) {
-			more = fmt.Sprintf("; and %d more", failed-len(st.Failed))
-		}
-		st.Message = fmt.Sprintf("paused in wave %s: %d failed child(ren), more than the error budget of %d: %s%s; fix them or skip them (pvctl rollout skip)",
-			st.Waves[open].Name, failed, budget, strings.Join(st.Failed, "; "), more)
-		if prev == nil || prev.Phase != Paused || restart {
-			res.Events = append(res.Events, "RolloutPaused: "+st.Message)
-		}
-	case ctl.Paused:
-		st.Phase, st.Message = Paused, fmt.Sprintf("paused in wave %s: %s", st.Waves[open].Name, ctl.PauseMessage)
-	default:
-		st.Phase = Progressing
-		w := st.Waves[open]
-		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
-			waiting(waves[open], target, skip)
-	}
-	res.Status = st
-	return res
 }
 
 func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string {
@@ -452,27 +233,6 @@ func emptyWaves(spec *v1alpha2.Rollout, waves []v1alpha2.WaveStatus) []string {
 	return out
 }
 
-// emptyPause is the plan of a rollout that cannot start: a wave with a
-// selector has no child. Nothing moves; each child keeps what it has.
-func emptyPause(res Result, st v1alpha2.RolloutStatus, spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, restart bool,
-	waves [][]*Child, children []Child, empty []string, keep func(*Child) pv.Upstream) Result {
-	for i := range children {
-		res.Pins[children[i].Name] = keep(&children[i])
-	}
-	for i, w := range spec.Waves {
-		st.Waves = append(st.Waves, v1alpha2.WaveStatus{Name: w.Name, State: WavePending, Members: names(waves[i])})
-	}
-	st.Phase = Paused
-	st.Message = fmt.Sprintf("not started: wave(s) %s select no child of the %d (their selector matches none: a typo, or a target that lost its label); "+
-		"nothing moves until each selects one: fix the selector or the labels, or set allowEmpty: true on the wave",
-		strings.Join(empty, ", "), len(children))
-	if prev == nil || restart || prev.Message != st.Message {
-		res.Events = append(res.Events, "RolloutPaused: "+st.Message)
-	}
-	res.Status = st
-	return res
-}
-
 // finished gives a wave the counts it had in prev (a wave complete there:
 // its children are not read again, so its counts stay as they were, and a
 // skipped child is not counted done) and returns its members then.
@@ -488,7 +248,7 @@ func finished(prev *v1alpha2.RolloutStatus, i int, name string, ws *v1alpha2.Wav
 	return was
 }
 
-func prevState(prev *v1alpha2.RolloutStatus, i int, restart bool) string {
+func prevState(prev *v1alpha2.RolloutStatus, i int, restart bool) v1alpha2.WaveState {
 	if prev == nil || restart || i >= len(prev.Waves) {
 		return ""
 	}

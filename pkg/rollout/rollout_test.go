@@ -74,7 +74,9 @@ func (f *fleet) plan(target v1alpha2.RevisionRef) Result {
 	}
 	r := Plan(f.spec, f.status, base, target, cs, f.ctl)
 	f.pins, f.status = r.Pins, &r.Status
-	f.events = append(f.events, r.Events...)
+	for _, e := range r.Events {
+		f.events = append(f.events, e.String())
+	}
 	return r
 }
 
@@ -208,7 +210,7 @@ func TestEmptyWaveHoldsTheStart(t *testing.T) {
 		t.Fatalf("an empty canary let %v move (%s: %s)", got, f.status.Phase, f.status.Message)
 	}
 	want := "not started: wave(s) canary select no child of the 10 (their selector matches none"
-	if !strings.Contains(f.status.Message, want) || !strings.Contains(strings.Join(r.Events, "\n"), "RolloutPaused: "+want) {
+	if !strings.Contains(f.status.Message, want) || !strings.Contains(fmt.Sprint(r.Events), "RolloutPaused: "+want) {
 		t.Fatalf("message %q, events %v", f.status.Message, r.Events)
 	}
 	if r := f.plan(ref(2)); len(r.Events) != 0 || len(f.at(ref(2))) != 0 {

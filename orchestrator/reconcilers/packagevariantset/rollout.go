@@ -128,16 +128,15 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 
 // rolloutEvents records a plan's events on the set (a pause is a
 // Warning) and logs them.
-func (r *Reconciler) rolloutEvents(ctx context.Context, set *pvsapi.PackageVariantSet, events []string) {
+func (r *Reconciler) rolloutEvents(ctx context.Context, set *pvsapi.PackageVariantSet, events []rollout.Event) {
 	ev := kit.Events{Recorder: r.Recorder}
 	for _, e := range events {
-		reason, msg, _ := strings.Cut(e, ": ")
-		if reason == "RolloutPaused" {
-			ev.Warning(set, reason, "%s", msg)
+		if e.Warning() {
+			ev.Warning(set, string(e.Reason), "%s", e.Message)
 		} else {
-			ev.Normal(set, reason, "%s", msg)
+			ev.Normal(set, string(e.Reason), "%s", e.Message)
 		}
-		ctrl.LoggerFrom(ctx).Info("rollout", "event", reason, "message", msg)
+		ctrl.LoggerFrom(ctx).Info("rollout", "event", e.Reason, "message", e.Message)
 	}
 }
 

@@ -234,7 +234,7 @@ type RolloutStatus struct {
 	Target RevisionRef  `json:"target"`
 	From   *RevisionRef `json:"from,omitempty"`
 	// Phase is Progressing, Paused or Complete.
-	Phase string `json:"phase"`
+	Phase RolloutPhase `json:"phase"`
 	// Message says what the rollout waits for or what blocks it.
 	Message string `json:"message,omitempty"`
 	// Waves are the waves' states and counts, in order.
@@ -248,6 +248,28 @@ type RolloutStatus struct {
 	Skipped     []string `json:"skipped,omitempty"`
 }
 
+// RolloutPhase is where a staged rollout stands.
+// +kubebuilder:validation:Enum=Progressing;Paused;Complete
+type RolloutPhase string
+
+// The phases of a rollout.
+const (
+	RolloutProgressing RolloutPhase = "Progressing"
+	RolloutPaused      RolloutPhase = "Paused"
+	RolloutComplete    RolloutPhase = "Complete"
+)
+
+// WaveState is where a wave of a staged rollout stands.
+// +kubebuilder:validation:Enum=Pending;Open;Complete
+type WaveState string
+
+// The states of a wave.
+const (
+	WavePending  WaveState = "Pending"
+	WaveOpen     WaveState = "Open"
+	WaveComplete WaveState = "Complete"
+)
+
 // RevisionRef names an upstream revision exactly.
 type RevisionRef struct {
 	Name      string `json:"name"`
@@ -259,9 +281,9 @@ type RevisionRef struct {
 // rollout starts; a target that appears later joins a wave and is added),
 // its state (Pending, Open, Complete) and counts.
 type WaveStatus struct {
-	Name    string   `json:"name"`
-	State   string   `json:"state"`
-	Members []string `json:"members,omitempty"`
+	Name    string    `json:"name"`
+	State   WaveState `json:"state"`
+	Members []string  `json:"members,omitempty"`
 	// Moved is how many members were moved to the target; Done how many
 	// are there, published and Ready.
 	Moved int `json:"moved"`

@@ -1,0 +1,344 @@
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+)
+
+// Plan plans one reconcile of a rollout. children must be sorted by name.
+// It runs in named stages: start (a new target restarts), membership
+// (which child is in which wave), then, unless nothing rolls (finished),
+// judge (failures, skips, the budget), pin (each wave's state and each
+// child's upstream) and phase (where the rollout stands, and what it
+// says).
+func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream, target v1alpha2.RevisionRef, children []Child, ctl Controls) Result {
+	p := &planner{spec: spec, prev: prev, base: base, target: target, children: children, ctl: ctl,
+		res: Result{Pins: map[string]pv.Upstream{}}, st: v1alpha2.RolloutStatus{Target: target}}
+	p.start()
+	p.membership()
+	if p.st.Phase == Complete && !p.restart {
+		return p.finished()
+	}
+	p.judge()
+	if empty := emptyWaves(spec, waveStatuses(spec, p.waves)); len(empty) > 0 && !anyMoved(children, target) {
+		return p.emptyPause(empty)
+	}
+	p.phase(p.pin())
+	p.res.Status = p.st
+	return p.res
+}
+
+// planner is one Plan's inputs and what its stages worked out so far.
+type planner struct {
+	spec     *v1alpha2.Rollout
+	prev     *v1alpha2.RolloutStatus
+	base     pv.Upstream
+	target   v1alpha2.RevisionRef
+	children []Child
+	ctl      Controls
+
+	res     Result
+	st      v1alpha2.RolloutStatus
+	restart bool       // a new target: the rollout starts from wave one
+	waves   [][]*Child // the children of each wave (membership)
+	// judge's: the skipped children, how many failed, and whether more
+	// failed than the error budget allows.
+	skip           map[string]bool
+	failed, budget int
+	overBudget     bool
+}
+
+func (p *planner) event(reason EventReason, format string, args ...any) {
+	p.res.Events = append(p.res.Events, Event{Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// start: a first revision has nothing to roll from (Complete); a new
+// target starts a rollout from the last one; else it goes on.
+func (p *planner) start() {
+	switch prev := p.prev; {
+	case prev == nil || prev.Target.Name == "":
+		p.st.Phase = Complete
+	case prev.Target.Name != p.target.Name:
+		from := prev.Target
+		p.st.From, p.restart = &from, true
+		p.event(EventRolloutStarted, "rolling out %s from %s in %d wave(s)", p.target.Name, from.Name, len(p.spec.Waves))
+	default:
+		p.st.From, p.st.Phase = prev.From, prev.Phase
+	}
+}
+
+// membership: fixed at the start; newcomers join a wave. Until a child
+// moves, a rollout held at the start by an empty wave assigns it again.
+func (p *planner) membership() {
+	spec, prev := p.spec, p.prev
+	waveOf := map[string]int{}
+	if !p.restart && prev != nil && !(len(emptyWaves(spec, prev.Waves)) > 0 && !anyMoved(p.children, p.target)) {
+		for i, w := range prev.Waves {
+			if i >= len(spec.Waves) || w.Name != spec.Waves[i].Name {
+				break // the waves were edited: assign again below
+			}
+			for _, m := range w.Members {
+				waveOf[m] = i
+			}
+		}
+	}
+	var unassigned []*Child
+	for i := range p.children {
+		if _, ok := waveOf[p.children[i].Name]; !ok {
+			unassigned = append(unassigned, &p.children[i])
+		}
+	}
+	if len(unassigned) > 0 {
+		fresh := p.restart || prev == nil || len(waveOf) == 0
+		assign(spec, unassigned, len(p.children), waveOf, fresh, prev)
+		if !fresh && p.st.Phase != Complete {
+			for _, c := range unassigned {
+				p.event(EventRolloutJoined, "%s joins wave %s", c.Name, spec.Waves[waveOf[c.Name]].Name)
+			}
+		}
+	}
+	p.waves = make([][]*Child, len(spec.Waves))
+	for i := range p.children {
+		if w, ok := waveOf[p.children[i].Name]; ok {
+			p.waves[w] = append(p.waves[w], &p.children[i])
+		}
+	}
+}
+
+// finished is the plan when nothing rolls: every child at the target (a
+// first revision, or a finished rollout); held ones keep theirs.
+func (p *planner) finished() Result {
+	for _, c := range p.children {
+		if p.ctl.Hold[c.Name] && c.Current != nil {
+			p.res.Pins[c.Name] = *c.Current
+			p.st.Held = append(p.st.Held, c.Name)
+			continue
+		}
+		p.res.Pins[c.Name] = Pin(p.base, p.target)
+	}
+	for i, w := range p.spec.Waves {
+		ws := v1alpha2.WaveStatus{Name: w.Name, State: WaveComplete, Members: names(p.waves[i])}
+		// A finished rollout keeps its counts as it finished; a child
+		// new since, or every child at the set's first revision, starts
+		// at the target.
+		was := finished(p.prev, i, w.Name, &ws)
+		for _, c := range p.waves[i] {
+			if pin := p.res.Pins[c.Name]; pinnedTo(&pin, p.target) && !was[c.Name] {
+				ws.Moved++
+				ws.Done++
+			}
+		}
+		p.st.Waves = append(p.st.Waves, ws)
+	}
+	if p.prev != nil {
+		p.st.Skipped = p.prev.Skipped
+	}
+	p.st.Message = completeMessage(p.target, p.st.Held, p.st.Skipped)
+	p.res.Status = p.st
+	return p.res
+}
+
+// judge: failures, skips and the budget. A skip applies to a failed child
+// (a skip of one that never failed waits for it to fail), and stays.
+func (p *planner) judge() {
+	wasSkipped := map[string]bool{}
+	if p.prev != nil && !p.restart {
+		for _, n := range p.prev.Skipped {
+			wasSkipped[n] = true
+		}
+	}
+	p.skip = map[string]bool{}
+	for _, c := range p.children {
+		moved := pinnedTo(c.Current, p.target)
+		if p.ctl.Skip[c.Name] && ((c.Failed && moved) || wasSkipped[c.Name]) {
+			p.skip[c.Name] = true
+			p.st.Skipped = append(p.st.Skipped, c.Name)
+		}
+		if c.Failed && !p.skip[c.Name] && moved {
+			p.failed++
+			if len(p.st.Failed) < MaxListed {
+				p.st.Failed = append(p.st.Failed, c.Name+": "+Short(c.Why, MaxWhy))
+			}
+		}
+		if p.ctl.Hold[c.Name] {
+			p.st.Held = append(p.st.Held, c.Name)
+		}
+	}
+	p.st.FailedCount = p.failed
+	if p.spec.ErrorBudget != nil {
+		p.budget = p.spec.ErrorBudget.Of(len(p.children))
+	}
+	p.overBudget = p.failed > p.budget
+}
+
+// keep is the upstream a child that does not move gets: its own when
+// exact, else the rollout's from revision (a new child), else the target.
+func (p *planner) keep(c *Child) pv.Upstream {
+	switch {
+	case c.Current != nil && exact(c.Current):
+		return *c.Current
+	case p.st.From != nil:
+		return Pin(p.base, *p.st.From)
+	}
+	return Pin(p.base, p.target)
+}
+
+// emptyPause is the plan of a rollout that cannot start: a wave with a
+// selector has no child. Nothing moves; each child keeps what it has.
+func (p *planner) emptyPause(empty []string) Result {
+	for i := range p.children {
+		p.res.Pins[p.children[i].Name] = p.keep(&p.children[i])
+	}
+	for i, w := range p.spec.Waves {
+		p.st.Waves = append(p.st.Waves, v1alpha2.WaveStatus{Name: w.Name, State: WavePending, Members: names(p.waves[i])})
+	}
+	p.st.Phase = Paused
+	p.st.Message = fmt.Sprintf("not started: wave(s) %s select no child of the %d (their selector matches none: a typo, or a target that lost its label); "+
+		"nothing moves until each selects one: fix the selector or the labels, or set allowEmpty: true on the wave",
+		strings.Join(empty, ", "), len(p.children))
+	if p.prev == nil || p.restart || p.prev.Message != p.st.Message {
+		p.event(EventRolloutPaused, "%s", p.st.Message)
+	}
+	p.res.Status = p.st
+	return p.res
+}
+
+// pin gives each wave its state and counts and each child its upstream;
+// it returns the open wave (-1: none, the rollout is complete).
+func (p *planner) pin() (open int) {
+	open = -1
+	for i := range p.spec.Waves {
+		ws, complete := p.count(i)
+		switch {
+		case open < 0 && complete:
+			ws.State = WaveComplete
+			for _, c := range p.waves[i] {
+				if p.ctl.Hold[c.Name] {
+					p.res.Pins[c.Name] = p.keep(c)
+				} else {
+					p.res.Pins[c.Name] = Pin(p.base, p.target)
+				}
+			}
+			if prevState(p.prev, i, p.restart) != WaveComplete {
+				p.event(EventWaveCompleted, "wave %s is at %s (%d children)", ws.Name, p.target.Name, len(p.waves[i]))
+			}
+		case open < 0:
+			open, ws.State = i, WaveOpen
+			if prevState(p.prev, i, p.restart) != WaveOpen {
+				p.event(EventWaveOpened, "wave %s opened (%d children)", ws.Name, len(p.waves[i]))
+			}
+			p.move(i, &ws)
+		default:
+			for _, c := range p.waves[i] {
+				if pinnedTo(c.Current, p.target) {
+					p.res.Pins[c.Name] = Pin(p.base, p.target) // moved by an earlier rollout plan: never back
+				} else {
+					p.res.Pins[c.Name] = p.keep(c)
+				}
+			}
+		}
+		p.st.Waves = append(p.st.Waves, ws)
+	}
+	return open
+}
+
+// count is wave i's status as its children stand (Pending until pin
+// says otherwise) and whether it is complete: each child done, held or
+// skipped. A wave once complete stays so (its children are not read
+// again).
+func (p *planner) count(i int) (ws v1alpha2.WaveStatus, complete bool) {
+	ws = v1alpha2.WaveStatus{Name: p.spec.Waves[i].Name, Members: names(p.waves[i]), State: WavePending}
+	wasComplete := prevState(p.prev, i, p.restart) == WaveComplete
+	var was map[string]bool
+	if wasComplete {
+		was = finished(p.prev, i, ws.Name, &ws)
+	}
+	complete = true
+	for _, c := range p.waves[i] {
+		moved := pinnedTo(c.Current, p.target)
+		if wasComplete {
+			if moved && !was[c.Name] {
+				ws.Moved++
+				ws.Done++
+			}
+			continue
+		}
+		if moved {
+			ws.Moved++
+		}
+		if moved && c.Done {
+			ws.Done++
+			ws.DoneMembers = append(ws.DoneMembers, c.Name)
+			continue
+		}
+		complete = complete && (p.skip[c.Name] || p.ctl.Hold[c.Name])
+	}
+	if sort.Strings(ws.DoneMembers); complete {
+		ws.DoneMembers = nil // complete: its members are not read again
+	}
+	return ws, complete
+}
+
+// move moves the open wave's children to the target, at most its
+// maxUpdate in flight (moved, not done, not skipped), unless held, paused
+// or over the budget; the moved ones stay moved.
+func (p *planner) move(i int, ws *v1alpha2.WaveStatus) {
+	max := len(p.waves[i])
+	if m := p.spec.Waves[i].MaxUpdate; m != nil {
+		max = m.Of(len(p.waves[i]))
+		if max < 1 {
+			max = 1
+		}
+	}
+	inFlight := 0
+	for _, c := range p.waves[i] {
+		if pinnedTo(c.Current, p.target) && !c.Done && !p.skip[c.Name] {
+			inFlight++
+		}
+	}
+	for _, c := range p.waves[i] {
+		switch {
+		case pinnedTo(c.Current, p.target):
+			p.res.Pins[c.Name] = Pin(p.base, p.target) // moved: stays moved
+		case p.ctl.Hold[c.Name] || p.overBudget || p.ctl.Paused || inFlight >= max:
+			p.res.Pins[c.Name] = p.keep(c)
+		default:
+			p.res.Pins[c.Name] = Pin(p.base, p.target)
+			inFlight++
+			ws.Moved++
+		}
+	}
+}
+
+// phase says where the rollout stands, given its open wave, and what it
+// waits for.
+func (p *planner) phase(open int) {
+	st := &p.st
+	switch {
+	case open < 0:
+		st.Phase, st.Message = Complete, completeMessage(p.target, st.Held, st.Skipped)
+		p.event(EventRolloutComplete, "%s", st.Message)
+	case p.overBudget:
+		st.Phase = Paused
+		more := ""
+		if p.failed > len(st.Failed) {
+			more = fmt.Sprintf("; and %d more", p.failed-len(st.Failed))
+		}
+		st.Message = fmt.Sprintf("paused in wave %s: %d failed child(ren), more than the error budget of %d: %s%s; fix them or skip them (pvctl rollout skip)",
+			st.Waves[open].Name, p.failed, p.budget, strings.Join(st.Failed, "; "), more)
+		if p.prev == nil || p.prev.Phase != Paused || p.restart {
+			p.event(EventRolloutPaused, "%s", st.Message)
+		}
+	case p.ctl.Paused:
+		st.Phase, st.Message = Paused, fmt.Sprintf("paused in wave %s: %s", st.Waves[open].Name, p.ctl.PauseMessage)
+	default:
+		st.Phase = Progressing
+		w := st.Waves[open]
+		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
+			waiting(p.waves[open], p.target, p.skip)
+	}
+}
