@@ -47,15 +47,6 @@ func (j *journal) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.
 	return rev, err
 }
 
-func (j *journal) UpdateResources(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, error) {
-	what := j.resourcesChange(namespace, name, res.Files)
-	rs, err := j.Store.UpdateResources(ctx, namespace, name, res)
-	if err == nil {
-		j.note("%s", what)
-	}
-	return rs, err
-}
-
 func (j *journal) Update(ctx context.Context, rev store.Revision) error {
 	if rev.Lifecycle == store.DeletionProposed {
 		if err := j.pruner.hold("package revision %s (proposing its deletion)", rev.Name); err != nil {

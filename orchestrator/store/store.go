@@ -212,13 +212,13 @@ type Store interface {
 	CreateDraft(ctx context.Context, spec DraftSpec) (Revision, error)
 	// GetResources reads a revision's files.
 	GetResources(ctx context.Context, namespace, name string) (Resources, error)
-	// UpdateResources writes a draft's files (optimistic on ResourceVersion)
-	// and returns Porch's render outcome.
-	UpdateResources(ctx context.Context, namespace, name string, res Resources) (RenderStatus, error)
-	// UpdateResourcesRendered is UpdateResources answering with the
+	// UpdateResourcesRendered writes a draft's files (optimistic on
+	// ResourceVersion) and returns Porch's render outcome with the
 	// revision as it is afterwards: its files (Porch renders the package
 	// and answers with the result) and its new version, so that a caller
-	// can check the result without reading it again.
+	// can check the result without reading it again. (The stores also
+	// have UpdateResources, the same without the answer, for their own
+	// tests and helpers: no reconciler wants less.)
 	UpdateResourcesRendered(ctx context.Context, namespace, name string, res Resources) (RenderStatus, Resources, error)
 	// Update writes a revision's owners, labels, annotations and lifecycle.
 	Update(ctx context.Context, rev Revision) error
@@ -241,7 +241,7 @@ var (
 	ErrConflict      = errors.New("conflict")
 	// ErrRenderFailed: the package's Kptfile pipeline failed to render after
 	// an update, so the files were not written (Porch: "Package has NOT been
-	// pushed to remote"). UpdateResources then returns what it knows of the
+	// pushed to remote"). UpdateResourcesRendered then returns what it knows of the
 	// render together with the error.
 	ErrRenderFailed = errors.New("render failed")
 )

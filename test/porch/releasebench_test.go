@@ -167,7 +167,7 @@ func releaseRun(t *testing.T, n int, how string) (float64, writes, int) {
 		}
 		phase := ""
 		if r := s.Status.Rollout; r != nil && r.Target.Name == "blueprints.app."+rev {
-			phase = r.Phase + ": " + r.Message
+			phase = string(r.Phase) + ": " + r.Message
 		}
 		if how == "rollout" && timed && !strings.HasPrefix(phase, "Complete") {
 			return false, "rollout " + phase

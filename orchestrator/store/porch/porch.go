@@ -8,12 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -182,18 +184,25 @@ func (p *Store) CreateDraft(ctx context.Context, s store.DraftSpec) (store.Revis
 // draft's spec.readinessGates and status.conditions into its Kptfile on
 // update (replacing the lists, so the package's own are sent along). pr
 // is the create's answer; a conflict (Porch's background refresh moved the
-// draft on) is retried on a fresh read.
+// draft on) is retried on a fresh read (client-go's RetryOnConflict).
+//
+// An update the aggregation layer answers 503 (or a timeout) may still be
+// applied by Porch, later: CI run 7 saw it land after the controller's
+// next write (the mutation) and undo it. So such an answer is followed by
+// reads until the gates show (landedGates): only then does the caller
+// write again; if they never show, the error stands.
 func (p *Store) pendingGates(ctx context.Context, pr *porchapi.PackageRevision, gates []string) error {
 	if len(gates) == 0 {
 		return nil
 	}
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			if err = p.Client.Get(ctx, client.ObjectKeyFromObject(pr), pr); err != nil {
-				return wrap(err)
+	fresh := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if fresh {
+			if err := p.Client.Get(ctx, client.ObjectKeyFromObject(pr), pr); err != nil {
+				return err
 			}
 		}
+		fresh = true
 		for _, g := range gates {
 			if !slices.ContainsFunc(pr.Spec.ReadinessGates, func(r porchapi.ReadinessGate) bool { return r.ConditionType == g }) {
 				pr.Spec.ReadinessGates = append(pr.Spec.ReadinessGates, porchapi.ReadinessGate{ConditionType: g})
@@ -203,12 +212,45 @@ func (p *Store) pendingGates(ctx context.Context, pr *porchapi.PackageRevision, 
 					Reason: store.PendingReason, Message: store.PendingMessage})
 			}
 		}
-		if err = p.Client.Update(ctx, pr); !apierrors.IsConflict(err) {
-			return wrap(err)
+		return p.Client.Update(ctx, pr)
+	})
+	if apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		if p.landedGates(ctx, pr, gates) {
+			return nil
 		}
 	}
 	return wrap(err)
 }
+
+// landedGates reads a draft whose gates update was answered with an error
+// that may not be final, up to landedWait, and reports whether the gates
+// show in its spec (the update landed after all).
+func (p *Store) landedGates(ctx context.Context, pr *porchapi.PackageRevision, gates []string) bool {
+	deadline := time.Now().Add(landedWait)
+	for {
+		var now porchapi.PackageRevision
+		if err := p.Client.Get(ctx, client.ObjectKeyFromObject(pr), &now); err == nil {
+			all := true
+			for _, g := range gates {
+				all = all && slices.ContainsFunc(now.Spec.ReadinessGates, func(r porchapi.ReadinessGate) bool { return r.ConditionType == g })
+			}
+			if all {
+				now.DeepCopyInto(pr)
+				return true
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(landedPoll)
+	}
+}
+
+// How long, and how often, landedGates reads.
+var (
+	landedWait = 5 * time.Second
+	landedPoll = 250 * time.Millisecond
+)
 
 // GetResources implements Store.
 func (p *Store) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {

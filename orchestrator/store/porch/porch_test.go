@@ -370,3 +370,64 @@ func TestPorchWorkspaceTakenIsAlreadyExists(t *testing.T) {
 		}
 	}
 }
+
+// Issue 42 #8: the readiness gates of a draft just created are set with
+// client-go's RetryOnConflict (a conflict is retried on a fresh read); an
+// update the aggregation layer answers 503 counts when a read shows it
+// landed (CI run 7: Porch applied one after the controller's next write),
+// and is an error, naming the gates, when none does.
+func TestPendingGatesRetriesAndWaitsForALostAnswer(t *testing.T) {
+	defer func(w, p time.Duration) { landedWait, landedPoll = w, p }(landedWait, landedPoll)
+	landedWait, landedPoll = 200*time.Millisecond, 10*time.Millisecond
+	unavailable := apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+	for _, tc := range []struct {
+		name    string
+		answer  func(n int) (apply bool, err error) // the n-th update (from 1)
+		updates int
+		wantErr string
+	}{
+		{"a conflict, then taken", func(n int) (bool, error) {
+			if n == 1 {
+				return false, apierrors.NewConflict(schema.GroupResource{Group: "porch.kpt.dev", Resource: "packagerevisions"}, "deploy.app.ws", errors.New("moved on"))
+			}
+			return true, nil
+		}, 2, ""},
+		{"503, applied all the same", func(int) (bool, error) { return true, unavailable }, 1, ""},
+		{"503, never applied", func(int) (bool, error) { return false, unavailable }, 1, "could not set its readiness gates [example.com/gate]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, c := porchStore(t, pr("blueprints.app.v1", "blueprints", "app", "v1", 1, porchapi.PackageRevisionLifecyclePublished, ""))
+			updates := 0
+			p.Client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+				Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+					if _, ok := o.(*porchapi.PackageRevision); !ok {
+						return c.Update(ctx, o, opts...)
+					}
+					updates++
+					apply, err := tc.answer(updates)
+					if apply {
+						if uerr := c.Update(ctx, o, opts...); uerr != nil {
+							return uerr
+						}
+					}
+					return err
+				},
+			})
+			_, err := p.CreateDraft(context.Background(), store.DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "ws",
+				Task: store.Task{Type: store.Clone, Upstream: "blueprints.app.v1"}, ReadinessGates: []string{"example.com/gate"}})
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) || updates != tc.updates {
+				t.Fatalf("%v after %d updates; want %q after %d", err, updates, tc.wantErr, tc.updates)
+			}
+			if tc.wantErr != "" {
+				return
+			}
+			var got porchapi.PackageRevision
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "deploy.app.ws"}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Spec.ReadinessGates) != 1 || got.Spec.ReadinessGates[0].ConditionType != "example.com/gate" {
+				t.Fatalf("the gates: %+v", got.Spec.ReadinessGates)
+			}
+		})
+	}
+}

@@ -190,17 +190,17 @@ func testResources(t *testing.T, h Harness) {
 	rev := clone(t, h, "packagevariant-1", up)
 	res, _ := h.GetResources(ctx, ns, rev.Name)
 	res.Files["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
-	if _, err := h.UpdateResources(ctx, ns, rev.Name, res); err != nil {
+	if _, _, err := h.UpdateResourcesRendered(ctx, ns, rev.Name, res); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.UpdateResources(ctx, ns, rev.Name, res); !errors.Is(err, store.ErrConflict) {
+	if _, _, err := h.UpdateResourcesRendered(ctx, ns, rev.Name, res); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("update with a stale version: %v, want ErrConflict", err)
 	}
 	got, _ := h.GetResources(ctx, ns, rev.Name)
 	if got.Files["extra.yaml"] == "" || got.ResourceVersion == res.ResourceVersion {
 		t.Fatalf("update not stored: %+v", got)
 	}
-	if _, err := h.UpdateResources(ctx, ns, up.Name, store.Resources{Files: Blueprint}); err == nil {
+	if _, _, err := h.UpdateResourcesRendered(ctx, ns, up.Name, store.Resources{Files: Blueprint}); err == nil {
 		t.Fatal("a published revision must not change")
 	}
 }
@@ -220,7 +220,7 @@ func testEditUpgrade(t *testing.T, h Harness) {
 	local := clone(t, h, "packagevariant-1", v1)
 	res, _ := h.GetResources(ctx, ns, local.Name)
 	res.Files["deployment.yaml"] = strings.Replace(res.Files["deployment.yaml"], "replicas: 1", "replicas: 5", 1)
-	if _, err := h.UpdateResources(ctx, ns, local.Name, res); err != nil {
+	if _, _, err := h.UpdateResourcesRendered(ctx, ns, local.Name, res); err != nil {
 		t.Fatal(err)
 	}
 	local, err := h.Approve(ns, local.Name)
