@@ -30,7 +30,8 @@ func TestConstraint(t *testing.T) {
 		{"1 || 3", []string{"1.0.0", "3.1.0"}, []string{"2.0.0"}},
 		{"!=1.2.3 >=1", []string{"1.2.4"}, []string{"1.2.3"}},
 		{"*", []string{"0.0.1", "9.0.0"}, []string{"1.0.0-rc.1"}},
-		{">=1.3.0-rc.1 <2", []string{"1.3.0-rc.1", "1.3.0-rc.2", "1.3.0"}, []string{"1.4.0-rc.1", "1.3.0-beta.1"}},
+		{">=1.3.0-rc.1 <2", []string{"1.3.0-rc.1", "1.3.0-rc.2", "1.3.0", "1.4.0-rc.1"}, []string{"1.3.0-beta.1", "2.0.0"}},
+		{"~>1.2", []string{"1.2.0", "1.2.9"}, []string{"1.3.0"}},
 		{"=1.2.3", []string{"1.2.3", "1.2.3+build.1"}, []string{"1.2.4"}},
 	}
 	for _, tc := range cases {
@@ -54,31 +55,53 @@ func TestConstraint(t *testing.T) {
 
 func TestConstraintErrors(t *testing.T) {
 	for c, want := range map[string]string{
-		"":                        `"" has an empty alternative`,
-		"1 ||":                    `"1 ||" has an empty alternative`,
-		"abc":                     `"abc" is not a version (1, 1.2, 1.2.3, v1.2.3-rc.1; x for any part)`,
-		"1.2.3.4":                 `"1.2.3.4" is not a version`,
-		"01.2":                    `"01.2" is not a version`,
-		"!=1.2":                   `"!=1.2": != needs a whole version`,
-		"<*":                      `"<*" with a wildcard is not a range`,
-		"~>1":                     `">1" is not a version`,
+		"":                        `"": improper constraint: `,
+		"1 ||":                    `"1 ||": improper constraint: `,
+		"abc":                     `"abc": improper constraint: abc`,
+		"1.2.3.4":                 `"1.2.3.4": improper constraint: 1.2.3.4`,
+		"18446744073709551616":    `"18446744073709551616": constraint parser error`,
 		strings.Repeat("1 ", 200): "is 400 characters long, at most 256",
-		// Issue 47 #10: the next version above a part at the bound wrapped
-		// to 0 (<=18446744073709551615 was <0.0.0 and took nothing).
-		"<=18446744073709551615":       `"<=18446744073709551615": 18446744073709551615 is the largest number a version part may have, and this range needs the next one`,
-		"18446744073709551615":         "is the largest number a version part may have",
-		">1.18446744073709551615":      `">1.18446744073709551615": 18446744073709551615 is the largest number`,
-		"~1.2.18446744073709551615":    "",
-		"^0.0.18446744073709551615":    `"^0.0.18446744073709551615": 18446744073709551615 is the largest number`,
-		"18446744073709551616":         `"18446744073709551616" is not a version`,
-		"1.18446744073709551615 - 2.x": "",
 	} {
-		if want == "" {
-			continue
-		}
 		_, err := ParseConstraint(c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", c, err, want)
+		}
+	}
+	u := &pv.Upstream{Semver: "abc"}
+	if got := strings.Join(CheckSemver(u), "; "); got != "`spec.upstream.semver` is not a semver range: \"abc\": improper constraint: abc" {
+		t.Errorf("CheckSemver: %s", got)
+	}
+}
+
+// Issue 42 #8: ranges mean what Masterminds' semver (Flux's and Helm's)
+// says. Where pvkit's own parser, before it, said otherwise, each case
+// here has the verdict it gave and the one it gives now.
+func TestMastermindsDifferential(t *testing.T) {
+	for _, tc := range []struct {
+		c, v        string
+		before, now string // "in", "out" or "refused"
+		what        string
+	}{
+		{"~>1.2", "1.2.5", "refused", "in", "~> is Masterminds' (and Ruby's) tilde"},
+		{"01.2", "1.2.0", "refused", "in", "a leading zero is read as the number"},
+		{"!=1.2", "1.2.5", "refused", "out", "!= with a partial version excludes the whole 1.2.x"},
+		{"!=1.2", "1.3.0", "refused", "in", "!= with a partial version excludes the whole 1.2.x"},
+		{"<*", "1.0.0", "refused", "out", "a range that takes nothing is taken (the variant then finds no upstream)"},
+		{">=1.3.0-rc.1 <2", "1.4.0-rc.1", "out", "in", "a range that names a pre-release takes every pre-release in it, as Flux does"},
+		{"<=18446744073709551615", "5.0.0", "refused", "in", "the largest part number needs no next one"},
+		{"18446744073709551615", "18446744073709551615.0.0", "refused", "in", "the largest part number needs no next one"},
+	} {
+		c, err := ParseConstraint(tc.c)
+		got := "refused"
+		if err == nil {
+			v, ok := ParseVersion(tc.v)
+			if !ok {
+				t.Fatalf("%s is not a version", tc.v)
+			}
+			got = map[bool]string{true: "in", false: "out"}[c.Check(v)]
+		}
+		if got != tc.now {
+			t.Errorf("%q and %s: %s, want %s (%s; pvkit's own parser said %s)", tc.c, tc.v, got, tc.now, tc.what, tc.before)
 		}
 	}
 }

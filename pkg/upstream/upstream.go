@@ -115,7 +115,7 @@ func Ignored(u pv.Upstream, revs []Candidate) []string {
 	seen := map[string]bool{}
 	for _, r := range revs {
 		v, ok := WorkspaceVersion(r.Workspace)
-		if !r.Published() || !ok || len(v.Pre) > 0 || c.Check(v) || v.Compare(picked) <= 0 || seen[v.String()] {
+		if !r.Published() || !ok || v.Prerelease() || c.Check(v) || v.Compare(picked) <= 0 || seen[v.String()] {
 			continue
 		}
 		seen[v.String()] = true

@@ -705,7 +705,7 @@ func TestSemverUpstream(t *testing.T) {
 	// A range that does not parse is a validation error naming the field.
 	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Upstream.Semver = ">=x.y" })
 	_ = e.reconcile("app-prod") // stalled already: no new terminal error
-	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonValidationError || !strings.Contains(c.Message, "spec.upstream.semver") || !strings.Contains(c.Message, `"x.y" is not a version`) {
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonValidationError || !strings.Contains(c.Message, "spec.upstream.semver") || !strings.Contains(c.Message, `">=x.y": improper constraint: >=x.y`) {
 		t.Fatalf("Stalled = %+v", c)
 	}
 }
