@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pvkit/pvkit/pkg/validate"
+
 	"github.com/pvkit/pvkit/internal/catalog/applyreplacements"
 	"github.com/pvkit/pvkit/internal/catalog/applysetters"
 	"github.com/pvkit/pvkit/internal/catalog/commonmeta"
@@ -160,13 +162,9 @@ func Resolve(image string) *Function {
 
 // split takes an image reference apart: the catalog function's name ("" when
 // the reference is not the catalog's), its tag and its digest.
-func split(image string) (name, tag, digest string) {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image, digest = image[:i], image[i+1:]
-	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image, tag = image[:i], image[i+1:]
-	}
+func split(ref string) (name, tag, digest string) {
+	img := validate.ParseImage(ref)
+	image, tag, digest := img.Name, img.Tag, img.Digest
 	if !strings.Contains(image, "/") {
 		return image, tag, digest
 	}

@@ -35,6 +35,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pvkit/pvkit/pkg/validate"
+
 	"github.com/pvkit/pvkit/internal/catalog"
 	"github.com/pvkit/pvkit/internal/fnmain"
 	"github.com/pvkit/pvkit/pkg/configinject"
@@ -97,14 +99,7 @@ var builtins = map[string]krm.Processor{
 // Builtin is the name of pvkit's function an image names, or "": an image
 // whose path ends in pvkit/<function>, any registry, tag or digest.
 func Builtin(image string) string {
-	name := image
-	if i := strings.IndexAny(name, "@"); i >= 0 {
-		name = name[:i]
-	}
-	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
-		name = name[:i]
-	}
-	dir, fn := filepath.Split(name)
+	dir, fn := filepath.Split(validate.ParseImage(image).Name)
 	if strings.TrimSuffix(filepath.Base(strings.TrimSuffix(dir, "/")), "/") != "pvkit" {
 		return ""
 	}

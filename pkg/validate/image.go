@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // imageRef is the grammar of a container image reference (the
@@ -33,4 +34,40 @@ func ImageRef(s string) string {
 		return fmt.Sprintf("must be a container image reference ([REGISTRY/]PATH[:TAG][@DIGEST], lower-case path), found %q", s)
 	}
 	return ""
+}
+
+// Image is an image reference taken apart: the name (registry and path:
+// everything before the tag and the digest), the tag and the digest.
+type Image struct {
+	Name, Tag, Digest string
+}
+
+// ParseImage takes an image reference apart: the digest after '@', the
+// tag after the last ':' that follows the last '/' (a ':' before it is a
+// registry's port). It is the one parse of image references pvkit has
+// (validation, the catalog, the function runtime); it checks nothing:
+// ImageRef does, on top of it.
+func ParseImage(s string) Image {
+	var img Image
+	if i := strings.IndexByte(s, '@'); i >= 0 {
+		s, img.Digest = s[:i], s[i+1:]
+	}
+	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, '/') {
+		s, img.Tag = s[:i], s[i+1:]
+	}
+	img.Name = s
+	return img
+}
+
+// Suffix is the tag and digest as a reference writes them after the name
+// (":tag", "@digest", ":tag@digest"; "" for neither).
+func (i Image) Suffix() string {
+	s := ""
+	if i.Tag != "" {
+		s = ":" + i.Tag
+	}
+	if i.Digest != "" {
+		s += "@" + i.Digest
+	}
+	return s
 }

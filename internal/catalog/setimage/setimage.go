@@ -34,7 +34,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
+
+	"github.com/pvkit/pvkit/pkg/validate"
 
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
@@ -196,15 +197,10 @@ func (i Image) apply(image string) string {
 }
 
 // splitImage is an image reference's name and its ":tag", "@digest" or
-// ":tag@digest" (a ':' before the first '/' is a registry's port).
+// ":tag@digest" (validate.ParseImage).
 func splitImage(image string) (name, suffix string) {
-	start := max(strings.Index(image, "/"), 0)
-	rest := image[start:]
-	cut := len(rest)
-	if i := strings.IndexAny(rest, ":@"); i >= 0 {
-		cut = i
-	}
-	return image[:start+cut], rest[cut:]
+	img := validate.ParseImage(image)
+	return img.Name, img.Suffix()
 }
 
 // setAdditionalFields runs kustomize's image filter with the config's
