@@ -11,13 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
@@ -71,10 +69,7 @@ annotation, unless its file sets pvkit.dev/suspend itself (the file wins).
 			if err != nil {
 				return err
 			}
-			if cf.set() {
-				return suspendInCluster(ctx, o, cf, kind, name, suspend, timeout, !noWait)
-			}
-			return suspendLocally(o, kind, name, suspend)
+			return suspendControl(ctx, o, cf, kind, name, suspend, timeout, !noWait)
 		},
 	}
 	if !suspend {
@@ -140,7 +135,7 @@ stalled; 3 (without a cluster) a removal was held back; 2 usage.`,
 			if err != nil {
 				return err
 			}
-			if slices.Contains(st.Suspended, state.SuspendKey(kind, name)) {
+			if st.Controls[state.ControlKey(kind, name)][kit.SuspendAnnotation] != "" {
 				return fmt.Errorf("%s %s is suspended in the last run's state: pvctl resume %s/%s first", strings.ToLower(kind), name, strings.ToLower(kind), name)
 			}
 			return r.run(ctx, o)
@@ -319,34 +314,6 @@ func clusterTarget(ctx context.Context, o *Options, cf clusterFlags, kind, name 
 	return c, obj, strings.ToLower(kind) + "/" + name, nil
 }
 
-func suspendInCluster(ctx context.Context, o *Options, cf clusterFlags, kind, name string, suspend bool, timeout time.Duration, wait bool) error {
-	c, obj, key, err := clusterTarget(ctx, o, cf, kind, name)
-	if err != nil {
-		return err
-	}
-	if suspend {
-		if obj.GetAnnotations()[kit.SuspendAnnotation] == "true" {
-			fmt.Fprintf(o.Stdout, "%s is suspended already\n", key)
-			return nil
-		}
-		t := "true"
-		if err := annotate(ctx, c, obj, map[string]*string{kit.SuspendAnnotation: &t}); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.Stdout, "%s suspended\n", key)
-		return nil
-	}
-	at := now().UTC().Format(time.RFC3339Nano)
-	if err := annotate(ctx, c, obj, map[string]*string{kit.SuspendAnnotation: nil, kit.ReconcileRequestAnnotation: &at}); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.Stdout, "%s resumed\n", key)
-	if !wait {
-		return nil
-	}
-	return waitHandled(ctx, o, c, kind, name, at, timeout)
-}
-
 func reconcileInCluster(ctx context.Context, o *Options, cf clusterFlags, kind, name string, timeout time.Duration) error {
 	c, obj, key, err := clusterTarget(ctx, o, cf, kind, name)
 	if err != nil {
@@ -406,61 +373,57 @@ func waitHandled(ctx context.Context, o *Options, c client.Client, kind, name, a
 	}
 }
 
-// suspendLocally records (or removes) a suspension in the last run's state.
-func suspendLocally(o *Options, kind, name string, suspend bool) error {
-	release, err := local.Lock(o.Repos, map[bool]string{true: "suspend", false: "resume"}[suspend])
+// suspendControl is pvctl suspend (suspend) and pvctl resume, over a
+// cluster's object or the last run's state (controlTarget). Against a
+// cluster, resume also asks for a reconcile and (wait) waits until it is
+// handled.
+func suspendControl(ctx context.Context, o *Options, cf clusterFlags, kind, name string, suspend bool, timeout time.Duration, wait bool) error {
+	t, err := o.openControl(ctx, cf, map[bool]string{true: "suspend", false: "resume"}[suspend], kind, name)
 	if err != nil {
 		return err
 	}
-	defer release()
-	path := filepath.Join(o.Repos, state.File)
-	st, err := state.Read(path)
-	if err != nil {
-		return err
+	defer t.close()
+	has := t.current(kit.SuspendAnnotation) == "true"
+	if !t.cluster() {
+		has = t.current(kit.SuspendAnnotation) != ""
 	}
-	var annotations map[string]string
-	found := false
-	for _, v := range st.Variants {
-		if kind == "PackageVariant" && v.Name == name {
-			found, annotations = true, v.Annotations
-		}
-	}
-	for _, s := range st.Sets {
-		if kind == "PackageVariantSet" && s.Name == name {
-			found, annotations = true, s.Annotations
-		}
-	}
-	objKey := strings.ToLower(kind) + "/" + name
-	if !found {
-		return fmt.Errorf("%s: not found in the last run's state (pvctl status lists them)", objKey)
-	}
-	k := state.SuspendKey(kind, name)
-	has := slices.Contains(st.Suspended, k)
-	switch {
+	changes := map[string]string{kit.SuspendAnnotation: ""}
+	switch file, fromFile := t.fromFile(kit.SuspendAnnotation); {
 	case suspend && has:
-		fmt.Fprintf(o.Stdout, "%s is suspended already\n", objKey)
+		fmt.Fprintf(o.Stdout, "%s is suspended already\n", t.key)
 		return nil
 	case suspend:
-		st.Suspended = append(st.Suspended, k)
-	case !has && annotations[kit.SuspendAnnotation] != "" && annotations[kit.SuspendAnnotation] != "false":
-		return fmt.Errorf("%s is suspended by its file (%s: %q), not by pvctl suspend: edit the file", objKey, kit.SuspendAnnotation, annotations[kit.SuspendAnnotation])
-	case !has:
-		fmt.Fprintf(o.Stdout, "%s is not suspended\n", objKey)
+		changes[kit.SuspendAnnotation] = "true"
+	case !t.cluster() && !has && fromFile && file != "false":
+		return fmt.Errorf("%s is suspended by its file (%s: %q), not by pvctl suspend: edit the file", t.key, kit.SuspendAnnotation, file)
+	case !t.cluster() && !has:
+		fmt.Fprintf(o.Stdout, "%s is not suspended\n", t.key)
 		return nil
-	default:
-		st.Suspended = slices.DeleteFunc(st.Suspended, func(s string) bool { return s == k })
 	}
-	if err := st.Write(path); err != nil {
+	at := ""
+	if !suspend && t.cluster() {
+		at = now().UTC().Format(time.RFC3339Nano)
+		changes[kit.ReconcileRequestAnnotation] = at
+	}
+	if err := t.apply(ctx, changes); err != nil {
 		return err
 	}
-	if suspend {
+	switch {
+	case t.cluster() && suspend:
+		fmt.Fprintf(o.Stdout, "%s suspended\n", t.key)
+	case t.cluster():
+		fmt.Fprintf(o.Stdout, "%s resumed\n", t.key)
+		if wait {
+			return waitHandled(ctx, o, t.c, kind, name, at, timeout)
+		}
+	case suspend:
 		what := "it"
 		if kind == "PackageVariantSet" {
 			what = "it or its children"
 		}
-		fmt.Fprintf(o.Stdout, "%s suspended: pvctl run writes nothing for %s until pvctl resume %s\n", objKey, what, objKey)
-	} else {
-		fmt.Fprintf(o.Stdout, "%s resumed: the next pvctl run reconciles it\n", objKey)
+		fmt.Fprintf(o.Stdout, "%s suspended: pvctl run writes nothing for %s until pvctl resume %s\n", t.key, what, t.key)
+	default:
+		fmt.Fprintf(o.Stdout, "%s resumed: the next pvctl run reconciles it\n", t.key)
 	}
 	return nil
 }

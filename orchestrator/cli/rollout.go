@@ -21,7 +21,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func rolloutCommand(ctx context.Context, o *Options) *cobra.Command {
@@ -150,85 +149,42 @@ func (o *Options) readSet(ctx context.Context, cf clusterFlags, name string) (*p
 	return nil, fmt.Errorf("packagevariantset %s: not found in the last run's state (pvctl status lists them)", name)
 }
 
-// rolloutControl changes a set's rollout annotations: on the cluster's
-// set, or in the last run's state. An empty value removes the key.
+// rolloutControl changes a set's rollout annotations (controlTarget: the
+// cluster's set, or the last run's state). An empty value removes the key.
 func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, check childCheck,
 	change func(map[string]string, []string) (map[string]string, string)) error {
-	key := "packagevariantset/" + name
-	if cf.set() {
-		c, obj, _, err := clusterTarget(ctx, o, cf, "PackageVariantSet", name)
-		if err != nil {
-			return err
-		}
-		var list pvapi.PackageVariantList
-		if err := c.List(ctx, &list, client.InNamespace(o.Namespace)); err != nil {
-			return fmt.Errorf("listing the children of %s: %w", key, err)
-		}
-		if err := check(key, obj.(*pvsapi.PackageVariantSet), list.Items, children); err != nil {
-			return err
-		}
-		next, what := change(obj.GetAnnotations(), children)
-		patch := map[string]*string{}
-		for k, v := range next {
-			if v == "" {
-				patch[k] = nil
-			} else {
-				patch[k] = &v
-			}
-		}
-		if err := annotate(ctx, c, obj, patch); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.Stdout, "%s rollout %s\n", key, what)
-		return nil
-	}
-	release, err := local.Lock(o.Repos, "rollout")
+	t, err := o.openControl(ctx, cf, "rollout", "PackageVariantSet", name)
 	if err != nil {
 		return err
 	}
-	defer release()
-	path := filepath.Join(o.Repos, state.File)
-	st, err := state.Read(path)
+	defer t.close()
+	set, variants, err := t.set(ctx, o.Namespace)
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(st.Sets, func(s pvsapi.PackageVariantSet) bool { return s.Name == name })
-	if i < 0 {
-		return fmt.Errorf("%s: not found in the last run's state (pvctl status lists them)", key)
-	}
-	if err := check(key, &st.Sets[i], st.Variants, children); err != nil {
+	if err := check(t.key, set, variants, children); err != nil {
 		return err
 	}
-	cur := st.Rollouts[name]
+	cur := map[string]string{}
+	for _, k := range local.RolloutControlKeys {
+		if v := t.current(k); v != "" {
+			cur[k] = v
+		}
+	}
 	next, what := change(cur, children)
 	for k := range next {
-		if v, ok := st.Sets[i].Annotations[k]; ok && cur[k] == "" {
-			return fmt.Errorf("%s sets %s itself (%q) in its file: edit the file", key, k, v)
+		if v, ok := t.fromFile(k); ok && cur[k] == "" {
+			return fmt.Errorf("%s sets %s itself (%q) in its file: edit the file", t.key, k, v)
 		}
 	}
-	if st.Rollouts == nil {
-		st.Rollouts = map[string]map[string]string{}
-	}
-	m := st.Rollouts[name]
-	if m == nil {
-		m = map[string]string{}
-	}
-	for k, v := range next {
-		if v == "" {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	if len(m) == 0 {
-		delete(st.Rollouts, name)
-	} else {
-		st.Rollouts[name] = m
-	}
-	if err := st.Write(path); err != nil {
+	if err := t.apply(ctx, next); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Stdout, "%s rollout %s: the next pvctl run applies it\n", key, what)
+	if t.cluster() {
+		fmt.Fprintf(o.Stdout, "%s rollout %s\n", t.key, what)
+	} else {
+		fmt.Fprintf(o.Stdout, "%s rollout %s: the next pvctl run applies it\n", t.key, what)
+	}
 	return nil
 }
 

@@ -33,6 +33,10 @@ type input struct {
 	repositories []*porchconfig.Repository
 	others       []client.Object   // injection and selection candidates
 	files        map[string]string // "<Kind>/<name>" -> file, for messages
+	// annotations are the sets' and variants' annotations as their files
+	// give them, by state.ControlKey: taken before pvctl's controls are
+	// laid on the same objects (fileAnnotations).
+	annotations map[string]map[string]string
 }
 
 // LocalConfigAnnotation marks an object that configures a package and is

@@ -46,12 +46,15 @@ func TestControllerAndPvctlAgree(t *testing.T) {
 	files["stalled.yaml"] = "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: stalled\nspec:\n" +
 		"  upstream: {repo: blueprints, package: nosuch}\n  downstream: {repo: core-euwest1, package: stalled}\n"
 	fntest.WriteTree(t, in, files)
-	blueprint := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
-	for _, dir := range []string{pvctlRepos, ctrlRepos} {
-		publishTo(t, dir, "blueprints", "app", blueprint)
-	}
 	now := time.Date(2020, 1, 1, 12, 0, 0, 0, time.UTC) // far from the wall clock: a side that reads it differs
 	clock := stepClock{&now}
+	// Both sides' blueprints are published at the test's time: commits made
+	// at the wall clock's differed when a second passed between the two
+	// (the locks' commits then differ; seen under a full go test ./...).
+	blueprint := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	for _, dir := range []string{pvctlRepos, ctrlRepos} {
+		publishTo(t, dir, "blueprints", "app", blueprint, clock)
+	}
 	ctl := newControllerHost(t, in, ctrlRepos, clock)
 	pvctl := func() {
 		t.Helper()
@@ -96,7 +99,7 @@ func TestControllerAndPvctlAgree(t *testing.T) {
 	// An upgrade.
 	blueprint["deployment.yaml"] = strings.Replace(blueprint["deployment.yaml"], "image: nginx:1.27", "image: nginx:1.28", 1)
 	for _, dir := range []string{pvctlRepos, ctrlRepos} {
-		publishTo(t, dir, "blueprints", "app", blueprint)
+		publishTo(t, dir, "blueprints", "app", blueprint, clock)
 	}
 	compare("upgrade")
 
@@ -321,7 +324,7 @@ func openStore(t *testing.T, dir string, clock ...kit.Clock) *gitstore.Store {
 	return gs
 }
 
-func publishTo(t *testing.T, dir, repo, pkg string, files map[string]string) {
+func publishTo(t *testing.T, dir, repo, pkg string, files map[string]string, clock ...kit.Clock) {
 	t.Helper()
 	gitDir := filepath.Join(dir, repo+".git")
 	if _, err := os.Stat(gitDir); os.IsNotExist(err) {
@@ -329,7 +332,7 @@ func publishTo(t *testing.T, dir, repo, pkg string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := openStore(t, dir).PublishFiles("default", repo, pkg, files); err != nil {
+	if _, err := openStore(t, dir, clock...).PublishFiles("default", repo, pkg, files); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -279,8 +279,7 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 			deleted = append(deleted, v)
 		}
 	}
-	suspend(objs, in, st.Suspended)
-	rolloutControls(objs, in, st.Rollouts)
+	applyControls(objs, in, st.Controls)
 	for _, r := range in.repositories {
 		objs = append(objs, r)
 	}
@@ -288,79 +287,84 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 	return objs, deleted
 }
 
-// suspend gives the sets and variants pvctl suspend recorded (keys, see
-// state.Suspended) the annotation pvkit.dev/suspend: "true", and takes it
-// from the others, so that the reconcilers (the controller's) see a
-// suspension as in a cluster. A file's own pvkit.dev/suspend wins: pvctl
-// changes only objects whose file does not set it, and objects no file
-// gives (a set's children, synced ones), whose annotation is pvctl's alone.
-func suspend(objs []client.Object, in *input, keys []string) {
-	fromFile := map[client.Object]bool{}
-	for _, v := range in.variants {
-		if _, set := v.Annotations[kit.SuspendAnnotation]; set {
-			fromFile[v] = true
-		}
-	}
-	for _, s := range in.sets {
-		if _, set := s.Annotations[kit.SuspendAnnotation]; set {
-			fromFile[s] = true
-		}
-	}
+// applyControls gives the sets and variants the annotations pvctl's
+// control verbs recorded (state.Controls: pvctl suspend, pvctl rollout),
+// as a cluster's objects carry them, so that the reconcilers (the
+// controller's) see a control as in a cluster; and takes a control's key
+// from the others. A key an object's own file sets wins: pvctl changes
+// only keys its file does not set. A synced object's own suspension is
+// its repository's to set.
+func applyControls(objs []client.Object, in *input, controls map[string]map[string]string) {
 	for _, o := range objs {
-		var kind string
-		switch o.(type) {
-		case *pvapi.PackageVariant:
-			kind = "PackageVariant"
-		case *pvsapi.PackageVariantSet:
-			kind = "PackageVariantSet"
-		default:
+		kind, keys := controlKind(o)
+		if kind == "" {
 			continue
 		}
-		if fromFile[o] {
-			continue
-		}
+		file := fileAnnotations(in, kind, o.GetName())
 		a := o.GetAnnotations()
-		if slices.Contains(keys, state.SuspendKey(kind, o.GetName())) {
-			if a == nil {
-				a = map[string]string{}
+		for _, k := range keys {
+			if _, set := file[k]; set {
+				continue
 			}
-			a[kit.SuspendAnnotation] = "true"
-		} else if !isSynced(a) { // a synced object's own annotation is its repository's to set
-			delete(a, kit.SuspendAnnotation)
+			if v, ok := controls[state.ControlKey(kind, o.GetName())][k]; ok {
+				if a == nil {
+					a = map[string]string{}
+				}
+				a[k] = v
+			} else if k != kit.SuspendAnnotation || !isSynced(a) {
+				delete(a, k)
+			}
 		}
 		o.SetAnnotations(a)
 	}
 }
 
-// rolloutControls gives each set the rollout controls pvctl rollout
-// recorded (state.Rollouts), as a cluster's set carries them: a key its
-// file sets wins.
-func rolloutControls(objs []client.Object, in *input, controls map[string]map[string]string) {
-	fromFile := map[string]map[string]string{}
-	for _, s := range in.sets {
-		fromFile[s.Name] = s.Annotations
+// controlKind is the kind of a set or variant ("" for anything else) and
+// the annotations pvctl's controls may lay on it.
+func controlKind(o client.Object) (string, []string) {
+	switch o.(type) {
+	case *pvapi.PackageVariant:
+		return "PackageVariant", []string{kit.SuspendAnnotation}
+	case *pvsapi.PackageVariantSet:
+		return "PackageVariantSet", append([]string{kit.SuspendAnnotation}, RolloutControlKeys...)
 	}
-	for _, o := range objs {
-		s, ok := o.(*pvsapi.PackageVariantSet)
-		if !ok {
-			continue
+	return "", nil
+}
+
+// fileAnnotations are the annotations the files give a set or variant
+// (nil when no file gives it), as the files give them: the first call
+// takes them all, before applyControls lays pvctl's on the same objects.
+func fileAnnotations(in *input, kind, name string) map[string]string {
+	if in.annotations == nil {
+		in.annotations = map[string]map[string]string{}
+		for _, v := range in.variants {
+			in.annotations[state.ControlKey("PackageVariant", v.Name)] = maps.Clone(v.Annotations)
 		}
-		for _, k := range RolloutControlKeys {
-			if _, set := fromFile[s.Name][k]; set {
-				continue
-			}
-			a := s.GetAnnotations()
-			if v, ok := controls[s.Name][k]; ok {
-				if a == nil {
-					a = map[string]string{}
-				}
-				a[k] = v
-			} else {
-				delete(a, k)
-			}
-			s.SetAnnotations(a)
+		for _, s := range in.sets {
+			in.annotations[state.ControlKey("PackageVariantSet", s.Name)] = maps.Clone(s.Annotations)
 		}
 	}
+	return in.annotations[state.ControlKey(kind, name)]
+}
+
+// withoutControls is what a run saves of a set's or variant's annotations
+// (o as the run leaves it): without the controls it laid (those its file
+// does not set), and the controls still there (for the objects still
+// there: nil when none).
+func withoutControls(in *input, o client.Object, controls map[string]map[string]string) (map[string]string, map[string]string) {
+	kind, _ := controlKind(o)
+	c := controls[state.ControlKey(kind, o.GetName())]
+	if len(c) == 0 {
+		return o.GetAnnotations(), nil
+	}
+	file := fileAnnotations(in, kind, o.GetName())
+	a := maps.Clone(o.GetAnnotations())
+	for k := range c {
+		if _, set := file[k]; !set {
+			delete(a, k)
+		}
+	}
+	return a, c
 }
 
 // RolloutControlKeys are the annotations pvctl rollout records locally.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -177,12 +176,10 @@ type world struct {
 	// other verb serves the repositories as this run did (local.Served).
 	registered []porchconfig.Repository
 	warnings   []string
-	// suspended are pvctl suspend's keys (state.Suspended), kept for the
-	// objects that are still there.
-	suspended []string
-	// rollouts are pvctl rollout's controls (state.Rollouts); fileRollout
-	// the rollout annotations the files set themselves.
-	rollouts, fileRollout map[string]map[string]string
+	// in is what the files give; controls are pvctl's controls
+	// (state.Controls), kept for the objects that are still there.
+	in       *input
+	controls map[string]map[string]string
 	// filesPeak is the files' mass-deletion baseline as load took it;
 	// before the last run's variants and deleted the ones that left the
 	// files (nextFilesPeak).
@@ -267,18 +264,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	w.sy.reposDir = o.Repos
 	w.sy.maxCreates = o.MaxSyncCreates
 	w.events = newEventLog(scheme, o.Clock, l.st.Events)
-	w.suspended = l.st.Suspended
-	w.rollouts, w.fileRollout = l.st.Rollouts, map[string]map[string]string{}
-	for _, s := range l.in.sets {
-		for _, k := range RolloutControlKeys {
-			if v, ok := s.Annotations[k]; ok {
-				if w.fileRollout[s.Name] == nil {
-					w.fileRollout[s.Name] = map[string]string{}
-				}
-				w.fileRollout[s.Name][k] = v
-			}
-		}
-	}
+	w.in, w.controls = l.in, l.st.Controls
 	w.sy.events = w.events
 	// The controller's reconcilers, built as the manager builds them.
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
@@ -377,16 +363,6 @@ func (w *world) pass(ctx context.Context, namespace string) (map[string]error, e
 	return errs, w.sy.sync(ctx)
 }
 
-// withoutSuspend is a copy of annotations without pvkit.dev/suspend.
-func withoutSuspend(a map[string]string) map[string]string {
-	out := maps.Clone(a)
-	delete(out, kit.SuspendAnnotation)
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // save completes the report and writes the state file.
 func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[string]error) (*Report, error) {
 	rep.Changes = w.j.Changes()
@@ -409,43 +385,32 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 		}
 		cluster[i] = u.Object
 	}
-	// pvctl suspend's keys stay for the objects still there; the annotation
-	// they gave is not saved, so that the state's annotations are the
+	// pvctl's controls stay for the objects still there; the annotations
+	// they gave are not saved, so that the state's annotations are the
 	// files' (pvctl resume tells a file's suspension from its own).
-	var suspended []string
-	variants := slices.Clone(rep.Variants)
-	for i, v := range variants {
-		if k := state.SuspendKey("PackageVariant", v.Name); slices.Contains(w.suspended, k) {
-			suspended = append(suspended, k)
-			variants[i].Annotations = withoutSuspend(v.Annotations)
+	var controls map[string]map[string]string
+	keep := func(o client.Object) {
+		a, c := withoutControls(w.in, o, w.controls)
+		o.SetAnnotations(a)
+		if c != nil {
+			if controls == nil {
+				controls = map[string]map[string]string{}
+			}
+			kind, _ := controlKind(o)
+			controls[state.ControlKey(kind, o.GetName())] = c
 		}
+	}
+	variants := slices.Clone(rep.Variants)
+	for i := range variants {
+		variants[i].ObjectMeta = *variants[i].ObjectMeta.DeepCopy()
+		keep(&variants[i])
 	}
 	sets := slices.Clone(rep.Sets)
-	for i, s := range sets {
-		if k := state.SuspendKey("PackageVariantSet", s.Name); slices.Contains(w.suspended, k) {
-			suspended = append(suspended, k)
-			sets[i].Annotations = withoutSuspend(s.Annotations)
-		}
+	for i := range sets {
+		sets[i].ObjectMeta = *sets[i].ObjectMeta.DeepCopy()
+		keep(&sets[i])
 	}
-	// pvctl rollout's controls likewise: kept for the sets still there,
-	// their annotations not saved.
-	rollouts := map[string]map[string]string{}
-	for i, s := range sets {
-		if c, ok := w.rollouts[s.Name]; ok && len(c) > 0 {
-			rollouts[s.Name] = c
-			a := maps.Clone(sets[i].Annotations)
-			for k := range c {
-				if w.fileRollout[s.Name][k] == "" {
-					delete(a, k)
-				}
-			}
-			sets[i].Annotations = a
-		}
-	}
-	if len(rollouts) == 0 {
-		rollouts = nil
-	}
-	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Suspended: suspended, Rollouts: rollouts,
+	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Controls: controls,
 		FilesPeak: nextFilesPeak(w.filesPeak, w.before, variants, w.deleted), Repositories: w.registered}
 	if err := st.Write(o.State); err != nil {
 		return nil, err

@@ -41,14 +41,19 @@ type State struct {
 	// Events are the Events the reconcilers recorded, every run's, the
 	// newest MaxEvents (pvctl events).
 	Events []Event `json:"events,omitempty"`
-	// Suspended are the sets and variants pvctl suspend suspended, as
-	// "Kind/name" (PackageVariantSet/app), sorted: each run gives them the
-	// annotation pvkit.dev/suspend: "true" unless their file sets it.
-	Suspended []string `json:"suspended,omitempty"`
-	// Rollouts are pvctl rollout's controls of a set's staged rollout, by
-	// set name: the annotations (pvkit.dev/rollout-pause, -hold, -skip)
-	// each run gives the set unless its file sets them.
-	Rollouts map[string]map[string]string `json:"rollouts,omitempty"`
+	// Controls are the annotations pvctl's control verbs lay on sets and
+	// variants (pvctl suspend and resume: pvkit.dev/suspend; pvctl rollout
+	// pause, resume, hold, release, skip: pvkit.dev/rollout-*), by
+	// ControlKey ("PackageVariantSet/app"). Each run gives an object its
+	// annotations, but a key its file sets (the file wins), and saves the
+	// object without them: the saved objects' annotations are the files',
+	// these are pvctl's alone (one map for every control).
+	Controls map[string]map[string]string `json:"controls,omitempty"`
+	// Suspended and Rollouts are the controls as state files before
+	// Controls kept them (pvctl suspend's keys; pvctl rollout's by set
+	// name): read, folded into Controls, never written.
+	Suspended []string                     `json:"suspended,omitempty"`
+	Rollouts  map[string]map[string]string `json:"rollouts,omitempty"`
 	// Repositories are the Repository objects the files gave at the last
 	// run: how every verb serves the repositories directory, as the run did
 	// (their registered names, a directory's packages relative to it), not
@@ -61,8 +66,46 @@ type State struct {
 	FilesPeak int `json:"filesPeak,omitempty"`
 }
 
-// SuspendKey is a set's or variant's key in Suspended.
-func SuspendKey(kind, name string) string { return kind + "/" + name }
+// ControlKey is a set's or variant's key in Controls.
+func ControlKey(kind, name string) string { return kind + "/" + name }
+
+// SuspendAnnotation is pvctl suspend's annotation (kit.SuspendAnnotation,
+// which this package cannot import).
+const SuspendAnnotation = "pvkit.dev/suspend"
+
+// SetControl sets (value not "") or removes one of an object's controls.
+func (s *State) SetControl(key, annotation, value string) {
+	m := s.Controls[key]
+	if value == "" {
+		delete(m, annotation)
+		if len(m) == 0 {
+			delete(s.Controls, key)
+		}
+		return
+	}
+	if s.Controls == nil {
+		s.Controls = map[string]map[string]string{}
+	}
+	if m == nil {
+		m = map[string]string{}
+		s.Controls[key] = m
+	}
+	m[annotation] = value
+}
+
+// fold moves the controls of an earlier state file (Suspended, Rollouts)
+// into Controls.
+func (s *State) fold() {
+	for _, k := range s.Suspended {
+		s.SetControl(k, SuspendAnnotation, "true")
+	}
+	for set, m := range s.Rollouts {
+		for a, v := range m {
+			s.SetControl(ControlKey("PackageVariantSet", set), a, v)
+		}
+	}
+	s.Suspended, s.Rollouts = nil, nil
+}
 
 func Read(path string) (*State, error) {
 	s := &State{}
@@ -92,6 +135,7 @@ func Parse(path string, b []byte) (*State, error) {
 	if err := sigsyaml.UnmarshalStrict(b, s); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
 	}
+	s.fold()
 	return s, nil
 }
 
@@ -100,7 +144,7 @@ func (s *State) Write(path string) error {
 	sort.Slice(s.Variants, func(i, j int) bool { return s.Variants[i].Name < s.Variants[j].Name })
 	sort.Slice(s.Sets, func(i, j int) bool { return s.Sets[i].Name < s.Sets[j].Name })
 	sort.Slice(s.Objects, func(i, j int) bool { return ObjectKey(s.Objects[i]) < ObjectKey(s.Objects[j]) })
-	sort.Strings(s.Suspended)
+	s.fold()
 	sort.Slice(s.Repositories, func(i, j int) bool { return s.Repositories[i].Name < s.Repositories[j].Name })
 	for i := range s.Repositories {
 		r := &s.Repositories[i]
