@@ -158,7 +158,7 @@ envtest:
 	test/porch/stack.sh build
 	@mkdir -p $(ENVTEST_ASSETS) && ln -sf $(CURDIR)/.cache/porch/bin/kube-apiserver $(ENVTEST_ASSETS)/kube-apiserver && \
 	  ln -sf $$(command -v etcd) $(ENVTEST_ASSETS)/etcd
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) PVKIT_REQUIRE_ENVTEST=1 go test -count=1 -run 'TestSchemasOnAnAPIServer|TestEmbeddedSchemaCases' -v ./orchestrator/local/
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) PVKIT_REQUIRE_ENVTEST=1 go test -count=1 -run 'TestSchemasOnAnAPIServer|TestEmbeddedSchemaCases' -v ./orchestrator/embedded/
 
 ## e2e-porch: a real Porch v1.5.3 on 127.0.0.1 (etcd from Debian, kube-apiserver and Porch built
 ## from the module proxy, cached in .cache/porch), pvkit's controller run with its ServiceAccount's

@@ -7,6 +7,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/embedded"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -38,7 +39,7 @@ func (l *eventLog) Event(obj runtime.Object, typ, reason, message string) {
 	if err != nil {
 		return
 	}
-	kind := kindOf(l.scheme, obj)
+	kind := embedded.KindOf(l.scheme, obj)
 	now := metav1.NewTime(l.clock.Now().UTC().Truncate(time.Second))
 	l.mu.Lock()
 	defer l.mu.Unlock()

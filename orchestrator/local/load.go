@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pvkit/pvkit/orchestrator/embedded"
+
 	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
@@ -238,10 +240,6 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 
 // schemaProblems are what the CRD's schema says of an object of its kind.
 func schemaProblems(o client.Object) []string {
-	sch, err := crdSchemas()
-	if err != nil {
-		return []string{err.Error()}
-	}
 	s, err := scheme()
 	if err != nil {
 		return []string{err.Error()}
@@ -250,11 +248,7 @@ func schemaProblems(o client.Object) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
-	c, ok := sch[gvk]
-	if !ok {
-		return nil
-	}
-	errs, err := c.errors(context.Background(), gvk, o)
+	errs, err := embedded.SchemaProblems(context.Background(), gvk, o)
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -1,4 +1,4 @@
-package local
+package embedded
 
 import (
 	"context"
@@ -37,6 +37,21 @@ type crdSchema struct {
 
 // crdSchemas are the CRDs' schemas, read once.
 var crdSchemas = sync.OnceValues(loadSchemas)
+
+// SchemaProblems are what the CRD's schema and CEL rules say of an object
+// of a kind pvkit ships a CRD for (none for any other kind), as an API
+// server's messages; err when the schemas cannot be read.
+func SchemaProblems(ctx context.Context, gvk schema.GroupVersionKind, obj runtime.Object) (field.ErrorList, error) {
+	sch, err := crdSchemas()
+	if err != nil {
+		return nil, err
+	}
+	c, ok := sch[gvk]
+	if !ok {
+		return nil, nil
+	}
+	return c.errors(ctx, gvk, obj)
+}
 
 // loadSchemas reads the CRDs pvkit ships.
 func loadSchemas() (schemas, error) {
