@@ -49,8 +49,9 @@ func TestOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, world()...)
-			e.set(tt.set)
+			// The set stored as it is (the validation error's is one the
+			// CRD refuses: stored before the schema did).
+			e := newEnv(t, append(world(), setObject(t, tt.set))...)
 			if tt.setup != nil {
 				tt.setup(e)
 			}

@@ -11,6 +11,7 @@ import (
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/embedded"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit/kittest"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
@@ -24,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -78,8 +78,10 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	}
 	e := &env{t: t}
 	count := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
-	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
-		WithStatusSubresource(&pvsapi.PackageVariantSet{}, &pvapi.PackageVariant{}).WithInterceptorFuncs(interceptor.Funcs{
+	// The embedded cluster pvctl runs (issue 42 #6): every write is held to
+	// the CRDs' schemas and CEL rules, as an API server holds it.
+	cluster := embedded.New(embedded.Options{Scheme: scheme, Objects: objs})
+	e.client = interceptor.NewClient(cluster, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			count()
 			if e.onCreate != nil {
@@ -111,7 +113,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			}
 			return c.List(ctx, l, opts...)
 		},
-	}).Build()
+	})
 	st := fakestore.New()
 	st.Publish(ns, "blueprints", "app", storetest.Blueprint)
 	e.rec = record.NewFakeRecorder(1000)
@@ -124,10 +126,23 @@ func (e *env) set(text string) {
 	if err := sigsyaml.Unmarshal([]byte(text), s); err != nil {
 		e.t.Fatal(err)
 	}
-	s.Namespace, s.UID, s.Generation = ns, "set-uid", 1
+	s.Namespace = ns
 	if err := e.client.Create(context.Background(), s); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// setObject is a set from its YAML, as stored: newEnv's objects are
+// stored past the CRD's schema (as one stored before the schema refused
+// it), for what pvkit's own validation says of a set the API server would
+// not take.
+func setObject(t *testing.T, text string) *pvsapi.PackageVariantSet {
+	s := &pvsapi.PackageVariantSet{}
+	if err := sigsyaml.Unmarshal([]byte(text), s); err != nil {
+		t.Fatal(err)
+	}
+	s.Namespace, s.UID, s.Generation = ns, "set-uid", 1
+	return s
 }
 
 // reconcile reconciles the set once; it must succeed or stall (a partial
@@ -234,7 +249,7 @@ func TestFanOutAndSteadyState(t *testing.T) {
 		if !ok {
 			t.Fatalf("missing child %s: %v", name, kids)
 		}
-		if c.Labels["config.porch.kpt.dev/packagevariantset"] != "set-uid" || len(c.OwnerReferences) != 1 || c.OwnerReferences[0].UID != "set-uid" || len(c.Finalizers) != 1 {
+		if uid := e.getSet().UID; c.Labels["config.porch.kpt.dev/packagevariantset"] != string(uid) || len(c.OwnerReferences) != 1 || c.OwnerReferences[0].UID != uid || len(c.Finalizers) != 1 {
 			t.Fatalf("child %s metadata: %+v", name, c.ObjectMeta)
 		}
 	}
@@ -320,7 +335,17 @@ func TestInvalidSetAndMissingUpstream(t *testing.T) {
 	if c == nil || c.Reason != pvsapi.ReasonUpstreamNotFound || len(e.children()) != 0 {
 		t.Fatalf("Stalled = %+v, children %v", c, e.children())
 	}
-	e.editSet(func(s *pvsapi.PackageVariantSet) { s.Spec.Targets = nil })
+	// A set without targets: the CRD's schema refuses it (the embedded
+	// cluster is the API server here); one stored before the schema did
+	// stalls with pvkit's own message.
+	s := e.getSet()
+	s.Spec.Targets = nil
+	if err := e.client.Update(context.Background(), s); err == nil || !strings.Contains(err.Error(), "spec.targets: Required value") {
+		t.Fatalf("a set without targets taken: %v", err)
+	}
+	bad := setObject(t, strings.Replace(fanout, "revision: 1}", "revision: 7}", 1))
+	bad.Spec.Targets = nil
+	e = newEnv(t, append(world(), bad)...)
 	e.reconcile()
 	c = apimeta.FindStatusCondition(e.getSet().Status.Conditions, "Stalled")
 	if c == nil || c.Reason != pvsapi.ReasonValidationError || c.Message != "`spec.targets` must list at least one target" {

@@ -60,9 +60,7 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := c.Create(ctx, v); err != nil {
-			t.Fatal(err)
-		}
+		movedTo(t, c, v)
 		v.Status.ObservedGeneration = observed
 		v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: ready, Reason: "R", LastTransitionTime: metav1.NewTime(testNow)}}
 		v.Status.DownstreamTargets = targets
@@ -158,9 +156,7 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 			v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
 			v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
 			_ = e.client.Delete(ctx, v.DeepCopy())
-			if err := e.client.Create(ctx, v); err != nil {
-				t.Fatal(err)
-			}
+			movedTo(t, e.client, v)
 			v.Status.ObservedGeneration = 1
 			v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRenderFailed,
 				Message: "render failed: set-labels: exit 1", ObservedGeneration: tc.condGeneration, LastTransitionTime: metav1.NewTime(testNow.Add(-tc.since))}}
@@ -176,5 +172,22 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 				t.Fatalf("recheck at %v, want %v", vd.Recheck, want)
 			}
 		})
+	}
+}
+
+// movedTo creates child v and moves it once (a spec change: its
+// generation 2, as the API server counts it), as a set's rollout does.
+func movedTo(t *testing.T, c client.Client, v *pvapi.PackageVariant) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	v.Spec.Upstream.WorkspaceName, v.Spec.Upstream.Revision = "v1", 1
+	if err := c.Update(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Generation != 2 {
+		t.Fatalf("a moved child at generation %d, want 2", v.Generation)
 	}
 }
