@@ -40,8 +40,22 @@ func UID(kind, namespace, name string) types.UID {
 // writes.
 type Cluster struct {
 	client.WithWatch
+	raw    client.WithWatch // the in-memory client, without the API server's checks
 	mu     sync.Mutex
 	writes int
+}
+
+// Seed stores objects as they are, past the schemas (no UID or generation
+// given, no write counted), as a cluster holds objects stored before its
+// CRD changed: what the reconcilers do with an object the API server
+// would not take now.
+func (c *Cluster) Seed(ctx context.Context, objs ...client.Object) error {
+	for _, o := range objs {
+		if err := c.raw.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Options are what a Cluster is made with.
@@ -56,6 +70,16 @@ type Options struct {
 	// Note, when set, is told of each variant created, each variant whose
 	// spec changed and each set or variant deleted (pvctl run's report).
 	Note func(format string, a ...any)
+	// Indexes are field indexes the client serves (a controller's cache
+	// indexes, for its tests).
+	Indexes []Index
+}
+
+// Index is a field index: the field's name and how to read it.
+type Index struct {
+	Object  client.Object
+	Field   string
+	Extract client.IndexerFunc
 }
 
 // New makes an embedded cluster.
@@ -69,10 +93,14 @@ func New(o Options) *Cluster {
 		a.note = func(string, ...any) {}
 	}
 	a.sch, a.schErr = crdSchemas()
-	c.WithWatch = fake.NewClientBuilder().WithScheme(o.Scheme).WithRESTMapper(namespacedMapper{o.Scheme}).WithObjects(o.Objects...).
-		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{}).
-		WithInterceptorFuncs(interceptor.Funcs{Create: a.create, Update: a.update, Patch: a.patch, Delete: a.delete,
-			SubResourcePatch: a.subResourcePatch, SubResourceUpdate: a.subResourceUpdate}).Build()
+	b := fake.NewClientBuilder().WithScheme(o.Scheme).WithRESTMapper(namespacedMapper{o.Scheme}).WithObjects(o.Objects...).
+		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{})
+	for _, i := range o.Indexes {
+		b = b.WithIndex(i.Object, i.Field, i.Extract)
+	}
+	c.raw = b.Build()
+	c.WithWatch = interceptor.NewClient(c.raw, interceptor.Funcs{Create: a.create, Update: a.update, Patch: a.patch, Delete: a.delete,
+		SubResourcePatch: a.subResourcePatch, SubResourceUpdate: a.subResourceUpdate})
 	return c
 }
 

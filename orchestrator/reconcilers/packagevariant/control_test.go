@@ -9,6 +9,8 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -97,12 +99,15 @@ func TestSuspendReadings(t *testing.T) {
 		t.Errorf("Suspended = %q", c.Message)
 	}
 
-	set := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns, UID: "uid-apps",
-		Annotations: map[string]string{kit.SuspendAnnotation: "true"}}}
+	set := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns,
+		Annotations: map[string]string{kit.SuspendAnnotation: "true"}},
+		Spec: v1alpha2.PackageVariantSetSpec{Upstream: &pv.Upstream{Repo: "blueprints", Package: "app"},
+			Targets: []v1alpha2.Target{{Repositories: []v1alpha2.RepositoryTarget{{Name: "deploy"}}}}}}
 	if err := e.client.Create(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
-	child := strings.Replace(appVariant, "  name: app-prod\n", "  name: app-child\n  ownerReferences:\n  - {apiVersion: config.porch.kpt.dev/v1alpha2, kind: PackageVariantSet, name: apps, uid: uid-apps, controller: true}\n", 1)
+	setUID := set.UID
+	child := strings.Replace(appVariant, "  name: app-prod\n", "  name: app-child\n  ownerReferences:\n  - {apiVersion: config.porch.kpt.dev/v1alpha2, kind: PackageVariantSet, name: apps, uid: "+string(setUID)+", controller: true}\n", 1)
 	e.variant(strings.Replace(child, "package: app-prod}", "package: app-child}", 1))
 	e.mustReconcile("app-child")
 	if n := len(e.downstream("app-child")); n != 0 {
@@ -111,12 +116,14 @@ func TestSuspendReadings(t *testing.T) {
 	if c := e.condition("app-child", kit.ConditionSuspended); !strings.HasPrefix(c.Message, `its PackageVariantSet apps is suspended (pvkit.dev/suspend: "true")`) {
 		t.Errorf("the child's Suspended = %q", c.Message)
 	}
-	// Another set of the same name (another UID) is not this child's.
+	// Another set of the same name (another UID: the embedded cluster's
+	// UIDs are the same for the same name, an API server's are not, so it
+	// is stored with its own) is not this child's.
 	if err := e.client.Delete(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
 	set.ResourceVersion, set.UID = "", "uid-other"
-	if err := e.client.Create(context.Background(), set); err != nil {
+	if err := e.cluster.Seed(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
 	e.mustReconcile("app-child")
@@ -124,7 +131,7 @@ func TestSuspendReadings(t *testing.T) {
 		t.Fatalf("a set of the same name but another UID held the child: %d revisions", n)
 	}
 	// The mapping from a set to its children follows the controller owner.
-	got := e.r.mapSetChildren(context.Background(), &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns, UID: "uid-apps"}})
+	got := e.r.mapSetChildren(context.Background(), &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns, UID: setUID}})
 	if len(got) != 1 || got[0].Name != "app-child" {
 		t.Errorf("mapSetChildren = %v, want app-child", got)
 	}

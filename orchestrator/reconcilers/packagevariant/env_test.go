@@ -12,6 +12,7 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/embedded"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit/kittest"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -27,7 +28,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -41,13 +41,14 @@ var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 // env is a reconciler on the in-memory store and a fake cluster.
 type env struct {
-	t      *testing.T
-	store  *fakestore.Store
-	client client.Client
-	r      *Reconciler
-	rec    *record.FakeRecorder
-	mu     sync.Mutex
-	writes int // writes to the cluster
+	t       *testing.T
+	store   *fakestore.Store
+	cluster *embedded.Cluster
+	client  client.Client
+	r       *Reconciler
+	rec     *record.FakeRecorder
+	mu      sync.Mutex
+	writes  int // writes to the cluster
 	// conflicts is how many status patches to come fail with a conflict
 	// (a reconcile that read a stale cache).
 	conflicts kittest.Conflicts
@@ -76,26 +77,30 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	mapper.Add(pvapi.GroupVersion.WithKind("PackageVariant"), apimeta.RESTScopeNamespace)
 	e := &env{t: t, store: fakestore.New()}
 	counted := func() { e.mu.Lock(); e.writes++; e.mu.Unlock() }
-	e.client = fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).
-		WithStatusSubresource(&pvapi.PackageVariant{}).
-		WithIndex(&pvapi.PackageVariant{}, indexUpstream, upstreamKeys).WithIndex(&pvapi.PackageVariant{}, indexInjector, injectorNames).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-				counted()
-				return c.Patch(ctx, o, p, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-				counted()
-				return c.Update(ctx, o, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				if err := e.conflicts.Take(pvapi.GroupVersion.WithResource("packagevariants").GroupResource(), o); err != nil {
-					return err
-				}
-				counted()
-				return c.SubResource(sub).Patch(ctx, o, p, opts...)
-			},
-		}).Build()
+	// The embedded cluster pvctl runs (issue 42 #6): every write is held to
+	// the CRDs' schemas and CEL rules, UIDs and generations are an API
+	// server's.
+	cluster := embedded.New(embedded.Options{Scheme: scheme, Objects: objs, Indexes: []embedded.Index{
+		{Object: &pvapi.PackageVariant{}, Field: indexUpstream, Extract: upstreamKeys},
+		{Object: &pvapi.PackageVariant{}, Field: indexInjector, Extract: injectorNames}}})
+	e.cluster = cluster
+	e.client = interceptor.NewClient(cluster, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			counted()
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			counted()
+			return c.Update(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := e.conflicts.Take(pvapi.GroupVersion.WithResource("packagevariants").GroupResource(), o); err != nil {
+				return err
+			}
+			counted()
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	})
 	e.store.AddRepository(ns, "deploy")
 	e.rec = record.NewFakeRecorder(1000)
 	e.r = &Reconciler{Client: e.client, Store: e.store, Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
@@ -129,11 +134,25 @@ func (e *env) variant(text string) *pvapi.PackageVariant {
 	if err := sigsyaml.Unmarshal([]byte(text), v); err != nil {
 		e.t.Fatal(err)
 	}
-	v.Namespace, v.UID, v.Generation = ns, types.UID("uid-"+v.Name), 1
+	v.Namespace = ns
 	if err := e.client.Create(context.Background(), v); err != nil {
 		e.t.Fatal(err)
 	}
 	return v
+}
+
+// stored stores a PackageVariant from YAML as it is, past the CRD's
+// schema (as one stored before the schema refused it): what pvkit's own
+// validation says of a variant the API server would not take.
+func (e *env) stored(text string) {
+	v := &pvapi.PackageVariant{}
+	if err := sigsyaml.Unmarshal([]byte(text), v); err != nil {
+		e.t.Fatal(err)
+	}
+	v.Namespace, v.UID, v.Generation = ns, embedded.UID("PackageVariant", ns, v.Name), 1
+	if err := e.cluster.Seed(context.Background(), v); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // reconcile reconciles a variant once.
@@ -250,3 +269,6 @@ var teamKinds = func() kit.ReadableKinds {
 	}
 	return k
 }()
+
+// uid is the UID the embedded cluster gives the variant named name.
+func uid(name string) string { return string(embedded.UID("PackageVariant", ns, name)) }

@@ -37,10 +37,10 @@ func TestDeleteAndOrphan(t *testing.T) {
 			e.mustReconcile("app-prod")
 			revs := e.downstream("app-prod")
 			if policy == "delete" {
-				if len(revs) != 1 || revs[0].Name != pub.Name || revs[0].Lifecycle != store.DeletionProposed || revs[0].OwnedBy("uid-app-prod") {
+				if len(revs) != 1 || revs[0].Name != pub.Name || revs[0].Lifecycle != store.DeletionProposed || revs[0].OwnedBy(uid("app-prod")) {
 					t.Fatalf("want the draft deleted and the published revision proposed for deletion: %+v", revs)
 				}
-			} else if len(revs) != 2 || revs[0].OwnedBy("uid-app-prod") || revs[1].OwnedBy("uid-app-prod") || revs[0].Lifecycle != store.Published {
+			} else if len(revs) != 2 || revs[0].OwnedBy(uid("app-prod")) || revs[1].OwnedBy(uid("app-prod")) || revs[0].Lifecycle != store.Published {
 				t.Fatalf("want both revisions kept and disowned: %+v", revs)
 			}
 			v := &pvapi.PackageVariant{}
@@ -109,7 +109,7 @@ func TestCreateTimeoutGivesOneDraft(t *testing.T) {
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) {
 		t.Fatalf("want exactly one owned draft, got %+v", revs)
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
@@ -147,7 +147,7 @@ func TestOwnerlessDraftIsReclaimedAtOnce(t *testing.T) {
 	e.store.Inject(fakestore.Fault{Op: fakestore.OpCreate, Err: errors.New(`packagerevisions.porch.kpt.dev "deploy.app-prod.packagevariant-1" already exists`), After: true, Ownerless: true})
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Workspace != "packagevariant-1" {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) || revs[0].Labels["env"] != "prod" || revs[0].Workspace != "packagevariant-1" {
 		t.Fatalf("want the one draft asked for, owned, with the variant's labels: %+v", revs)
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
@@ -180,7 +180,7 @@ func TestOwnerlessDraftIsReclaimedWhenItShowsUp(t *testing.T) {
 	}
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Workspace != "packagevariant-1" {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) || revs[0].Workspace != "packagevariant-1" {
 		t.Fatalf("want packagevariant-1 taken back, got %+v", revs)
 	}
 }

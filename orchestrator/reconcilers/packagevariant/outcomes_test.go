@@ -49,7 +49,7 @@ func TestOutcomes(t *testing.T) {
 		}, want{stalled: "False", ready: "True", readyReason: pvapi.ReasonNoErrors, readyMsg: "successfully ensured downstream package variant",
 			events: []string{"Normal DraftCreated"}}},
 		{"validation error", func(e *env) {
-			e.variant(strings.Replace(appVariant, "upstream: {repo: blueprints, package: app}", "upstream: {package: app}", 1))
+			e.stored(strings.Replace(appVariant, "upstream: {repo: blueprints, package: app}", "upstream: {package: app}", 1))
 		}, want{stalled: "True", ready: "False", readyReason: pvapi.ReasonError, readyMsg: "invalid packagevariant object",
 			terminal: true, events: []string{"Warning ValidationError"}}},
 		{"upstream not found", func(e *env) { e.variant(appVariant) },

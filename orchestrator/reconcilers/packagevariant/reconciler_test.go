@@ -28,7 +28,7 @@ func TestClone(t *testing.T) {
 	e.mustReconcile("app-prod")
 
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || revs[0].Lifecycle != store.Draft || revs[0].Workspace != "packagevariant-1" || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" {
+	if len(revs) != 1 || revs[0].Lifecycle != store.Draft || revs[0].Workspace != "packagevariant-1" || !revs[0].OwnedBy(uid("app-prod")) || revs[0].Labels["env"] != "prod" {
 		t.Fatalf("downstream = %+v", revs)
 	}
 	f := e.files(revs[0])
@@ -198,13 +198,13 @@ func TestAdoption(t *testing.T) {
 			e.mustReconcile("app-prod")
 			revs := e.downstream("app-prod")
 			if policy == "adoptExisting" {
-				if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Labels["env"] != "prod" || revs[0].Labels["keep"] != "me" {
+				if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) || revs[0].Labels["env"] != "prod" || revs[0].Labels["keep"] != "me" {
 					t.Fatalf("want the draft adopted: %+v", revs)
 				}
 				contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
 				return
 			}
-			if len(revs) != 2 || revs[0].Name != existing.Name || revs[0].OwnedBy("uid-app-prod") || revs[1].Workspace != "packagevariant-1" {
+			if len(revs) != 2 || revs[0].Name != existing.Name || revs[0].OwnedBy(uid("app-prod")) || revs[1].Workspace != "packagevariant-1" {
 				t.Fatalf("adoptNone must leave the draft alone and clone: %+v", revs)
 			}
 		})
@@ -246,7 +246,7 @@ func TestInjectedObjectChanges(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	e := newEnv(t)
-	e.variant(`apiVersion: config.porch.kpt.dev/v1alpha1
+	e.stored(`apiVersion: config.porch.kpt.dev/v1alpha1
 kind: PackageVariant
 metadata:
   name: bad

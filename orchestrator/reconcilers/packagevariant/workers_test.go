@@ -209,7 +209,7 @@ func TestCreateTakesTheNextWorkspaceWhenTheListingMissesOne(t *testing.T) {
 	e.mustReconcile("app-prod")
 	var mine []string
 	for _, r := range e.downstream("app-prod") {
-		if r.OwnedBy("uid-app-prod") {
+		if r.OwnedBy(uid("app-prod")) {
 			mine = append(mine, r.Name)
 		}
 	}
@@ -237,7 +237,7 @@ func TestCreatedDraftRecordedOwnerlessIsReclaimed(t *testing.T) {
 	e.events()
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) {
 		t.Fatalf("want the one draft, owned again: %+v", revs)
 	}
 	if ev := e.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DraftReclaimed took back draft deploy.app-prod.packagevariant-1") {
@@ -284,7 +284,7 @@ func TestDraftLosingItsOwnerBeforeItsMutationIsReclaimed(t *testing.T) {
 	}
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") || revs[0].Workspace != "packagevariant-1" {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) || revs[0].Workspace != "packagevariant-1" {
 		t.Fatalf("want packagevariant-1 taken back, got %+v", revs)
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
@@ -307,7 +307,7 @@ func TestDraftLostAfterCreateIsCreatedAgainSoon(t *testing.T) {
 		_ = e.reconcile("app-prod")
 	}
 	revs := e.downstream("app-prod")
-	if len(revs) != 1 || !revs[0].OwnedBy("uid-app-prod") {
+	if len(revs) != 1 || !revs[0].OwnedBy(uid("app-prod")) {
 		t.Fatalf("want the draft created again within three reconciles (the clock does not move), got %+v", revs)
 	}
 	contains(t, e.files(revs[0]), "package-context.yaml", "env: prod")
@@ -349,7 +349,7 @@ func TestUpgradeDraftLosingItsOwnerIsReclaimed(t *testing.T) {
 	for _, r := range e.downstream("app-prod") {
 		if !r.Lifecycle.IsPublished() {
 			drafts = append(drafts, r.Name)
-			if !r.OwnedBy("uid-app-prod") {
+			if !r.OwnedBy(uid("app-prod")) {
 				t.Fatalf("%s is not owned", r.Name)
 			}
 		}
