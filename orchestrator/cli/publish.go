@@ -61,16 +61,35 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	if created {
 		fmt.Fprintf(w, "created repository %s (%s)\n", repo, gitDir)
 	}
+	if done, err := alreadyPublished(s, namespace, repo, pkg, files, w); done || err != nil {
+		return err
+	}
+	rev, err := s.PublishFiles(namespace, repo, pkg, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
+	return nil
+}
+
+// alreadyPublished reports whether the files are published already, and
+// says so: as the package's latest revision (publishing them again would
+// make a revision that changes nothing, and an upgrade draft of it in every
+// downstream), or as a subpackage of a published package (published with
+// it, as git holds it and Porch lists it: one package, the enclosing one).
+// Other files under a published package are a change of the enclosing
+// package, refused.
+func alreadyPublished(s *local.Repos, namespace, repo, pkg string, files map[string]string, w io.Writer) (bool, error) {
 	// Publishing the same files again would make a revision that changes
 	// nothing, and an upgrade draft of it in every downstream.
 	if latest, ok := latestPublished(s, namespace, repo, pkg); ok {
 		res, err := s.GetResources(context.Background(), namespace, latest.Name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if sameFiles(res.Files, files) {
 			fmt.Fprintf(w, "%s already holds these files: nothing was published\n", latest.Name)
-			return nil
+			return true, nil
 		}
 	}
 	// A subpackage of a published package is published with it, as git
@@ -80,7 +99,7 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	if encl, rel, ok := enclosingPublished(s, namespace, repo, pkg); ok {
 		res, err := s.GetResources(context.Background(), namespace, encl.Name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		sub := map[string]string{}
 		for name, content := range res.Files {
@@ -90,17 +109,12 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 		}
 		if sameFiles(sub, files) {
 			fmt.Fprintf(w, "%s already holds these files as its subpackage %s: nothing was published (a subpackage is published with the package that holds it, as Porch lists it)\n", encl.Name, rel)
-			return nil
+			return true, nil
 		}
-		return fmt.Errorf("package %q is the subpackage %s of the published package %q (%s), whose files differ: publish %q with its subpackages to change it; nothing was published",
+		return false, fmt.Errorf("package %q is the subpackage %s of the published package %q (%s), whose files differ: publish %q with its subpackages to change it; nothing was published",
 			pkg, rel, encl.Package, encl.Name, encl.Package)
 	}
-	rev, err := s.PublishFiles(namespace, repo, pkg, files)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
-	return nil
+	return false, nil
 }
 
 // enclosingPublished is the latest published revision of the package of

@@ -64,42 +64,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 	status.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the set's status.rollout")
 	cf.add(status)
 	root.AddCommand(status)
-	type control struct {
-		use, short string
-		children   bool
-		change     func(cur map[string]string, children []string) (map[string]string, string)
-	}
-	list := func(key string, add bool) func(cur map[string]string, children []string) (map[string]string, string) {
-		return func(cur map[string]string, children []string) (map[string]string, string) {
-			var names []string
-			for _, n := range strings.Split(cur[key], ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					names = append(names, n)
-				}
-			}
-			for _, c := range children {
-				if add && !slices.Contains(names, c) {
-					names = append(names, c)
-				} else if !add {
-					names = slices.DeleteFunc(names, func(n string) bool { return n == c })
-				}
-			}
-			slices.Sort(names)
-			out := map[string]string{key: strings.Join(names, ",")}
-			return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ","))
-		}
-	}
-	for _, c := range []control{
-		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string) (map[string]string, string) {
-			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused"
-		}},
-		{"resume SET", "Resume a paused rollout", false, func(map[string]string, []string) (map[string]string, string) {
-			return map[string]string{packagevariantset.RolloutPauseAnnotation: ""}, "resumed"
-		}},
-		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, list(packagevariantset.RolloutHoldAnnotation, true)},
-		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, list(packagevariantset.RolloutHoldAnnotation, false)},
-		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, list(packagevariantset.RolloutSkipAnnotation, true)},
-	} {
+	for _, c := range rolloutControls() {
 		var ccf clusterFlags
 		cmd := &cobra.Command{
 			Use:   c.use,
@@ -122,6 +87,53 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 		root.AddCommand(cmd)
 	}
 	return root
+}
+
+// rolloutControlVerb is one of pvctl rollout's control verbs: its usage, and
+// the change it makes to the set's rollout annotations (given the current
+// ones and the children named), with what to say of it.
+type rolloutControlVerb struct {
+	use, short string
+	children   bool
+	change     func(cur map[string]string, children []string) (map[string]string, string)
+}
+
+// rolloutControls are pvctl rollout's control verbs.
+func rolloutControls() []rolloutControlVerb {
+	return []rolloutControlVerb{
+		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string) (map[string]string, string) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused"
+		}},
+		{"resume SET", "Resume a paused rollout", false, func(map[string]string, []string) (map[string]string, string) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: ""}, "resumed"
+		}},
+		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, listChange(packagevariantset.RolloutHoldAnnotation, true)},
+		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, listChange(packagevariantset.RolloutHoldAnnotation, false)},
+		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, listChange(packagevariantset.RolloutSkipAnnotation, true)},
+	}
+}
+
+// listChange adds (add) or removes the children named to or from a
+// comma-separated list annotation, kept sorted.
+func listChange(key string, add bool) func(cur map[string]string, children []string) (map[string]string, string) {
+	return func(cur map[string]string, children []string) (map[string]string, string) {
+		var names []string
+		for _, n := range strings.Split(cur[key], ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		for _, c := range children {
+			if add && !slices.Contains(names, c) {
+				names = append(names, c)
+			} else if !add {
+				names = slices.DeleteFunc(names, func(n string) bool { return n == c })
+			}
+		}
+		slices.Sort(names)
+		out := map[string]string{key: strings.Join(names, ",")}
+		return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ","))
+	}
 }
 
 // readSet reads one set from the cluster or the last run's state.

@@ -15,6 +15,7 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,100 +68,14 @@ func PlanCluster(ctx context.Context, o ClusterPlanOptions) (*Report, error) {
 		o.MaxPasses = 20
 	}
 	where := fmt.Sprintf("namespace %s of the cluster", o.Namespace)
-	var variants pvapi.PackageVariantList
-	var sets pvsapi.PackageVariantSetList
-	var repos porchconfig.RepositoryList
-	var revs porchapi.PackageRevisionList
-	for _, l := range []struct {
-		what string
-		list client.ObjectList
-	}{{"PackageVariants", &variants}, {"PackageVariantSets", &sets}, {"Repositories", &repos}, {"PackageRevisions", &revs}} {
-		if err := o.Client.List(ctx, l.list, client.InNamespace(o.Namespace)); err != nil {
-			return nil, fmt.Errorf("reading %s: listing %s: %w", where, l.what, err)
-		}
+	cl, err := readCluster(ctx, o, where)
+	if err != nil {
+		return nil, err
 	}
-
-	// The embedded cluster creates what it is given: no resourceVersion.
-	for i := range variants.Items {
-		variants.Items[i].ResourceVersion = ""
-	}
-	for i := range sets.Items {
-		sets.Items[i].ResourceVersion = ""
-	}
-	for i := range repos.Items {
-		repos.Items[i].ResourceVersion = ""
-	}
-
-	// Porch, in memory: the repositories and their revisions as listed.
-	mem := memory.New()
-	for _, r := range repos.Items {
-		mem.SetDeployment(o.Namespace, r.Name, r.Spec.Deployment)
-	}
-	sort.Slice(revs.Items, func(i, j int) bool { return revs.Items[i].Name < revs.Items[j].Name })
-	for i := range revs.Items {
-		pr := &revs.Items[i]
-		name := pr.Name
-		mem.RestoreLazy(porch.FromAPI(pr), func() (map[string]string, error) {
-			var res porchapi.PackageRevisionResources
-			if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, &res); err != nil {
-				return nil, fmt.Errorf("reading %s: the resources of %s: %w", where, name, err)
-			}
-			return res.Spec.Resources, nil
-		})
-	}
-	if o.Render != nil {
-		mem.SetRenderer(o.Render.renderer(ctx))
-	}
-
-	// The embedded cluster: the cluster's sets and variants (UIDs, status,
-	// finalizers), the files' applied over them.
-	givenV, givenS := map[string]bool{}, map[string]bool{}
-	for _, v := range in.variants {
-		givenV[v.Name] = true
-	}
-	for _, s := range in.sets {
-		givenS[s.Name] = true
-	}
-	for i := range sets.Items {
-		if s := &sets.Items[i]; !givenS[s.Name] {
-			in.sets = append(in.sets, s.DeepCopy())
-		}
-	}
-	for i := range variants.Items {
-		v := &variants.Items[i]
-		if owner := metav1.GetControllerOf(v); !givenV[v.Name] && (owner == nil || owner.Kind != "PackageVariantSet") {
-			in.variants = append(in.variants, v.DeepCopy())
-		}
-	}
-	objs, deleted := clusterObjects(in, &state.State{Variants: variants.Items, Sets: sets.Items})
-	givenR := map[string]bool{}
-	for _, r := range in.repositories {
-		givenR[r.Name] = true
-	}
-	for i := range repos.Items {
-		if r := &repos.Items[i]; !givenR[r.Name] {
-			objs = append(objs, r.DeepCopy())
-		}
-	}
-	givenO := givenKeys(in)
-	for _, gk := range kinds.List() {
-		m, err := o.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: kind %s: %w", where, gk, err)
-		}
-		l := &unstructured.UnstructuredList{}
-		l.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(gk.Kind + "List"))
-		if err := o.Client.List(ctx, l, client.InNamespace(o.Namespace)); err != nil {
-			return nil, fmt.Errorf("reading %s: listing %s: %w", where, gk, err)
-		}
-		for i := range l.Items {
-			u := &l.Items[i]
-			if !givenO[state.ObjectKey(u.Object)] {
-				u = u.DeepCopy()
-				u.SetResourceVersion("")
-				objs = append(objs, u)
-			}
-		}
+	mem := cl.memoryPorch(ctx, o, where)
+	objs, deleted, err := cl.objects(ctx, o, in, kinds, where)
+	if err != nil {
+		return nil, err
 	}
 
 	scheme, err := Scheme()
@@ -190,4 +105,118 @@ func PlanCluster(ctx context.Context, o ClusterPlanOptions) (*Report, error) {
 	}
 	rep.Held = pr.Held()
 	return rep, nil
+}
+
+// clusterLists are what PlanCluster reads of the cluster's namespace.
+type clusterLists struct {
+	variants pvapi.PackageVariantList
+	sets     pvsapi.PackageVariantSetList
+	repos    porchconfig.RepositoryList
+	revs     porchapi.PackageRevisionList
+}
+
+// readCluster lists the namespace's sets, variants, Repositories and
+// PackageRevisions (the embedded cluster creates what it is given: no
+// resourceVersion).
+func readCluster(ctx context.Context, o ClusterPlanOptions, where string) (*clusterLists, error) {
+	cl := &clusterLists{}
+	for _, l := range []struct {
+		what string
+		list client.ObjectList
+	}{{"PackageVariants", &cl.variants}, {"PackageVariantSets", &cl.sets}, {"Repositories", &cl.repos}, {"PackageRevisions", &cl.revs}} {
+		if err := o.Client.List(ctx, l.list, client.InNamespace(o.Namespace)); err != nil {
+			return nil, fmt.Errorf("reading %s: listing %s: %w", where, l.what, err)
+		}
+	}
+	for i := range cl.variants.Items {
+		cl.variants.Items[i].ResourceVersion = ""
+	}
+	for i := range cl.sets.Items {
+		cl.sets.Items[i].ResourceVersion = ""
+	}
+	for i := range cl.repos.Items {
+		cl.repos.Items[i].ResourceVersion = ""
+	}
+	return cl, nil
+}
+
+// memoryPorch is Porch, in memory: the repositories and their revisions as
+// listed, each revision's files read when first needed.
+func (cl *clusterLists) memoryPorch(ctx context.Context, o ClusterPlanOptions, where string) *memory.Store {
+	mem := memory.New()
+	for _, r := range cl.repos.Items {
+		mem.SetDeployment(o.Namespace, r.Name, r.Spec.Deployment)
+	}
+	sort.Slice(cl.revs.Items, func(i, j int) bool { return cl.revs.Items[i].Name < cl.revs.Items[j].Name })
+	for i := range cl.revs.Items {
+		pr := &cl.revs.Items[i]
+		name := pr.Name
+		mem.RestoreLazy(porch.FromAPI(pr), func() (map[string]string, error) {
+			var res porchapi.PackageRevisionResources
+			if err := o.Client.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: name}, &res); err != nil {
+				return nil, fmt.Errorf("reading %s: the resources of %s: %w", where, name, err)
+			}
+			return res.Spec.Resources, nil
+		})
+	}
+	if o.Render != nil {
+		mem.SetRenderer(o.Render.renderer(ctx))
+	}
+	return mem
+}
+
+// objects are the embedded cluster's: the cluster's sets and variants
+// (UIDs, status, finalizers) with the files' applied over them, the
+// Repositories, and the objects of the readable kinds the files do not
+// give.
+func (cl *clusterLists) objects(ctx context.Context, o ClusterPlanOptions, in *input, kinds kit.ReadableKinds, where string) (objs, deleted []client.Object, err error) {
+	givenV, givenS := map[string]bool{}, map[string]bool{}
+	for _, v := range in.variants {
+		givenV[v.Name] = true
+	}
+	for _, s := range in.sets {
+		givenS[s.Name] = true
+	}
+	for i := range cl.sets.Items {
+		if s := &cl.sets.Items[i]; !givenS[s.Name] {
+			in.sets = append(in.sets, s.DeepCopy())
+		}
+	}
+	for i := range cl.variants.Items {
+		v := &cl.variants.Items[i]
+		if owner := metav1.GetControllerOf(v); !givenV[v.Name] && (owner == nil || owner.Kind != "PackageVariantSet") {
+			in.variants = append(in.variants, v.DeepCopy())
+		}
+	}
+	objs, deleted = clusterObjects(in, &state.State{Variants: cl.variants.Items, Sets: cl.sets.Items})
+	givenR := map[string]bool{}
+	for _, r := range in.repositories {
+		givenR[r.Name] = true
+	}
+	for i := range cl.repos.Items {
+		if r := &cl.repos.Items[i]; !givenR[r.Name] {
+			objs = append(objs, r.DeepCopy())
+		}
+	}
+	givenO := givenKeys(in)
+	for _, gk := range kinds.List() {
+		m, err := o.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: kind %s: %w", where, gk, err)
+		}
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(gk.Kind + "List"))
+		if err := o.Client.List(ctx, l, client.InNamespace(o.Namespace)); err != nil {
+			return nil, nil, fmt.Errorf("reading %s: listing %s: %w", where, gk, err)
+		}
+		for i := range l.Items {
+			u := &l.Items[i]
+			if !givenO[state.ObjectKey(u.Object)] {
+				u = u.DeepCopy()
+				u.SetResourceVersion("")
+				objs = append(objs, u)
+			}
+		}
+	}
+	return objs, deleted, nil
 }

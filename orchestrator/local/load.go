@@ -187,33 +187,7 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		v := &porchconfig.Repository{}
 		typed, in.repositories = v, append(in.repositories, v)
 	default:
-		// A typo in a kind of Porch's groups (PackageVarient) must not turn
-		// a variant into an injection candidate and delete its drafts.
-		if g := krm.Group(apiVersion); g == pvapi.GroupVersion.Group || g == "porch.kpt.dev" {
-			return fmt.Sprintf("%s: %s has no kind %s; pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
-				where, apiVersion, kind, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
-		} else if near := nearPorchGroup(g); near != "" {
-			// config.porch.kpt.io: a typo would make a variant an injection
-			// candidate, and a first run would do nothing, exit 0.
-			return fmt.Sprintf("%s: API group %q is not %q (a typo?); pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
-				where, g, near, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
-		}
-		// A kind the orchestrator's scheme knows (ConfigMap, Secret, every
-		// built-in) is decoded as its Go type first: a value of the wrong type
-		// is an input error naming its field, not a panic later.
-		if msg := typeErrors(n, apiVersion, kind); msg != "" {
-			return fmt.Sprintf("%s: %s", where, msg)
-		}
-		u := &unstructured.Unstructured{}
-		b, err := n.MarshalJSON()
-		if err == nil {
-			err = u.UnmarshalJSON(b)
-		}
-		if err != nil {
-			return fmt.Sprintf("%s: %v", where, err)
-		}
-		in.others = append(in.others, u)
-		return ""
+		return in.addOther(n, where, apiVersion, kind)
 	}
 	if ns != namespace {
 		return fmt.Sprintf("%s: `metadata.namespace` is %q; pvctl run serves one namespace, %q (--namespace)", where, ns, namespace)
@@ -235,6 +209,38 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 	if len(problems) > 0 {
 		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
 	}
+	return ""
+}
+
+// addOther reads an object of any other kind (an injection or selection
+// candidate), refusing a kind that looks like one of Porch's mistyped.
+func (in *input) addOther(n *yaml.RNode, where, apiVersion, kind string) string {
+	// A typo in a kind of Porch's groups (PackageVarient) must not turn
+	// a variant into an injection candidate and delete its drafts.
+	if g := krm.Group(apiVersion); g == pvapi.GroupVersion.Group || g == "porch.kpt.dev" {
+		return fmt.Sprintf("%s: %s has no kind %s; pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
+			where, apiVersion, kind, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
+	} else if near := nearPorchGroup(g); near != "" {
+		// config.porch.kpt.io: a typo would make a variant an injection
+		// candidate, and a first run would do nothing, exit 0.
+		return fmt.Sprintf("%s: API group %q is not %q (a typo?); pvctl run reads %s PackageVariant, %s PackageVariantSet and %s Repository from files",
+			where, g, near, pvapi.GroupVersion, pvsapi.GroupVersion, porchconfig.GroupVersion)
+	}
+	// A kind the orchestrator's scheme knows (ConfigMap, Secret, every
+	// built-in) is decoded as its Go type first: a value of the wrong type
+	// is an input error naming its field, not a panic later.
+	if msg := typeErrors(n, apiVersion, kind); msg != "" {
+		return fmt.Sprintf("%s: %s", where, msg)
+	}
+	u := &unstructured.Unstructured{}
+	b, err := n.MarshalJSON()
+	if err == nil {
+		err = u.UnmarshalJSON(b)
+	}
+	if err != nil {
+		return fmt.Sprintf("%s: %v", where, err)
+	}
+	in.others = append(in.others, u)
 	return ""
 }
 

@@ -152,47 +152,55 @@ func (s *backend) load(r *repo) ([]store.Revision, []func() (map[string]string, 
 		revs = append(revs, rev)
 		files = append(files, r.lazyFiles(r.refs[ref], p.pkg))
 	}
-	// Porch's branch placeholders: every package on the branch, numbered
-	// -1 in the workspace named after the branch.
 	if head, ok := all[branchRef(r.Branch)]; ok {
-		paths, trees, err := cat.packages(head)
-		if err != nil {
-			skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch), Err: err})
-		}
-		for _, path := range paths {
-			pkg, under := r.rel(path)
-			if !under {
-				continue // outside the repository's directory
-			}
-			rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
-				Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch)}
-			if deletion[pkg+"/"+r.Branch] {
-				rev.Lifecycle = store.DeletionProposed
-			}
-			if m, ok := r.meta.Revisions[rev.Name]; ok {
-				rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
-			}
-			tree, _, err := cat.measured(trees[path], path)
-			var kf map[string]string
-			if err == nil {
-				kf, err = cat.kptfile(tree, path)
-			}
-			if err == nil {
-				rev.Lock, err = r.lockOf(kf)
-			}
-			if err == nil && seen[rev.Name] != "" {
-				err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
-			}
-			if err != nil {
-				skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch) + ":" + path, Err: err, Revision: rev})
-				continue
-			}
-			seen[rev.Name] = branchRef(r.Branch)
-			revs = append(revs, rev)
-			files = append(files, r.lazyFiles(head, pkg))
-		}
+		br, bf, bs := s.loadBranch(r, cat, head, deletion, seen)
+		revs, files, skipped = append(revs, br...), append(files, bf...), append(skipped, bs...)
 	}
 	return revs, files, skipped, nil
+}
+
+// loadBranch lists Porch's branch placeholders: every package on the
+// branch (its head), numbered -1 in the workspace named after the branch;
+// seen are the revision names listed so far (ref by name), which it adds
+// to.
+func (s *backend) loadBranch(r *repo, cat *objectReader, head string, deletion map[string]bool, seen map[string]string) (revs []store.Revision, files []func() (map[string]string, error), skipped []Skip) {
+	paths, trees, err := cat.packages(head)
+	if err != nil {
+		skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch), Err: err})
+	}
+	for _, path := range paths {
+		pkg, under := r.rel(path)
+		if !under {
+			continue // outside the repository's directory
+		}
+		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
+			Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch)}
+		if deletion[pkg+"/"+r.Branch] {
+			rev.Lifecycle = store.DeletionProposed
+		}
+		if m, ok := r.meta.Revisions[rev.Name]; ok {
+			rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
+		}
+		tree, _, err := cat.measured(trees[path], path)
+		var kf map[string]string
+		if err == nil {
+			kf, err = cat.kptfile(tree, path)
+		}
+		if err == nil {
+			rev.Lock, err = r.lockOf(kf)
+		}
+		if err == nil && seen[rev.Name] != "" {
+			err = fmt.Errorf("%s already is package revision %s", seen[rev.Name], rev.Name)
+		}
+		if err != nil {
+			skipped = append(skipped, Skip{Repository: r.Name, Ref: branchRef(r.Branch) + ":" + path, Err: err, Revision: rev})
+			continue
+		}
+		seen[rev.Name] = branchRef(r.Branch)
+		revs = append(revs, rev)
+		files = append(files, r.lazyFiles(head, pkg))
+	}
+	return revs, files, skipped
 }
 
 // errNoPackage: a tag whose commit has no package (no Kptfile) at its path.
