@@ -36,34 +36,55 @@ import (
 // hash, lists refs/heads/x.lock as a branch, and walks every ref namespace
 // (refs/remotes, refs/notes), so one stray file in a repository a person
 // also uses would stop every variant it serves.
-//
-// It is kept over 80 lines on purpose (test/docs TestSizeLimits names it):
-// git's reading of refs is one sequence, read top to bottom against git's
-// own, and split it would hide the order that decides which ref wins.
 func refs(gitDir string) (map[string]string, error) {
-	m := map[string]string{}
-	peeled := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
-		last := ""
-		for _, line := range strings.Split(string(b), "\n") {
-			switch {
-			case line == "" || strings.HasPrefix(line, "#"):
-			case strings.HasPrefix(line, "^"):
-				if p := strings.TrimPrefix(line, "^"); last != "" && isHash(p) {
-					peeled[last] = p
-				}
-			default:
-				sha, name, ok := strings.Cut(line, " ")
-				if ok && isHash(sha) && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
-					m[name], last = sha, name
-				} else {
-					last = ""
-				}
-			}
-		}
-	} else if !os.IsNotExist(err) {
+	// In git's order: packed refs, then the loose ones, which win (and drop
+	// a packed ref's peeled value), then annotated tags peeled.
+	m, peeled, err := packedRefs(gitDir)
+	if err != nil {
 		return nil, err
 	}
+	if err := looseRefs(gitDir, m, peeled); err != nil {
+		return nil, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
+	}
+	if err := peelTags(gitDir, m, peeled); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// packedRefs reads packed-refs: each branch and tag ref's hash, and the
+// peeled value git records after an annotated tag ("^<hash>").
+func packedRefs(gitDir string) (m, peeled map[string]string, err error) {
+	m, peeled = map[string]string{}, map[string]string{}
+	b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if os.IsNotExist(err) {
+		return m, peeled, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	last := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "^"):
+			if p := strings.TrimPrefix(line, "^"); last != "" && isHash(p) {
+				peeled[last] = p
+			}
+		default:
+			sha, name, ok := strings.Cut(line, " ")
+			if ok && isHash(sha) && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
+				m[name], last = sha, name
+			} else {
+				last = ""
+			}
+		}
+	}
+	return m, peeled, nil
+}
+
+// looseRefs reads the loose refs under refs/heads and refs/tags over m
+// (they win over packed ones); lock files and broken refs are skipped.
+func looseRefs(gitDir string, m, peeled map[string]string) error {
 	for _, top := range []string{"refs/heads", "refs/tags"} {
 		root := filepath.Join(gitDir, filepath.FromSlash(top))
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -94,9 +115,15 @@ func refs(gitDir string) (map[string]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
+			return err
 		}
 	}
+	return nil
+}
+
+// peelTags points each tag ref at its commit: a packed ref's peeled value,
+// else the tag object's target (an annotated tag), remembered by object.
+func peelTags(gitDir string, m, peeled map[string]string) error {
 	var repo *gogit.Repository
 	for name, sha := range m {
 		if !strings.HasPrefix(name, "refs/tags/") {
@@ -113,7 +140,7 @@ func refs(gitDir string) (map[string]string, error) {
 		if repo == nil {
 			r, err := gogit.PlainOpen(gitDir)
 			if err != nil {
-				return nil, fmt.Errorf("opening %s: %w", gitDir, err)
+				return fmt.Errorf("opening %s: %w", gitDir, err)
 			}
 			repo = r
 		}
@@ -122,7 +149,7 @@ func refs(gitDir string) (map[string]string, error) {
 		}
 		tagTargets.Add(gitDir+" "+sha, m[name])
 	}
-	return m, nil
+	return nil
 }
 
 // tagTargets remembers what a tag ref's object peels to ("<gitDir> <sha>"):
