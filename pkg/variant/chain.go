@@ -80,6 +80,12 @@ type Result struct {
 	// blueprint's own pipeline runs after one the variant prepends and sets
 	// what it sets (rule blueprint-runs-last).
 	Overridden []string
+	// OpenGate, when not "", says why the package cannot be approved
+	// without a change: a readiness gate of its Kptfile other than
+	// MutationGate whose condition is not True (the gate, the condition's
+	// status, reason and message). Read from the Kptfile the chain left,
+	// not parsed again.
+	OpenGate string
 }
 
 // Package is a downstream package parsed once, for InjectionTypes and Run.
@@ -112,6 +118,7 @@ func Run(files map[string]string, c *Chain) (*Result, error) {
 // once.
 func (p *Package) Run(c *Chain) (*Result, error) {
 	items, out := p.items, &Result{}
+	var err error
 	for _, s := range c.steps() {
 		summary, problems := s.apply(items)
 		for _, pr := range problems {
@@ -125,10 +132,9 @@ func (p *Package) Run(c *Chain) (*Result, error) {
 			return out, fmt.Errorf("%s: %w", s.name, krm.ResultsError(out.Results))
 		}
 	}
-	if err := closeGate(items); err != nil {
+	if out.OpenGate, err = closeGate(items); err != nil {
 		return out, err
 	}
-	var err error
 	if out.Files, err = krm.ItemsToFiles(items, p.files); err != nil {
 		return out, err
 	}

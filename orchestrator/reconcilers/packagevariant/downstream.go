@@ -41,7 +41,8 @@ type target struct {
 	// made it (nil: not known, the status keeps what it has).
 	lock *store.Lock
 	// gate, when checked: why the draft as the chain left it cannot be
-	// approved without a change (closedGate), "" when nothing closes it.
+	// approved without a change (variant.Result.OpenGate), "" when
+	// nothing holds it.
 	gate string
 }
 

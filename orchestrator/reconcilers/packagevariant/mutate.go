@@ -56,9 +56,6 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 // one write.
 func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
 	m, err := r.mutateFiles(ctx, v, d, prepare)
-	if m.target.checked {
-		m.target.gate = closedGate(m.files)
-	}
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
@@ -120,7 +117,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		out.Files, out.Changed = files, true // the upgrade itself is the change
 	}
 	if !out.Changed {
-		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited}, in: in, files: res.Files}, nil
+		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
@@ -131,10 +128,13 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited}, wrote: true, files: out.Files}
+	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
 		m.files = after.Files
 		again, in2, err := r.runChain(ctx, v, after.Files)
+		if err == nil {
+			m.target.gate = again.OpenGate // as Porch's render left the draft
+		}
 		switch {
 		case err == nil && !again.Changed:
 			m.in, m.settled = in2, after.ResourceVersion

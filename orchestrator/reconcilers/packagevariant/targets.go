@@ -1,13 +1,10 @@
 package packagevariant
 
 import (
-	"fmt"
 	"sort"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/pkg/kptfile"
-	"github.com/pvkit/pvkit/pkg/variant"
 )
 
 // A variant's status is all its set reads of it (rule:
@@ -24,9 +21,9 @@ import (
 // reconcile, or what the status said when it did not run: the memo vouched
 // for the draft); else the wait for approval, with the message approval by
 // policy gave it, if any.
-func blocked(dt pvapi.DownstreamTarget, t target) *pvapi.Blocked {
+func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 	if dt.Lifecycle == "" || store.Lifecycle(dt.Lifecycle).IsPublished() {
-		return nil
+		return pvapi.Blocked{}, false
 	}
 	gate := ""
 	switch {
@@ -37,13 +34,13 @@ func blocked(dt pvapi.DownstreamTarget, t target) *pvapi.Blocked {
 	}
 	switch {
 	case dt.Rejected:
-		return &pvapi.Blocked{Reason: pvapi.ReasonRejected, Message: "a person rejected it (Proposed, then Draft again): propose it again when it is fixed"}
+		return pvapi.Blocked{Reason: pvapi.ReasonRejected, Message: "a person rejected it (Proposed, then Draft again): propose it again when it is fixed"}, true
 	case gate != "":
-		return &pvapi.Blocked{Reason: pvapi.ReasonGateClosed, Message: gate}
+		return pvapi.Blocked{Reason: pvapi.ReasonGateClosed, Message: gate}, true
 	case dt.Blocked != nil && dt.Blocked.Reason == pvapi.ReasonAwaitingApproval:
-		return dt.Blocked // approval by policy's word on it, until it speaks again
+		return *dt.Blocked, true // approval by policy's word on it, until it speaks again
 	}
-	return &pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: awaiting(dt.Lifecycle, "")}
+	return pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: awaiting(dt.Lifecycle, "")}, true
 }
 
 // awaiting is AwaitingApproval's message, with what approval by policy
@@ -53,22 +50,6 @@ func awaiting(lifecycle, more string) string {
 		return lifecycle + ", not yet approved"
 	}
 	return lifecycle + ", not yet approved: " + more
-}
-
-// closedGate says why a draft's files cannot be approved without a
-// change: a readiness gate of its Kptfile other than the mutation's
-// (variant.MutationGate, which the chain closes itself) that is not True;
-// "" when none is.
-func closedGate(files map[string]string) string {
-	kf, err := kptfile.FromFiles(files)
-	if err != nil || kf == nil {
-		return ""
-	}
-	gate, c, err := kf.NotReady()
-	if err != nil || gate == "" || gate == variant.MutationGate || c == nil {
-		return ""
-	}
-	return fmt.Sprintf("readiness gate %q is %s (%s: %s)", gate, c.Status, c.Reason, c.Message)
 }
 
 // setApprovalWait records approval by policy's word on a draft in its
@@ -98,32 +79,41 @@ func setApprovalWait(v *pvapi.PackageVariant, name, msg string) {
 // It also records each target's upstream lock as listed, unless the
 // reconcile made it (a clone or an upgrade in place: the upstream's).
 func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, up *store.Revision) {
-	lifecycle := map[string]store.Lifecycle{}
-	locks := map[string]*store.Lock{}
-	for _, rev := range mine {
-		lifecycle[rev.Name], locks[rev.Name] = rev.Lifecycle, rev.Lock
+	// A variant has a target or two: found by looking, not by a map (a
+	// steady resync of 1,000 variants allocates nothing here).
+	listed := func(name string) *store.Revision {
+		for i := range mine {
+			if mine[i].Name == name {
+				return &mine[i]
+			}
+		}
+		return nil
 	}
-	prev := map[string]pvapi.DownstreamTarget{}
-	for _, t := range v.Status.DownstreamTargets {
-		prev[t.Name] = t
+	prev := func(name string) *pvapi.DownstreamTarget {
+		for i := range v.Status.DownstreamTargets {
+			if v.Status.DownstreamTargets[i].Name == name {
+				return &v.Status.DownstreamTargets[i]
+			}
+		}
+		return &pvapi.DownstreamTarget{}
 	}
 	for i := range targets {
 		t := &targets[i]
-		lc, ok := lifecycle[t.name]
-		if !ok {
-			lc = store.Draft // created by this reconcile
+		lc := store.Draft // created by this reconcile
+		switch rev := listed(t.name); {
+		case rev != nil:
+			lc = rev.Lifecycle
 			if t.lock == nil {
-				t.lock = store.LockFor(*up)
+				t.lock = rev.Lock
 			}
-		}
-		if t.lock == nil {
-			t.lock = locks[t.name]
+		case t.lock == nil:
+			t.lock = store.LockFor(*up)
 		}
 		own := r.tracker.wasMovedBack(v.UID, t.name)
 		if own {
 			lc = store.Draft // mine was listed before the move
 		}
-		p := prev[t.name]
+		p := prev(t.name)
 		t.lifecycle = string(lc)
 		t.rejected = lc == store.Draft && !own && (p.Rejected || p.Lifecycle == string(store.Proposed))
 		if lc == store.Proposed {
@@ -137,15 +127,14 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 
 // mergeTargets keeps the render status of targets not updated this time.
 func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.DownstreamTarget {
-	old := map[string]pvapi.DownstreamTarget{}
-	for _, t := range prev {
-		old[t.Name] = t
-	}
 	out := make([]pvapi.DownstreamTarget, 0, len(targets))
 	for _, t := range targets {
-		dt, ok := old[t.name]
-		if !ok {
-			dt = pvapi.DownstreamTarget{Name: t.name}
+		dt := pvapi.DownstreamTarget{Name: t.name}
+		for i := range prev {
+			if prev[i].Name == t.name {
+				dt = prev[i]
+				break
+			}
 		}
 		if t.render != nil {
 			dt.RenderStatus = *t.render.DeepCopy()
@@ -157,10 +146,17 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
 		}
 		dt.Edited = dt.Edited || t.edited
-		if t.lock != nil {
-			dt.UpstreamLock = &pvapi.UpstreamLock{Repo: t.lock.Repository, Package: t.lock.Package, Ref: t.lock.Ref, Commit: t.lock.Commit}
+		if l := t.lock; l != nil {
+			if u := dt.UpstreamLock; u == nil || *u != (pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}) {
+				dt.UpstreamLock = &pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
+			}
 		}
-		dt.Blocked = blocked(dt, t)
+		switch b, ok := blocked(dt, t); {
+		case !ok:
+			dt.Blocked = nil
+		case dt.Blocked == nil || *dt.Blocked != b: // else kept: a steady resync allocates nothing
+			dt.Blocked = &b
+		}
 		out = append(out, dt)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

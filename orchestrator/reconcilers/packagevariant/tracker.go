@@ -33,9 +33,10 @@ type tracker struct {
 
 // variantRecord is what the tracker remembers of one variant.
 type variantRecord struct {
-	created *trackedDraft // the draft it created (or took back) last
-	asked   string        // the draft whose create failed, by name
-	drafts  map[string]*draftNote
+	created  *trackedDraft // the draft it created (or took back) last
+	asked    string        // the draft whose create failed, by name
+	drafts   map[string]*draftNote
+	phantoms int // how many of drafts are phantoms
 }
 
 // draftNote is what the tracker remembers of one of a variant's drafts.
@@ -134,6 +135,9 @@ func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) (waited
 		n.unread = now
 	}
 	if waited = now.Sub(n.unread); waited >= phantomAfter {
+		if !n.phantom {
+			t.rec(uid, false).phantoms++
+		}
 		n.phantom, n.unread = true, time.Time{}
 		return waited, true
 	}
@@ -154,8 +158,8 @@ func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rec(uid, false)
-	if r == nil {
-		return revs
+	if r == nil || r.phantoms == 0 {
+		return revs // the steady case: nothing to leave out, nothing allocated
 	}
 	var out []store.Revision
 	for _, rev := range revs {
