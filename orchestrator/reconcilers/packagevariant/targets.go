@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"sort"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -41,6 +42,28 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 		return *dt.Blocked, true // approval by policy's word on it, until it speaks again
 	}
 	return pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: awaiting(dt.Lifecycle, "")}, true
+}
+
+// sameUpstream reports whether a target's recorded lock and a lock read
+// or made now name the same upstream revision: the same package and ref
+// (a directory-scoped repository's ref may carry the directory), the
+// repository and commit compared only when both have them. The lock a
+// clone or an upgrade makes has the repository and no commit, the one
+// Porch then lists the commit and no repository: the status keeps the
+// first, so that the next reconcile does not patch it again (the release
+// bench counted a second status patch per variant before).
+func sameUpstream(u *pvapi.UpstreamLock, l *store.Lock) bool {
+	if u == nil {
+		return false
+	}
+	under := func(a, b string) bool {
+		if strings.HasPrefix(a, "drafts/") != strings.HasPrefix(b, "drafts/") {
+			return false // a draft's ref is never a published revision's
+		}
+		return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+	}
+	return under(u.Package, l.Package) && under(u.Ref, l.Ref) &&
+		(u.Repo == "" || l.Repository == "" || u.Repo == l.Repository) && (u.Commit == "" || l.Commit == "" || u.Commit == l.Commit)
 }
 
 // awaiting is AwaitingApproval's message, with what approval by policy
@@ -146,10 +169,8 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
 		}
 		dt.Edited = dt.Edited || t.edited
-		if l := t.lock; l != nil {
-			if u := dt.UpstreamLock; u == nil || *u != (pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}) {
-				dt.UpstreamLock = &pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
-			}
+		if l := t.lock; l != nil && !sameUpstream(dt.UpstreamLock, l) {
+			dt.UpstreamLock = &pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
 		}
 		switch b, ok := blocked(dt, t); {
 		case !ok:
