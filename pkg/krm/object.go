@@ -101,7 +101,7 @@ func StringNode(v string) *yaml.Node {
 // a boolean.
 func SetString(n *yaml.Node, v string) {
 	n.Kind, n.Tag, n.Value = yaml.ScalarNode, yaml.NodeTagString, v
-	if yaml.IsYaml1_1NonString(n) {
+	if !plainString(v) && yaml.IsYaml1_1NonString(n) {
 		n.Style = yaml.DoubleQuotedStyle
 	} else if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
 		// keep the quotes it was written with
@@ -109,6 +109,31 @@ func SetString(n *yaml.Node, v string) {
 		n.Style = 0
 	}
 }
+
+// plainString reports whether v is sure to read back as a string, written
+// plain, in YAML 1.1 and 1.2: it starts with a letter, holds only letters,
+// digits and . _ / -, and is not one of the words YAML 1.1 reads as a
+// boolean or null (in any case). Most values are (names, images, paths,
+// refs): they skip kyaml's check, which parses each value with a YAML 1.1
+// parser (a quarter of a steady resync's time, measured in issue 42).
+// Anything else is left to that check.
+func plainString(v string) bool {
+	if v == "" || !isLetter(v[0]) {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if c := v[i]; !isLetter(c) && (c < '0' || c > '9') && c != '.' && c != '_' && c != '/' && c != '-' {
+			return false
+		}
+	}
+	switch strings.ToLower(v) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return false
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func keepComments(old, repl *yaml.Node) {
 	if repl.HeadComment == "" {
