@@ -20,7 +20,7 @@ const (
 	ExitNotReady = 1 // run: some set or variant is not Ready yet (a readiness gate, a transient error); any command: it failed
 	ExitUsage    = 2 // bad flags or input; nothing was written
 	ExitChanges  = 3 // plan: something would change; run: a removal was held back for want of --prune
-	ExitStalled  = 4 // run and plan: some set or variant is stalled: it waits for a change of its input
+	ExitStalled  = 4 // run and plan: some set or variant is stalled: it waits for a change of its input (a paused rollout too)
 )
 
 type usageError struct{ msg string }

@@ -76,10 +76,16 @@ func TestStagedRolloutLocally(t *testing.T) {
 	// Paused: approving them moves nobody else.
 	contains(t, w.mustCmd(ExitOK, "rollout", "pause", "app"), "packagevariantset/app rollout paused: the next pvctl run applies it")
 	w.approveDrafts()
-	out = w.run(ExitOK)
+	// Issue 43 #2 (rule rollout-conditions): a paused rollout is not green:
+	// the run exits 4 (stalled: it waits for someone), the set's row says
+	// why, and its RolloutPaused condition is what pvctl wait waits for.
+	out = w.run(ExitStalled)
 	if strings.Contains(out, "created draft") {
 		t.Fatalf("a paused rollout moved a child:\n%s", out)
 	}
+	contains(t, out, "PackageVariantSet  app               False  RolloutPaused", "PausedByOperator: paused in wave early")
+	contains(t, w.mustCmd(ExitOK, "wait", "pvs/app", "--for=condition=RolloutPaused", "--timeout", "5s"), "packagevariantset/app")
+	w.mustCmd(ExitOK, "wait", "pvs/app", "--for=condition=RolloutProgressing=False", "--timeout", "5s")
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Paused", "paused in wave early: pvkit.dev/rollout-pause is \"true\"")
 	// Hold one of rest, resume: the rollout goes on to the end without it.
 	code, _, errs := w.cmd("rollout", "hold", "app", "app-fleet-9-app")
@@ -231,19 +237,19 @@ func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "propose", rejected), rejected)
 	w.run(ExitOK)
 	contains(t, w.mustCmd(ExitOK, "reject", rejected), rejected)
-	w.run(ExitOK)
+	contains(t, w.run(ExitStalled), "RolloutPaused  -                              ErrorBudgetExceeded: paused in wave early: 1 failed child(ren)")
 	st := w.mustCmd(ExitOK, "rollout", "status", "app")
 	contains(t, st, "PackageVariantSet app: Paused", "draft "+rejected+" was rejected")
 	contains(t, w.mustCmd(ExitOK, "events"), "DraftRejected", "RolloutPaused")
 	w.mustCmd(ExitOK, "approve", drafts[1]) // the other draft of wave early: published, and still nothing moves
-	if out := w.run(ExitOK); strings.Contains(out, "created draft") {
+	if out := w.run(ExitStalled); strings.Contains(out, "created draft") {
 		t.Fatalf("a paused rollout moved a child:\n%s", out)
 	}
 
 	// A target added mid-rollout joins a wave, at the rollout's from revision.
 	w.write("repositories.yaml", readFile(t, filepath.Join(w.in, "repositories.yaml"))+
 		"---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: fleet-10\n  labels:\n    fleet: \"yes\"\nspec:\n  type: git\n  deployment: true\n")
-	out := w.run(ExitOK)
+	out := w.run(ExitStalled) // still paused by the budget
 	contains(t, out, "wave early Open (2/4 moved)", "created draft fleet-10.app.packagevariant-1 (clone of blueprints.app.v1)")
 	contains(t, w.mustCmd(ExitOK, "events"), "RolloutJoined", "app-fleet-10-app joins wave")
 
@@ -306,7 +312,7 @@ func TestGatedChildBlocksTheWave(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.mustCmd(ExitOK, "push", drafts[0], dir)
-	contains(t, w.run(ExitNotReady), "PackageVariant     app-fleet-07-app  False  ReadinessGate")
+	contains(t, w.run(ExitStalled), "PackageVariant     app-fleet-07-app  False  ReadinessGate", "PackageVariantSet  app               False  RolloutPaused")
 
 	why := `readiness gate "example.com/reviewed" is False (NotYet: waiting for the network team)`
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),

@@ -49,7 +49,7 @@ as porchctl does.
 Exit codes: 0 done (run: every set and variant Ready; plan: nothing would change);
 1 not Ready yet (a readiness gate, a transient error) or the command failed; 2 usage or
 input error, nothing written; 3 plan: something would change, run: a removal held back
-for want of --prune; 4 some set or variant is stalled (it waits for a change of its input).`,
+for want of --prune; 4 some set or variant is stalled (it waits for a change of its input, or a set's rollout is paused).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -117,6 +119,11 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 	}
 	for _, s := range sets.Items {
 		st := status("PackageVariantSet", s.Name, s.Status.Conditions)
+		// A paused rollout waits for someone (rule: rollout-conditions): the
+		// set is not done, and the run says so with the stalled exit code.
+		if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionRolloutPaused); c != nil && c.Status == metav1.ConditionTrue && st.Ready == metav1.ConditionTrue {
+			st.Ready, st.Stalled, st.Reason, st.Message = metav1.ConditionFalse, true, pvapi.ConditionRolloutPaused, c.Reason+": "+c.Message
+		}
 		// Each target failure, not only their count: what to fix.
 		for _, f := range s.Status.TargetFailures {
 			st.Message += "; " + f.Target + ": " + f.Message

@@ -196,7 +196,7 @@ func (p *planner) emptyPause(empty []string) Result {
 	for i, w := range p.spec.Waves {
 		p.st.Waves = append(p.st.Waves, v1alpha2.WaveStatus{Name: w.Name, State: WavePending, Members: names(p.waves[i])})
 	}
-	p.st.Phase = Paused
+	p.st.Phase, p.res.Pause = Paused, PausedByEmptyWave
 	p.st.Message = fmt.Sprintf("not started: wave(s) %s select no child of the %d (their selector matches none: a typo, or a target that lost its label); "+
 		"nothing moves until each selects one: fix the selector or the labels, or set allowEmpty: true on the wave",
 		strings.Join(empty, ", "), len(p.children))
@@ -323,7 +323,7 @@ func (p *planner) phase(open int) {
 		st.Phase, st.Message = Complete, completeMessage(p.target, st.Held, st.Skipped)
 		p.event(EventRolloutComplete, "%s", st.Message)
 	case p.overBudget:
-		st.Phase = Paused
+		st.Phase, p.res.Pause = Paused, PausedByBudget
 		more := ""
 		if p.failed > len(st.Failed) {
 			more = fmt.Sprintf("; and %d more", p.failed-len(st.Failed))
@@ -334,7 +334,7 @@ func (p *planner) phase(open int) {
 			p.event(EventRolloutPaused, "%s", st.Message)
 		}
 	case p.ctl.Paused:
-		st.Phase, st.Message = Paused, fmt.Sprintf("paused in wave %s: %s", st.Waves[open].Name, p.ctl.PauseMessage)
+		st.Phase, st.Message, p.res.Pause = Paused, fmt.Sprintf("paused in wave %s: %s", st.Waves[open].Name, p.ctl.PauseMessage), PausedByControl
 	default:
 		st.Phase = Progressing
 		w := st.Waves[open]

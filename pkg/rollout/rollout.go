@@ -127,7 +127,22 @@ type Result struct {
 	Pins   map[string]pv.Upstream
 	Status v1alpha2.RolloutStatus
 	Events []Event
+	// Pause is why a Paused rollout is paused ("" otherwise).
+	Pause PauseCause
 }
+
+// PauseCause is why a rollout is paused.
+type PauseCause string
+
+// The causes of a pause.
+const (
+	// PausedByBudget: more children failed than the error budget allows.
+	PausedByBudget PauseCause = "ErrorBudgetExceeded"
+	// PausedByControl: the operator paused it (pvkit.dev/rollout-pause).
+	PausedByControl PauseCause = "PausedByOperator"
+	// PausedByEmptyWave: a wave with a selector selects no child.
+	PausedByEmptyWave PauseCause = "EmptyWave"
+)
 
 // Pin is the exact upstream of a revision: its workspace and number.
 func Pin(base pv.Upstream, r v1alpha2.RevisionRef) pv.Upstream {

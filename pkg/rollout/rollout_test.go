@@ -368,3 +368,27 @@ func TestOpenWaveNamesItsDoneMembers(t *testing.T) {
 		t.Fatalf("the pending wave names done members: %+v", r)
 	}
 }
+
+// Issue 43 #2: a paused plan says why (the set's RolloutPaused reason).
+func TestPauseCause(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	if r := f.plan(ref(2)); r.Pause != "" || f.status.Phase != Progressing {
+		t.Fatalf("progressing: pause %q, phase %s", r.Pause, f.status.Phase)
+	}
+	f.ctl.Paused, f.ctl.PauseMessage = true, "paused by hand"
+	if r := f.plan(ref(2)); r.Pause != PausedByControl {
+		t.Fatalf("the control: pause %q", r.Pause)
+	}
+	f.ctl.Paused = false
+	f.failing["c07"] = true
+	if r := f.plan(ref(2)); r.Pause != PausedByBudget {
+		t.Fatalf("the budget: pause %q (%s)", r.Pause, f.status.Message)
+	}
+	e := newFleet(t, 10)
+	delete(e.labels["c07"], "ring") // the canary selects nobody
+	e.plan(ref(1))
+	if r := e.plan(ref(2)); r.Pause != PausedByEmptyWave {
+		t.Fatalf("an empty wave: pause %q (%s)", r.Pause, e.status.Message)
+	}
+}

@@ -158,6 +158,33 @@ const (
 	// which, and what the policy waits for).
 	ReasonAwaitingApproval = "AwaitingApproval"
 
+	// The condition types of a PackageVariantSet with spec.rollout: its
+	// rollout's phase (status.rollout.phase) as conditions, one True at a
+	// time, for kubectl wait, pvctl wait and alerts (rule: rollout-conditions).
+	//
+	// ConditionRolloutProgressing: a wave is open and moving (reason
+	// WaveOpen).
+	ConditionRolloutProgressing = "RolloutProgressing"
+	// ConditionRolloutPaused: nothing moves until someone acts; the reason
+	// says why (ErrorBudgetExceeded, PausedByOperator, EmptyWave) and the
+	// message what to do. pvctl run exits 4 (stalled) while it holds.
+	ConditionRolloutPaused = "RolloutPaused"
+	// ConditionRolloutComplete: every child is at the target but the held
+	// and skipped ones, which the message names (reason AtTarget).
+	ConditionRolloutComplete = "RolloutComplete"
+	// ReasonWaveOpen is RolloutProgressing=True's reason.
+	ReasonWaveOpen = "WaveOpen"
+	// ReasonErrorBudgetExceeded, ReasonPausedByOperator, ReasonEmptyWave:
+	// RolloutPaused=True's reasons (pkg/rollout's PauseCause).
+	ReasonErrorBudgetExceeded = "ErrorBudgetExceeded"
+	ReasonPausedByOperator    = "PausedByOperator"
+	ReasonEmptyWave           = "EmptyWave"
+	// ReasonAtTarget is RolloutComplete=True's reason.
+	ReasonAtTarget = "AtTarget"
+	// ReasonRolloutPhase is the reason of each of the three that is False:
+	// the message is the phase the rollout is in.
+	ReasonRolloutPhase = "RolloutPhase"
+
 	// ConditionBlueprintOverrides is True while the blueprint's own
 	// pipeline sets again what the variant set (a function runs again over
 	// the variant's values), though the variant is Ready; removed when no

@@ -53,6 +53,9 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	spec := set.Spec.Rollout
 	if spec == nil {
 		set.Status.Rollout = nil
+		for _, c := range rolloutConditionTypes {
+			apimeta.RemoveStatusCondition(&set.Status.Conditions, c)
+		}
 		return 0, nil
 	}
 	u := set.Spec.Upstream
@@ -119,11 +122,34 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 	}
 	set.Status.Rollout = &res.Status
+	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
 	if res.Status.Phase == rollout.Complete {
 		again = 0
 	}
 	return again, nil
+}
+
+// rolloutConditionTypes are the set's conditions of its rollout's phase.
+var rolloutConditionTypes = []string{pvapi.ConditionRolloutProgressing, pvapi.ConditionRolloutPaused, pvapi.ConditionRolloutComplete}
+
+// setRolloutConditions sets the rollout's phase as the set's conditions
+// (rule: rollout-conditions): the one of the phase True with its reason
+// and the rollout's message, the other two False with the phase.
+func (r *Reconciler) setRolloutConditions(set *pvsapi.PackageVariantSet, res rollout.Result) {
+	st := res.Status
+	on := map[v1alpha2.RolloutPhase]struct{ typ, reason string }{
+		rollout.Progressing: {pvapi.ConditionRolloutProgressing, pvapi.ReasonWaveOpen},
+		rollout.Paused:      {pvapi.ConditionRolloutPaused, string(res.Pause)},
+		rollout.Complete:    {pvapi.ConditionRolloutComplete, pvapi.ReasonAtTarget},
+	}[st.Phase]
+	for _, typ := range rolloutConditionTypes {
+		if typ == on.typ {
+			kit.Set(&set.Status.Conditions, set.Generation, r.Clock, typ, metav1.ConditionTrue, on.reason, st.Message)
+		} else {
+			kit.Set(&set.Status.Conditions, set.Generation, r.Clock, typ, metav1.ConditionFalse, pvapi.ReasonRolloutPhase, fmt.Sprintf("the rollout is %s", st.Phase))
+		}
+	}
 }
 
 // rolloutEvents records a plan's events on the set (a pause is a
