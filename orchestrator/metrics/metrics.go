@@ -6,11 +6,12 @@
 //	pvkit_packagevariants{ready,reason}          gauge: variants by Ready status and reason
 //	pvkit_packagevariantsets{ready,reason}       gauge: sets by Ready status and reason
 //	pvkit_drafts{lifecycle}                      gauge: Draft and Proposed revisions a PackageVariant owns
+//	pvkit_rollouts{phase,reason}                 gauge: sets with a staged rollout by phase (Progressing, Paused, Complete) and its reason
 //	pvkit_reconcile_duration_seconds{kind,result} histogram: one reconcile (result success|stalled|error|waiting|suspended)
 //	pvkit_porch_requests_total{verb,resource,code} counter: requests to Porch's API (code OK or the error's reason)
 //	pvkit_porch_request_duration_seconds{verb,resource} histogram: their latency
 //
-// The three gauges are counted from the informer cache when Prometheus
+// The gauges are counted from the informer cache when Prometheus
 // scrapes (Collector), so every replica, the standby included, reports the
 // same fleet; the counters and histograms move only on the leader, the
 // replica that reconciles. Reason is the Stalled reason when the object is
@@ -213,6 +214,7 @@ type Collector struct{ Reader client.Reader }
 var (
 	variantsDesc = prometheus.NewDesc("pvkit_packagevariants", "PackageVariants by Ready status and reason (the Stalled reason when stalled).", []string{"ready", "reason"}, nil)
 	setsDesc     = prometheus.NewDesc("pvkit_packagevariantsets", "PackageVariantSets by Ready status and reason (the Stalled reason when stalled).", []string{"ready", "reason"}, nil)
+	rolloutsDesc = prometheus.NewDesc("pvkit_rollouts", "PackageVariantSets with a staged rollout, by phase (the True one of RolloutProgressing, RolloutPaused, RolloutComplete; Unknown before the first reconcile) and its reason.", []string{"phase", "reason"}, nil)
 	draftsDesc   = prometheus.NewDesc("pvkit_drafts", "Draft and Proposed package revisions owned by a PackageVariant: drafts in flight.", []string{"lifecycle"}, nil)
 	errorDesc    = prometheus.NewDesc("pvkit_metrics_collect_errors", "1 when the last scrape could not list a kind from the cache (the others are still reported).", []string{"kind"}, nil)
 )
@@ -221,6 +223,7 @@ var (
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- variantsDesc
 	ch <- setsDesc
+	ch <- rolloutsDesc
 	ch <- draftsDesc
 	ch <- errorDesc
 }
@@ -250,11 +253,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	err = c.Reader.List(ctx, &sets)
 	failed("PackageVariantSet", err)
 	if err == nil {
-		counts := map[[2]string]float64{}
+		counts, rollouts := map[[2]string]float64{}, map[[2]string]float64{}
 		for i := range sets.Items {
 			counts[readiness(sets.Items[i].Status.Conditions)]++
+			if sets.Items[i].Spec.Rollout != nil {
+				rollouts[rolloutPhase(sets.Items[i].Status.Conditions)]++
+			}
 		}
 		emit(ch, setsDesc, counts)
+		emit(ch, rolloutsDesc, rollouts)
 	}
 	var prs porchapi.PackageRevisionList
 	err = c.Reader.List(ctx, &prs)
@@ -280,6 +287,21 @@ func ownedByVariant(pr *porchapi.PackageRevision) bool {
 		}
 	}
 	return false
+}
+
+// rolloutPhase is a set's (phase, reason) label pair: the rollout
+// condition that is True (rule rollout-conditions).
+func rolloutPhase(conds []metav1.Condition) [2]string {
+	for _, p := range []struct{ typ, phase string }{
+		{pvapi.ConditionRolloutProgressing, "Progressing"}, {pvapi.ConditionRolloutPaused, "Paused"}, {pvapi.ConditionRolloutComplete, "Complete"},
+	} {
+		for _, c := range conds {
+			if c.Type == p.typ && c.Status == metav1.ConditionTrue {
+				return [2]string{p.phase, c.Reason}
+			}
+		}
+	}
+	return [2]string{"Unknown", ""}
 }
 
 // readiness is an object's (ready, reason) label pair (kit.Readiness).

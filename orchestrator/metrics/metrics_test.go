@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/pvkit/pvkit/orchestrator/api"
@@ -82,6 +84,10 @@ func TestFleetGauges(t *testing.T) {
 		pv("v4", conds(metav1.ConditionFalse, "Error", "")),
 		pv("v5", nil),
 		&pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "b"}, Status: pvsapi.PackageVariantSetStatus{Conditions: conds(metav1.ConditionTrue, "Reconciled", "")}},
+		rolloutSet("r1", metav1.Condition{Type: pvapi.ConditionRolloutPaused, Status: metav1.ConditionTrue, Reason: pvapi.ReasonErrorBudgetExceeded},
+			metav1.Condition{Type: pvapi.ConditionRolloutProgressing, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRolloutPhase}),
+		rolloutSet("r2", metav1.Condition{Type: pvapi.ConditionRolloutComplete, Status: metav1.ConditionTrue, Reason: pvapi.ReasonAtTarget}),
+		rolloutSet("r3"),
 		pr("d1", porchapi.PackageRevisionLifecycleDraft, owned),
 		pr("d2", porchapi.PackageRevisionLifecycleDraft, owned),
 		pr("p1", porchapi.PackageRevisionLifecycleProposed, owned),
@@ -104,6 +110,10 @@ func TestFleetGauges(t *testing.T) {
 		"pvkit_packagevariants{ready=True,reason=NoErrors} 2",
 		"pvkit_packagevariants{ready=Unknown,reason=} 1",
 		"pvkit_packagevariantsets{ready=True,reason=Reconciled} 1",
+		"pvkit_packagevariantsets{ready=Unknown,reason=} 3",
+		"pvkit_rollouts{phase=Complete,reason=AtTarget} 1",
+		"pvkit_rollouts{phase=Paused,reason=ErrorBudgetExceeded} 1",
+		"pvkit_rollouts{phase=Unknown,reason=} 1",
 	}
 	sort.Strings(want)
 	if got := lines(t, reg, "pvkit_"); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -220,4 +230,11 @@ func TestReconcileObserved(t *testing.T) {
 	if _, err := New(reg, nil); err != nil { // a second manager in one process takes the names over
 		t.Errorf("second registration: %v", err)
 	}
+}
+
+// rolloutSet is a set with a staged rollout and the given conditions.
+func rolloutSet(name string, cs ...metav1.Condition) *pvsapi.PackageVariantSet {
+	s := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "b"}, Status: pvsapi.PackageVariantSetStatus{Conditions: cs}}
+	s.Spec.Rollout = &v1alpha2.Rollout{Waves: []v1alpha2.Wave{{Name: "all"}}}
+	return s
 }

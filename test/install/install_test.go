@@ -295,12 +295,31 @@ func TestNamespacedOverlay(t *testing.T) {
 }
 
 // config/prometheus: a ServiceMonitor that scrapes the metrics Service's
-// HTTPS port with a token.
+// HTTPS port with a token, and the alert on a paused rollout (issue 43
+// #2), on a metric the controller serves.
 func TestPrometheusOverlay(t *testing.T) {
 	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/prometheus"))
 	sm, ok := objs["ServiceMonitor/pvkit-controller"]
-	if !ok || len(objs) != 1 {
-		t.Fatalf("config/prometheus = %v, want the ServiceMonitor alone", objs)
+	rule, okRule := objs["PrometheusRule/pvkit-controller"]
+	if !ok || !okRule || len(objs) != 2 {
+		t.Fatalf("config/prometheus = %v, want the ServiceMonitor and the PrometheusRule", objs)
+	}
+	var r struct {
+		Spec struct {
+			Groups []struct {
+				Rules []struct{ Alert, Expr string } `json:"rules"`
+			} `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal(rule.raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Spec.Groups) != 1 || len(r.Spec.Groups[0].Rules) != 1 || r.Spec.Groups[0].Rules[0].Alert != "PvkitRolloutPaused" ||
+		!strings.Contains(r.Spec.Groups[0].Rules[0].Expr, `pvkit_rollouts{phase="Paused"}`) {
+		t.Errorf("the alert rules: %+v", r.Spec.Groups)
+	}
+	if src, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "orchestrator/metrics/metrics.go")); err != nil || !strings.Contains(string(src), `"pvkit_rollouts"`) {
+		t.Errorf("the alert's metric pvkit_rollouts is not the controller's (%v)", err)
 	}
 	var m struct {
 		Spec struct {
