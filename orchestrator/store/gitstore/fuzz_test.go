@@ -147,6 +147,13 @@ func FuzzRefsAndTrees(f *testing.F) {
 		for _, r := range st.All(ns) {
 			found = found || r.Name == "blueprints.app.v1"
 			res, err := st.GetResources(context.Background(), ns, r.Name)
+			if err != nil && strings.Contains(err.Error(), "file path must") {
+				// A tree holding a path pvkit refuses (".git.git//config": an
+				// empty segment) is listed, its files read lazily, and the
+				// read refuses it naming the path: nothing unsafe is served.
+				// (Found by the fuzzer in CI at 6364d5c; kept in the corpus.)
+				continue
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
