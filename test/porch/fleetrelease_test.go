@@ -226,7 +226,10 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 		}
 	}
 	var draft string
-	e.eventually(3*converge, "the canary at v2, r-001's v2 draft in wave early", func() (bool, string) {
+	// Porch's listing can lag a publication (rule listing-lags): blueprints
+	// is nudged while the set does not see v2 (fresh-clone CI at 4e21ba1
+	// waited 4.5 minutes on one nudge, the set Complete at v1).
+	e.eventuallyListed("blueprints", 3*converge, "the canary at v2, r-001's v2 draft in wave early", func() (bool, string) {
 		_, smsg := status()
 		r, msg := at("v2")
 		noRest(r, msg)
