@@ -340,3 +340,61 @@ func TestGatedChildBlocksTheWave(t *testing.T) {
 	w.run(ExitOK)
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Complete")
 }
+
+// Issue 43 #1 (rule health-gated-rollouts), through pvctl run: with
+// rollout.health, the canary published is not done until the object its
+// cluster keeps (given with -f, as pvctl reads every in-cluster object)
+// reports the published revision; then the next wave opens. What waits is
+// named in the rollout's status and the child's.
+func TestHealthGatedWaveLocally(t *testing.T) {
+	w := rolloutWS(t)
+	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
+	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
+    health:
+      apiVersion: example.com/v1
+      kind: ClusterSync
+      nameExpr: downstream.repo
+      condition: has(object.status) && object.status.applied == revision.ref
+`, 1))
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("the canary's draft: %v", d)
+	}
+	w.run(ExitOK)
+	w.run(ExitOK)
+	if d := w.drafts(); len(d) != 0 {
+		t.Fatalf("wave early opened before the canary's cluster reported: %v", d)
+	}
+	// No ClusterSync given: pvctl may not read the kind (it reads the
+	// kinds its files give), and says so.
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Open      1/1 moved, 0 done",
+		"waiting for app-fleet-07-app (fleet-07.app.packagevariant-2 is published, the cluster has not reported it healthy (KindNotAllowed: spec.health names kind ClusterSync")
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
+		"health: Unknown KindNotAllowed: spec.health names kind ClusterSync, a kind pvkit may not read (allowed: ConfigMap, Team.example.com); pvctl run reads the kinds of the objects its files give (-f)")
+	syncs := ""
+	sync := func(name, applied string) {
+		syncs += "---\napiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: " + name + "\nstatus:\n  applied: " + applied + "\n"
+		w.write("syncs.yaml", syncs)
+	}
+	sync("fleet-00", "app/v1")
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
+		`health: Unknown ObjectNotFound: no ClusterSync "fleet-07" in namespace "default": the cluster has not reported on fleet-07.app.packagevariant-2`)
+	sync("fleet-07", "app/v1")
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "health: False NotHealthy: ClusterSync default/fleet-07 does not report fleet-07.app.packagevariant-2")
+	if d := w.drafts(); len(d) != 0 {
+		t.Fatalf("wave early opened while the canary's cluster runs v1: %v", d)
+	}
+	syncs = strings.Replace(syncs, "fleet-07\nstatus:\n  applied: app/v1", "fleet-07\nstatus:\n  applied: app/v2", 1)
+	w.write("syncs.yaml", syncs)
+	w.run(ExitOK)
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "health: True Healthy: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Complete", "wave early        Open")
+	if d := w.drafts(); len(d) != 2 {
+		t.Fatalf("wave early's drafts once the canary is healthy: %v", d)
+	}
+}

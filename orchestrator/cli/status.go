@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -255,6 +256,9 @@ func describeVariant(ctx context.Context, w io.Writer, f *fleet, v *pvapi.Packag
 		}
 		if b := t.Blocked; b != nil {
 			fmt.Fprintf(w, "    blocked: %s: %s\n", b.Reason, b.Message)
+		}
+		if h := t.Health; h != nil {
+			fmt.Fprintf(w, "    health: %s %s: %s (since %s)\n", h.Status, h.Reason, h.Message, h.Since.UTC().Format(time.RFC3339))
 		}
 		if rs := t.RenderStatus; rs.Err != "" || len(rs.Result.Items) > 0 {
 			fmt.Fprintf(w, "    last render: exit %d %s\n", rs.Result.ExitCode, rs.Err)

@@ -2,10 +2,12 @@ package pvsexpand
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/health"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
 )
@@ -60,6 +62,23 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 		v.errorf("spec.rollout.waves", "`spec.rollout.waves` must list at least one wave")
 	}
 	v.amount("spec.rollout.errorBudget", r.ErrorBudget)
+	if r.Health != nil {
+		probs := health.Validate("spec.rollout.health", r.Health)
+		fields := make([]string, 0, len(probs))
+		for f := range probs {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			v.errorf(f, "%s", probs[f])
+		}
+	}
+	if r.MinSuccessSeconds != nil && r.Health == nil {
+		v.errorf("spec.rollout.minSuccessSeconds", "`spec.rollout.minSuccessSeconds` needs `spec.rollout.health`: without a health check there is nothing to stay healthy")
+	}
+	if r.MinSuccessSeconds != nil && *r.MinSuccessSeconds < 0 {
+		v.errorf("spec.rollout.minSuccessSeconds", "`spec.rollout.minSuccessSeconds` must be 0 or more, found %d", *r.MinSuccessSeconds)
+	}
 	names := map[string]bool{}
 	for i, w := range r.Waves {
 		f := fmt.Sprintf("spec.rollout.waves[%d]", i)

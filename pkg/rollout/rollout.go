@@ -189,7 +189,7 @@ func waiting(wave []*Child, target v1alpha2.RevisionRef, skip map[string]bool) s
 		n++
 		if len(named) < 5 {
 			if c.Why != "" {
-				named = append(named, fmt.Sprintf("%s (%s)", c.Name, Short(c.Why, 80)))
+				named = append(named, fmt.Sprintf("%s (%s)", c.Name, Short(c.Why, 160)))
 			} else {
 				named = append(named, c.Name)
 			}

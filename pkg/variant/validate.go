@@ -1,7 +1,10 @@
 package variant
 
 import (
+	"sort"
+
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/health"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	check "github.com/pvkit/pvkit/pkg/validate"
@@ -47,8 +50,23 @@ func Validate(v *pv.PackageVariant) []krm.Problem {
 	for _, msg := range check.Annotations("spec.annotations", s.Annotations) {
 		add("spec.annotations", "%s", msg)
 	}
+	if s.Health != nil {
+		probs := health.Validate("spec.health", s.Health)
+		for _, f := range sortedKeys(probs) {
+			add(f, "%s", probs[f])
+		}
+	}
 	_, p := newChain(v, nil)
 	return append(problems, p...)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // endpoint checks an upstream's or downstream's repository (an object

@@ -158,6 +158,23 @@ const (
 	// which, and what the policy waits for).
 	ReasonAwaitingApproval = "AwaitingApproval"
 
+	// Reasons of a published target's health (DownstreamTarget.Health;
+	// rule: health-gated-rollouts), what the health check read:
+	//
+	// ReasonHealthy: the object's condition holds (status True).
+	ReasonHealthy = "Healthy"
+	// ReasonNotHealthy: the object was read and its condition is false
+	// (status False): the cluster has not applied the revision, or reports
+	// it unhealthy.
+	ReasonNotHealthy = "NotHealthy"
+	// ReasonObjectNotFound: no such object in the variant's namespace, or
+	// its kind is not served (status Unknown).
+	ReasonObjectNotFound = "ObjectNotFound"
+	// ReasonCheckFailed: the name or the condition could not be evaluated
+	// (a field the object lacks, a cost limit; status Unknown); the message
+	// has CEL's words. KindNotAllowed (above) when the kind is not readable.
+	ReasonCheckFailed = "CheckFailed"
+
 	// The condition types of a PackageVariantSet with spec.rollout: its
 	// rollout's phase (status.rollout.phase) as conditions, one True at a
 	// time, for kubectl wait, pvctl wait and alerts (rule: rollout-conditions).

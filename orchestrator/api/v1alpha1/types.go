@@ -78,6 +78,9 @@ type DownstreamTarget struct {
 	// (Draft, Proposed, Published): how it tells a rejection.
 	// +optional
 	Lifecycle string `json:"lifecycle,omitempty"`
+	// Revision is the revision's number once published, as listed.
+	// +optional
+	Revision int `json:"revision,omitempty"`
 	// Rejected: the variant read this draft Proposed, then Draft again, a
 	// move it did not make (Porch's reject: porchctl rpkg reject, pvctl
 	// reject). It holds while the draft stays a Draft: approval by policy
@@ -110,6 +113,33 @@ type DownstreamTarget struct {
 	// naming this message.
 	// +optional
 	Blocked *Blocked `json:"blocked,omitempty"`
+	// Health is how the target's cluster reports it (spec.health), for a
+	// Published target only: read by the variant, which owns the fact; a
+	// staged rollout judges the variant from it (rule:
+	// health-gated-rollouts).
+	// +optional
+	Health *TargetHealth `json:"health,omitempty"`
+}
+
+// TargetHealth is what the health check last read of a published target.
+type TargetHealth struct {
+	// Status is True (the condition holds), False (it does not) or
+	// Unknown (the object could not be read or judged: its message says
+	// why).
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Status metav1.ConditionStatus `json:"status"`
+	// Reason is Healthy, NotHealthy, ObjectNotFound, KindNotAllowed or
+	// CheckFailed (reasons.go).
+	Reason string `json:"reason"`
+	// Message says what was read.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Since is when Status last changed (a staged rollout's minSuccessTime
+	// and progress deadline count from it).
+	Since metav1.Time `json:"since"`
+	// Object is the object read, "Kind namespace/name".
+	// +optional
+	Object string `json:"object,omitempty"`
 }
 
 // UpstreamLock names the upstream revision a downstream revision was made

@@ -143,9 +143,15 @@ func (k ReadableKinds) String() string {
 
 // Refuse is the stalling error for a kind outside the list.
 func (k ReadableKinds) Refuse(reason, what string) *Stalling {
+	return Stallf(reason, "%s", k.Refusal(what))
+}
+
+// Refusal says that what names a kind outside the list, the kinds that
+// are readable and how its host allows more.
+func (k ReadableKinds) Refusal(what string) string {
 	hint := k.hint
 	if hint == "" {
 		hint = controllerHint
 	}
-	return Stallf(reason, "%s, a kind pvkit may not read (allowed: %s); %s", what, k, hint)
+	return fmt.Sprintf("%s, a kind pvkit may not read (allowed: %s); %s", what, k, hint)
 }

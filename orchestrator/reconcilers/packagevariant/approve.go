@@ -111,6 +111,9 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		for i := range v.Status.DownstreamTargets { // as the next reconcile reads it: no status patch for it then
 			if t := &v.Status.DownstreamTargets[i]; t.Name == d.Name && t.Lifecycle != "" {
 				t.Lifecycle, t.Blocked = string(store.Published), nil
+				if pub.Revision > 0 {
+					t.Revision = pub.Revision
+				}
 			}
 		}
 		ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", d.Name, "policy", dec.Policy)

@@ -34,6 +34,9 @@ type target struct {
 	// known); rejected: a person rejected the draft (seeLifecycles).
 	lifecycle string
 	rejected  bool
+	// revision is the revision's number as listed (0: not published, or
+	// not known).
+	revision int
 	// edited: the chain read the draft different from the variant's last
 	// write of it (pvapi.DownstreamTarget.Edited, which stays once set).
 	edited bool

@@ -122,6 +122,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if outcome = r.reconcileVariant(ctx, v); outcome == nil && r.ApproveByPolicy {
 		again, outcome = r.approveByPolicy(ctx, v)
 	}
+	if outcome == nil {
+		outcome = r.observeHealth(ctx, v)
+	}
 	return
 }
 

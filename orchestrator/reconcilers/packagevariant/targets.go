@@ -125,7 +125,7 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		lc := store.Draft // created by this reconcile
 		switch rev := listed(t.name); {
 		case rev != nil:
-			lc = rev.Lifecycle
+			lc, t.revision = rev.Lifecycle, rev.Revision
 			if t.lock == nil {
 				t.lock = rev.Lock
 			}
@@ -167,6 +167,9 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		}
 		if t.lifecycle != "" {
 			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
+		}
+		if t.revision > 0 {
+			dt.Revision = t.revision
 		}
 		dt.Edited = dt.Edited || t.edited
 		if l := t.lock; l != nil && !sameUpstream(dt.UpstreamLock, l) {

@@ -8,6 +8,7 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/health"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +27,9 @@ const (
 	indexUpstream = "pvkit.dev/upstream"
 	// indexInjector keys variants by the names their injectors select.
 	indexInjector = "pvkit.dev/injector"
+	// indexHealth keys variants by the object their health check reads,
+	// "Kind/name" (rule: health-gated-rollouts).
+	indexHealth = "pvkit.dev/health"
 )
 
 // SetupWithManager registers the reconciler: it watches PackageVariants,
@@ -40,6 +44,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexInjector, injectorNames); err != nil {
+		return err
+	}
+	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexHealth, healthObjects); err != nil {
 		return err
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
@@ -119,16 +126,39 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 	return out
 }
 
-// mapInjected maps an in-cluster object to the variants that inject it.
-func (r *Reconciler) mapInjected(ctx context.Context, o client.Object) []reconcile.Request {
-	var l pvapi.PackageVariantList
-	if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexInjector: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "mapping an injected object to its variants", "object", o.GetName())
+// healthObjects is the object a variant's health check reads, as
+// "Kind/name" (none when the name does not evaluate: the reconcile says
+// why).
+func healthObjects(o client.Object) []string {
+	v := o.(*pvapi.PackageVariant)
+	if v.Spec.Health == nil {
 		return nil
 	}
-	out := make([]reconcile.Request, 0, len(l.Items))
-	for _, v := range l.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: v.Namespace, Name: v.Name}})
+	name, err := health.Name(context.Background(), v.Spec.Health, healthVariant(v))
+	if err != nil {
+		return nil
+	}
+	return []string{v.Spec.Health.Kind + "/" + name}
+}
+
+// mapInjected maps an in-cluster object to the variants that inject it,
+// and to those whose health check reads it.
+func (r *Reconciler) mapInjected(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	seen := map[string]bool{}
+	for _, f := range []client.MatchingFields{{indexInjector: o.GetName()},
+		{indexHealth: o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()}} {
+		var l pvapi.PackageVariantList
+		if err := r.Client.List(ctx, &l, client.InNamespace(o.GetNamespace()), f); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "mapping an in-cluster object to its variants", "object", o.GetName())
+			return nil
+		}
+		for _, v := range l.Items {
+			if !seen[v.Name] {
+				seen[v.Name] = true
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: v.Namespace, Name: v.Name}})
+			}
+		}
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func TestWatchMappersLogListErrors(t *testing.T) {
 	if got := r.mapInjected(ctx, endpoints("x", "db")); len(got) != 0 {
 		t.Fatalf("mapped to %v", got)
 	}
-	if len(logged) != 2 || !strings.Contains(logged[0], "the cache is not synced") || !strings.Contains(logged[1], "mapping an injected object to its variants") {
+	if len(logged) != 2 || !strings.Contains(logged[0], "the cache is not synced") || !strings.Contains(logged[1], "mapping an in-cluster object to its variants") {
 		t.Fatalf("logged %q", logged)
 	}
 }

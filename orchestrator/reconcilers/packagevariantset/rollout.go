@@ -88,10 +88,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 			}
 		}
 	}
-	deadline := defaultProgressDeadline
-	if spec.ProgressDeadlineSeconds != nil {
-		deadline = time.Duration(*spec.ProgressDeadlineSeconds) * time.Second
-	}
+	g := gateOf(spec)
 	children := make([]rollout.Child, 0, len(x.Children))
 	for _, c := range x.Children {
 		ch := rollout.Child{Name: c.Name, Labels: c.Labels, Current: current[c.Name]}
@@ -101,7 +98,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 				children = append(children, ch)
 				continue
 			}
-			vd, err := r.observe(ctx, set.Namespace, c.Name, up, deadline)
+			vd, err := r.observe(ctx, set.Namespace, c.Name, up, g)
 			if err != nil {
 				return 0, err
 			}
@@ -116,11 +113,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	}
 	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
 	res := rollout.Plan(spec, prev, *u, target, children, controls(set.Annotations))
-	for i := range x.Children {
-		if pin, ok := res.Pins[x.Children[i].Name]; ok {
-			x.Children[i].Spec.Upstream = &pin
-		}
-	}
+	pinChildren(x, res, spec)
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
@@ -128,6 +121,20 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		again = 0
 	}
 	return again, nil
+}
+
+// pinChildren gives each computed child the upstream the plan pins and
+// the rollout's health check (rule: health-gated-rollouts).
+func pinChildren(x *pvsexpand.Expansion, res rollout.Result, spec *v1alpha2.Rollout) {
+	for i := range x.Children {
+		if pin, ok := res.Pins[x.Children[i].Name]; ok {
+			x.Children[i].Spec.Upstream = &pin
+		}
+		if spec.Health != nil {
+			h := *spec.Health
+			x.Children[i].Spec.Health = &h
+		}
+	}
 }
 
 // rolloutConditionTypes are the set's conditions of its rollout's phase.
@@ -182,31 +189,76 @@ type verdict struct {
 // done or failed is read once more past the cache (Reader) and judged on
 // that. A child confirmed done is recorded in the open wave's status
 // (WaveStatus.DoneMembers) and not read again while the wave is open.
-func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, deadline time.Duration) (verdict, error) {
+func (r *Reconciler) observe(ctx context.Context, namespace, name string, up store.Revision, g gate) (verdict, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	v := &pvapi.PackageVariant{}
 	if err := r.Client.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	vd := judge(v, up, deadline, r.now())
+	vd := g.judge(v, up, r.now())
 	if (!vd.Done && !vd.Failed) || r.Reader == nil {
 		return vd, nil // or the client reads past any cache (pvctl)
 	}
 	if err := r.Reader.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	return judge(v, up, deadline, r.now()), nil
+	return g.judge(v, up, r.now()), nil
+}
+
+// gate is what a moved child must show to be done: a published target at
+// the rollout's revision, and, with a health check, that target healthy
+// for minSuccess; deadline bounds the wait for either.
+type gate struct {
+	deadline, minSuccess time.Duration
+	health               bool
+}
+
+func gateOf(spec *v1alpha2.Rollout) gate {
+	g := gate{deadline: defaultProgressDeadline, health: spec.Health != nil}
+	if spec.ProgressDeadlineSeconds != nil {
+		g.deadline = time.Duration(*spec.ProgressDeadlineSeconds) * time.Second
+	}
+	if spec.MinSuccessSeconds != nil {
+		g.minSuccess = time.Duration(*spec.MinSuccessSeconds) * time.Second
+	}
+	return g
+}
+
+// healthy judges a published target by its health (rule:
+// health-gated-rollouts): done once healthy for minSuccess; failed when
+// not healthy for longer than the deadline (counted from when its health
+// was first read not healthy: its publication, or its last change);
+// waiting otherwise, saying until when. The messages name times, not
+// durations, so that a wait does not rewrite the set's status each pass.
+func (g gate) healthy(t pvapi.DownstreamTarget, now time.Time) verdict {
+	h := t.Health
+	switch {
+	case h == nil:
+		return verdict{Why: fmt.Sprintf("%s is published; its health check is not read yet", t.Name)}
+	case h.Status != metav1.ConditionTrue:
+		at := h.Since.Add(g.deadline)
+		if now.After(at) {
+			return verdict{Failed: true, Why: fmt.Sprintf("%s not healthy for %s (%s: %s)", t.Name, g.deadline, h.Reason, h.Message)}
+		}
+		return verdict{Why: fmt.Sprintf("%s is published, the cluster has not reported it healthy (%s: %s)", t.Name, h.Reason, h.Message), Recheck: at}
+	}
+	if at := h.Since.Add(g.minSuccess); now.Before(at) {
+		return verdict{Why: fmt.Sprintf("%s healthy since %s, done at %s if it stays so (minSuccessSeconds)", t.Name,
+			h.Since.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)), Recheck: at}
+	}
+	return verdict{Done: true}
 }
 
 // judge is a moved child's verdict from its status: done when Ready at its
 // generation with a Published downstream target locked to the rollout's
-// target; failed when Stalled at its generation, not Ready for longer than
+// target (with a health check: reported healthy, for minSuccess; healthy); failed when Stalled at its generation, not Ready for longer than
 // the progress deadline, or when its target at the rollout's revision is
 // Blocked GateClosed or Rejected (it cannot be approved without a change);
 // else waiting, saying for what (the target's Blocked message: the
 // approval it waits for). No read of the child's packages: the child's
 // reconciler owns those facts and writes them in its status.
-func judge(v *pvapi.PackageVariant, up store.Revision, deadline time.Duration, now time.Time) verdict {
+func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) verdict {
+	deadline := g.deadline
 	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
 	if v.Status.ObservedGeneration != v.Generation {
 		// Not settled at this generation. A retried error (a render that
@@ -236,6 +288,9 @@ func judge(v *pvapi.PackageVariant, up store.Revision, deadline time.Duration, n
 	}
 	for _, t := range at {
 		if t.Lifecycle == string(store.Published) {
+			if g.health {
+				return g.healthy(t, now)
+			}
 			return verdict{Done: true}
 		}
 	}

@@ -70,7 +70,7 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 	}
 	observe := func() verdict {
 		t.Helper()
-		vd, err := cached.r.observe(ctx, ns, "c", up[0], time.Hour)
+		vd, err := cached.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 			if err := e.client.Status().Update(ctx, v); err != nil {
 				t.Fatal(err)
 			}
-			vd, err := e.r.observe(ctx, ns, "c", up[0], time.Hour)
+			vd, err := e.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
 			if err != nil || vd.Done || vd.Failed != tc.failed || vd.Why != tc.why {
 				t.Fatalf("%+v (%v); want failed %v %q", vd, err, tc.failed, tc.why)
 			}
@@ -189,5 +189,53 @@ func movedTo(t *testing.T, c client.Client, v *pvapi.PackageVariant) {
 	}
 	if v.Generation != 2 {
 		t.Fatalf("a moved child at generation %d, want 2", v.Generation)
+	}
+}
+
+// rule health-gated-rollouts: with a health check, a published target at
+// the rollout's revision is done only when reported healthy for
+// minSuccess; not healthy past the deadline (from when it was first read
+// so) is failed; the waits say until when, in times, so that a waiting
+// set's status does not change each pass.
+func TestHealthGate(t *testing.T) {
+	g := gate{deadline: 10 * time.Minute, minSuccess: 5 * time.Minute, health: true}
+	pub := func(h *pvapi.TargetHealth) pvapi.DownstreamTarget {
+		return pvapi.DownstreamTarget{Name: "deploy.app.v2", Lifecycle: "Published", Health: h}
+	}
+	since := metav1.NewTime(testNow)
+	at := func(d time.Duration) time.Time { return testNow.Add(d) }
+	for _, tc := range []struct {
+		name string
+		t    pvapi.DownstreamTarget
+		now  time.Time
+		want verdict
+	}{
+		{"not read yet", pub(nil), at(time.Hour), verdict{Why: "deploy.app.v2 is published; its health check is not read yet"}},
+		{"not reported", pub(&pvapi.TargetHealth{Status: metav1.ConditionUnknown, Reason: "ObjectNotFound", Message: "no Kustomization", Since: since}), at(time.Minute),
+			verdict{Why: "deploy.app.v2 is published, the cluster has not reported it healthy (ObjectNotFound: no Kustomization)", Recheck: at(10 * time.Minute)}},
+		{"not healthy past the deadline", pub(&pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: "NotHealthy", Message: "at v1", Since: since}), at(11 * time.Minute),
+			verdict{Failed: true, Why: "deploy.app.v2 not healthy for 10m0s (NotHealthy: at v1)"}},
+		{"healthy, soaking", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(time.Minute),
+			verdict{Why: "deploy.app.v2 healthy since 2026-11-22T00:00:00Z, done at 2026-11-22T00:05:00Z if it stays so (minSuccessSeconds)", Recheck: at(5 * time.Minute)}},
+		{"healthy long enough", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(5*time.Minute + time.Second), verdict{Done: true}},
+	} {
+		if got := g.healthy(tc.t, tc.now); got != tc.want {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	// Without a health check, published is done; with one, judge asks it.
+	v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	v.Status.ObservedGeneration = 1
+	v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionTrue}}
+	up := store.Revision{Repository: "blueprints", Package: "app", Revision: 2, Lifecycle: store.Published}
+	lock := store.LockFor(up)
+	target := pub(nil)
+	target.UpstreamLock = &pvapi.UpstreamLock{Repo: lock.Repository, Package: lock.Package, Ref: lock.Ref}
+	v.Status.DownstreamTargets = []pvapi.DownstreamTarget{target}
+	if vd := (gate{deadline: time.Hour}).judge(v, up, testNow); !vd.Done {
+		t.Errorf("no health check: %+v, want done", vd)
+	}
+	if vd := g.judge(v, up, testNow); vd.Done || vd.Why != "deploy.app.v2 is published; its health check is not read yet" {
+		t.Errorf("health check not read: %+v", vd)
 	}
 }

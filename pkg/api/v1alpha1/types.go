@@ -68,6 +68,43 @@ type PackageVariantSpec struct {
 	Pipeline *Pipeline `json:"pipeline,omitempty"`
 	// Injectors select in-cluster objects for the package's injection points.
 	Injectors []InjectionSelector `json:"injectors,omitempty"`
+	// Health (a pvkit extension, Porch has no such field) says how the
+	// cluster that runs the downstream package reports that it runs the
+	// published revision; the variant reports it per target
+	// (status.downstreamTargets[].health) and a staged rollout waits for it
+	// (rule: health-gated-rollouts). A set's rollout.health sets it on
+	// every child.
+	// +optional
+	Health *HealthCheck `json:"health,omitempty"`
+}
+
+// HealthCheck names an object that another controller keeps (Flux's
+// Kustomization, Config Sync's RootSync, or any object whose status says
+// what a cluster applied), read in the variant's own namespace with the
+// controller's rights (its kind must be a readable kind), and a condition
+// over it.
+type HealthCheck struct {
+	// APIVersion and Kind of the object, e.g.
+	// kustomize.toolkit.fluxcd.io/v1 Kustomization.
+	// +kubebuilder:validation:MinLength=1
+	APIVersion string `json:"apiVersion"`
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
+	// NameExpr is a CEL expression giving the object's name (a string),
+	// over `variant` (name, namespace, labels, annotations) and
+	// `downstream` (repo, package); e.g. `downstream.repo`.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	NameExpr string `json:"nameExpr"`
+	// Condition is a CEL expression, a bool, true when the object reports
+	// the revision applied and healthy: over `object` (the object as read),
+	// `revision` (the published downstream revision: name, repo, package,
+	// revision, ref, the git tag Porch made for it, and upstream: repo,
+	// package, ref, commit), `variant` and `downstream`; e.g.
+	// `object.status.lastAppliedRevision.startsWith(revision.ref + "@")`.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Condition string `json:"condition"`
 }
 
 // Upstream names an upstream package revision.

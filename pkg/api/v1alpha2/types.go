@@ -64,6 +64,18 @@ type Rollout struct {
 	// Default 600.
 	// +kubebuilder:validation:Minimum=1
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// Health makes a wave wait for the clusters (rule:
+	// health-gated-rollouts): every child gets it as its spec.health, and
+	// a moved child is done only when its published target is also
+	// reported healthy, and has been for MinSuccessSeconds; one not
+	// healthy within the progress deadline of its publication has failed.
+	// +optional
+	Health *pv.HealthCheck `json:"health,omitempty"`
+	// MinSuccessSeconds is how long a moved child must stay healthy before
+	// it counts as done (a soak; Open Cluster Management's
+	// minSuccessTime). Default 0; it needs health.
+	// +kubebuilder:validation:Minimum=0
+	MinSuccessSeconds *int32 `json:"minSuccessSeconds,omitempty"`
 }
 
 // Wave is one stage of a rollout.

@@ -1,0 +1,142 @@
+package packagevariant
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// healthVariantYAML is appVariant with a health check on a Team-shaped
+// object named after the downstream repository, whose status.applied
+// names the git tag of the revision the cluster runs (as Flux's
+// lastAppliedRevision does).
+const healthVariantYAML = appVariant + `  health:
+    apiVersion: example.com/v1
+    kind: Team
+    nameExpr: downstream.repo + "-sync"
+    condition: has(object.status) && object.status.applied == revision.ref
+`
+
+// rule health-gated-rollouts: a variant with spec.health reads the
+// object for its Published target only, records True/False/Unknown with
+// the reason and the object, keeps Since while the status stays, and
+// writes nothing on a steady resync.
+func TestHealthOfAPublishedTarget(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "ana"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(healthVariantYAML)
+	e.mustReconcile("app-prod")
+	if h := e.get("app-prod").Status.DownstreamTargets[0].Health; h != nil {
+		t.Fatalf("a draft has a health: %+v", h)
+	}
+	pub, err := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := func() pvapi.TargetHealth {
+		t.Helper()
+		e.mustReconcile("app-prod")
+		ts := e.get("app-prod").Status.DownstreamTargets
+		if len(ts) != 1 || ts[0].Name != pub.Name || ts[0].Health == nil {
+			t.Fatalf("targets: %+v", ts)
+		}
+		return *ts[0].Health
+	}
+	// No object yet: Unknown, named.
+	h := health()
+	if h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonObjectNotFound || h.Object != "Team default/deploy-sync" ||
+		h.Message != `no Team "deploy-sync" in namespace "default": the cluster has not reported on `+pub.Name {
+		t.Fatalf("no object: %+v", h)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("a variant whose cluster has not reported is not Ready: %+v", c)
+	}
+	// The object reports an older revision: False.
+	sync := team("deploy-sync", "x")
+	sync.Object["status"] = map[string]any{"applied": "app-prod/v0"}
+	if err := e.client.Create(context.Background(), sync); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Clock = kit.Fixed(testNow.Add(time.Minute))
+	if h = health(); h.Status != metav1.ConditionFalse || h.Reason != pvapi.ReasonNotHealthy || !h.Since.Time.Equal(testNow.Add(time.Minute)) ||
+		!strings.Contains(h.Message, "Team default/deploy-sync does not report "+pub.Name) {
+		t.Fatalf("older revision: %+v", h)
+	}
+	// It reports this one: True, since now; a later resync keeps Since and
+	// writes nothing.
+	setStatus(t, e, sync, map[string]any{"applied": "app-prod/v1"})
+	e.r.Clock = kit.Fixed(testNow.Add(2 * time.Minute))
+	if h = health(); h.Status != metav1.ConditionTrue || h.Reason != pvapi.ReasonHealthy || !h.Since.Time.Equal(testNow.Add(2*time.Minute)) {
+		t.Fatalf("applied: %+v", h)
+	}
+	before := e.totalWrites()
+	e.r.Clock = kit.Fixed(testNow.Add(3 * time.Minute))
+	if h = health(); !h.Since.Time.Equal(testNow.Add(2 * time.Minute)) {
+		t.Fatalf("a steady resync moved Since: %+v", h)
+	}
+	if n := e.totalWrites() - before; n != 0 {
+		t.Errorf("a steady resync wrote %d times", n)
+	}
+	// A condition that cannot be evaluated: Unknown with CEL's words.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Condition = "object.status.missing == revision.ref" })
+	if h = health(); h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonCheckFailed ||
+		!strings.Contains(h.Message, `spec.health.condition "object.status.missing == revision.ref": no such key: missing`) {
+		t.Fatalf("a failing condition: %+v", h)
+	}
+	// A kind the operator does not let pvkit read: Unknown, never read.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Kind, v.Spec.Health.APIVersion = "Secret", "v1" })
+	if h = health(); h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonKindNotAllowed ||
+		!strings.Contains(h.Message, "spec.health names kind Secret, a kind pvkit may not read") {
+		t.Fatalf("a Secret: %+v", h)
+	}
+	// No health check: no health.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health = nil })
+	e.mustReconcile("app-prod")
+	if h := e.get("app-prod").Status.DownstreamTargets[0].Health; h != nil {
+		t.Fatalf("health without a check: %+v", h)
+	}
+}
+
+// An invalid health check stalls the variant naming the field.
+func TestInvalidHealthCheckStalls(t *testing.T) {
+	e := newEnv(t)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.stored(strings.Replace(healthVariantYAML, `nameExpr: downstream.repo + "-sync"`, `nameExpr: "downstream.repo + 1"`, 1))
+	e.stalls("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Reason != pvapi.ReasonValidationError ||
+		!strings.Contains(c.Message, "spec.health.nameExpr") || !strings.Contains(c.Message, "does not compile: 1:17: found no matching overload for '_+_' applied to '(string, int)'") {
+		t.Fatalf("Stalled = %+v", c)
+	}
+}
+
+func setStatus(t *testing.T, e *env, u *unstructured.Unstructured, status map[string]any) {
+	t.Helper()
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(u.GroupVersionKind())
+	if err := e.client.Get(context.Background(), clientKey(u.GetName()), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Object["status"] = status
+	if err := e.client.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The controller watches the health check's kind and maps an object of it
+// to the variants whose check names it.
+func TestHealthObjectMapsToItsVariant(t *testing.T) {
+	e := newEnv(t)
+	e.variant(healthVariantYAML)
+	if got := names(e.r.mapInjected(context.Background(), team("deploy-sync", "x"))); got != "app-prod" {
+		t.Fatalf("the health object maps to %q", got)
+	}
+	if got := names(e.r.mapInjected(context.Background(), team("other-sync", "x"))); got != "" {
+		t.Fatalf("another object maps to %q", got)
+	}
+}

@@ -1,0 +1,247 @@
+// Package health evaluates a variant's health check (rule:
+// health-gated-rollouts): which object a cluster's controller keeps for a
+// downstream package (NameExpr, over the variant), and whether that object
+// says the package's published revision runs (Condition, over the object
+// and the revision). It is pure: the caller reads the object, with the
+// controller's rights and only in the variant's namespace, and gives it
+// here as a map.
+//
+// Both expressions are CEL, bounded as the Kubernetes apiserver bounds its
+// own: at most MaxLength bytes, nesting within a parser limit, a cost limit
+// per evaluation (CostLimit) checked while evaluating, the caller's context
+// checked every so many steps. The object is data anyone who may write it
+// controls: a condition over it cannot loop or grow without bound.
+package health
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/ext"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+)
+
+// Bounds of an expression.
+const (
+	// MaxLength is the longest expression, in bytes.
+	MaxLength = 4096
+	// CostLimit is CEL's cost limit of one evaluation (the apiserver's
+	// per-expression limit is 1,000,000 too).
+	CostLimit      = 1_000_000
+	checkFrequency = 100
+	recursionLimit = 32
+	// maxPrograms bounds the compiled programs kept (a cache: forgotten
+	// all at once when full, compiled again when needed).
+	maxPrograms = 1024
+)
+
+// Variant is what the expressions see of the variant: `variant` and
+// `downstream`.
+type Variant struct {
+	Name, Namespace     string
+	Labels, Annotations map[string]string
+	Repo, Package       string // the downstream's
+}
+
+// Revision is `revision`: the published downstream revision the check is
+// about.
+type Revision struct {
+	Name, Repo, Package string
+	Revision            int
+	// Ref is the git tag Porch makes for a published revision,
+	// "<package>/v<revision>": what a GitOps source that tracks the tag
+	// reports back (Flux: "<ref>@sha1:<commit>").
+	Ref string
+	// Upstream is the upstream revision it was made from.
+	UpstreamRepo, UpstreamPackage, UpstreamRef, UpstreamCommit string
+}
+
+// Ref is the git tag Porch makes for a package's published revision.
+func Ref(pkg string, revision int) string { return fmt.Sprintf("%s/v%d", pkg, revision) }
+
+func (v Variant) vars() map[string]any {
+	return map[string]any{
+		"variant": map[string]any{"name": v.Name, "namespace": v.Namespace,
+			"labels": orEmpty(v.Labels), "annotations": orEmpty(v.Annotations)},
+		"downstream": map[string]any{"repo": v.Repo, "package": v.Package},
+	}
+}
+
+func (r Revision) value() map[string]any {
+	return map[string]any{"name": r.Name, "repo": r.Repo, "package": r.Package,
+		"revision": int64(r.Revision), "ref": r.Ref,
+		"upstream": map[string]any{"repo": r.UpstreamRepo, "package": r.UpstreamPackage, "ref": r.UpstreamRef, "commit": r.UpstreamCommit}}
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// Validate checks a health check, naming each problem's field under
+// prefix (spec.health, spec.rollout.health): the kind, and that both
+// expressions compile to the right type within the bounds.
+func Validate(prefix string, c *pv.HealthCheck) map[string]string {
+	out := map[string]string{}
+	if c.APIVersion == "" {
+		out[prefix+".apiVersion"] = fmt.Sprintf("`%s.apiVersion` must be set (the object's, e.g. kustomize.toolkit.fluxcd.io/v1)", prefix)
+	}
+	if c.Kind == "" || c.Kind[0] < 'A' || c.Kind[0] > 'Z' {
+		out[prefix+".kind"] = fmt.Sprintf("`%s.kind` must be a kind (it starts with a capital letter), found %q", prefix, c.Kind)
+	}
+	if _, err := compile(nameKind, c.NameExpr); err != nil {
+		out[prefix+".nameExpr"] = fmt.Sprintf("`%s.nameExpr` %v", prefix, err)
+	}
+	if _, err := compile(conditionKind, c.Condition); err != nil {
+		out[prefix+".condition"] = fmt.Sprintf("`%s.condition` %v", prefix, err)
+	}
+	return out
+}
+
+// Name is the object's name for a variant: NameExpr's value, which must be
+// a name (non-empty, at most 253 bytes, no '/').
+func Name(ctx context.Context, c *pv.HealthCheck, v Variant) (string, error) {
+	p, err := compile(nameKind, c.NameExpr)
+	if err != nil {
+		return "", fmt.Errorf("nameExpr %v", err)
+	}
+	out, _, err := p.ContextEval(ctx, v.vars())
+	if err != nil {
+		return "", fmt.Errorf("nameExpr %q: %v", c.NameExpr, err)
+	}
+	s, ok := out.Value().(string)
+	if !ok || s == "" || len(s) > 253 || strings.ContainsAny(s, "/\x00") {
+		return "", fmt.Errorf("nameExpr %q gave %v, not an object name", c.NameExpr, out.Value())
+	}
+	return s, nil
+}
+
+// Healthy evaluates the condition over the object (as read, a map of its
+// fields) and the revision.
+func Healthy(ctx context.Context, c *pv.HealthCheck, v Variant, object map[string]any, rev Revision) (bool, error) {
+	p, err := compile(conditionKind, c.Condition)
+	if err != nil {
+		return false, fmt.Errorf("condition %v", err)
+	}
+	vars := v.vars()
+	vars["object"], vars["revision"] = object, rev.value()
+	out, _, err := p.ContextEval(ctx, vars)
+	if err != nil {
+		return false, fmt.Errorf("condition %q: %v", c.Condition, err)
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("condition %q gave %v, not a bool", c.Condition, out.Value())
+	}
+	return b, nil
+}
+
+type exprKind int
+
+const (
+	nameKind exprKind = iota
+	conditionKind
+)
+
+var envs = sync.OnceValues(func() ([2]*cel.Env, error) {
+	var out [2]*cel.Env
+	for k := range out {
+		opts := []cel.EnvOption{
+			cel.Variable("variant", cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable("downstream", cel.MapType(cel.StringType, cel.StringType)),
+			cel.HomogeneousAggregateLiterals(),
+			cel.DefaultUTCTimeZone(true),
+			cel.CrossTypeNumericComparisons(true),
+			cel.OptionalTypes(),
+			ext.Strings(ext.StringsVersion(2)),
+			cel.ParserRecursionLimit(recursionLimit),
+			cel.ParserExpressionSizeLimit(MaxLength),
+		}
+		if exprKind(k) == conditionKind {
+			opts = append(opts, cel.Variable("object", cel.MapType(cel.StringType, cel.DynType)),
+				cel.Variable("revision", cel.MapType(cel.StringType, cel.DynType)))
+		}
+		env, err := cel.NewEnv(opts...)
+		if err != nil {
+			return out, err
+		}
+		out[k] = env
+	}
+	return out, nil
+})
+
+var (
+	mu       sync.Mutex
+	programs = map[string]compiled{}
+)
+
+type compiled struct {
+	p   cel.Program
+	err error
+}
+
+// compile compiles an expression of a kind once (refusals too): a name
+// must be a string, a condition a bool.
+func compile(k exprKind, expr string) (cel.Program, error) {
+	key := fmt.Sprintf("%d:%s", k, expr)
+	mu.Lock()
+	c, ok := programs[key]
+	mu.Unlock()
+	if ok {
+		return c.p, c.err
+	}
+	p, err := build(k, expr)
+	mu.Lock()
+	if len(programs) >= maxPrograms {
+		programs = map[string]compiled{}
+	}
+	programs[key] = compiled{p, err}
+	mu.Unlock()
+	return p, err
+}
+
+func build(k exprKind, expr string) (cel.Program, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, fmt.Errorf("must be set")
+	}
+	if len(expr) > MaxLength {
+		return nil, fmt.Errorf("is %d bytes; an expression is at most %d", len(expr), MaxLength)
+	}
+	all, err := envs()
+	if err != nil {
+		return nil, err
+	}
+	env := all[k]
+	ast, iss := env.Compile(expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, fmt.Errorf("does not compile: %s", oneLine(iss.Err().Error()))
+	}
+	want, what := cel.StringType, "a string"
+	if k == conditionKind {
+		want, what = cel.BoolType, "a bool"
+	}
+	if t := ast.OutputType(); !t.IsExactType(want) && !t.IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("must evaluate to %s, found %s", what, t)
+	}
+	return env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(checkFrequency))
+}
+
+// oneLine keeps CEL's messages, dropping its source excerpts.
+func oneLine(report string) string {
+	var msgs []string
+	for _, line := range strings.Split(report, "\n") {
+		if l, ok := strings.CutPrefix(line, "ERROR: <input>:"); ok {
+			msgs = append(msgs, l)
+		}
+	}
+	if len(msgs) == 0 {
+		return report
+	}
+	return strings.Join(msgs, "; ")
+}

@@ -1,0 +1,111 @@
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+)
+
+var edge = Variant{Name: "app-edge1", Namespace: "fleet", Labels: map[string]string{"region": "eu"}, Repo: "edge1", Package: "app"}
+
+var v2 = Revision{Name: "edge1.app.v2", Repo: "edge1", Package: "app", Revision: 2, Ref: Ref("app", 2),
+	UpstreamRepo: "blueprints", UpstreamPackage: "app", UpstreamRef: "app/v2", UpstreamCommit: "c0ffee"}
+
+// The two shapes the rule documents: Flux's Kustomization reports
+// "<ref>@sha1:<commit>" of the source it applied, Config Sync's RootSync
+// the revision it synced.
+func TestConditionsOverRealShapes(t *testing.T) {
+	flux := &pv.HealthCheck{APIVersion: "kustomize.toolkit.fluxcd.io/v1", Kind: "Kustomization", NameExpr: `downstream.repo + "-" + downstream.package`,
+		Condition: `object.status.lastAppliedRevision.startsWith(revision.ref + "@") && object.status.conditions.exists(c, c.type == "Ready" && c.status == "True")`}
+	rootSync := &pv.HealthCheck{APIVersion: "configsync.gke.io/v1beta1", Kind: "RootSync", NameExpr: `variant.labels["region"] + "-sync"`,
+		Condition: `has(object.status.sync) && object.status.sync.revision == revision.ref && !has(object.status.sync.errorSummary)`}
+	for _, tc := range []struct {
+		name   string
+		check  *pv.HealthCheck
+		object map[string]any
+		want   bool
+		named  string
+	}{
+		{"flux at v2", flux, obj(`{"status":{"lastAppliedRevision":"app/v2@sha1:abc","conditions":[{"type":"Ready","status":"True"}]}}`), true, "edge1-app"},
+		{"flux at v1", flux, obj(`{"status":{"lastAppliedRevision":"app/v1@sha1:abc","conditions":[{"type":"Ready","status":"True"}]}}`), false, "edge1-app"},
+		{"flux at v2, not Ready", flux, obj(`{"status":{"lastAppliedRevision":"app/v2@sha1:abc","conditions":[{"type":"Ready","status":"False"}]}}`), false, "edge1-app"},
+		{"flux at v20 is not v2", flux, obj(`{"status":{"lastAppliedRevision":"app/v20@sha1:abc","conditions":[{"type":"Ready","status":"True"}]}}`), false, "edge1-app"},
+		{"rootsync synced", rootSync, obj(`{"status":{"sync":{"revision":"app/v2"}}}`), true, "eu-sync"},
+		{"rootsync with errors", rootSync, obj(`{"status":{"sync":{"revision":"app/v2","errorSummary":{"totalCount":1}}}}`), false, "eu-sync"},
+		{"rootsync not started", rootSync, obj(`{"status":{}}`), false, "eu-sync"},
+	} {
+		if p := Validate("spec.health", tc.check); len(p) != 0 {
+			t.Fatalf("%s: %v", tc.name, p)
+		}
+		name, err := Name(context.Background(), tc.check, edge)
+		if err != nil || name != tc.named {
+			t.Errorf("%s: name %q, %v; want %q", tc.name, name, err, tc.named)
+		}
+		got, err := Healthy(context.Background(), tc.check, edge, tc.object, v2)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestValidateNamesEachField(t *testing.T) {
+	for _, tc := range []struct {
+		check pv.HealthCheck
+		field string
+		want  string
+	}{
+		{pv.HealthCheck{Kind: "RootSync", NameExpr: "'x'", Condition: "true"}, "spec.health.apiVersion", "`spec.health.apiVersion` must be set"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "rootSync", NameExpr: "'x'", Condition: "true"}, "spec.health.kind", "`spec.health.kind` must be a kind (it starts with a capital letter), found \"rootSync\""},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "", Condition: "true"}, "spec.health.nameExpr", "`spec.health.nameExpr` must be set"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "1", Condition: "true"}, "spec.health.nameExpr", "`spec.health.nameExpr` must evaluate to a string, found int"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "object.metadata.name", Condition: "true"}, "spec.health.nameExpr", "`spec.health.nameExpr` does not compile: 1:1: undeclared reference to 'object'"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: "'yes'"}, "spec.health.condition", "`spec.health.condition` must evaluate to a bool, found string"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: strings.Repeat("true && ", 600) + "true"}, "spec.health.condition", "`spec.health.condition` is 4804 bytes; an expression is at most 4096"},
+		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: strings.Repeat("(", 40) + "true" + strings.Repeat(")", 40)}, "spec.health.condition", "`spec.health.condition` does not compile:"},
+	} {
+		p := Validate("spec.health", &tc.check)
+		if len(p) != 1 || !strings.HasPrefix(p[tc.field], tc.want) {
+			t.Errorf("%+v: %v; want %s: %s", tc.check, p, tc.field, tc.want)
+		}
+	}
+}
+
+func TestNameMustBeAName(t *testing.T) {
+	for expr, want := range map[string]string{
+		`"a/b"`:                     `nameExpr "\"a/b\"" gave a/b, not an object name`,
+		`""`:                        `nameExpr "\"\"" gave , not an object name`,
+		`variant.labels["missing"]`: `nameExpr "variant.labels[\"missing\"]": no such key: missing`,
+	} {
+		_, err := Name(context.Background(), &pv.HealthCheck{NameExpr: expr}, edge)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", expr, err, want)
+		}
+	}
+}
+
+// An object is data whoever may write it controls: a condition over a big
+// list stops at the cost limit, it does not run on.
+func TestConditionCostIsBounded(t *testing.T) {
+	items := make([]any, 3000)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	c := &pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: `object.items.all(x, object.items.exists(y, y == x + 1) || x == 2999)`}
+	_, err := Healthy(context.Background(), c, edge, map[string]any{"items": items}, v2)
+	if err == nil || !strings.Contains(err.Error(), "operation cancelled: actual cost limit exceeded") {
+		t.Fatalf("err = %v, want the cost limit", err)
+	}
+}
+
+func obj(s string) map[string]any {
+	var m map[string]any
+	if err := jsonUnmarshal(s, &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
