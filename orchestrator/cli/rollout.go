@@ -1,6 +1,6 @@
 package cli
 
-// pvctl rollout status|pause|resume|hold|release|skip SET: a set's staged
+// pvctl rollout status|pause|resume|undo|hold|release|skip SET: a set's staged
 // rollout (rule: staged-rollouts), against a cluster (--kubeconfig,
 // --context: the set's annotations) or on the last run's state (recorded
 // there; each pvctl run gives the set the annotations). Both sides end in
@@ -26,14 +26,16 @@ import (
 func rolloutCommand(ctx context.Context, o *Options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rollout",
-		Short: "A set's staged rollout: status, pause, resume, hold, release, skip",
+		Short: "A set's staged rollout: status, pause, resume, undo, hold, release, skip",
 		Long: `A PackageVariantSet with spec.rollout moves its children to a new upstream revision
 wave by wave. pvctl rollout shows where it stands and gives the operator's controls:
-pause and resume, hold a child (it keeps its upstream: maintenance) and release it, skip a
-failed child (the rollout stops waiting for it).
+pause and resume, undo (every child back to the rollout's from revision at once: the fast
+way back), hold a child (it keeps its upstream: maintenance) and release it, skip a failed
+child (the rollout stops waiting for it).
 
 Against a cluster (--kubeconfig or --context) the controls are annotations on the set
-(pvkit.dev/rollout-pause, pvkit.dev/rollout-hold, pvkit.dev/rollout-skip); without them
+(pvkit.dev/rollout-pause, pvkit.dev/rollout-undo, pvkit.dev/rollout-hold,
+pvkit.dev/rollout-skip); without them
 they are recorded in the last run's state and every pvctl run gives them to the set
 (a set's file that sets one of them wins).`,
 	}
@@ -95,18 +97,19 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 type rolloutControlVerb struct {
 	use, short string
 	children   bool
-	change     func(cur map[string]string, children []string) (map[string]string, string)
+	change     func(cur map[string]string, children []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error)
 }
 
 // rolloutControls are pvctl rollout's control verbs.
 func rolloutControls() []rolloutControlVerb {
 	return []rolloutControlVerb{
-		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string) (map[string]string, string) {
-			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused"
+		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused", nil
 		}},
-		{"resume SET", "Resume a paused rollout", false, func(map[string]string, []string) (map[string]string, string) {
-			return map[string]string{packagevariantset.RolloutPauseAnnotation: ""}, "resumed"
+		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one)", false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+			return map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}, "resumed", nil
 		}},
+		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, undoChange},
 		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, listChange(packagevariantset.RolloutHoldAnnotation, true)},
 		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, listChange(packagevariantset.RolloutHoldAnnotation, false)},
 		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, listChange(packagevariantset.RolloutSkipAnnotation, true)},
@@ -115,8 +118,8 @@ func rolloutControls() []rolloutControlVerb {
 
 // listChange adds (add) or removes the children named to or from a
 // comma-separated list annotation, kept sorted.
-func listChange(key string, add bool) func(cur map[string]string, children []string) (map[string]string, string) {
-	return func(cur map[string]string, children []string) (map[string]string, string) {
+func listChange(key string, add bool) func(cur map[string]string, children []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+	return func(cur map[string]string, children []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 		var names []string
 		for _, n := range strings.Split(cur[key], ",") {
 			if n = strings.TrimSpace(n); n != "" {
@@ -132,8 +135,30 @@ func listChange(key string, add bool) func(cur map[string]string, children []str
 		}
 		slices.Sort(names)
 		out := map[string]string{key: strings.Join(names, ",")}
-		return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ","))
+		return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ",")), nil
 	}
+}
+
+// undoChange is rollout undo (rule: rollout-undo): the undo annotation
+// names the rollout's target, so that it cannot undo a later one; what it
+// says is the plan: which children go back, to what.
+func undoChange(_ map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+	r := set.Status.Rollout
+	if r == nil || r.From == nil {
+		return nil, "", fmt.Errorf("packagevariantset %s has no rollout to undo: its status names no revision it rolled out from (a set's first revision is not rolled out)", set.Name)
+	}
+	var moved []string
+	for _, w := range r.Waves {
+		if w.Moved > 0 {
+			moved = append(moved, fmt.Sprintf("wave %s: %d moved", w.Name, w.Moved))
+		}
+	}
+	if len(moved) == 0 {
+		moved = append(moved, "no child moved yet")
+	}
+	return map[string]string{packagevariantset.RolloutUndoAnnotation: r.Target.Name},
+		fmt.Sprintf("undo of %s: every child goes back to %s at once (%s); pvctl rollout resume rolls %s out again from wave one",
+			r.Target.Name, r.From.Name, strings.Join(moved, ", "), r.Target.Name), nil
 }
 
 // readSet reads one set from the cluster or the last run's state.
@@ -164,7 +189,7 @@ func (o *Options) readSet(ctx context.Context, cf clusterFlags, name string) (*p
 // rolloutControl changes a set's rollout annotations (controlTarget: the
 // cluster's set, or the last run's state). An empty value removes the key.
 func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, check childCheck,
-	change func(map[string]string, []string) (map[string]string, string)) error {
+	change func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error)) error {
 	t, err := o.openControl(ctx, cf, "rollout", "PackageVariantSet", name)
 	if err != nil {
 		return err
@@ -183,7 +208,10 @@ func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name stri
 			cur[k] = v
 		}
 	}
-	next, what := change(cur, children)
+	next, what, err := change(cur, children, set)
+	if err != nil {
+		return err
+	}
 	for k := range next {
 		if v, ok := t.fromFile(k); ok && cur[k] == "" {
 			return fmt.Errorf("%s sets %s itself (%q) in its file: edit the file", t.key, k, v)

@@ -109,6 +109,8 @@ func TestStagedRolloutLocally(t *testing.T) {
 		}
 	}
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json"), `"phase": "Complete"`, `"held": [`)
+	// Complete, but not every cluster moved: the condition's reason says so.
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariantset/app"), "RolloutComplete=True  NotAllAtTarget: every child is at blueprints.app.v2 but the held ones (app-fleet-09-app)")
 	// Errors name what is wrong.
 	code, _, errs = w.cmd("rollout", "status", "nosuch")
 	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in the last run's state") {
@@ -396,5 +398,54 @@ func TestHealthGatedWaveLocally(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Complete", "wave early        Open")
 	if d := w.drafts(); len(d) != 2 {
 		t.Fatalf("wave early's drafts once the canary is healthy: %v", d)
+	}
+}
+
+// Issue 43 #3 (rule rollout-undo), through pvctl: mid-rollout, rollout
+// undo says what it will do, and the next run moves every moved child back
+// to v1 at once (drafts for all of them in one run, whatever their wave);
+// the rollout is Paused RolledBack (exit 4); resumed, v2 rolls out again
+// from wave one.
+func TestRolloutUndoLocally(t *testing.T) {
+	w := rolloutWS(t)
+	code, _, errs := w.cmd("rollout", "undo", "app")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app has no rollout to undo: its status names no revision it rolled out from") {
+		t.Fatalf("undo before any rollout: exit %d: %s", code, errs)
+	}
+	w.publishV2()
+	w.run(ExitOK)
+	w.approveDrafts() // the canary
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 2 { // wave early's first two
+		t.Fatalf("wave early's drafts: %v", d)
+	}
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "rollout", "undo", "app"),
+		"packagevariantset/app rollout undo of blueprints.app.v2: every child goes back to blueprints.app.v1 at once (wave canary: 1 moved, wave early: 3 moved); pvctl rollout resume rolls blueprints.app.v2 out again from wave one: the next pvctl run applies it")
+	out := w.run(ExitStalled)
+	// The canary and wave early's two published ones get a draft back to
+	// v1; wave early's third, a draft at v2 not yet approved, is upgraded
+	// in place to v1: all in this one run.
+	if n, m := strings.Count(out, "to blueprints.app.v1)"), strings.Count(out, "in place from app/v2 to app/v1"); n != 3 || m != 1 {
+		t.Fatalf("undo: want 3 drafts back to v1 and 1 draft upgraded in place, in one run; got %d and %d:\n%s", n, m, out)
+	}
+	contains(t, out, "PackageVariantSet  app               False  RolloutPaused", "RolledBack: undone: every child is pinned back to blueprints.app.v1")
+	contains(t, w.mustCmd(ExitOK, "events"), "RolloutUndone")
+	w.approveDrafts()
+	w.run(ExitStalled)
+	if d := w.drafts(); len(d) != 0 {
+		t.Fatalf("drafts after the undo's were approved: %v", d)
+	}
+	for _, l := range strings.Split(w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "\n") {
+		if strings.Contains(l, "upstream: blueprints app at") && !strings.Contains(l, "app/v1") {
+			t.Fatalf("the canary is not back at v1: %s", l)
+		}
+	}
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "upstream: blueprints app at app/v1")
+	// Resumed: the canary alone moves again.
+	contains(t, w.mustCmd(ExitOK, "rollout", "resume", "app"), "rollout resumed")
+	out = w.run(ExitOK)
+	if n := strings.Count(out, "created"); n != 1 || !strings.Contains(out, "fleet-07") {
+		t.Fatalf("resumed after an undo: want the canary's draft alone:\n%s", out)
 	}
 }

@@ -20,6 +20,9 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 		res: Result{Pins: map[string]pv.Upstream{}}, st: v1alpha2.RolloutStatus{Target: target}}
 	p.start()
 	p.membership()
+	if p.undoing() {
+		return p.undo()
+	}
 	if p.st.Phase == Complete && !p.restart {
 		return p.finished()
 	}
@@ -64,11 +67,59 @@ func (p *planner) start() {
 		p.st.Phase = Complete
 	case prev.Target.Name != p.target.Name:
 		from := prev.Target
+		if prev.Undone && prev.From != nil {
+			from = *prev.From // the children are back there
+		}
 		p.st.From, p.restart = &from, true
 		p.event(EventRolloutStarted, "rolling out %s from %s in %d wave(s)", p.target.Name, from.Name, len(p.spec.Waves))
+	case prev.Undone && p.ctl.Undo != p.target.Name && prev.From != nil:
+		from := *prev.From // resumed after an undo: again from wave one
+		p.st.From, p.restart = &from, true
+		p.event(EventRolloutStarted, "rolling out %s again from %s in %d wave(s), after its undo", p.target.Name, from.Name, len(p.spec.Waves))
 	default:
 		p.st.From, p.st.Phase = prev.From, prev.Phase
 	}
+}
+
+// undoing: the operator undoes this target's rollout, which has a from
+// revision to go back to.
+func (p *planner) undoing() bool {
+	return p.ctl.Undo != "" && p.ctl.Undo == p.target.Name && !p.restart && p.st.From != nil
+}
+
+// undo is the plan of an undone rollout (rule: rollout-undo): every child
+// but the held ones pinned to the from revision at once, one decision, no
+// waves; the waves keep the states and counts they had; Paused until
+// resumed. The message does not change while the children move back, so
+// that the set's status is written once.
+func (p *planner) undo() Result {
+	from := *p.st.From
+	back := 0
+	for _, c := range p.children {
+		if p.ctl.Hold[c.Name] && c.Current != nil {
+			p.res.Pins[c.Name] = *c.Current
+			p.st.Held = append(p.st.Held, c.Name)
+			continue
+		}
+		if pinnedTo(c.Current, p.target) {
+			back++
+		}
+		p.res.Pins[c.Name] = Pin(p.base, from)
+	}
+	if p.prev != nil {
+		p.st.Waves = append(p.st.Waves, p.prev.Waves...)
+		for i := range p.st.Waves {
+			p.st.Waves[i].DoneMembers = nil
+		}
+	}
+	p.st.Phase, p.res.Pause, p.st.Undone = Paused, PausedByUndo, true
+	p.st.Message = fmt.Sprintf("undone: every child is pinned back to %s (pvkit.dev/rollout-undo); publish a fix, or resume to roll %s out again from wave one",
+		from.Name, p.target.Name)
+	if p.prev == nil || !p.prev.Undone {
+		p.event(EventRolloutUndone, "rollout of %s undone: %d moved child(ren) go back to %s at once, with the %d others", p.target.Name, back, from.Name, len(p.children)-back)
+	}
+	p.res.Status = p.st
+	return p.res
 }
 
 // membership: fixed at the start; newcomers join a wave. Until a child

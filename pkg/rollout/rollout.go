@@ -74,6 +74,7 @@ const (
 	EventWaveCompleted   EventReason = "WaveCompleted"
 	EventRolloutComplete EventReason = "RolloutComplete"
 	EventRolloutPaused   EventReason = "RolloutPaused"
+	EventRolloutUndone   EventReason = "RolloutUndone"
 )
 
 // Event is what happened in a plan, for the set's Events.
@@ -83,7 +84,9 @@ type Event struct {
 }
 
 // Warning reports whether the event is a Warning (a pause).
-func (e Event) Warning() bool { return e.Reason == EventRolloutPaused }
+func (e Event) Warning() bool {
+	return e.Reason == EventRolloutPaused || e.Reason == EventRolloutUndone
+}
 
 // String is the event as "Reason: message".
 func (e Event) String() string { return string(e.Reason) + ": " + e.Message }
@@ -114,11 +117,16 @@ type Child struct {
 	Why          string
 }
 
-// Controls are the operator's: pause, hold targets, skip failed ones.
+// Controls are the operator's: pause, hold targets, skip failed ones,
+// undo the rollout.
 type Controls struct {
 	Paused       bool
 	Hold, Skip   map[string]bool
 	PauseMessage string // why it is paused (the control's words)
+	// Undo names the target revision whose rollout the operator undoes
+	// (pvkit.dev/rollout-undo): it applies while it names the plan's
+	// target, so an undo of v2 does not undo v3's rollout.
+	Undo string
 }
 
 // Result is a plan: the upstream each child gets, the rollout's new
@@ -142,6 +150,9 @@ const (
 	PausedByControl PauseCause = "PausedByOperator"
 	// PausedByEmptyWave: a wave with a selector selects no child.
 	PausedByEmptyWave PauseCause = "EmptyWave"
+	// PausedByUndo: the operator undid the rollout; every child is back at
+	// its from revision.
+	PausedByUndo PauseCause = "RolledBack"
 )
 
 // Pin is the exact upstream of a revision: its workspace and number.

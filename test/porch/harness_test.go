@@ -211,7 +211,7 @@ func startController() error {
 		"--workers", workers(), "--zap-encoder", "console",
 		// The scenarios inject the examples' Team kind: allowed as an operator
 		// allows a kind (testdata/team-crd.yaml has the matching role).
-		"--readable-kinds", "ConfigMap,Team.example.com"}, controllerExtraArgs...)
+		"--readable-kinds", "ConfigMap,Team.example.com,Kustomization.kustomize.toolkit.fluxcd.io"}, controllerExtraArgs...)
 	if controller, err = runController("pvkit's controller", args, logf, health); err != nil {
 		return err
 	}

@@ -186,8 +186,10 @@ const (
 	// says why (ErrorBudgetExceeded, PausedByOperator, EmptyWave) and the
 	// message what to do. pvctl run exits 4 (stalled) while it holds.
 	ConditionRolloutPaused = "RolloutPaused"
-	// ConditionRolloutComplete: every child is at the target but the held
-	// and skipped ones, which the message names (reason AtTarget).
+	// ConditionRolloutComplete: every child is at the target (reason
+	// AtTarget), or every one but the held and skipped ones, which the
+	// message names (reason NotAllAtTarget: some clusters still run the
+	// rollout's from revision).
 	ConditionRolloutComplete = "RolloutComplete"
 	// ReasonWaveOpen is RolloutProgressing=True's reason.
 	ReasonWaveOpen = "WaveOpen"
@@ -196,8 +198,13 @@ const (
 	ReasonErrorBudgetExceeded = "ErrorBudgetExceeded"
 	ReasonPausedByOperator    = "PausedByOperator"
 	ReasonEmptyWave           = "EmptyWave"
-	// ReasonAtTarget is RolloutComplete=True's reason.
-	ReasonAtTarget = "AtTarget"
+	// ReasonRolledBack: RolloutPaused=True after an undo
+	// (pvkit.dev/rollout-undo): every child is back at the from revision.
+	ReasonRolledBack = "RolledBack"
+	// ReasonAtTarget is RolloutComplete=True's reason when every child is
+	// at the target; ReasonNotAllAtTarget when some are held or skipped.
+	ReasonAtTarget       = "AtTarget"
+	ReasonNotAllAtTarget = "NotAllAtTarget"
 	// ReasonRolloutPhase is the reason of each of the three that is False:
 	// the message is the phase the rollout is in.
 	ReasonRolloutPhase = "RolloutPhase"

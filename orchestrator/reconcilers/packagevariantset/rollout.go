@@ -34,6 +34,11 @@ const (
 	// RolloutSkipAnnotation lists failed children the rollout stops
 	// waiting for.
 	RolloutSkipAnnotation = "pvkit.dev/rollout-skip"
+	// RolloutUndoAnnotation names the target revision whose rollout is
+	// undone (rule: rollout-undo): every child goes back to the rollout's
+	// from revision at once; removing it (pvctl rollout resume) rolls the
+	// target out again from wave one.
+	RolloutUndoAnnotation = "pvkit.dev/rollout-undo"
 )
 
 // defaultProgressDeadline: a moved child not Ready after this is failed.
@@ -150,6 +155,9 @@ func (r *Reconciler) setRolloutConditions(set *pvsapi.PackageVariantSet, res rol
 		rollout.Paused:      {pvapi.ConditionRolloutPaused, string(res.Pause)},
 		rollout.Complete:    {pvapi.ConditionRolloutComplete, pvapi.ReasonAtTarget},
 	}[st.Phase]
+	if st.Phase == rollout.Complete && len(st.Held)+len(st.Skipped) > 0 {
+		on.reason = pvapi.ReasonNotAllAtTarget // held or skipped children still run what they ran
+	}
 	for _, typ := range rolloutConditionTypes {
 		if typ == on.typ {
 			kit.Set(&set.Status.Conditions, set.Generation, r.Clock, typ, metav1.ConditionTrue, on.reason, st.Message)
@@ -343,7 +351,7 @@ func controls(ann map[string]string) rollout.Controls {
 		}
 		return out
 	}
-	c := rollout.Controls{Hold: list(RolloutHoldAnnotation), Skip: list(RolloutSkipAnnotation)}
+	c := rollout.Controls{Hold: list(RolloutHoldAnnotation), Skip: list(RolloutSkipAnnotation), Undo: strings.TrimSpace(ann[RolloutUndoAnnotation])}
 	if v, ok := ann[RolloutPauseAnnotation]; ok && v != "false" {
 		c.Paused, c.PauseMessage = true, fmt.Sprintf("%s is %q", RolloutPauseAnnotation, v)
 	}

@@ -12,6 +12,7 @@ import (
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 // countingReader is the manager's API reader: it counts its reads and
@@ -237,5 +238,32 @@ func TestHealthGate(t *testing.T) {
 	}
 	if vd := g.judge(v, up, testNow); vd.Done || vd.Why != "deploy.app.v2 is published; its health check is not read yet" {
 		t.Errorf("health check not read: %+v", vd)
+	}
+}
+
+// A child's status change that judge reads brings its set back: a
+// target's health, lifecycle, lock or block, not only its conditions
+// (e2e-porch: a canary reported healthy left its wave open, its set not
+// reconciled).
+func TestChildProgressedSeesWhatJudgeReads(t *testing.T) {
+	p := childProgressed()
+	base := &pvapi.PackageVariant{}
+	base.Status.DownstreamTargets = []pvapi.DownstreamTarget{{Name: "d.app.v2", Lifecycle: "Proposed"}}
+	for name, change := range map[string]func(*pvapi.DownstreamTarget){
+		"health":    func(t *pvapi.DownstreamTarget) { t.Health = &pvapi.TargetHealth{Status: metav1.ConditionTrue} },
+		"lifecycle": func(t *pvapi.DownstreamTarget) { t.Lifecycle = "Published" },
+		"lock":      func(t *pvapi.DownstreamTarget) { t.UpstreamLock = &pvapi.UpstreamLock{Ref: "app/v2"} },
+		"blocked":   func(t *pvapi.DownstreamTarget) { t.Blocked = &pvapi.Blocked{Reason: pvapi.ReasonGateClosed} },
+	} {
+		next := base.DeepCopy()
+		change(&next.Status.DownstreamTargets[0])
+		if !p.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: next}) {
+			t.Errorf("a change of the target's %s does not bring the set back", name)
+		}
+	}
+	same := base.DeepCopy()
+	same.Status.DownstreamTargets[0].LastWrite = "sha256:x"
+	if p.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: same}) {
+		t.Error("a change judge does not read brings the set back")
 	}
 }

@@ -174,7 +174,19 @@ func childProgressed() predicate.Predicate {
 			targets := func(v *pvapi.PackageVariant) string {
 				var s []string
 				for _, t := range v.Status.DownstreamTargets {
-					s = append(s, fmt.Sprintf("%s/%v", t.Name, t.Rejected))
+					// What judge reads of a target: its lifecycle, lock,
+					// block and health (rule: child-status-contract).
+					var lock, blocked, health string
+					if t.UpstreamLock != nil {
+						lock = t.UpstreamLock.Ref
+					}
+					if t.Blocked != nil {
+						blocked = t.Blocked.Reason
+					}
+					if t.Health != nil {
+						health = string(t.Health.Status)
+					}
+					s = append(s, fmt.Sprintf("%s/%v/%s/%s/%s/%s", t.Name, t.Rejected, t.Lifecycle, lock, blocked, health))
 				}
 				return strings.Join(s, ",")
 			}

@@ -258,6 +258,12 @@ type RolloutStatus struct {
 	FailedCount int      `json:"failedCount,omitempty"`
 	Held        []string `json:"held,omitempty"`
 	Skipped     []string `json:"skipped,omitempty"`
+	// Undone: the operator undid the rollout (pvkit.dev/rollout-undo
+	// naming its target): every child is pinned back to From at once, and
+	// the rollout stays Paused until resumed (it then starts again from
+	// wave one) or a new revision starts another from From.
+	// +optional
+	Undone bool `json:"undone,omitempty"`
 }
 
 // RolloutPhase is where a staged rollout stands.

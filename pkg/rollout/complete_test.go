@@ -1,0 +1,101 @@
+package rollout
+
+import (
+	"testing"
+)
+
+// Issue 43 #2: a rollout complete with skipped children says so, and each
+// wave keeps the counts it ended with, however many plans follow: the
+// skipped children are moved, never done.
+func TestCompleteKeepsCountsAndNamesTheSkipped(t *testing.T) {
+	f := newFleet(t, 10)
+	f.spec.ErrorBudget = amount("0")
+	f.plan(ref(1))
+	f.failing["c08"], f.failing["c09"] = true, true
+	for i := 0; i < 10; i++ {
+		f.plan(ref(2))
+	}
+	if f.status.Phase != Paused {
+		t.Fatalf("two failed children, a budget of 0: %s: %s", f.status.Phase, f.status.Message)
+	}
+	f.ctl.Skip = map[string]bool{"c08": true, "c09": true}
+	for i := 0; i < 10; i++ {
+		f.plan(ref(2))
+		if i < 4 {
+			continue
+		}
+		st := f.status
+		if st.Phase != Complete || st.Message != "every child is at blueprints.app.v2 but the skipped ones, which failed there (c08, c09)" {
+			t.Fatalf("plan %d: %s: %s", i, st.Phase, st.Message)
+		}
+		want := map[string][2]int{"canary": {1, 1}, "early": {3, 3}, "rest": {6, 4}}
+		for _, w := range st.Waves {
+			if got := [2]int{w.Moved, w.Done}; got != want[w.Name] || w.State != WaveComplete {
+				t.Errorf("plan %d: wave %s %s moved/done %v, want %v", i, w.Name, w.State, got, want[w.Name])
+			}
+		}
+	}
+}
+
+// rule rollout-undo: an undo of the target's rollout pins every child but
+// the held ones back to the from revision at once, whatever wave it is in;
+// it stays Paused (RolledBack) with one event, the waves' counts kept;
+// resumed, the rollout starts again from wave one; an undo that names
+// another revision does nothing; a new revision after an undo rolls out
+// from where the children are.
+func TestUndo(t *testing.T) {
+	f := newFleet(t, 10)
+	f.plan(ref(1))
+	for i := 0; i < 3; i++ {
+		f.plan(ref(2)) // the canary, then wave early moving
+	}
+	if f.status.Phase != Progressing || f.status.Waves[1].Moved == 0 {
+		t.Fatalf("mid-rollout: %s", f.status.Message)
+	}
+	f.ctl.Undo = "blueprints.app.v9" // another revision's: ignored
+	f.plan(ref(2))
+	if f.status.Undone {
+		t.Fatal("an undo of another revision applied")
+	}
+	f.ctl.Undo, f.ctl.Hold = "blueprints.app.v2", map[string]bool{"c07": true}
+	f.events = nil
+	for i := 0; i < 3; i++ {
+		r := f.plan(ref(2))
+		if r.Pause != PausedByUndo || f.status.Phase != Paused || !f.status.Undone ||
+			f.status.Message != "undone: every child is pinned back to blueprints.app.v1 (pvkit.dev/rollout-undo); publish a fix, or resume to roll blueprints.app.v2 out again from wave one" {
+			t.Fatalf("undone: %s %s: %s", r.Pause, f.status.Phase, f.status.Message)
+		}
+		for _, n := range f.names {
+			if want := map[bool]int{true: 2, false: 1}[n == "c07"]; f.pins[n].Revision != want {
+				t.Fatalf("after the undo %s is at %+v, want revision %d", n, f.pins[n], want)
+			}
+		}
+	}
+	if len(f.events) != 1 || f.events[0] != "RolloutUndone: rollout of blueprints.app.v2 undone: 5 moved child(ren) go back to blueprints.app.v1 at once, with the 5 others" {
+		t.Fatalf("events: %q", f.events)
+	}
+	// Resumed: again from wave one.
+	f.ctl.Undo, f.ctl.Hold = "", nil
+	f.events = nil
+	f.plan(ref(2))
+	if f.status.Undone || f.status.Phase != Progressing || f.status.From.Name != "blueprints.app.v1" || len(f.events) == 0 ||
+		f.events[0] != "RolloutStarted: rolling out blueprints.app.v2 again from blueprints.app.v1 in 3 wave(s), after its undo" {
+		t.Fatalf("resumed: %s: %s; %q", f.status.Phase, f.status.Message, f.events)
+	}
+	moved := 0
+	for _, n := range f.names {
+		if f.pins[n].Revision == 2 {
+			moved++
+		}
+	}
+	if moved != 3 {
+		t.Fatalf("resumed after an undo, %d children at v2, want 3: the canary, held at v2 through the undo and done, and wave early's first two", moved)
+	}
+	// Undone again, then v3: from v1, where the children are.
+	f.ctl.Undo = "blueprints.app.v2"
+	f.plan(ref(2))
+	f.plan(ref(3))
+	if f.status.From == nil || f.status.From.Name != "blueprints.app.v1" || f.status.Undone {
+		t.Fatalf("v3 after an undone v2: from %+v, %s", f.status.From, f.status.Message)
+	}
+}

@@ -1,0 +1,179 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const healthSet = `apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata: {name: app}
+spec:
+  upstream: {repo: blueprints, package: app}
+  targets:
+  - repositorySelector:
+      matchLabels: {fleet: "yes"}
+    template:
+      downstream: {package: app}
+      annotations: {approval.nephio.org/policy: always}
+      injectors:
+      - kind: ConfigMap
+        nameExpr: repository.labels.region + '-endpoints'
+      - group: example.com
+        kind: Team
+        name: web-team
+  rollout:
+    health:
+      apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      nameExpr: downstream.repo
+      condition: has(object.status) && object.status.lastAppliedRevision.startsWith(revision.ref + "@")
+    waves:
+    - name: canary
+      selector:
+        matchLabels: {ring: canary}
+      size: 1
+    - name: rest
+`
+
+// kustomization is a Kustomization-shaped object as Flux leaves it once it
+// applied a source at ref.
+func kustomization(name, ref string) string {
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s}
+spec: {path: ./app}
+status:
+  lastAppliedRevision: "%s@sha1:0123456789abcdef"
+`, name, ref)
+}
+
+// Issue 43 #1 on a real Porch (rule health-gated-rollouts): a set whose
+// rollout waits for Flux. v2 published: the canary's draft is approved by
+// policy and published, and the wave stays open while no Kustomization,
+// then one at v1, reports it; the child's status and the set's message
+// say so, and wave rest does not move. The Kustomization reports
+// app/v2: the controller, watching the kind, sees it, the canary is done
+// and wave rest moves.
+func TestHealthGatedRolloutOnPorch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "health")
+	approvingController(t)
+	files := blueprint(t)
+	url := e.bareRepo("blueprints")
+	e.publishUpstream(url, "app", "v1", files)
+	e.repository("blueprints", url, false, nil)
+	e.apply(cluster)
+	const n = 3
+	for i := 0; i < n; i++ {
+		labels := map[string]string{"fleet": "yes", "region": "us-east1"}
+		if i == 0 {
+			labels["ring"] = "canary"
+		}
+		name := fmt.Sprintf("h-%03d", i)
+		e.repository(name, e.bareRepo(name), true, labels)
+	}
+	// v1 reported everywhere: the first revision is not rolled out, but the
+	// objects are there as a running fleet has them.
+	for i := 0; i < n; i++ {
+		e.apply(kustomization(fmt.Sprintf("h-%03d", i), "app/v1"))
+	}
+	e.apply(healthSet)
+	e.eventually(3*converge, "v1 published in the 3 repositories", func() (bool, string) {
+		c := 0
+		for i := 0; i < n; i++ {
+			if published(e, fmt.Sprintf("h-%03d", i), "v1") {
+				c++
+			}
+		}
+		return c == n, fmt.Sprintf("%d published at v1", c)
+	})
+	status := func() (*pvsapi.PackageVariantSet, string) {
+		var s pvsapi.PackageVariantSet
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
+			return nil, err.Error()
+		}
+		if r := s.Status.Rollout; r != nil {
+			return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
+		}
+		return &s, "no status.rollout"
+	}
+	health := func(child string) (*pvapi.TargetHealth, string) {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: child}, &v); err != nil {
+			return nil, err.Error()
+		}
+		for _, tg := range v.Status.DownstreamTargets {
+			if tg.Health != nil {
+				return tg.Health, fmt.Sprintf("%s: %s %s: %s", tg.Name, tg.Health.Status, tg.Health.Reason, tg.Health.Message)
+			}
+		}
+		return nil, fmt.Sprintf("targets %+v", v.Status.DownstreamTargets)
+	}
+	restMoved := func() string {
+		for i := 1; i < n; i++ {
+			repo := fmt.Sprintf("h-%03d", i)
+			for _, r := range e.owned(repo, "app") {
+				if lockedAt(e, repo, r.Name, "v2") {
+					return repo
+				}
+			}
+		}
+		return ""
+	}
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.publishUpstream(url, "app", "v2", files)
+	start := time.Now()
+	e.eventuallyListed("blueprints", 3*converge, "the canary published at v2, its cluster still at v1", func() (bool, string) {
+		_, smsg := status()
+		h, hmsg := health("app-h-000-app")
+		if repo := restMoved(); repo != "" {
+			t.Fatalf("%s of wave rest moved before the canary's cluster reported v2: %s; %s", repo, smsg, hmsg)
+		}
+		return published(e, "h-000", "v2") && h != nil && h.Reason == pvapi.ReasonNotHealthy &&
+			strings.Contains(smsg, "the cluster has not reported it healthy (NotHealthy: Kustomization "+e.ns+"/h-000 does not report"), smsg + "; " + hmsg
+	})
+	atV2 := time.Since(start)
+	// Evidence, not time: every child and the set handled a request since,
+	// and wave rest is still where it was.
+	e.handled("a wave waiting for its canary's cluster", 2*converge)
+	if repo := restMoved(); repo != "" {
+		_, smsg := status()
+		t.Fatalf("%s of wave rest moved while the canary's cluster runs v1: %s", repo, smsg)
+	}
+	// Flux applies v2 on the canary's cluster.
+	reported := time.Now()
+	e.apply(kustomization("h-000", "app/v2"))
+	e.eventually(3*converge, "the rollout complete once the canary's cluster reports v2", func() (bool, string) {
+		s, msg := status()
+		c := 0
+		for i := 0; i < n; i++ {
+			if published2(e, fmt.Sprintf("h-%03d", i)) {
+				c++
+			}
+		}
+		h, hmsg := health("app-h-000-app")
+		// The rest's clusters never report v2: the rollout has no wave
+		// after theirs, so it completes when they are published and
+		// healthy; they are not, so it stays Progressing in wave rest.
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Waves[0].State == "Complete" && c == n &&
+			h != nil && h.Status == "True", fmt.Sprintf("%s; %d published at v2; %s", msg, c, hmsg)
+	})
+	for i := 1; i < n; i++ {
+		e.apply(kustomization(fmt.Sprintf("h-%03d", i), "app/v2"))
+	}
+	e.eventually(2*converge, "Complete once every cluster reports v2", func() (bool, string) {
+		s, msg := status()
+		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Complete", msg
+	})
+	t.Logf("canary published at v2 %s after the release; wave rest published and the rollout complete %s after the canary's cluster reported", atV2.Round(time.Second), time.Since(reported).Round(time.Second))
+}
+
+func published2(e *env, repo string) bool { return published(e, repo, "v2") }
