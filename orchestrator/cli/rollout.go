@@ -19,6 +19,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -60,6 +61,9 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				return usageErr("-o must be json or yaml, not %q", output)
 			}
 			printRollout(o.Stdout, set)
+			if !cf.set() {
+				return o.printPending(set)
+			}
 			return nil
 		},
 	}
@@ -72,15 +76,20 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 			Use:   c.use,
 			Short: c.short,
 			Args: func(_ *cobra.Command, a []string) error {
-				if len(a) < 1 || (!c.children && len(a) != 1) || (c.children && len(a) < 2) {
+				switch {
+				case c.wave && len(a) >= 1 && len(a) <= 2:
+				case len(a) < 1 || (!c.children && !c.wave && len(a) != 1) || (c.children && len(a) < 2):
 					return usageErr("usage: pvctl rollout %s", c.use)
 				}
 				return nil
 			},
 			RunE: func(_ *cobra.Command, a []string) error {
 				check := knownChildren
-				if strings.HasPrefix(c.use, "skip ") {
+				switch {
+				case strings.HasPrefix(c.use, "skip "):
 					check = failedChildren
+				case c.wave:
+					check = anyWave
 				}
 				return o.rolloutControl(ctx, ccf, a[0], a[1:], check, c.change)
 			},
@@ -97,22 +106,25 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 type rolloutControlVerb struct {
 	use, short string
 	children   bool
+	wave       bool // an optional WAVE instead of children
 	change     func(cur map[string]string, children []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error)
 }
 
 // rolloutControls are pvctl rollout's control verbs.
 func rolloutControls() []rolloutControlVerb {
 	return []rolloutControlVerb{
-		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused", nil
 		}},
-		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one)", false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one)", false, false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 			return map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}, "resumed", nil
 		}},
-		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, undoChange},
-		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, listChange(packagevariantset.RolloutHoldAnnotation, true)},
-		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, listChange(packagevariantset.RolloutHoldAnnotation, false)},
-		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, listChange(packagevariantset.RolloutSkipAnnotation, true)},
+		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, false, undoChange},
+		{"approve SET [WAVE]", "Approve a wave's drafts as one decision (default: the open wave): the next run approves its children's finished drafts", false, true, approveWaveChange},
+		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, false, listChange(packagevariantset.RolloutHoldAnnotation, true)},
+		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, false, listChange(packagevariantset.RolloutHoldAnnotation, false)},
+		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, false, listChange(packagevariantset.RolloutSkipAnnotation, true)},
+		{"unskip SET CHILD...", "Undo a skip: the rollout waits for the children again", true, false, listChange(packagevariantset.RolloutSkipAnnotation, false)},
 	}
 }
 
@@ -137,6 +149,44 @@ func listChange(key string, add bool) func(cur map[string]string, children []str
 		out := map[string]string{key: strings.Join(names, ",")}
 		return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ",")), nil
 	}
+}
+
+// anyWave leaves the wave's name to the change (approveWaveChange).
+func anyWave(string, *pvsapi.PackageVariantSet, []pvapi.PackageVariant, []string) error { return nil }
+
+// approveWaveChange is rollout approve (rule: wave-approval): the wave
+// named, or the open one, approved for the rollout's target, added to the
+// annotation's list (entries of other targets dropped); what it says
+// names the wave's moved children.
+func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+	r := set.Status.Rollout
+	if r == nil || r.From == nil {
+		return nil, "", fmt.Errorf("packagevariantset %s has no rollout to approve a wave of (a set's first revision is not rolled out)", set.Name)
+	}
+	var wave *v1alpha2.WaveStatus
+	var names []string
+	for i := range r.Waves {
+		names = append(names, r.Waves[i].Name)
+		if (len(a) == 0 && r.Waves[i].State == v1alpha2.WaveOpen) || (len(a) > 0 && r.Waves[i].Name == a[0]) {
+			wave = &r.Waves[i]
+		}
+	}
+	switch {
+	case wave == nil && len(a) > 0:
+		return nil, "", fmt.Errorf("packagevariantset %s has no wave %q (its waves: %s)", set.Name, a[0], strings.Join(names, ", "))
+	case wave == nil:
+		return nil, "", fmt.Errorf("packagevariantset %s has no open wave (%s: %s); name the wave to approve", set.Name, r.Phase, r.Message)
+	}
+	entries := []string{wave.Name + "@" + r.Target.Name}
+	for _, e := range strings.Split(cur[packagevariantset.RolloutApproveAnnotation], ",") {
+		if e = strings.TrimSpace(e); strings.HasSuffix(e, "@"+r.Target.Name) && !slices.Contains(entries, e) {
+			entries = append(entries, e)
+		}
+	}
+	slices.Sort(entries)
+	return map[string]string{packagevariantset.RolloutApproveAnnotation: strings.Join(entries, ",")},
+		fmt.Sprintf("approve of wave %s at %s: the finished drafts of its %d children (%d moved so far, and those that move later) are approved, gates True and unedited",
+			wave.Name, r.Target.Name, len(wave.Members), wave.Moved), nil
 }
 
 // undoChange is rollout undo (rule: rollout-undo): the undo annotation
@@ -281,6 +331,29 @@ func failedChildren(key string, set *pvsapi.PackageVariantSet, variants []pvapi.
 }
 
 // printRollout writes a set's rollout as a short report.
+// printPending says which rollout controls pvctl recorded for the set that
+// the last run has not applied yet (they apply at the next pvctl run): a
+// control asked for reads as pending, not as done.
+func (o *Options) printPending(set *pvsapi.PackageVariantSet) error {
+	st, err := state.Read(filepath.Join(o.Repos, state.File))
+	if err != nil {
+		return err
+	}
+	want := st.Controls["PackageVariantSet/"+set.Name]
+	var pending []string
+	for _, k := range local.RolloutControlKeys {
+		if v, ok := want[k]; ok && set.Annotations[k] != v {
+			pending = append(pending, fmt.Sprintf("%s=%q", k, v))
+		} else if !ok && set.Annotations[k] != "" {
+			pending = append(pending, fmt.Sprintf("%s removed", k))
+		}
+	}
+	if len(pending) > 0 {
+		fmt.Fprintf(o.Stdout, "  pending (the next pvctl run applies them): %s\n", strings.Join(pending, ", "))
+	}
+	return nil
+}
+
 func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 	r := set.Status.Rollout
 	if set.Spec.Rollout == nil || r == nil {

@@ -75,6 +75,9 @@ func TestStagedRolloutLocally(t *testing.T) {
 	}
 	// Paused: approving them moves nobody else.
 	contains(t, w.mustCmd(ExitOK, "rollout", "pause", "app"), "packagevariantset/app rollout paused: the next pvctl run applies it")
+	// Asked for, not applied yet: status says it is pending (issue 43 #5).
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Progressing",
+		`pending (the next pvctl run applies them): pvkit.dev/rollout-pause="true"`)
 	w.approveDrafts()
 	// Issue 43 #2 (rule rollout-conditions): a paused rollout is not green:
 	// the run exits 4 (stalled: it waits for someone), the set's row says
@@ -213,6 +216,11 @@ func TestRolloutAgainstACluster(t *testing.T) {
 	run("release", "fleet", "fleet-a", "fleet-b")
 	if a := annotations(); a["pvkit.dev/rollout-pause"] != "" || a["pvkit.dev/rollout-hold"] != "" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
 		t.Fatalf("resumed and released, annotations: %v", a)
+	}
+	// Issue 43 #5: a skip is taken back with unskip.
+	contains(t, run("unskip", "fleet", "fleet-a"), "rollout pvkit.dev/rollout-skip: ")
+	if a := annotations(); a["pvkit.dev/rollout-skip"] != "" {
+		t.Fatalf("unskipped, annotations: %v", a)
 	}
 	code, _, errs := w.cmd("rollout", append([]string{"status", "nosuch"}, cl...)...)
 	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in namespace ops of the cluster") {
@@ -447,5 +455,38 @@ func TestRolloutUndoLocally(t *testing.T) {
 	out = w.run(ExitOK)
 	if n := strings.Count(out, "created"); n != 1 || !strings.Contains(out, "fleet-07") {
 		t.Fatalf("resumed after an undo: want the canary's draft alone:\n%s", out)
+	}
+}
+
+// Issue 43 #4 (rule wave-approval), through pvctl: a person approves a
+// wave once; the next run approves its children's finished drafts
+// (in-process approval by policy), those that move later in the wave too;
+// a wave not approved still waits for pvctl approve; a typo of a wave is
+// refused naming the waves.
+func TestWaveApprovalLocally(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	w.run(ExitOK)
+	code, _, errs := w.cmd("rollout", "approve", "app", "carany")
+	if code != ExitNotReady || !strings.Contains(errs, `packagevariantset app has no wave "carany" (its waves: canary, early, rest)`) {
+		t.Fatalf("a typo: exit %d: %s", code, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "approve", "app"),
+		"rollout approve of wave canary at blueprints.app.v2: the finished drafts of its 1 children (1 moved so far, and those that move later) are approved")
+	out := w.run(ExitOK)
+	contains(t, out, "approved fleet-07.app.packagevariant-2")
+	contains(t, w.mustCmd(ExitOK, "events"), "approved fleet-07.app.packagevariant-2 (wave canary of PackageVariantSet app, pvkit.dev/rollout-a")
+	w.run(ExitOK)
+	if d := w.drafts(); len(d) != 2 {
+		t.Fatalf("wave early's first drafts wait for a person: %v", d)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "approve", "app", "early"), "approve of wave early at blueprints.app.v2: the finished drafts of its 3 children (2 moved so far")
+	for i := 0; i < 4; i++ {
+		w.run(ExitOK)
+	}
+	st := w.mustCmd(ExitOK, "rollout", "status", "app")
+	contains(t, st, "wave canary       Complete", "wave early        Complete  3/3 moved, 3 done", "wave rest         Open")
+	if d := w.drafts(); len(d) != 2 {
+		t.Fatalf("wave rest's first drafts, not approved, wait for a person: %v\n%s", d, st)
 	}
 }

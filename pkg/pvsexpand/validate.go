@@ -10,6 +10,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/health"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
+	check "github.com/pvkit/pvkit/pkg/validate"
 )
 
 // reservedKeys of the package context (package-context rejects them too).
@@ -72,6 +73,9 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 		for _, f := range fields {
 			v.errorf(f, "%s", probs[f])
 		}
+	}
+	if msg := check.QualifiedName(r.SpreadBy); r.SpreadBy != "" && msg != "" {
+		v.errorf("spec.rollout.spreadBy", "`spec.rollout.spreadBy` %q is not a label key: %s", r.SpreadBy, msg)
 	}
 	if r.MinSuccessSeconds != nil && r.Health == nil {
 		v.errorf("spec.rollout.minSuccessSeconds", "`spec.rollout.minSuccessSeconds` needs `spec.rollout.health`: without a health check there is nothing to stay healthy")

@@ -1,7 +1,12 @@
 package rollout
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 )
 
 // Issue 43 #2: a rollout complete with skipped children says so, and each
@@ -97,5 +102,33 @@ func TestUndo(t *testing.T) {
 	f.plan(ref(3))
 	if f.status.From == nil || f.status.From.Name != "blueprints.app.v1" || f.status.Undone {
 		t.Fatalf("v3 after an undone v2: from %+v, %s", f.status.From, f.status.Message)
+	}
+}
+
+// Issue 43 #5: spreadBy spreads a sized wave over a label's values: a
+// fleet named by region (eu-*, us-*) puts its 20% wave in both regions,
+// where name order took eu only.
+func TestSpreadBy(t *testing.T) {
+	f := newFleet(t, 0)
+	for _, region := range []string{"eu", "us"} {
+		for i := 0; i < 5; i++ {
+			n := fmt.Sprintf("%s-%d", region, i)
+			f.names = append(f.names, n)
+			f.labels[n] = map[string]string{"region": region}
+		}
+	}
+	f.spec = &v1alpha2.Rollout{Waves: []v1alpha2.Wave{{Name: "early", Size: amount("20%")}, {Name: "rest"}}}
+	early := func() []string {
+		f.status, f.pins = nil, map[string]pv.Upstream{}
+		f.plan(ref(1))
+		f.plan(ref(2))
+		return f.status.Waves[0].Members
+	}
+	if got := early(); strings.Join(got, ",") != "eu-0,eu-1" {
+		t.Fatalf("name order: %v", got)
+	}
+	f.spec.SpreadBy = "region"
+	if got := early(); strings.Join(got, ",") != "eu-0,us-0" {
+		t.Fatalf("spread by region: %v", got)
 	}
 }

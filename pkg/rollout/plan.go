@@ -145,6 +145,9 @@ func (p *planner) membership() {
 	}
 	if len(unassigned) > 0 {
 		fresh := p.restart || prev == nil || len(waveOf) == 0
+		if fresh && spec.SpreadBy != "" {
+			unassigned = spread(unassigned, spec.SpreadBy)
+		}
 		assign(spec, unassigned, len(p.children), waveOf, fresh, prev)
 		if !fresh && p.st.Phase != Complete {
 			for _, c := range unassigned {
@@ -158,6 +161,34 @@ func (p *planner) membership() {
 			p.waves[w] = append(p.waves[w], &p.children[i])
 		}
 	}
+}
+
+// spread orders children (sorted by name) in turn from each value of the
+// label key (values sorted; a child without the label in a group of its
+// own, last): the order in which sized waves take them.
+func spread(cs []*Child, key string) []*Child {
+	groups := map[string][]*Child{}
+	var values []string
+	for _, c := range cs {
+		v, ok := c.Labels[key]
+		if !ok {
+			v = "\xff" // sorts last
+		}
+		if _, seen := groups[v]; !seen {
+			values = append(values, v)
+		}
+		groups[v] = append(groups[v], c)
+	}
+	sort.Strings(values)
+	out := make([]*Child, 0, len(cs))
+	for i := 0; len(out) < len(cs); i++ {
+		for _, v := range values {
+			if i < len(groups[v]) {
+				out = append(out, groups[v][i])
+			}
+		}
+	}
+	return out
 }
 
 // finished is the plan when nothing rolls: every child at the target (a

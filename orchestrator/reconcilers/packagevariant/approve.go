@@ -55,6 +55,10 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 	}()
 	for _, d := range owned {
+		wave := waveApproved(v, d)
+		if wave {
+			d.Annotations = withPolicy(d.Annotations, approval.Always)
+		}
 		if d.Lifecycle.IsPublished() || d.Annotations[approval.PolicyAnnotation] == "" {
 			continue
 		}
@@ -108,18 +112,47 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		if err != nil {
 			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
 		}
-		for i := range v.Status.DownstreamTargets { // as the next reconcile reads it: no status patch for it then
-			if t := &v.Status.DownstreamTargets[i]; t.Name == d.Name && t.Lifecycle != "" {
-				t.Lifecycle, t.Blocked = string(store.Published), nil
-				if pub.Revision > 0 {
-					t.Revision = pub.Revision
-				}
-			}
-		}
-		ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", d.Name, "policy", dec.Policy)
-		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", d.Name, approval.PolicyAnnotation, dec.Policy, pub.Revision, pub.Package)
+		r.approved(ctx, v, d.Name, pub, dec.Policy, wave)
 	}
 	return again, nil
+}
+
+// approved records an approval by policy: the target Published in the
+// status, as the next reconcile reads it (no status patch for it then),
+// a log line and an Event saying whose decision it was.
+func (r *Reconciler) approved(ctx context.Context, v *pvapi.PackageVariant, name string, pub store.Revision, policy string, wave bool) {
+	for i := range v.Status.DownstreamTargets {
+		if t := &v.Status.DownstreamTargets[i]; t.Name == name && t.Lifecycle != "" {
+			t.Lifecycle, t.Blocked = string(store.Published), nil
+			if pub.Revision > 0 {
+				t.Revision = pub.Revision
+			}
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", name, "policy", policy, "wave", wave)
+	if wave {
+		r.events().Normal(v, EventDraftApproved, "approved %s (%s): revision %d of %s", name, v.Spec.Approval.By, pub.Revision, pub.Package)
+	} else {
+		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", name, approval.PolicyAnnotation, policy, pub.Revision, pub.Package)
+	}
+}
+
+// waveApproved: the variant carries a wave's approval (spec.approval, rule
+// wave-approval) for the upstream this draft was made from.
+func waveApproved(v *pvapi.PackageVariant, d store.Revision) bool {
+	a := v.Spec.Approval
+	return a != nil && !d.Lifecycle.IsPublished() && d.Lock != nil && d.Lock.Ref == a.UpstreamRef &&
+		(v.Spec.Upstream == nil || d.Lock.Package == "" || d.Lock.Package == v.Spec.Upstream.Package)
+}
+
+// withPolicy is a copy of the annotations with the approval policy set.
+func withPolicy(ann map[string]string, policy string) map[string]string {
+	out := make(map[string]string, len(ann)+1)
+	for k, val := range ann {
+		out[k] = val
+	}
+	out[approval.PolicyAnnotation] = policy
+	return out
 }
 
 // listOwned lists the variant's revisions, with the draft it created last

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
@@ -350,5 +352,53 @@ func TestRejectedDraft(t *testing.T) {
 	}
 	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "DraftUpgradedInPlace") || strings.Contains(evs, "DraftRejected") {
 		t.Fatalf("events:\n%s", evs)
+	}
+}
+
+// rule wave-approval, the controller side: a variant whose spec.approval
+// names the upstream its draft was made from is approved as policy always
+// would approve it, with the same guards (a draft a person edited waits);
+// an approval of another upstream approves nothing. With the memory store
+// and with the Porch store.
+func TestWaveApprovalApprovesTheDraftOfItsUpstream(t *testing.T) {
+	for _, onPorch := range []bool{false, true} {
+		e := approvingEnv(t, onPorch)
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		e.variant(appVariant)
+		e.edit("app-prod", func(v *pvapi.PackageVariant) {
+			v.Spec.Approval = &pv.WaveApproval{UpstreamRef: "app/v9", By: "wave canary of PackageVariantSet app"}
+		})
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("porch=%v: an approval of another upstream approved: %s", onPorch, got)
+		}
+		// A person edits the draft: an approval of its upstream waits.
+		d := e.downstream("app-prod")[0]
+		res, err := e.store.GetResources(context.Background(), ns, d.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Files["notes.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  by: a person\n"
+		if _, err := e.store.UpdateResources(context.Background(), ns, d.Name, res); err != nil {
+			t.Fatal(err)
+		}
+		e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Approval.UpstreamRef = "app/v1" })
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
+			t.Fatalf("porch=%v: a wave approval approved a draft a person edited: %s", onPorch, got)
+		}
+	}
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.edit("app-prod", func(v *pvapi.PackageVariant) {
+		v.Spec.Approval = &pv.WaveApproval{UpstreamRef: "app/v1", By: "wave canary of PackageVariantSet app"}
+	})
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("the wave's approval: %s", got)
+	}
+	if ev := strings.Join(e.events(), "\n"); !strings.Contains(ev, "DraftApproved approved deploy.app-prod.packagevariant-1 (wave canary of PackageVariantSet app): revision 1 of app-prod") {
+		t.Fatalf("events:\n%s", ev)
 	}
 }

@@ -39,6 +39,11 @@ const (
 	// from revision at once; removing it (pvctl rollout resume) rolls the
 	// target out again from wave one.
 	RolloutUndoAnnotation = "pvkit.dev/rollout-undo"
+	// RolloutApproveAnnotation lists waves a person approved, each as
+	// WAVE@TARGET (rule: wave-approval): the wave's children moved to
+	// TARGET get spec.approval, and approval by policy approves their
+	// finished drafts; an entry for another target is ignored.
+	RolloutApproveAnnotation = "pvkit.dev/rollout-approve"
 )
 
 // defaultProgressDeadline: a moved child not Ready after this is failed.
@@ -119,6 +124,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
 	res := rollout.Plan(spec, prev, *u, target, children, controls(set.Annotations))
 	pinChildren(x, res, spec)
+	approveWaves(set, x, res, target, store.LockFor(up).Ref)
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
@@ -140,6 +146,38 @@ func pinChildren(x *pvsexpand.Expansion, res rollout.Result, spec *v1alpha2.Roll
 			x.Children[i].Spec.Health = &h
 		}
 	}
+}
+
+// approveWaves gives the children of the waves a person approved for
+// this target, moved there, the wave's approval (rule: wave-approval);
+// the others have none.
+func approveWaves(set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, res rollout.Result, target v1alpha2.RevisionRef, ref string) {
+	approved := ApprovedWaves(set.Annotations, target.Name)
+	by := map[string]string{}
+	for _, w := range res.Status.Waves {
+		if approved[w.Name] {
+			for _, m := range w.Members {
+				by[m] = fmt.Sprintf("wave %s of PackageVariantSet %s, %s", w.Name, set.Name, RolloutApproveAnnotation)
+			}
+		}
+	}
+	for i := range x.Children {
+		c := &x.Children[i]
+		if u := c.Spec.Upstream; by[c.Name] != "" && u != nil && u.WorkspaceName == target.Workspace && u.Revision == target.Revision {
+			c.Spec.Approval = &pv.WaveApproval{UpstreamRef: ref, By: by[c.Name]}
+		}
+	}
+}
+
+// ApprovedWaves are the waves the annotation approves for a target.
+func ApprovedWaves(ann map[string]string, target string) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range strings.Split(ann[RolloutApproveAnnotation], ",") {
+		if w, t, ok := strings.Cut(strings.TrimSpace(e), "@"); ok && t == target && w != "" {
+			out[w] = true
+		}
+	}
+	return out
 }
 
 // rolloutConditionTypes are the set's conditions of its rollout's phase.

@@ -76,6 +76,26 @@ type PackageVariantSpec struct {
 	// every child.
 	// +optional
 	Health *HealthCheck `json:"health,omitempty"`
+	// Approval (a pvkit extension) is a person's approval, given once for
+	// a wave of a set's staged rollout (pvkit.dev/rollout-approve; rule:
+	// wave-approval): the set writes it on the wave's children, and
+	// approval by policy approves the variant's finished draft made from
+	// this upstream as Nephio's policy `always` would (gates True, as pvkit
+	// last wrote it, not rejected).
+	// +optional
+	Approval *WaveApproval `json:"approval,omitempty"`
+}
+
+// WaveApproval names the upstream revision whose drafts were approved, and
+// by what decision.
+type WaveApproval struct {
+	// UpstreamRef is the upstream lock's ref of the drafts approved
+	// (`<package>/v<N>`, Porch's).
+	// +kubebuilder:validation:MinLength=1
+	UpstreamRef string `json:"upstreamRef"`
+	// By says whose decision it is ("wave canary of PackageVariantSet app").
+	// +optional
+	By string `json:"by,omitempty"`
 }
 
 // HealthCheck names an object that another controller keeps (Flux's

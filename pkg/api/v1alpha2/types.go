@@ -76,6 +76,14 @@ type Rollout struct {
 	// minSuccessTime). Default 0; it needs health.
 	// +kubebuilder:validation:Minimum=0
 	MinSuccessSeconds *int32 `json:"minSuccessSeconds,omitempty"`
+	// SpreadBy is a label key (of the Repository or object each child was
+	// made for): a wave with a size takes children in turn from each value
+	// of this label (values sorted, a child without it last), not in name
+	// order, so that a 10% wave of a fleet named by region is not one
+	// region.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	SpreadBy string `json:"spreadBy,omitempty"`
 }
 
 // Wave is one stage of a rollout.
