@@ -65,7 +65,12 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 }
 
 // copyTree copies a directory of regular files (bare git repositories and
-// the state file); a missing directory copies to nothing.
+// the state file); a missing directory copies to nothing. A file under a
+// git `objects` directory is linked, not copied: git writes an object once
+// and never changes it (a new pack is a new file), so the scratch copy and
+// the real one can share it; plan of a fleet of 500 repositories copied
+// every object (76 s, issue 43). Where a link cannot be made (another file
+// system), the file is copied.
 func copyTree(src, dst string) error {
 	if _, err := os.Stat(src); os.IsNotExist(err) {
 		return nil
@@ -85,12 +90,29 @@ func copyTree(src, dst string) error {
 		case !d.Type().IsRegular():
 			return fmt.Errorf("%s: not a regular file", path)
 		}
+		if underObjects(rel) && os.Link(path, target) == nil {
+			return nil
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
 		return os.WriteFile(target, b, 0o644)
 	})
+}
+
+// underObjects: a path inside a bare repository's objects directory
+// (`<name>.git/objects/...`: its loose objects and packs), not its info
+// (alternates, packs list) and never a ref that happens to be named
+// objects.
+func underObjects(rel string) bool {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := 1; i+1 < len(parts)-1; i++ {
+		if strings.HasSuffix(parts[i-1], ".git") && parts[i] == "objects" && parts[i+1] != "info" {
+			return true
+		}
+	}
+	return false
 }
 
 // diffRevisions diffs every revision whose files differ between the

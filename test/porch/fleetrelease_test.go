@@ -255,10 +255,14 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 		return false, fmt.Sprintf("targets %+v", v.Status.DownstreamTargets)
 	})
 	e.reject(draft)
-	e.eventually(2*converge, "paused by the error budget, naming r-001's rejected draft", func() (bool, string) {
+	e.eventually(2*converge, "paused by the error budget, naming r-001's rejected draft, and the condition RolloutPaused saying so", func() (bool, string) {
 		s, msg := status()
-		return s != nil && s.Status.Rollout != nil && s.Status.Rollout.Phase == "Paused" &&
-			strings.Contains(msg, "app-r-001-app: draft "+draft+" was rejected"), msg
+		if s == nil {
+			return false, msg
+		}
+		c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionRolloutPaused)
+		return s.Status.Rollout != nil && s.Status.Rollout.Phase == "Paused" && strings.Contains(msg, "app-r-001-app: draft "+draft+" was rejected") &&
+			c != nil && c.Status == "True" && c.Reason == pvapi.ReasonErrorBudgetExceeded, fmt.Sprintf("%s; condition %+v", msg, c)
 	})
 	// Paused: what moved before the pause may still publish; wave rest
 	// stays untouched once every child and the set handled a reconcile
