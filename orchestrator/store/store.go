@@ -108,6 +108,26 @@ func (l *Lock) Matches(r Revision) bool {
 	return under(want.Ref)
 }
 
+// Same reports whether two locks name the same upstream revision: the same
+// package and ref, one of them perhaps relative to a repository's
+// directory (Porch's spec.git.directory: ref infra/capi/kindnet/v3.0.0 and
+// kindnet/v3.0.0), a draft's ref never a published one's, and the
+// repository and commit equal where both know them. Nil is the same as
+// nothing.
+func (l *Lock) Same(o *Lock) bool {
+	if l == nil || o == nil {
+		return false
+	}
+	under := func(a, b string) bool {
+		if strings.HasPrefix(a, "drafts/") != strings.HasPrefix(b, "drafts/") {
+			return false // a draft's ref is never a published revision's
+		}
+		return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+	}
+	return under(l.Package, o.Package) && under(l.Ref, o.Ref) &&
+		(l.Repository == "" || o.Repository == "" || l.Repository == o.Repository) && (l.Commit == "" || o.Commit == "" || l.Commit == o.Commit)
+}
+
 // Revision is a package revision.
 type Revision struct {
 	Namespace, Name                string

@@ -2,9 +2,9 @@ package packagevariant
 
 import (
 	"sort"
-	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 )
 
@@ -52,19 +52,7 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 // Porch then lists the commit and no repository: the status keeps the
 // first, so that the next reconcile does not patch it again (the release
 // bench counted a second status patch per variant before).
-func sameUpstream(u *pvapi.UpstreamLock, l *store.Lock) bool {
-	if u == nil {
-		return false
-	}
-	under := func(a, b string) bool {
-		if strings.HasPrefix(a, "drafts/") != strings.HasPrefix(b, "drafts/") {
-			return false // a draft's ref is never a published revision's
-		}
-		return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
-	}
-	return under(u.Package, l.Package) && under(u.Ref, l.Ref) &&
-		(u.Repo == "" || l.Repository == "" || u.Repo == l.Repository) && (u.Commit == "" || l.Commit == "" || u.Commit == l.Commit)
-}
+func sameUpstream(u *pvapi.UpstreamLock, l *store.Lock) bool { return kit.StoreLock(u).Same(l) }
 
 // awaiting is AwaitingApproval's message, with what approval by policy
 // said of it when it did (more).
@@ -173,7 +161,7 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		}
 		dt.Edited = dt.Edited || t.edited
 		if l := t.lock; l != nil && !sameUpstream(dt.UpstreamLock, l) {
-			dt.UpstreamLock = &pvapi.UpstreamLock{Repo: l.Repository, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
+			dt.UpstreamLock = kit.StatusLock(l)
 		}
 		switch b, ok := blocked(dt, t); {
 		case !ok:

@@ -328,7 +328,7 @@ func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) v
 	}
 	var at []pvapi.DownstreamTarget
 	for _, t := range v.Status.DownstreamTargets {
-		if lockOf(t).Matches(up) {
+		if kit.StoreLock(t.UpstreamLock).Matches(up) {
 			at = append(at, t)
 		}
 	}
@@ -355,16 +355,6 @@ func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) v
 		return verdict{Why: fmt.Sprintf("draft %s is %s, not yet approved", at[0].Name, at[0].Lifecycle)}
 	}
 	return verdict{Why: "no draft at the target yet"}
-}
-
-// lockOf is a target's upstream lock as the store's type (nil when the
-// status has none: it matches nothing).
-func lockOf(t pvapi.DownstreamTarget) *store.Lock {
-	if t.UpstreamLock == nil {
-		return nil
-	}
-	l := t.UpstreamLock
-	return &store.Lock{Repository: l.Repo, Package: l.Package, Ref: l.Ref, Commit: l.Commit}
 }
 
 // notReady judges a child whose Ready condition is not True: failed once
