@@ -20,7 +20,7 @@ import (
 // locally, three ways: `pvctl approve` of one draft (the start-up every
 // approval pays), `pvctl approve` of all N at once, and the wave's one
 // decision, `pvctl rollout approve` then `pvctl run`. N targets of a set
-// whose rollout has one wave take v2 (PVKIT_BENCH_TARGETS, default 448:
+// whose rollout has one wave take v2 (PVKIT_BENCH_APPROVE, default 448:
 // the fleet the issue timed at 9 min 16 s). Only with PVKIT_BENCH_PVCTL=1
 // (make bench-pvctl): it builds two fleets of N first.
 func BenchmarkPvctlApprove(b *testing.B) {
@@ -28,7 +28,7 @@ func BenchmarkPvctlApprove(b *testing.B) {
 		b.Skip("set PVKIT_BENCH_PVCTL=1 (make bench-pvctl)")
 	}
 	n := 448
-	if v, err := strconv.Atoi(os.Getenv("PVKIT_BENCH_TARGETS")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv("PVKIT_BENCH_APPROVE")); err == nil && v > 0 {
 		n = v
 	}
 	b.Run(fmt.Sprintf("each/%ddrafts", n), func(b *testing.B) {
