@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -488,5 +489,39 @@ func TestWaveApprovalLocally(t *testing.T) {
 	contains(t, st, "wave canary       Complete", "wave early        Complete  3/3 moved, 3 done", "wave rest         Open")
 	if d := w.drafts(); len(d) != 2 {
 		t.Fatalf("wave rest's first drafts, not approved, wait for a person: %v\n%s", d, st)
+	}
+}
+
+// Issue 43 #5 through pvctl: spreadBy takes a sized wave's children in
+// turn from each region, where name order (fleet-00 to fleet-09, the
+// first five in eu) put the whole 20% wave in eu.
+func TestSpreadByLocally(t *testing.T) {
+	w := rolloutWS(t)
+	repos := readFile(t, filepath.Join(w.in, "repositories.yaml"))
+	for i := 0; i < 10; i++ {
+		region := "eu"
+		if i >= 5 {
+			region = "us"
+		}
+		name := fmt.Sprintf("fleet-%02d", i)
+		repos = strings.Replace(repos, "  name: "+name+"\n  labels:\n", "  name: "+name+"\n  labels:\n    region: "+region+"\n", 1)
+	}
+	if strings.Count(repos, "region: ") != 10 {
+		t.Fatalf("the repositories' labels were not set:\n%s", repos)
+	}
+	w.write("repositories.yaml", repos)
+	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
+	set = strings.Replace(set, "  rollout:\n", "  rollout:\n    spreadBy: region\n", 1)
+	set = strings.Replace(set, "      size: 30%\n", "      size: 20%\n", 1)
+	w.write("app-set.yaml", set)
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	var st pvs.RolloutStatus
+	if err := json.Unmarshal([]byte(w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.Waves[1].Members, ","); got != "app-fleet-00-app,app-fleet-05-app" {
+		t.Fatalf("wave early spread by region: %s", got)
 	}
 }
