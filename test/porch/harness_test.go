@@ -564,3 +564,30 @@ func (e *env) approval(name string, lc porchapi.PackageRevisionLifecycle) {
 		return e.c.SubResource("approval").Update(ctx, &pr)
 	})
 }
+
+// releaseFleet publishes the blueprint's v1 in blueprints, applies the cluster's
+// objects and makes n deployment repositories prefix-000 and on, labelled
+// with labels (and ring: canary on the first when canary): the setup of a
+// release scenario. It returns the blueprints URL, the blueprint's files
+// and the repositories' names.
+func (e *env) releaseFleet(prefix string, n int, labels map[string]string, canary bool) (string, map[string]string, []string) {
+	e.t.Helper()
+	files := blueprint(e.t)
+	url := e.bareRepo("blueprints")
+	e.publishUpstream(url, "app", "v1", files)
+	e.repository("blueprints", url, false, nil)
+	e.apply(cluster)
+	repos := make([]string, n)
+	for i := range repos {
+		l := map[string]string{}
+		for k, v := range labels {
+			l[k] = v
+		}
+		if canary && i == 0 {
+			l["ring"] = "canary"
+		}
+		repos[i] = fmt.Sprintf("%s-%03d", prefix, i)
+		e.repository(repos[i], e.bareRepo(repos[i]), true, l)
+	}
+	return url, files, repos
+}

@@ -66,20 +66,8 @@ func TestHealthGatedRolloutOnPorch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "health")
 	approvingController(t)
-	files := blueprint(t)
-	url := e.bareRepo("blueprints")
-	e.publishUpstream(url, "app", "v1", files)
-	e.repository("blueprints", url, false, nil)
-	e.apply(cluster)
 	const n = 3
-	for i := 0; i < n; i++ {
-		labels := map[string]string{"fleet": "yes", "region": "us-east1"}
-		if i == 0 {
-			labels["ring"] = "canary"
-		}
-		name := fmt.Sprintf("h-%03d", i)
-		e.repository(name, e.bareRepo(name), true, labels)
-	}
+	url, files, _ := e.releaseFleet("h", n, map[string]string{"fleet": "yes", "region": "us-east1"}, true)
 	// v1 reported everywhere: the first revision is not rolled out, but the
 	// objects are there as a running fleet has them.
 	for i := 0; i < n; i++ {

@@ -28,16 +28,7 @@ func TestRolloutUndoOnPorch(t *testing.T) {
 	}
 	e := newEnv(t, fmt.Sprintf("undo-%d", n))
 	approvingController(t)
-	files := blueprint(t)
-	url := e.bareRepo("blueprints")
-	e.publishUpstream(url, "app", "v1", files)
-	e.repository("blueprints", url, false, nil)
-	e.apply(cluster)
-	repos := make([]string, n)
-	for i := range repos {
-		repos[i] = fmt.Sprintf("u-%03d", i)
-		e.repository(repos[i], e.bareRepo(repos[i]), true, map[string]string{"undo": "yes"})
-	}
+	url, files, _ := e.releaseFleet("u", n, map[string]string{"undo": "yes"}, false)
 	e.apply(setOver("", `undo: "yes"`, `      annotations: {approval.nephio.org/policy: always}
       injectors:
       - kind: ConfigMap

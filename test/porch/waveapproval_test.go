@@ -18,19 +18,7 @@ func TestWaveApprovalOnPorch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "waveapproval")
 	approvingController(t)
-	files := blueprint(t)
-	url := e.bareRepo("blueprints")
-	e.publishUpstream(url, "app", "v1", files)
-	e.repository("blueprints", url, false, nil)
-	e.apply(cluster)
-	repos := []string{"w-000", "w-001", "w-002"}
-	for i, name := range repos {
-		labels := map[string]string{"wave": "yes"}
-		if i == 0 {
-			labels["ring"] = "canary"
-		}
-		e.repository(name, e.bareRepo(name), true, labels)
-	}
+	url, files, repos := e.releaseFleet("w", 3, map[string]string{"wave": "yes"}, true)
 	e.apply(setOver("", `wave: "yes"`, `      injectors:
       - kind: ConfigMap
         name: us-east1-endpoints
