@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -294,9 +295,79 @@ func TestNamespacedOverlay(t *testing.T) {
 	}
 }
 
+// Issue 44 #4: config/namespaced/approve-by-policy grants approval in the
+// watched namespace only: a RoleBinding in fleet (the namespaced
+// overlay's --watch-namespace) of the same ClusterRole as
+// config/rbac/approve-by-policy.yaml, and no ClusterRoleBinding.
+func TestNamespacedApprovalBinding(t *testing.T) {
+	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/namespaced/approve-by-policy"))
+	for k := range objs {
+		if strings.HasPrefix(k, "ClusterRoleBinding/") {
+			t.Errorf("config/namespaced/approve-by-policy binds cluster-wide: %s", k)
+		}
+	}
+	b := decode[rbacv1.RoleBinding](t, objs, "RoleBinding/pvkit-controller-approve-by-policy")
+	if b.Namespace != "fleet" || b.RoleRef.Name != "pvkit-controller-approve-by-policy" || len(b.Subjects) != 1 ||
+		b.Subjects[0].Name != "pvkit-controller" || b.Subjects[0].Namespace != "pvkit-system" {
+		t.Errorf("the approval RoleBinding: %+v", b)
+	}
+	role := decode[rbacv1.ClusterRole](t, objs, "ClusterRole/pvkit-controller-approve-by-policy")
+	raw, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "config/rbac/approve-by-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster rbacv1.ClusterRole
+	if err := sigsyaml.Unmarshal([]byte(strings.Split(string(raw), "\n---\n")[0]), &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(role.Rules, cluster.Rules) || len(role.Rules) == 0 {
+		t.Errorf("the namespaced approval role %+v is not config/rbac/approve-by-policy.yaml's %+v", role.Rules, cluster.Rules)
+	}
+}
+
 // config/prometheus: a ServiceMonitor that scrapes the metrics Service's
 // HTTPS port with a token, and the alert on a paused rollout (issue 43
 // #2), on a metric the controller serves.
+// Issue 44 #3: the alert rules, as Prometheus evaluates them, on series as
+// the controller exports them: promtool checks the rules and runs
+// testdata/alerts_test.yaml (each alert before and after its threshold,
+// its labels and annotations). promtool is Debian's prometheus package,
+// which .ci/run installs.
+func TestAlertRulesWithPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed (Debian's prometheus package; .ci/run installs it)")
+	}
+	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/prometheus"))
+	var rule struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal(objs["PrometheusRule/pvkit-controller"].raw, &rule); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := sigsyaml.Marshal(rule.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	unit, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "test/install/testdata/alerts_test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"rules.yaml": rules, "alerts_test.yaml": unit} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
 func TestPrometheusOverlay(t *testing.T) {
 	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/prometheus"))
 	sm, ok := objs["ServiceMonitor/pvkit-controller"]
@@ -314,12 +385,20 @@ func TestPrometheusOverlay(t *testing.T) {
 	if err := sigsyaml.Unmarshal(rule.raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Spec.Groups) != 1 || len(r.Spec.Groups[0].Rules) != 1 || r.Spec.Groups[0].Rules[0].Alert != "PvkitRolloutPaused" ||
-		!strings.Contains(r.Spec.Groups[0].Rules[0].Expr, `pvkit_rollouts{phase="Paused"}`) {
-		t.Errorf("the alert rules: %+v", r.Spec.Groups)
+	var alerts []string
+	for _, g := range r.Spec.Groups {
+		for _, rule := range g.Rules {
+			alerts = append(alerts, rule.Alert)
+		}
 	}
-	if src, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "orchestrator/metrics/metrics.go")); err != nil || !strings.Contains(string(src), `"pvkit_rollouts"`) {
-		t.Errorf("the alert's metric pvkit_rollouts is not the controller's (%v)", err)
+	if got := strings.Join(alerts, ","); got != "PvkitRolloutPaused,PvkitVariantsNotReady,PvkitRenderFailing,PvkitPorchErrors" {
+		t.Errorf("the alert rules: %s", got)
+	}
+	src, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "orchestrator/metrics/metrics.go"))
+	for _, metric := range []string{"pvkit_rollouts", "pvkit_packagevariants", "pvkit_porch_requests_total"} {
+		if err != nil || !strings.Contains(string(src), `"`+metric+`"`) {
+			t.Errorf("the alerts' metric %s is not the controller's (%v)", metric, err)
+		}
 	}
 	var m struct {
 		Spec struct {

@@ -13,6 +13,7 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -218,8 +219,37 @@ func (p *Store) pendingGates(ctx context.Context, pr *porchapi.PackageRevision, 
 		if p.landedGates(ctx, pr, gates) {
 			return nil
 		}
+		// Never shown: write the gates into the draft's Kptfile instead
+		// (Porch reads a draft's readiness gates from it). A draft left
+		// without its mutation gate is one whose mutation never closes it:
+		// CI run 27 saw the update answered 503 and never applied, and
+		// the draft, mutated, without the gate or its Mutated condition.
+		ferr := p.gatesThroughKptfile(ctx, pr, gates)
+		if ferr == nil {
+			return nil
+		}
+		err = fmt.Errorf("%w; writing them into its Kptfile instead: %v", err, ferr)
 	}
 	return wrap(err)
+}
+
+// gatesThroughKptfile adds the gates, each with its pending condition, to
+// the Kptfile of a draft just created, through its resources (one update of
+// PackageRevisionResources), and reads the draft again.
+func (p *Store) gatesThroughKptfile(ctx context.Context, pr *porchapi.PackageRevision, gates []string) error {
+	var prr porchapi.PackageRevisionResources
+	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(pr), &prr); err != nil {
+		return err
+	}
+	files, err := tasks.WithPendingGates(prr.Spec.Resources, gates)
+	if err != nil {
+		return err
+	}
+	prr.Spec.Resources = files
+	if err := p.Client.Update(ctx, &prr); err != nil {
+		return err
+	}
+	return p.Client.Get(ctx, client.ObjectKeyFromObject(pr), pr)
 }
 
 // landedGates reads a draft whose gates update was answered with an error

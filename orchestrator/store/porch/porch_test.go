@@ -393,13 +393,28 @@ func TestPendingGatesRetriesAndWaitsForALostAnswer(t *testing.T) {
 			return true, nil
 		}, 2, ""},
 		{"503, applied all the same", func(int) (bool, error) { return true, unavailable }, 1, ""},
-		{"503, never applied", func(int) (bool, error) { return false, unavailable }, 1, "could not set its readiness gates [example.com/gate]"},
+		{"503, never applied, no resources to write", func(int) (bool, error) { return false, unavailable }, 1,
+			"could not set its readiness gates [example.com/gate]: the server is currently unable to handle the request; writing them into its Kptfile instead"},
+		{"503, never applied, written into the Kptfile", func(int) (bool, error) { return false, unavailable }, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, c := porchStore(t, pr("blueprints.app.v1", "blueprints", "app", "v1", 1, porchapi.PackageRevisionLifecyclePublished, ""))
 			updates := 0
+			withResources := strings.HasSuffix(tc.name, "written into the Kptfile")
+			var kptfileWritten string
 			p.Client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+					if err := c.Create(ctx, o, opts...); err != nil || !withResources {
+						return err
+					}
+					// The draft's resources, as Porch serves them for a clone.
+					return c.Create(ctx, &porchapi.PackageRevisionResources{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName()},
+						Spec: porchapi.PackageRevisionResourcesSpec{Resources: map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"}}})
+				},
 				Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+					if prr, ok := o.(*porchapi.PackageRevisionResources); ok {
+						kptfileWritten = prr.Spec.Resources["Kptfile"]
+					}
 					if _, ok := o.(*porchapi.PackageRevision); !ok {
 						return c.Update(ctx, o, opts...)
 					}
@@ -419,6 +434,12 @@ func TestPendingGatesRetriesAndWaitsForALostAnswer(t *testing.T) {
 				t.Fatalf("%v after %d updates; want %q after %d", err, updates, tc.wantErr, tc.updates)
 			}
 			if tc.wantErr != "" {
+				return
+			}
+			if withResources {
+				if !strings.Contains(kptfileWritten, "conditionType: example.com/gate") || !strings.Contains(kptfileWritten, "reason: Pending") {
+					t.Fatalf("the gate was not written into the Kptfile:\n%s", kptfileWritten)
+				}
 				return
 			}
 			var got porchapi.PackageRevision
