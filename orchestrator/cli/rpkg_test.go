@@ -46,6 +46,11 @@ func TestCopyThenTheLifecycleAsNephioChainsIt(t *testing.T) {
 		t.Fatalf("a run after a person's published edit wrote:\n%s", d)
 	}
 	contains(t, w.files("core-euwest1.app.scale-up")["deployment.yaml"], "replicas: 3")
+	// Issue 45 #1 (rule published-drift): but it is reported, on the
+	// variant's target, as a condition, and in pvctl status.
+	st := w.mustCmd(ExitOK, "status", "packagevariant/app-staging")
+	contains(t, st, "PublishedDrift=True  NewerRevision: core-euwest1.app.scale-up (revision 2 of app in core-euwest1) is newer than the variant's core-euwest1.app.packagevariant-1 (revision 1) and was not made by it",
+		"    drift: NewerRevision: core-euwest1.app.scale-up (revision 2")
 
 	// adoptExisting: the variant adopts it, as Porch's does, and keeps the
 	// person's edit (its mutations do not touch the replicas).
@@ -53,6 +58,9 @@ func TestCopyThenTheLifecycleAsNephioChainsIt(t *testing.T) {
 	out = w.run(ExitOK)
 	contains(t, out, "updated core-euwest1.app.scale-up (Published)", "app-staging           True   NoErrors    core-euwest1.app.scale-up")
 	contains(t, w.files("core-euwest1.app.scale-up")["deployment.yaml"], "replicas: 3")
+	if st := w.mustCmd(ExitOK, "status", "packagevariant/app-staging"); strings.Contains(st, "PublishedDrift=") || strings.Contains(st, "    drift:") {
+		t.Fatalf("the adopted revision still reads as drift:\n%s", st)
+	}
 
 	// What Porch refuses, refused with Porch's words.
 	for _, c := range []struct {

@@ -257,6 +257,9 @@ func describeVariant(ctx context.Context, w io.Writer, f *fleet, v *pvapi.Packag
 		if b := t.Blocked; b != nil {
 			fmt.Fprintf(w, "    blocked: %s: %s\n", b.Reason, b.Message)
 		}
+		if d := t.Drift; d != nil {
+			fmt.Fprintf(w, "    drift: %s: %s\n", d.Reason, d.Message)
+		}
 		if h := t.Health; h != nil {
 			fmt.Fprintf(w, "    health: %s %s: %s (since %s)\n", h.Status, h.Reason, h.Message, h.Since.UTC().Format(time.RFC3339))
 		}

@@ -175,6 +175,17 @@ const (
 	// has CEL's words. KindNotAllowed (above) when the kind is not readable.
 	ReasonCheckFailed = "CheckFailed"
 
+	// ReasonNewerRevision (DownstreamTarget.Drift; rule published-drift): a
+	// published revision of the downstream package newer than the
+	// variant's, which the variant did not make (a person's copy and
+	// approval, as Nephio scales a workload). The variant's next upgrade
+	// would start from its own revision, not that one: adopt the change
+	// into the variant (its spec or the blueprint), or delete the revision.
+	ReasonNewerRevision = "NewerRevision"
+	// ConditionPublishedDrift is True while a target of the variant has
+	// drifted (the message names it); absent otherwise.
+	ConditionPublishedDrift = "PublishedDrift"
+
 	// The condition types of a PackageVariantSet with spec.rollout: its
 	// rollout's phase (status.rollout.phase) as conditions, one True at a
 	// time, for kubectl wait, pvctl wait and alerts (rule: rollout-conditions).

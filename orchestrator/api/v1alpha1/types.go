@@ -119,6 +119,24 @@ type DownstreamTarget struct {
 	// health-gated-rollouts).
 	// +optional
 	Health *TargetHealth `json:"health,omitempty"`
+	// Drift says that the downstream package changed behind the variant's
+	// back (rule: published-drift): a newer published revision it did not
+	// make (a person's copy and approval). Unset when there is none.
+	// +optional
+	Drift *TargetDrift `json:"drift,omitempty"`
+}
+
+// TargetDrift is a change of a published target's package the variant did
+// not make.
+type TargetDrift struct {
+	// Reason is NewerRevision.
+	// +kubebuilder:validation:Enum=NewerRevision
+	Reason string `json:"reason"`
+	// Revision is the PackageRevision that drifted from the target.
+	Revision string `json:"revision"`
+	// Message says what changed and what to do.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // TargetHealth is what the health check last read of a published target.

@@ -8,6 +8,8 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -138,5 +140,64 @@ func TestHealthObjectMapsToItsVariant(t *testing.T) {
 	}
 	if got := names(e.r.mapInjected(context.Background(), team("other-sync", "x"))); got != "" {
 		t.Fatalf("another object maps to %q", got)
+	}
+}
+
+// rule published-drift: a newer published revision of the downstream
+// package that the variant did not make (a person's copy and approval) is
+// reported on the variant's published target, as the condition
+// PublishedDrift and a Warning Event once; nothing is written to the
+// package; a steady resync writes nothing more; once the variant's own
+// revision is the newest again, the drift is gone.
+func TestNewerRevisionOutsideTheVariantIsReported(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("the variant's revision: %s", got)
+	}
+	e.mustReconcile("app-prod")
+	e.events()
+	// A person's revision 2 of the package, made outside the variant.
+	own := e.downstream("app-prod")[0]
+	theirs := e.store.Publish(ns, "deploy", "app-prod", e.files(own))
+	storeWrites := e.store.Writes()
+	e.mustReconcile("app-prod")
+	if n := e.store.Writes() - storeWrites; n != 0 {
+		t.Errorf("reporting the drift wrote to the package %d times; want none", n)
+	}
+	v := e.get("app-prod")
+	d := v.Status.DownstreamTargets[0].Drift
+	want := theirs.Name + " (revision 2 of app-prod in deploy) is newer than the variant's deploy.app-prod.packagevariant-1 (revision 1) and was not made by it"
+	if d == nil || d.Reason != pvapi.ReasonNewerRevision || d.Revision != theirs.Name || !strings.HasPrefix(d.Message, want) {
+		t.Fatalf("drift: %+v", d)
+	}
+	if c := e.condition("app-prod", pvapi.ConditionPublishedDrift); c.Status != metav1.ConditionTrue || c.Reason != pvapi.ReasonNewerRevision || !strings.HasPrefix(c.Message, want) {
+		t.Fatalf("condition: %+v", c)
+	}
+	if ev := strings.Join(e.events(), "\n"); !strings.Contains(ev, "Warning PublishedDrift "+want) {
+		t.Fatalf("events:\n%s", ev)
+	}
+	before := e.totalWrites()
+	e.mustReconcile("app-prod")
+	if n := e.totalWrites() - before; n != 0 {
+		t.Errorf("a steady resync of a drifted variant wrote %d times", n)
+	}
+	if ev := e.events(); len(ev) != 0 {
+		t.Errorf("a steady resync recorded events: %q", ev)
+	}
+	// The person's revision deleted: no drift, no condition.
+	theirs.Lifecycle = store.DeletionProposed
+	if err := e.store.Update(context.Background(), theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Delete(context.Background(), ns, theirs.Name); err != nil {
+		t.Fatal(err)
+	}
+	e.mustReconcile("app-prod")
+	v = e.get("app-prod")
+	if v.Status.DownstreamTargets[0].Drift != nil || apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionPublishedDrift) != nil {
+		t.Fatalf("drift after the revision went: %+v %+v", v.Status.DownstreamTargets[0].Drift, v.Status.Conditions)
 	}
 }

@@ -125,6 +125,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if outcome == nil {
 		outcome = r.observeHealth(ctx, v)
 	}
+	if outcome == nil {
+		outcome = r.observeDrift(ctx, v)
+	}
 	return
 }
 

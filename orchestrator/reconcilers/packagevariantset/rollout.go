@@ -334,6 +334,9 @@ func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) v
 	}
 	for _, t := range at {
 		if t.Lifecycle == string(store.Published) {
+			if d := t.Drift; d != nil { // rule published-drift: a person decides first
+				return verdict{Why: fmt.Sprintf("%s drifted (%s): %s", t.Name, d.Reason, d.Message)}
+			}
 			if g.health {
 				return g.healthy(t, now)
 			}

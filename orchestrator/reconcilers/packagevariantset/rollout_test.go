@@ -239,6 +239,11 @@ func TestHealthGate(t *testing.T) {
 	if vd := g.judge(v, up, testNow); vd.Done || vd.Why != "deploy.app.v2 is published; its health check is not read yet" {
 		t.Errorf("health check not read: %+v", vd)
 	}
+	// rule published-drift: a drifted child waits for a person, health or not.
+	v.Status.DownstreamTargets[0].Drift = &pvapi.TargetDrift{Reason: pvapi.ReasonNewerRevision, Revision: "deploy.app.v3", Message: "deploy.app.v3 is newer"}
+	if vd := (gate{deadline: time.Hour}).judge(v, up, testNow); vd.Done || vd.Failed || vd.Why != "deploy.app.v2 drifted (NewerRevision): deploy.app.v3 is newer" {
+		t.Errorf("drifted: %+v", vd)
+	}
 }
 
 // A child's status change that judge reads brings its set back: a
@@ -254,6 +259,7 @@ func TestChildProgressedSeesWhatJudgeReads(t *testing.T) {
 		"lifecycle": func(t *pvapi.DownstreamTarget) { t.Lifecycle = "Published" },
 		"lock":      func(t *pvapi.DownstreamTarget) { t.UpstreamLock = &pvapi.UpstreamLock{Ref: "app/v2"} },
 		"blocked":   func(t *pvapi.DownstreamTarget) { t.Blocked = &pvapi.Blocked{Reason: pvapi.ReasonGateClosed} },
+		"drift":     func(t *pvapi.DownstreamTarget) { t.Drift = &pvapi.TargetDrift{Reason: pvapi.ReasonNewerRevision} },
 	} {
 		next := base.DeepCopy()
 		change(&next.Status.DownstreamTargets[0])

@@ -175,7 +175,7 @@ func childProgressed() predicate.Predicate {
 				var s []string
 				for _, t := range v.Status.DownstreamTargets {
 					// What judge reads of a target: its lifecycle, lock,
-					// block and health (rule: child-status-contract).
+					// block, health and drift (rule: child-status-contract).
 					var lock, blocked, health string
 					if t.UpstreamLock != nil {
 						lock = t.UpstreamLock.Ref
@@ -185,6 +185,9 @@ func childProgressed() predicate.Predicate {
 					}
 					if t.Health != nil {
 						health = string(t.Health.Status)
+					}
+					if t.Drift != nil {
+						health += "/drift"
 					}
 					s = append(s, fmt.Sprintf("%s/%v/%s/%s/%s/%s", t.Name, t.Rejected, t.Lifecycle, lock, blocked, health))
 				}
