@@ -7,6 +7,7 @@
 //	pvkit_packagevariantsets{ready,reason}       gauge: sets by Ready status and reason
 //	pvkit_drafts{lifecycle}                      gauge: Draft and Proposed revisions a PackageVariant owns
 //	pvkit_rollouts{phase,reason}                 gauge: sets with a staged rollout by phase (Progressing, Paused, Complete) and its reason
+//	pvkit_published_drift{reason}                gauge: variants whose downstream changed behind their back (PublishedDrift)
 //	pvkit_reconcile_duration_seconds{kind,result} histogram: one reconcile (result success|stalled|error|waiting|suspended)
 //	pvkit_porch_requests_total{verb,resource,code} counter: requests to Porch's API (code OK or the error's reason)
 //	pvkit_porch_request_duration_seconds{verb,resource} histogram: their latency
@@ -29,6 +30,8 @@ import (
 	"errors"
 	"sort"
 	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
@@ -215,6 +218,7 @@ var (
 	variantsDesc = prometheus.NewDesc("pvkit_packagevariants", "PackageVariants by Ready status and reason (the Stalled reason when stalled).", []string{"ready", "reason"}, nil)
 	setsDesc     = prometheus.NewDesc("pvkit_packagevariantsets", "PackageVariantSets by Ready status and reason (the Stalled reason when stalled).", []string{"ready", "reason"}, nil)
 	rolloutsDesc = prometheus.NewDesc("pvkit_rollouts", "PackageVariantSets with a staged rollout, by phase (the True one of RolloutProgressing, RolloutPaused, RolloutComplete; Unknown before the first reconcile) and its reason.", []string{"phase", "reason"}, nil)
+	driftDesc    = prometheus.NewDesc("pvkit_published_drift", "PackageVariants whose downstream package changed behind their back (the condition PublishedDrift True), by its reason (rule published-drift).", []string{"reason"}, nil)
 	draftsDesc   = prometheus.NewDesc("pvkit_drafts", "Draft and Proposed package revisions owned by a PackageVariant: drafts in flight.", []string{"lifecycle"}, nil)
 	errorDesc    = prometheus.NewDesc("pvkit_metrics_collect_errors", "1 when the last scrape could not list a kind from the cache (the others are still reported).", []string{"kind"}, nil)
 )
@@ -224,6 +228,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- variantsDesc
 	ch <- setsDesc
 	ch <- rolloutsDesc
+	ch <- driftDesc
 	ch <- draftsDesc
 	ch <- errorDesc
 }
@@ -244,10 +249,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	failed("PackageVariant", err)
 	if err == nil {
 		counts := map[[2]string]float64{}
+		drift := map[string]float64{pvapi.ReasonNewerRevision: 0}
 		for i := range pvs.Items {
 			counts[readiness(pvs.Items[i].Status.Conditions)]++
+			if c := apimeta.FindStatusCondition(pvs.Items[i].Status.Conditions, pvapi.ConditionPublishedDrift); c != nil && c.Status == metav1.ConditionTrue {
+				drift[c.Reason]++
+			}
 		}
 		emit(ch, variantsDesc, counts)
+		reasons := make([]string, 0, len(drift))
+		for r := range drift {
+			reasons = append(reasons, r)
+		}
+		sort.Strings(reasons)
+		for _, r := range reasons {
+			ch <- prometheus.MustNewConstMetric(driftDesc, prometheus.GaugeValue, drift[r], r)
+		}
 	}
 	var sets pvsapi.PackageVariantSetList
 	err = c.Reader.List(ctx, &sets)
