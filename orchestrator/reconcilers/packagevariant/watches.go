@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&pvapi.PackageVariant{}, builder.WithPredicates(kit.Changed())).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
 		Watches(&pvsapi.PackageVariantSet{}, handler.EnqueueRequestsFromMapFunc(r.mapSetChildren), builder.WithPredicates(kit.SuspendChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), RateLimiter: kit.RateLimiter()}).
 		Build(r)
 	if err != nil {
 		return err

@@ -77,7 +77,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&porchconfig.Repository{}, handler.EnqueueRequestsFromMapFunc(r.mapRepository)).
 		Watches(&porchapi.PackageRevision{}, handler.EnqueueRequestsFromMapFunc(r.mapRevision)).
 		Watches(&pvapi.PackageVariant{}, handler.EnqueueRequestsFromMapFunc(r.mapRolloutChild), builder.WithPredicates(childProgressed())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), RateLimiter: kit.RateLimiter()}).
 		Build(r)
 	if err != nil {
 		return err
