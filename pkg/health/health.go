@@ -84,22 +84,29 @@ func orEmpty(m map[string]string) map[string]string {
 	return m
 }
 
+// Problem is one problem of a health check: its field and the message.
+type Problem struct{ Field, Message string }
+
 // Validate checks a health check, naming each problem's field under
-// prefix (spec.health, spec.rollout.health): the kind, and that both
-// expressions compile to the right type within the bounds.
-func Validate(prefix string, c *pv.HealthCheck) map[string]string {
-	out := map[string]string{}
+// prefix (spec.health, spec.rollout.health), in the fields' order: the
+// kind, and that both expressions compile to the right type within the
+// bounds.
+func Validate(prefix string, c *pv.HealthCheck) []Problem {
+	var out []Problem
+	add := func(field, format string, a ...any) {
+		out = append(out, Problem{Field: prefix + "." + field, Message: fmt.Sprintf(format, a...)})
+	}
 	if c.APIVersion == "" {
-		out[prefix+".apiVersion"] = fmt.Sprintf("`%s.apiVersion` must be set (the object's, e.g. kustomize.toolkit.fluxcd.io/v1)", prefix)
+		add("apiVersion", "`%s.apiVersion` must be set (the object's, e.g. kustomize.toolkit.fluxcd.io/v1)", prefix)
 	}
 	if c.Kind == "" || c.Kind[0] < 'A' || c.Kind[0] > 'Z' {
-		out[prefix+".kind"] = fmt.Sprintf("`%s.kind` must be a kind (it starts with a capital letter), found %q", prefix, c.Kind)
+		add("kind", "`%s.kind` must be a kind (it starts with a capital letter), found %q", prefix, c.Kind)
 	}
 	if _, err := compile(nameKind, c.NameExpr); err != nil {
-		out[prefix+".nameExpr"] = fmt.Sprintf("`%s.nameExpr` %v", prefix, err)
+		add("nameExpr", "`%s.nameExpr` %v", prefix, err)
 	}
 	if _, err := compile(conditionKind, c.Condition); err != nil {
-		out[prefix+".condition"] = fmt.Sprintf("`%s.condition` %v", prefix, err)
+		add("condition", "`%s.condition` %v", prefix, err)
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func TestValidateNamesEachField(t *testing.T) {
 		{pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: strings.Repeat("(", 40) + "true" + strings.Repeat(")", 40)}, "spec.health.condition", "`spec.health.condition` does not compile:"},
 	} {
 		p := Validate("spec.health", &tc.check)
-		if len(p) != 1 || !strings.HasPrefix(p[tc.field], tc.want) {
+		if len(p) != 1 || p[0].Field != tc.field || !strings.HasPrefix(p[0].Message, tc.want) {
 			t.Errorf("%+v: %v; want %s: %s", tc.check, p, tc.field, tc.want)
 		}
 	}

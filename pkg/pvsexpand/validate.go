@@ -2,7 +2,6 @@ package pvsexpand
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -64,14 +63,8 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 	}
 	v.amount("spec.rollout.errorBudget", r.ErrorBudget)
 	if r.Health != nil {
-		probs := health.Validate("spec.rollout.health", r.Health)
-		fields := make([]string, 0, len(probs))
-		for f := range probs {
-			fields = append(fields, f)
-		}
-		sort.Strings(fields)
-		for _, f := range fields {
-			v.errorf(f, "%s", probs[f])
+		for _, hp := range health.Validate("spec.rollout.health", r.Health) {
+			v.errorf(hp.Field, "%s", hp.Message)
 		}
 	}
 	if msg := check.QualifiedName(r.SpreadBy); r.SpreadBy != "" && msg != "" {

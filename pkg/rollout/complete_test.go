@@ -59,8 +59,8 @@ func TestUndo(t *testing.T) {
 	}
 	f.ctl.Undo = "blueprints.app.v9" // another revision's: ignored
 	f.plan(ref(2))
-	if f.status.Undone {
-		t.Fatal("an undo of another revision applied")
+	if f.status.Undone || !strings.HasSuffix(f.status.Message, "; the undo control names blueprints.app.v9, not this rollout's target blueprints.app.v2: not applied") {
+		t.Fatalf("an undo of another revision: %s", f.status.Message)
 	}
 	f.ctl.Undo, f.ctl.Hold = "blueprints.app.v2", map[string]bool{"c07": true}
 	f.events = nil

@@ -18,6 +18,18 @@ import (
 func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream, target v1alpha2.RevisionRef, children []Child, ctl Controls) Result {
 	p := &planner{spec: spec, prev: prev, base: base, target: target, children: children, ctl: ctl,
 		res: Result{Pins: map[string]pv.Upstream{}}, st: v1alpha2.RolloutStatus{Target: target}}
+	res := p.plan()
+	if ctl.Undo != "" && ctl.Undo != target.Name {
+		// Said, not silently dropped: a typo, or an undo of an earlier
+		// target that a new revision has replaced.
+		res.Status.Message += fmt.Sprintf("; the undo control names %s, not this rollout's target %s: not applied", ctl.Undo, target.Name)
+	}
+	return res
+}
+
+// plan is Plan's stages.
+func (p *planner) plan() Result {
+	spec, children := p.spec, p.children
 	p.start()
 	p.membership()
 	if p.undoing() {
@@ -27,7 +39,7 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 		return p.finished()
 	}
 	p.judge()
-	if empty := emptyWaves(spec, waveStatuses(spec, p.waves)); len(empty) > 0 && !anyMoved(children, target) {
+	if empty := emptyWaves(spec, waveStatuses(spec, p.waves)); len(empty) > 0 && !anyMoved(children, p.target) {
 		return p.emptyPause(empty)
 	}
 	p.phase(p.pin())
@@ -282,7 +294,7 @@ func (p *planner) emptyPause(empty []string) Result {
 	p.st.Message = fmt.Sprintf("not started: wave(s) %s select no child of the %d (their selector matches none: a typo, or a target that lost its label); "+
 		"nothing moves until each selects one: fix the selector or the labels, or set allowEmpty: true on the wave",
 		strings.Join(empty, ", "), len(p.children))
-	if p.prev == nil || p.restart || p.prev.Message != p.st.Message {
+	if p.prev == nil || p.restart || !strings.HasPrefix(p.prev.Message, p.st.Message) { // Plan may add to it
 		p.event(EventRolloutPaused, "%s", p.st.Message)
 	}
 	p.res.Status = p.st

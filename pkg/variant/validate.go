@@ -1,8 +1,6 @@
 package variant
 
 import (
-	"sort"
-
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/health"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -51,22 +49,12 @@ func Validate(v *pv.PackageVariant) []krm.Problem {
 		add("spec.annotations", "%s", msg)
 	}
 	if s.Health != nil {
-		probs := health.Validate("spec.health", s.Health)
-		for _, f := range sortedKeys(probs) {
-			add(f, "%s", probs[f])
+		for _, hp := range health.Validate("spec.health", s.Health) {
+			add(hp.Field, "%s", hp.Message)
 		}
 	}
 	_, p := newChain(v, nil)
 	return append(problems, p...)
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // endpoint checks an upstream's or downstream's repository (an object

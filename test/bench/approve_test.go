@@ -90,16 +90,8 @@ func (f *approveFleet) listDrafts() []string {
 // published and run: n drafts of the one wave wait for a person.
 func newApproveFleet(b *testing.B, n int) *approveFleet {
 	f := &approveFleet{b: b, in: b.TempDir(), repos: filepath.Join(b.TempDir(), "repos")}
-	var repos strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&repos, "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: c%04d\n  labels: {env: prod}\nspec: {type: git, deployment: true}\n---\n", i)
-	}
-	write := func(name, content string) {
-		if err := os.WriteFile(filepath.Join(f.in, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	write("repos.yaml", repos.String())
+	write := func(name, content string) { writeFile(b, f.in, name, content) }
+	write("repos.yaml", deploymentRepositories(n, false))
 	write("set.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n"+
 		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n"+
 		"    template:\n      injectors:\n      - {kind: ConfigMap, name: us-east1-endpoints}\n      - {group: example.com, kind: Team, name: web-team}\n"+
@@ -128,4 +120,25 @@ func newApproveFleet(b *testing.B, n int) *approveFleet {
 		b.Fatalf("%d drafts of v2, want %d", len(f.drafts), n)
 	}
 	return f
+}
+
+// deploymentRepositories is n deployment Repositories, c0000 on, labelled
+// env: prod (the first ring: canary too, with canary), as one YAML file.
+func deploymentRepositories(n int, canary bool) string {
+	var repos strings.Builder
+	for i := 0; i < n; i++ {
+		ring := ""
+		if canary && i == 0 {
+			ring = ", ring: canary"
+		}
+		fmt.Fprintf(&repos, "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: c%04d\n  labels: {env: prod%s}\nspec: {type: git, deployment: true}\n---\n", i, ring)
+	}
+	return repos.String()
+}
+
+func writeFile(b *testing.B, dir, name, content string) {
+	b.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -116,20 +116,8 @@ type releaseFleet struct {
 
 func newReleaseFleet(b *testing.B, n int) *releaseFleet {
 	r := &releaseFleet{b: b, in: b.TempDir()}
-	var repos strings.Builder
-	for i := 0; i < n; i++ {
-		ring := ""
-		if i == 0 {
-			ring = ", ring: canary"
-		}
-		fmt.Fprintf(&repos, "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: c%04d\n  labels: {env: prod%s}\nspec: {type: git, deployment: true}\n---\n", i, ring)
-	}
-	write := func(name, content string) {
-		if err := os.WriteFile(filepath.Join(r.in, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	write("repos.yaml", repos.String())
+	write := func(name, content string) { writeFile(b, r.in, name, content) }
+	write("repos.yaml", deploymentRepositories(n, true))
 	write("set.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n"+
 		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n"+
 		"    template:\n      annotations: {approval.nephio.org/policy: always}\n"+

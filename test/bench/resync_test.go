@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"fmt"
+	"strings"
+	"testing"
+
 	"github.com/go-logr/logr"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"k8s.io/klog/v2"
-	"strings"
-	"testing"
 
 	porchpvapi "github.com/nephio-project/porch/controllers/packagevariants/api/v1alpha1"
 	porchpv "github.com/nephio-project/porch/controllers/packagevariants/pkg/controllers/packagevariant"

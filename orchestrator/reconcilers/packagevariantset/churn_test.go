@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
+	"strings"
 	"testing"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -126,7 +128,8 @@ func reconcilerChurn(t *testing.T, seed int64, n int) {
 				settle(t, st, truth, v, fails[name])
 			}
 		}
-		e.editAnnotation(RolloutSkipAnnotation, joined(skip))
+		sort.Strings(skip)
+		e.editAnnotation(RolloutSkipAnnotation, strings.Join(skip, ","))
 	}
 	s := e.getSet()
 	revs, _ := st.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
@@ -224,17 +227,6 @@ func pins(t *testing.T, c client.Client) map[string]string {
 		if u := v.Spec.Upstream; u != nil {
 			out[name] = fmt.Sprintf("%s/%d", u.WorkspaceName, u.Revision)
 		}
-	}
-	return out
-}
-
-func joined(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ","
-		}
-		out += n
 	}
 	return out
 }
