@@ -21,6 +21,7 @@ const (
 	ExitUsage    = 2 // bad flags or input; nothing was written
 	ExitChanges  = 3 // plan: something would change; run: a removal was held back for want of --prune
 	ExitStalled  = 4 // run and plan: some set or variant is stalled: it waits for a change of its input (a paused rollout too)
+	ExitDrift    = 5 // run: all else done, but some variant's downstream package changed behind its back (PublishedDrift)
 )
 
 type usageError struct{ msg string }
@@ -44,6 +45,7 @@ type RunOutput struct {
 	Diffs      []string       `json:"diffs,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
 	Notes      []string       `json:"notes,omitempty"`
+	Drifts     []string       `json:"drifts,omitempty"`
 }
 
 func printReport(w io.Writer, rep *local.Report, output string, paint painter) error {
@@ -61,7 +63,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 			items[i] = obj.obj
 		}
 		doc := RunOutput{APIVersion: "v1", Kind: "List", Metadata: map[string]any{"resourceVersion": ""}, Items: items,
-			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings, Notes: rep.Notes}
+			DryRun: rep.DryRun, Changes: orEmpty(rep.Changes), NotRemoved: rep.Held, Diffs: rep.Diffs, Warnings: rep.Warnings, Notes: rep.Notes, Drifts: rep.Drifts}
 		return writeDoc(w, doc, output)
 	}
 	printChanges(w, rep)
@@ -79,6 +81,12 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 		fmt.Fprintf(w, "\nNot removed (%d): run again with --prune to remove them:\n", len(rep.Held))
 		for _, h := range rep.Held {
 			fmt.Fprintf(w, "  %s\n", h)
+		}
+	}
+	if len(rep.Drifts) > 0 {
+		fmt.Fprintf(w, "\nDrift (%d): a downstream package changed behind its variant's back (rule content-drift; pvkit.dev/drift-policy says what to do):\n", len(rep.Drifts))
+		for _, d := range rep.Drifts {
+			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
 	for _, d := range rep.Diffs {

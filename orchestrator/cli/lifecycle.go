@@ -23,6 +23,7 @@ var (
 	errHeldBack    = errors.New("a removal was held back for want of --prune")
 	errDiffers     = errors.New("the revisions differ")
 	errStalled     = errors.New("a set or variant is stalled")
+	errDrift       = errors.New("a variant's downstream package drifted")
 )
 
 // lifecycleVerb is one of porchctl's lifecycle commands.

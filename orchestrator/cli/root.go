@@ -49,7 +49,8 @@ as porchctl does.
 Exit codes: 0 done (run: every set and variant Ready; plan: nothing would change);
 1 not Ready yet (a readiness gate, a transient error) or the command failed; 2 usage or
 input error, nothing written; 3 plan: something would change, run: a removal held back
-for want of --prune; 4 some set or variant is stalled (it waits for a change of its input, or a set's rollout is paused).`,
+for want of --prune; 4 some set or variant is stalled (it waits for a change of its input, or a set's rollout is paused);
+5 run: all else done, but a variant's downstream package changed behind its back (a drift, reported).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -135,6 +136,8 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 		return ExitChanges
 	case errors.Is(err, errStalled):
 		return ExitStalled
+	case errors.Is(err, errDrift):
+		return ExitDrift
 	}
 	prefix := "pvctl"
 	if cmd != nil && cmd != root {

@@ -38,9 +38,11 @@ func TestCopyThenTheLifecycleAsNephioChainsIt(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "propose", "core-euwest1.app.scale-up"), "proposed core-euwest1.app.scale-up")
 	contains(t, w.mustCmd(ExitOK, "approve", "core-euwest1.app.scale-up"), "approved core-euwest1.app.scale-up: package app revision 2 in core-euwest1")
 
-	// Not the variant's: nothing written, its downstream still its own.
+	// Not the variant's: nothing written, its downstream still its own;
+	// the run says it drifted (exit 5).
 	before := w.snapshot()
-	out := w.run(ExitOK)
+	out := w.run(ExitDrift)
+	contains(t, out, "Drift (1): ", "PackageVariant app-staging: NewerRevision: core-euwest1.app.scale-up (revision 2 of app in core-euwest1) is newer")
 	contains(t, out, "app-staging           True   NoErrors    core-euwest1.app.packagevariant-1")
 	if d := cmp.Diff(before, w.snapshot(), cmpIgnoreState); d != "" {
 		t.Fatalf("a run after a person's published edit wrote:\n%s", d)

@@ -272,6 +272,8 @@ func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) e
 		return errNotReady
 	case len(rep.Held) > 0:
 		return errHeldBack
+	case len(rep.Drifts) > 0:
+		return errDrift
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ type Report struct {
 	// semver upstream's newer versions outside its range (rule:
 	// floating-versions).
 	Notes []string
+	// Drifts are the variants whose downstream package changed behind
+	// their back (the condition PublishedDrift: rules published-drift,
+	// content-drift), "PackageVariant NAME: message", by name.
+	Drifts []string
 	// Unsettled says why the run ended before nothing changed any more
 	// (its deadline, or MaxPasses); "" when it settled. Its state is
 	// written all the same.
@@ -144,6 +148,9 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 			}
 		}
 		s.Deleting = !v.DeletionTimestamp.IsZero()
+		if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionPublishedDrift); c != nil && c.Status == metav1.ConditionTrue {
+			rep.Drifts = append(rep.Drifts, fmt.Sprintf("PackageVariant %s: %s: %s", v.Name, c.Reason, c.Message))
+		}
 		rep.Objects = append(rep.Objects, s)
 		rep.Variants = append(rep.Variants, v)
 		if owner := metav1.GetControllerOf(&v); owner == nil || owner.Kind != "PackageVariantSet" { // a set's children follow the set's note

@@ -141,6 +141,15 @@ type Revision struct {
 	// Created is when the revision was created (zero: unknown; Porch's
 	// creationTimestamp), for approval.nephio.org/delay.
 	Created time.Time
+	// Placeholder: Porch's branch placeholder (revision -1, workspace = the
+	// repository's branch), the package as the branch's head holds it
+	// (rule content-drift compares it with the newest published revision).
+	Placeholder bool
+	// Content identifies the revision's files where the store knows it
+	// without reading them (the git store: the git tree id of the
+	// package's directory): equal non-empty Contents are equal files; ""
+	// when not known (Porch, the memory store).
+	Content string
 }
 
 // OwnedBy reports whether uid owns the revision.

@@ -71,3 +71,38 @@ func dropKptAnnotations(n *yaml.Node) {
 		}
 	}
 }
+
+// FileChange is one file that differs between two versions of a package:
+// Added, Removed or Modified (by meaning, as Fingerprint reads it: a
+// reformatted file is not modified).
+type FileChange struct {
+	Path, Change string
+}
+
+// The kinds of FileChange.
+const (
+	FileAdded    = "added"
+	FileRemoved  = "removed"
+	FileModified = "modified"
+)
+
+// ChangedFiles lists the files of to that differ from from, by path.
+func ChangedFiles(from, to map[string]string) []FileChange {
+	var out []FileChange
+	for path, b := range to {
+		a, ok := from[path]
+		switch {
+		case !ok:
+			out = append(out, FileChange{Path: path, Change: FileAdded})
+		case a != b && Fingerprint(map[string]string{path: a}) != Fingerprint(map[string]string{path: b}):
+			out = append(out, FileChange{Path: path, Change: FileModified})
+		}
+	}
+	for path := range from {
+		if _, ok := to[path]; !ok {
+			out = append(out, FileChange{Path: path, Change: FileRemoved})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

@@ -182,6 +182,12 @@ const (
 	// would start from its own revision, not that one: adopt the change
 	// into the variant (its spec or the blueprint), or delete the revision.
 	ReasonNewerRevision = "NewerRevision"
+	// ReasonContentChanged (DownstreamTarget.Drift; rule content-drift):
+	// the package on the downstream repository's branch differs from the
+	// variant's newest published revision, which is the package's newest:
+	// a commit pushed to the branch behind Porch's back. The message names
+	// the files.
+	ReasonContentChanged = "ContentChanged"
 	// ConditionPublishedDrift is True while a target of the variant has
 	// drifted (the message names it); absent otherwise.
 	ConditionPublishedDrift = "PublishedDrift"

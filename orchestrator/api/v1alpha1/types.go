@@ -121,7 +121,9 @@ type DownstreamTarget struct {
 	Health *TargetHealth `json:"health,omitempty"`
 	// Drift says that the downstream package changed behind the variant's
 	// back (rule: published-drift): a newer published revision it did not
-	// make (a person's copy and approval). Unset when there is none.
+	// make (a person's copy and approval), or the package on the
+	// repository's branch no longer what was approved (a commit pvkit and
+	// Porch did not make). Unset when there is none.
 	// +optional
 	Drift *TargetDrift `json:"drift,omitempty"`
 }
@@ -129,11 +131,19 @@ type DownstreamTarget struct {
 // TargetDrift is a change of a published target's package the variant did
 // not make.
 type TargetDrift struct {
-	// Reason is NewerRevision.
-	// +kubebuilder:validation:Enum=NewerRevision
+	// Reason is NewerRevision or ContentChanged.
+	// +kubebuilder:validation:Enum=NewerRevision;ContentChanged
 	Reason string `json:"reason"`
-	// Revision is the PackageRevision that drifted from the target.
+	// Revision is the PackageRevision that drifted from the target: the
+	// newer revision, or Porch's branch placeholder (`<repo>.<package>.main`)
+	// whose content changed.
 	Revision string `json:"revision"`
+	// Files are the package's files that differ from the target
+	// (ContentChanged), sorted, at most 20 (the message says how many
+	// more); `pvctl diff REVISION --against TARGET` shows the change.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	Files []string `json:"files,omitempty"`
 	// Message says what changed and what to do.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -33,6 +33,12 @@ import (
 // say) is reported with a Warning Event, OwnerlessDraft, when the variant
 // creates a draft next to it.
 func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, task store.Task) (store.Revision, error) {
+	return r.createDraftAnnotated(ctx, v, task, nil)
+}
+
+// createDraftAnnotated is createDraft with annotations of pvkit's own
+// added to the draft's (a drift policy's DriftResolutionAnnotation).
+func (r *Reconciler) createDraftAnnotated(ctx context.Context, v *pvapi.PackageVariant, task store.Task, extra map[string]string) (store.Revision, error) {
 	key := downstreamKey(v)
 	revs, err := r.Store.ListRevisions(ctx, key)
 	if err != nil {
@@ -54,7 +60,7 @@ func (r *Reconciler) createDraft(ctx context.Context, v *pvapi.PackageVariant, t
 	now, _ := approval.Split(v.Spec.Annotations)
 	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
 		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
-		Labels: v.Spec.Labels, Annotations: now, Task: task, ReadinessGates: []string{variant.MutationGate}}
+		Labels: v.Spec.Labels, Annotations: store.Overlay(now, extra), Task: task, ReadinessGates: []string{variant.MutationGate}}
 	if len(ownerless) > 0 {
 		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
 	}

@@ -228,8 +228,15 @@ func (r *Reconciler) notFound(ctx context.Context, v *pvapi.PackageVariant, d st
 // mutateNew mutates a draft just created and remembers it when the result
 // is settled.
 func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision) ([]target, error) {
-	m, err := r.mutate(ctx, v, draft, true)
-	m.target.lock = store.LockFor(*up)
+	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), nil)
+}
+
+// mutateNewWith is mutateNew with the draft's lock as made (a drift
+// policy's edit keeps its source's) and its files first mapped by prepare
+// (mutateWith).
+func (r *Reconciler) mutateNewWith(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision, lock *store.Lock, prepare func(map[string]string) (map[string]string, error)) ([]target, error) {
+	m, err := r.mutateWith(ctx, v, draft, true, prepare)
+	m.target.lock = lock
 	if err != nil {
 		return []target{m.target}, err
 	}
@@ -267,6 +274,9 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		}
 		ctrl.LoggerFrom(ctx).Info("withdrew the proposed deletion", "revision", pub.Name)
 		r.events().Normal(v, EventDeletionWithdrawn, "withdrew the proposed deletion of %s: it is wanted again", pub.Name)
+	}
+	if targets, ok, err := r.resolveDrift(ctx, v, up, pub); ok || err != nil {
+		return targets, err
 	}
 	if pub.Lock != nil && !pub.Lock.Matches(*up) {
 		old, err := r.lockedUpstream(ctx, v, pub.Lock)

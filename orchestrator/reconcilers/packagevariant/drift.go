@@ -3,81 +3,264 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// EventPublishedDrift (Warning): the downstream package has a newer
-// published revision the variant did not make.
+// EventPublishedDrift (Warning): the downstream package changed behind
+// the variant's back (a newer published revision it did not make, or the
+// branch's content).
 const EventPublishedDrift = "PublishedDrift"
 
-// observeDrift (rule: published-drift) reports, for each Published target
-// of the variant, a newer published revision of its package that the
-// variant does not own (a person's copy and approval: `porchctl rpkg copy`
-// and approve, as Nephio scales a workload): the target's Drift, the
-// condition PublishedDrift and, when it appears, a Warning Event. pvkit
-// changes nothing: the variant's next upgrade would start from its own
-// revision, and a person decides whose content wins. One listing of the
-// package, only for a variant with a Published target; a steady resync
-// writes nothing.
-func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) error {
-	var revs []store.Revision
-	listed := false
-	drifted := ""
-	for i := range v.Status.DownstreamTargets {
-		t := &v.Status.DownstreamTargets[i]
-		if t.Lifecycle != string(store.Published) || t.Revision <= 0 {
-			t.Drift = nil
-			continue
+// Events of the drift policies: a draft made to resolve a drift (Normal).
+const (
+	EventDriftAdopted  = "DriftAdopted"
+	EventDriftReverted = "DriftReverted"
+)
+
+// DriftPolicyAnnotation says what the variant does about a drift (rule
+// drift-policy), on the variant or its set (the variant's own wins):
+//
+//   - "report" (the default): the drift is reported, nothing is written;
+//   - "adopt": the change becomes the variant's base. A newer revision
+//     made outside the variant is adopted (owned, then treated as the
+//     variant's own); content changed on the branch is written into an
+//     edit draft of the variant's revision and the mutations are applied
+//     on top, for approval like any draft;
+//   - "revert": an edit draft of the variant's own revision, the mutations
+//     applied, for approval like any draft: once published, the branch is
+//     what pvkit would write again.
+//
+// Any other value is read as "report" (the reading that writes nothing)
+// and the drift's message names it. Never silent: each draft has an Event
+// and the annotation DriftResolutionAnnotation; `pvctl plan` previews it.
+const DriftPolicyAnnotation = "pvkit.dev/drift-policy"
+
+// The values of DriftPolicyAnnotation.
+const (
+	DriftReport = "report"
+	DriftAdopt  = "adopt"
+	DriftRevert = "revert"
+)
+
+// DriftResolutionAnnotation is on a draft a drift policy made: which
+// policy, and the revision whose drift it resolves ("revert of
+// deploy.app.main").
+const DriftResolutionAnnotation = "pvkit.dev/drift-resolution"
+
+// maxDriftFiles bounds the files a drift names in the status.
+const maxDriftFiles = 20
+
+// drift is a change of the variant's newest published revision (pub) it
+// did not make: a newer published revision (NewerRevision), or the
+// package on the branch (ContentChanged: the placeholder, with the files
+// that differ and, for adopt, what the branch holds).
+type drift struct {
+	reason string
+	pub    store.Revision
+	rev    store.Revision
+	files  []variant.FileChange
+	branch map[string]string
+}
+
+// status is the drift as the target's status says it.
+func (d *drift) status() *pvapi.TargetDrift {
+	td := &pvapi.TargetDrift{Reason: d.reason, Revision: d.rev.Name}
+	if d.reason == pvapi.ReasonNewerRevision {
+		td.Message = fmt.Sprintf("%s (revision %d of %s in %s) is newer than the variant's %s (revision %d) and was not made by it: "+
+			"the variant's next upgrade starts from its own revision; carry the change into the variant or the blueprint, delete %s, or set %s (adopt or revert)",
+			d.rev.Name, d.rev.Revision, d.rev.Package, d.rev.Repository, d.pub.Name, d.pub.Revision, d.rev.Name, DriftPolicyAnnotation)
+		return td
+	}
+	how := make([]string, 0, len(d.files))
+	for i, f := range d.files {
+		if i < maxDriftFiles {
+			td.Files = append(td.Files, f.Path)
 		}
-		if !listed {
-			var err error
-			if revs, err = r.Store.ListRevisions(ctx, downstreamKey(v)); err != nil {
+		if i < 5 {
+			how = append(how, f.Path+" "+f.Change)
+		}
+	}
+	if n := len(d.files) - len(how); n > 0 {
+		how = append(how, fmt.Sprintf("%d more", n))
+	}
+	td.Message = fmt.Sprintf("the package on the branch (%s) is not the variant's published %s (revision %d): %s; "+
+		"a commit pvkit and Porch did not make (pvctl diff %s --against %s shows it): the variant's next draft starts from %s and its approval replaces the branch's content; "+
+		"undo the commit, carry the change into the variant or the blueprint, or set %s (adopt or revert)",
+		d.rev.Name, d.pub.Name, d.pub.Revision, strings.Join(how, ", "), d.rev.Name, d.pub.Name, d.pub.Name, DriftPolicyAnnotation)
+	return td
+}
+
+// observeDrift (rules: published-drift, content-drift) reports the drift
+// of the variant's newest published revision, as the listing of its
+// package shows it: the target's Drift, the condition PublishedDrift and,
+// when it appears, a Warning Event. It writes nothing to the package (the
+// policies act in reconcilePublished). A variant with no published
+// revision has no drift; one with a draft too is reported (the draft,
+// once approved, replaces what drifted: a policy's draft, or an upgrade's).
+// One listing of the package (Porch: the informer cache's index); the
+// content is read only when the branch moved since the last check
+// (driftMemo): a steady resync writes and reads nothing.
+func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) error {
+	var d *drift
+	if len(v.Status.DownstreamTargets) > 0 {
+		revs, err := r.Store.ListRevisions(ctx, downstreamKey(v))
+		if err != nil {
+			return err
+		}
+		if pub := newestOwned(v, revs); pub != nil {
+			if d, err = r.driftOf(ctx, v, *pub, revs); err != nil {
 				return err
 			}
-			listed = true
 		}
-		d := newerOutside(v, t, revs)
-		switch {
-		case d == nil:
-			t.Drift = nil
-			continue
-		case t.Drift == nil || *t.Drift != *d:
-			if t.Drift == nil {
-				r.events().Warning(v, EventPublishedDrift, "%s", d.Message)
-			}
-			t.Drift = d
-		}
-		drifted = t.Drift.Message
 	}
-	if drifted == "" {
+	var td *pvapi.TargetDrift
+	if d != nil {
+		td = d.status()
+		if why := r.driftPolicyProblem(ctx, v); why != "" {
+			td.Message += "; " + why
+		}
+	}
+	for i := range v.Status.DownstreamTargets {
+		t := &v.Status.DownstreamTargets[i]
+		switch {
+		case td == nil || t.Name != d.pub.Name:
+			t.Drift = nil
+		case t.Drift == nil || !sameDrift(t.Drift, td):
+			t.Drift = td
+		}
+	}
+	if td == nil {
 		apimeta.RemoveStatusCondition(&v.Status.Conditions, pvapi.ConditionPublishedDrift)
 		return nil
 	}
-	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, pvapi.ConditionPublishedDrift, metav1.ConditionTrue, pvapi.ReasonNewerRevision, drifted)
+	msg := td.Message
+	if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionPublishedDrift); c == nil || c.Message != msg {
+		r.events().Warning(v, EventPublishedDrift, "%s", msg)
+	}
+	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, pvapi.ConditionPublishedDrift, metav1.ConditionTrue, td.Reason, msg)
 	return nil
 }
 
-// newerOutside is the drift of a published target: the newest published
-// revision of its package, newer than it, that the variant does not own
-// (nil when there is none).
-func newerOutside(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, revs []store.Revision) *pvapi.TargetDrift {
-	var newest *store.Revision
+func sameDrift(a, b *pvapi.TargetDrift) bool {
+	return a.Reason == b.Reason && a.Revision == b.Revision && a.Message == b.Message && slices.Equal(a.Files, b.Files)
+}
+
+// newestOwned is the variant's newest published revision in revs (nil:
+// none).
+func newestOwned(v *pvapi.PackageVariant, revs []store.Revision) *store.Revision {
+	var pub *store.Revision
 	for i := range revs {
-		r := &revs[i]
-		if r.Lifecycle.IsPublished() && r.Revision > t.Revision && !r.OwnedBy(string(v.UID)) && (newest == nil || r.Revision > newest.Revision) {
-			newest = r
+		if r := &revs[i]; r.Lifecycle.IsPublished() && r.Revision > 0 && r.OwnedBy(string(v.UID)) && (pub == nil || r.Revision > pub.Revision) {
+			pub = r
 		}
 	}
-	if newest == nil {
-		return nil
+	return pub
+}
+
+// driftOf is the drift of pub, the variant's newest published revision,
+// in revs, its package's listing (nil: none). A newer published revision
+// the variant does not own comes first (NewerRevision); else the branch's
+// placeholder against pub (ContentChanged): the same commit, or the same
+// git tree where the store knows it, is no drift without a read; else
+// both are read and compared file by file, by meaning (a reformatted file
+// is no change), and the answer is remembered for these two versions.
+// The branch holding what the variant last wrote of a draft (its approval
+// the listing does not show yet) is no drift either.
+func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) (*drift, error) {
+	var newer, branch *store.Revision
+	for i := range revs {
+		rev := &revs[i]
+		switch {
+		case rev.Placeholder:
+			branch = rev
+		case rev.Lifecycle.IsPublished() && rev.Revision > pub.Revision && !rev.OwnedBy(string(v.UID)) && (newer == nil || rev.Revision > newer.Revision):
+			newer = rev
+		}
 	}
-	return &pvapi.TargetDrift{Reason: pvapi.ReasonNewerRevision, Revision: newest.Name,
-		Message: fmt.Sprintf("%s (revision %d of %s in %s) is newer than the variant's %s (revision %d) and was not made by it: "+
-			"the variant's next upgrade starts from its own revision; carry the change into the variant or the blueprint, or delete %s",
-			newest.Name, newest.Revision, newest.Package, newest.Repository, t.Name, t.Revision, newest.Name)}
+	switch {
+	case newer != nil:
+		return &drift{reason: pvapi.ReasonNewerRevision, pub: pub, rev: *newer}, nil
+	case branch == nil || branch.ResourceVersion == pub.ResourceVersion || (branch.Content != "" && branch.Content == pub.Content):
+		return nil, nil
+	}
+	key := pub.Name + "@" + pub.ResourceVersion + "|" + branch.Name + "@" + branch.ResourceVersion
+	if d, ok := r.drifts.get(v.UID, key); ok {
+		return d, nil
+	}
+	from, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
+	}
+	to, err := r.Store.GetResources(ctx, v.Namespace, branch.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
+	}
+	var d *drift
+	if files := variant.ChangedFiles(from.Files, to.Files); len(files) > 0 && !wroteLast(v, to.Files) {
+		d = &drift{reason: pvapi.ReasonContentChanged, pub: pub, rev: *branch, files: files, branch: to.Files}
+	}
+	r.drifts.put(v.UID, key, d)
+	return d, nil
+}
+
+// wroteLast reports whether files are what the variant last wrote of one
+// of its targets.
+func wroteLast(v *pvapi.PackageVariant, files map[string]string) bool {
+	fp := ""
+	for _, t := range v.Status.DownstreamTargets {
+		if t.LastWrite == "" {
+			continue
+		}
+		if fp == "" {
+			fp = variant.Fingerprint(files)
+		}
+		if fp == t.LastWrite {
+			return true
+		}
+	}
+	return false
+}
+
+// driftMemo remembers, per variant, the last content comparison: its
+// versions and the drift found (nil for none).
+type driftMemo struct {
+	mu sync.Mutex
+	m  map[types.UID]driftEntry
+}
+
+type driftEntry struct {
+	key   string
+	drift *drift
+}
+
+func (m *driftMemo) get(uid types.UID, key string) (*drift, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[uid]
+	return e.drift, ok && e.key == key
+}
+
+func (m *driftMemo) put(uid types.UID, key string, d *drift) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[types.UID]driftEntry{}
+	}
+	m.m[uid] = driftEntry{key: key, drift: d}
+}
+
+func (m *driftMemo) forget(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, uid)
 }

@@ -95,6 +95,7 @@ func (r *Reconciler) forget(uid types.UID) {
 	defer r.memo.mu.Unlock()
 	delete(r.memo.m, uid)
 	r.tracker.forget(uid)
+	r.drifts.forget(uid)
 }
 
 // upstreams keeps the files of published upstream revisions, which never

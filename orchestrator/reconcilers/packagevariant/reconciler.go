@@ -73,6 +73,7 @@ type Reconciler struct {
 	pkgs      kit.KeyLock
 	tracker   tracker   // drafts created or asked for that the listing may not show
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
+	drifts    driftMemo // the last content comparison of each variant (rule content-drift)
 }
 
 func (r *Reconciler) now() time.Time {

@@ -43,16 +43,7 @@ const EventDraftRejected = "DraftRejected"
 // draftUpgradePolicy reads DraftUpgradeAnnotation on the variant, else on
 // its set: "" for in place, or why the variant stalls instead.
 func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVariant) string {
-	what, val, ok := "PackageVariant "+v.Name, "", false
-	if val, ok = v.Annotations[DraftUpgradeAnnotation]; !ok {
-		if owner := metav1.GetControllerOf(v); owner != nil && owner.Kind == "PackageVariantSet" {
-			set := &pvsapi.PackageVariantSet{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err == nil && set.UID == owner.UID {
-				what = "its PackageVariantSet " + set.Name
-				val, ok = set.Annotations[DraftUpgradeAnnotation]
-			}
-		}
-	}
+	what, val, ok := r.policyAnnotation(ctx, v, DraftUpgradeAnnotation)
 	switch {
 	case !ok || val == DraftUpgradeInPlace:
 		return ""
@@ -61,6 +52,23 @@ func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVar
 	}
 	return fmt.Sprintf("%s has %s: %q, neither %q nor %q (read as %q until fixed): approve or delete the draft, or fix the annotation",
 		what, DraftUpgradeAnnotation, val, DraftUpgradeInPlace, DraftUpgradeStall, DraftUpgradeStall)
+}
+
+// policyAnnotation reads a policy annotation on the variant, else on its
+// set (the variant's own wins): which object said it, the value, and
+// whether one did.
+func (r *Reconciler) policyAnnotation(ctx context.Context, v *pvapi.PackageVariant, key string) (what, val string, ok bool) {
+	if val, ok = v.Annotations[key]; ok {
+		return "PackageVariant " + v.Name, val, true
+	}
+	if owner := metav1.GetControllerOf(v); owner != nil && owner.Kind == "PackageVariantSet" {
+		set := &pvsapi.PackageVariantSet{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err == nil && set.UID == owner.UID {
+			val, ok = set.Annotations[key]
+			return "its PackageVariantSet " + set.Name, val, ok
+		}
+	}
+	return "PackageVariant " + v.Name, "", false
 }
 
 // staleDraft is the stall of a draft made from another upstream that is

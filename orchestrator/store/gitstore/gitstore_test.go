@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -199,7 +200,9 @@ func TestReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ResourceVersion" }, cmp.Ignore())
+		// Content: a reopened store knows each revision's git tree, the
+		// store that wrote them not (TestContentIsTheTree checks it).
+		opt := cmp.FilterPath(func(p cmp.Path) bool { s := p.Last().String(); return s == ".ResourceVersion" || s == ".Content" }, cmp.Ignore())
 		if d := cmp.Diff(want, got, opt); d != "" || len(got) == 0 {
 			t.Fatalf("%s after reopen (-want +got):\n%s", k, d)
 		}
@@ -470,5 +473,37 @@ func TestLocksNameTheirRepositoryWhateverTheOrder(t *testing.T) {
 	}
 	if drafts != n {
 		t.Fatalf("%d drafts reopened, want %d", drafts, n)
+	}
+}
+
+// A revision's Content is its package's git tree: equal for equal files
+// (two publications of one blueprint and the branch holding it), not for
+// others; the branch's revision is the placeholder, the tags' are not.
+func TestContentIsTheTree(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	h.Publish(ns, "blueprints", "app", storetest.Blueprint)
+	files := maps.Clone(storetest.Blueprint)
+	files["more.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: more\n"
+	h.Publish(ns, "blueprints", "app", files)
+	h.Publish(ns, "blueprints", "app", storetest.Blueprint)
+	again, err := Open(ns, h.Repositories())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs, err := again.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := map[string]string{}
+	for _, r := range revs {
+		if r.Content == "" || r.Placeholder != (r.Workspace == "main") {
+			t.Fatalf("%s: Content %q, Placeholder %v", r.Name, r.Content, r.Placeholder)
+		}
+		content[r.Name] = r.Content
+	}
+	v1, v2, v3, main := content["blueprints.app.v1"], content["blueprints.app.v2"], content["blueprints.app.v3"], content["blueprints.app.main"]
+	if v1 != v3 || main != v3 || v2 == v1 {
+		t.Fatalf("v1 %s, v2 %s, v3 %s, main %s: want v1 = v3 = main != v2", v1, v2, v3, main)
 	}
 }

@@ -174,7 +174,8 @@ func (s *backend) loadBranch(r *repo, cat *objectReader, head string, deletion m
 			continue // outside the repository's directory
 		}
 		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
-			Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch)}
+			Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch),
+			Placeholder: true, Content: trees[path].String()}
 		if deletion[pkg+"/"+r.Branch] {
 			rev.Lifecycle = store.DeletionProposed
 		}
@@ -243,6 +244,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	}
 	f := map[string]string{}
 	if found {
+		rev.Content = tree.Hash.String()
 		if f, err = cat.kptfile(tree, r.full(p.pkg)); err != nil {
 			return rev, err
 		}

@@ -178,9 +178,10 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.known(rev.Namespace, rev.Repository)
+	rev.Placeholder = true
 	if e, ok := s.revs[key(rev.Namespace, rev.Name)]; ok {
 		e.files, e.load = copyFiles(files), nil
-		e.rev.Lock = rev.Lock
+		e.rev.Lock, e.rev.Placeholder, e.rev.Content = rev.Lock, true, rev.Content
 		e.rev.ResourceVersion = s.nextVersion()
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
@@ -89,7 +90,29 @@ func (p *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.
 	if err := p.Client.List(ctx, &l, client.InNamespace(k.Namespace), client.MatchingFields{IndexPackage: k.Repository + "/" + k.Package}); err != nil {
 		return nil, err
 	}
-	return fromList(l.Items), nil
+	revs := fromList(l.Items)
+	branch := ""
+	for i := range revs {
+		if r := &revs[i]; r.Lifecycle.IsPublished() && r.Revision < 0 {
+			if branch == "" {
+				branch = p.branch(ctx, k.Namespace, k.Repository)
+			}
+			r.Placeholder = r.Workspace == branch
+		}
+	}
+	return revs, nil
+}
+
+// branch is the git branch of a Porch Repository (spec.git.branch, "main"
+// when it says none or cannot be read), whose name is the workspace of
+// Porch's branch placeholders: a revision numbered -1 in another workspace
+// is a tag (v2.0.0).
+func (p *Store) branch(ctx context.Context, namespace, name string) string {
+	var repo porchconfig.Repository
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &repo); err == nil && repo.Spec.Git != nil && repo.Spec.Git.Branch != "" {
+		return repo.Spec.Git.Branch
+	}
+	return "main"
 }
 
 // ListOwned implements Store.

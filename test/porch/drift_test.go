@@ -1,0 +1,120 @@
+package porch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const driftVariant = `apiVersion: config.porch.kpt.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: app-drift}
+spec:
+  upstream: {repo: blueprints, package: app}
+  downstream: {repo: deploy, package: app}
+  annotations: {approval.nephio.org/policy: always}
+  packageContext:
+    data: {env: prod, region: us-east1}
+  injectors:
+  - kind: ConfigMap
+    name: us-east1-endpoints
+`
+
+// Issue 45's acceptance on a real Porch (rules content-drift,
+// drift-policy): the variant's revision published, a commit pushed with
+// git to the deployment repository's branch behind Porch's back; after
+// Porch's repository sync the variant reports ContentChanged naming the
+// file. Annotated revert, it makes an edit draft, approval by policy
+// publishes it, and the branch is pvkit's again: the drift ends.
+func TestContentDriftOnPorch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "drift")
+	approvingController(t)
+	e.upstream(blueprint(t))
+	url := e.bareRepo("deploy")
+	e.repository("deploy", url, true, nil)
+	e.apply(cluster)
+	e.apply(driftVariant)
+	e.eventuallyListed("deploy", converge, "revision 1 of deploy/app published, the variant Ready", func() (bool, string) {
+		for _, r := range e.owned("deploy", "app") {
+			if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && r.Spec.Revision == 1 {
+				return e.ready("app-drift")
+			}
+		}
+		return false, fmt.Sprintf("%d owned revisions", len(e.owned("deploy", "app")))
+	})
+
+	// A person with git, behind Porch's back.
+	work := t.TempDir()
+	e.git(work, "clone", "-q", "--branch", "main", url, ".")
+	path := filepath.Join(work, "app", "deployment.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "replicas: 1") {
+		t.Fatalf("app/deployment.yaml on the branch: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "replicas: 1", "replicas: 5", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.git(work, "commit", "-q", "-am", "hotfix")
+	e.git(work, "push", "-q", "origin", "main")
+
+	drift := func() *metav1.Condition {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
+			return nil
+		}
+		return apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionPublishedDrift)
+	}
+	e.eventually(converge, "the variant reports the commit (ContentChanged, deployment.yaml)", func() (bool, string) {
+		c := drift()
+		if c == nil {
+			return false, "no PublishedDrift condition"
+		}
+		return c.Reason == pvapi.ReasonContentChanged && strings.Contains(c.Message, "deployment.yaml modified"), c.Reason + ": " + c.Message
+	})
+	if n := len(e.owned("deploy", "app")); n != 1 {
+		t.Fatalf("reporting the drift made revisions: %d owned", n)
+	}
+
+	e.retry("annotating the variant", func() error {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
+			return err
+		}
+		if v.Annotations == nil {
+			v.Annotations = map[string]string{}
+		}
+		v.Annotations["pvkit.dev/drift-policy"] = "revert"
+		return e.c.Update(context.Background(), &v)
+	})
+	e.eventuallyListed("deploy", 2*converge, "the revert published, the branch pvkit's again, no drift", func() (bool, string) {
+		var reverted *porchapi.PackageRevision
+		for _, r := range e.owned("deploy", "app") {
+			if r.Annotations["pvkit.dev/drift-resolution"] == "revert of deploy.app.main" {
+				reverted = &r
+			}
+		}
+		if reverted == nil {
+			return false, "no draft resolving the drift"
+		}
+		if reverted.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished {
+			return false, reverted.Name + " is " + string(reverted.Spec.Lifecycle)
+		}
+		if f := e.resources("deploy.app.main"); !strings.Contains(f["deployment.yaml"], "replicas: 1") {
+			return false, "the branch still holds the person's change"
+		}
+		if c := drift(); c != nil {
+			return false, "still drifted: " + c.Message
+		}
+		return true, ""
+	})
+}
