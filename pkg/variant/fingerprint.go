@@ -86,15 +86,26 @@ const (
 	FileModified = "modified"
 )
 
-// ChangedFiles lists the files of to that differ from from, by path.
+// FileDigests is each file's Fingerprint, by path: what ChangedFiles
+// compares, small enough to remember in place of the files.
+func FileDigests(files map[string]string) map[string]string {
+	out := make(map[string]string, len(files))
+	for path, b := range files {
+		out[path] = Fingerprint(map[string]string{path: b})
+	}
+	return out
+}
+
+// ChangedFiles lists the files that differ between two packages' digests
+// (FileDigests), by path: in to and not in from, the other way round, or
+// in both with another digest.
 func ChangedFiles(from, to map[string]string) []FileChange {
 	var out []FileChange
 	for path, b := range to {
-		a, ok := from[path]
-		switch {
+		switch a, ok := from[path]; {
 		case !ok:
 			out = append(out, FileChange{Path: path, Change: FileAdded})
-		case a != b && Fingerprint(map[string]string{path: a}) != Fingerprint(map[string]string{path: b}):
+		case a != b:
 			out = append(out, FileChange{Path: path, Change: FileModified})
 		}
 	}

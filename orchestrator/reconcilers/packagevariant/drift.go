@@ -172,8 +172,9 @@ func newestOwned(v *pvapi.PackageVariant, revs []store.Revision) *store.Revision
 // the variant does not own comes first (NewerRevision); else the branch's
 // placeholder against pub (ContentChanged): the same commit, or the same
 // git tree where the store knows it, is no drift without a read; else
-// both are read and compared file by file, by meaning (a reformatted file
-// is no change), and the answer is remembered for these two versions.
+// the branch is read (and pub, once: its file digests are remembered) and
+// compared file by file, by meaning (a reformatted file is no change),
+// and the answer is remembered for these two versions.
 // The branch holding what the variant last wrote of a draft (its approval
 // the listing does not show yet) is no drift either.
 func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) (*drift, error) {
@@ -193,23 +194,29 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 	case branch == nil || branch.ResourceVersion == pub.ResourceVersion || (branch.Content != "" && branch.Content == pub.Content):
 		return nil, nil
 	}
-	key := pub.Name + "@" + pub.ResourceVersion + "|" + branch.Name + "@" + branch.ResourceVersion
-	if d, ok := r.drifts.get(v.UID, key); ok {
-		return d, nil
+	pubKey := pub.Name + "@" + pub.ResourceVersion
+	key := pubKey + "|" + branch.Name + "@" + branch.ResourceVersion
+	e, ok := r.drifts.get(v.UID)
+	if ok && e.key == key {
+		return e.drift, nil
 	}
-	from, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
+	pubFiles := e.pubFiles
+	if !ok || e.pubKey != pubKey { // a published revision never changes: read once
+		from, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
+		}
+		pubFiles = variant.FileDigests(from.Files)
 	}
 	to, err := r.Store.GetResources(ctx, v.Namespace, branch.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
 	}
 	var d *drift
-	if files := variant.ChangedFiles(from.Files, to.Files); len(files) > 0 && !wroteLast(v, to.Files) {
+	if files := variant.ChangedFiles(pubFiles, variant.FileDigests(to.Files)); len(files) > 0 && !wroteLast(v, to.Files) {
 		d = &drift{reason: pvapi.ReasonContentChanged, pub: pub, rev: *branch, files: files, branch: to.Files}
 	}
-	r.drifts.put(v.UID, key, d)
+	r.drifts.put(v.UID, driftEntry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles})
 	return d, nil
 }
 
@@ -232,31 +239,35 @@ func wroteLast(v *pvapi.PackageVariant, files map[string]string) bool {
 }
 
 // driftMemo remembers, per variant, the last content comparison: its
-// versions and the drift found (nil for none).
+// versions, the drift found (nil for none), and the file digests of the
+// published revision compared (which never changes), so that a branch that
+// moved is read alone.
 type driftMemo struct {
 	mu sync.Mutex
 	m  map[types.UID]driftEntry
 }
 
 type driftEntry struct {
-	key   string
-	drift *drift
+	key      string
+	drift    *drift
+	pubKey   string
+	pubFiles map[string]string
 }
 
-func (m *driftMemo) get(uid types.UID, key string) (*drift, bool) {
+func (m *driftMemo) get(uid types.UID) (driftEntry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.m[uid]
-	return e.drift, ok && e.key == key
+	return e, ok
 }
 
-func (m *driftMemo) put(uid types.UID, key string, d *drift) {
+func (m *driftMemo) put(uid types.UID, e driftEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.m == nil {
 		m.m = map[types.UID]driftEntry{}
 	}
-	m.m[uid] = driftEntry{key: key, drift: d}
+	m.m[uid] = e
 }
 
 func (m *driftMemo) forget(uid types.UID) {

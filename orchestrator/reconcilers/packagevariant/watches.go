@@ -30,6 +30,11 @@ const (
 	// indexHealth keys variants by the object their health check reads,
 	// "Kind/name" (rule: health-gated-rollouts).
 	indexHealth = "pvkit.dev/health"
+	// indexDownstream keys variants by "<repo>/<package>" of their
+	// downstream: a revision of it the variant does not own (Porch's
+	// branch placeholder after a commit, a person's revision) maps to it
+	// (rules published-drift, content-drift).
+	indexDownstream = "pvkit.dev/downstream"
 )
 
 // SetupWithManager registers the reconciler: it watches PackageVariants,
@@ -47,6 +52,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexHealth, healthObjects); err != nil {
+		return err
+	}
+	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexDownstream, downstreamKeys); err != nil {
 		return err
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
@@ -86,6 +94,13 @@ func upstreamKeys(o client.Object) []string {
 	return nil
 }
 
+func downstreamKeys(o client.Object) []string {
+	if d := o.(*pvapi.PackageVariant).Spec.Downstream; d != nil {
+		return []string{d.Repo + "/" + d.Package}
+	}
+	return nil
+}
+
 func injectorNames(o client.Object) []string {
 	var names []string
 	for _, inj := range o.(*pvapi.PackageVariant).Spec.Injectors {
@@ -94,8 +109,9 @@ func injectorNames(o client.Object) []string {
 	return names
 }
 
-// mapRevision maps a PackageRevision to its owning variants and to the
-// variants whose upstream is its package.
+// mapRevision maps a PackageRevision to its owning variants, to the
+// variants whose upstream is its package and, when no variant owns it and
+// it is published, to the variants whose downstream it is.
 func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconcile.Request {
 	pr, ok := o.(*porchapi.PackageRevision)
 	if !ok {
@@ -110,18 +126,26 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 			out = append(out, reconcile.Request{NamespacedName: k})
 		}
 	}
+	owned := false
 	for _, ref := range pr.OwnerReferences {
 		if ref.Kind == pv.Kind {
 			add(ref.Name)
+			owned = true
 		}
 	}
-	var l pvapi.PackageVariantList
-	if err := r.Client.List(ctx, &l, client.InNamespace(pr.Namespace),
-		client.MatchingFields{indexUpstream: pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "mapping a PackageRevision to the variants of its package", "packageRevision", pr.Name)
+	indexes := []string{indexUpstream}
+	if !owned && porchapi.LifecycleIsPublished(pr.Spec.Lifecycle) {
+		indexes = append(indexes, indexDownstream) // a drift of the variants' downstream
 	}
-	for _, v := range l.Items {
-		add(v.Name)
+	for _, ix := range indexes {
+		var l pvapi.PackageVariantList
+		if err := r.Client.List(ctx, &l, client.InNamespace(pr.Namespace),
+			client.MatchingFields{ix: pr.Spec.RepositoryName + "/" + pr.Spec.PackageName}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "mapping a PackageRevision to the variants of its package", "packageRevision", pr.Name)
+		}
+		for _, v := range l.Items {
+			add(v.Name)
+		}
 	}
 	return out
 }
