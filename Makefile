@@ -223,20 +223,22 @@ fuzz:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
-## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION), install-without-crds.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64) and checksums.txt; the images tagged VERSION when a Docker engine answers. VERSION must be the file VERSION's and have a CHANGELOG.md section
+## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you] [SIGNING_KEY=~/.ssh/key]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION@sha256:...), install-without-crds.yaml, install-namespaced.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64), images/*.oci.tar (the controller and the functions, built without Docker, by digest), a CycloneDX SBOM per binary and image, provenance.intoto.json (SLSA v1), checksums.txt and, with SIGNING_KEY, checksums.txt.sig (ssh-keygen -Y sign). VERSION must be the file VERSION's and have a CHANGELOG.md section. Verify: pvctl verify-release dist --allowed-signers FILE
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_LDFLAGS = -s -w -X github.com/pvkit/pvkit.release=$(VERSION)
 release:
-	@rm -rf dist.tmp
-	go run ./internal/cmd/release --version '$(VERSION)' --image-repo '$(IMAGE_REPO)' --out dist.tmp
+	@go run ./internal/cmd/release --check --version '$(VERSION)' --image-repo '$(IMAGE_REPO)'
+	@rm -rf dist.tmp .cache/release-bin && mkdir -p dist.tmp .cache/release-bin
 	@set -e; for p in $(RELEASE_PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; echo "pvctl $(VERSION) $$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -buildvcs=false -ldflags '$(RELEASE_LDFLAGS)' \
 	    -o dist.tmp/pvctl-$(VERSION)-$$os-$$arch ./orchestrator/cmd/pvctl; \
 	done
-	@cd dist.tmp && sha256sum -- * > checksums.txt
-	@rm -rf dist && mv dist.tmp dist && echo "dist/: $$(ls dist | tr '\n' ' ')"
-	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images VERSION='$(VERSION)' IMAGE_REPO='$(IMAGE_REPO)'; \
-	  else echo "no Docker engine: the images were not built (make images VERSION=$(VERSION) IMAGE_REPO=$(IMAGE_REPO) where one runs)"; fi
+	@set -e; CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -buildvcs=false -ldflags '$(RELEASE_LDFLAGS)' -o .cache/release-bin/pvkit-controller ./orchestrator/cmd/pvkit-controller; \
+	  for fn in $(FUNCTIONS); do CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -buildvcs=false -ldflags '$(RELEASE_LDFLAGS)' -o .cache/release-bin/$$fn ./functions/$$fn; done
+	go run ./internal/cmd/release --version '$(VERSION)' --image-repo '$(IMAGE_REPO)' --out dist.tmp --images-from .cache/release-bin \
+	  --commit "$$(git rev-parse HEAD 2>/dev/null || echo unknown)" --epoch "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" --signing-key '$(SIGNING_KEY)'
+	@rm -rf dist && mv dist.tmp dist && echo "dist/: $$(cd dist && find . -type f | sort | tr '\n' ' ')"
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:

@@ -50,7 +50,7 @@ Exit codes: 0 done (run: every set and variant Ready; plan: nothing would change
 1 not Ready yet (a readiness gate, a transient error) or the command failed; 2 usage or
 input error, nothing written; 3 plan: something would change, run: a removal held back
 for want of --prune; 4 some set or variant is stalled (it waits for a change of its input, or a set's rollout is paused);
-5 run: all else done, but a variant's downstream package changed behind its back (a drift, reported).`,
+5 run: a variant's downstream package changed behind its back (a drift, reported) and nothing else is wrong.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -92,7 +92,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
 	root.AddCommand(controlCommands(ctx, o)...)
-	root.AddCommand(rolloutCommand(ctx, o))
+	root.AddCommand(rolloutCommand(ctx, o), verifyReleaseCommand(o))
 	return root
 }
 

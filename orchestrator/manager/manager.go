@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +86,7 @@ type Options struct {
 	Burst                      int
 	ApproveByPolicy            bool   // approve drafts as Nephio's approval controller does
 	MetricsSecure              bool   // serve metrics over HTTPS, to authenticated and authorized clients only
+	MetricsCertDir             string // tls.crt and tls.key to serve metrics with (cert-manager's secret); "": self-signed
 	WatchNamespaces            string // comma-separated; empty: every namespace
 	zap                        zap.Options
 }
@@ -94,6 +97,7 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.Context, "context", "", "the kubeconfig context to use (default: its current context)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address the metrics endpoint binds to (0 disables it)")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics, config/rbac/metrics_reader_role.yaml); false: plain HTTP to anyone who reaches the port")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "a directory with tls.crt and tls.key (a cert-manager Certificate's secret, mounted: config/cert-manager) to serve metrics with, reloaded when they change; empty: a self-signed certificate")
 	fs.StringVar(&o.WatchNamespaces, "watch-namespace", "", "reconcile, read and inject only in these namespaces, comma-separated (default: every namespace); bind the controller's ClusterRole with a RoleBinding in each (config/namespaced)")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to (0 disables them)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
@@ -204,6 +208,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.QPS < 0 || o.Burst < 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst: %v and %d, want 0 or more", o.QPS, o.Burst)
 	}
+	if err := checkCertDir(o); err != nil {
+		return err
+	}
 	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -249,6 +256,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		// SubjectAccessReview for get on /metrics.
 		metricsOpts.SecureServing = true
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// A certificate given (cert-manager's): controller-runtime serves it
+		// and reloads it when the secret's files change.
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = o.MetricsCertDir, "tls.crt", "tls.key"
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -340,4 +350,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		return err
 	}
 	return pvs.SetupWithManager(ctx, mgr)
+}
+
+// checkCertDir refuses --metrics-cert-dir without HTTPS, or naming a
+// directory without a readable tls.crt and tls.key.
+func checkCertDir(o Options) error {
+	if o.MetricsCertDir == "" {
+		return nil
+	}
+	if !o.MetricsSecure {
+		return fmt.Errorf("--metrics-cert-dir %s goes with --metrics-secure (HTTPS): plain HTTP serves no certificate", o.MetricsCertDir)
+	}
+	for _, f := range []string{"tls.crt", "tls.key"} {
+		if _, err := os.Stat(filepath.Join(o.MetricsCertDir, f)); err != nil {
+			return fmt.Errorf("--metrics-cert-dir: %w (mount the Certificate's secret there: config/cert-manager)", err)
+		}
+	}
+	return nil
 }

@@ -156,6 +156,10 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--watch-namespace", "fleet,fleet", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "fleet" is named twice`},
 		{[]string{"--watch-namespace", "a,,b", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "" is not a namespace name`},
 		{[]string{"--metrics-secure=maybe"}, 2, "", `pvctl controller: invalid argument "maybe" for "--metrics-secure" flag`},
+		// Issue 44 #3: a certificate to serve metrics with goes with HTTPS,
+		// and must be there.
+		{[]string{"--metrics-cert-dir", "/nonexistent/certs", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --metrics-cert-dir: stat /nonexistent/certs/tls.crt: no such file or directory (mount the Certificate's secret there: config/cert-manager)"},
+		{[]string{"--metrics-cert-dir", "/tmp", "--metrics-secure=false", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --metrics-cert-dir /tmp goes with --metrics-secure (HTTPS): plain HTTP serves no certificate"},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `pvctl controller: invalid argument "fast" for "--kube-api-qps" flag`},
 		{[]string{"--zap-log-level", "debug", "--nope"}, 2, "", "unknown flag: --nope"}, // zap's flags parse in the same style
 	} {

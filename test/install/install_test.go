@@ -483,3 +483,80 @@ func TestFuzzingOnlyInMakeFuzzAndCI(t *testing.T) {
 		t.Errorf(".ci/run must run make test, then make fuzz-short")
 	}
 }
+
+// Issue 44 #3: config/cert-manager serves metrics with a cert-manager
+// Certificate for the metrics Service's names, mounted where
+// --metrics-cert-dir reads it; config/prometheus-tls's ServiceMonitor
+// verifies it with that secret's ca.crt and one of its names, never
+// skipping verification.
+func TestCertManagerOverlay(t *testing.T) {
+	objs := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/cert-manager"))
+	var cert struct {
+		Metadata struct{ Namespace string } `json:"metadata"`
+		Spec     struct {
+			SecretName string   `json:"secretName"`
+			DNSNames   []string `json:"dnsNames"`
+			IssuerRef  struct{ Kind, Name string }
+		} `json:"spec"`
+	}
+	c, ok := objs["Certificate/pvkit-metrics-cert"]
+	if !ok {
+		t.Fatalf("config/cert-manager has no Certificate: %v", keys(objs))
+	}
+	if err := sigsyaml.Unmarshal(c.raw, &cert); err != nil {
+		t.Fatal(err)
+	}
+	svc := decode[corev1.Service](t, objs, "Service/pvkit-controller-metrics")
+	want := svc.Name + "." + svc.Namespace + ".svc"
+	if !slices.Contains(cert.Spec.DNSNames, want) || cert.Metadata.Namespace != svc.Namespace {
+		t.Errorf("the Certificate names %v in %s; the metrics Service is %s", cert.Spec.DNSNames, cert.Metadata.Namespace, want)
+	}
+	if _, ok := objs[cert.Spec.IssuerRef.Kind+"/"+cert.Spec.IssuerRef.Name]; !ok {
+		t.Errorf("the Certificate's issuer %s/%s is not in the overlay", cert.Spec.IssuerRef.Kind, cert.Spec.IssuerRef.Name)
+	}
+	dep := decode[appsv1.Deployment](t, objs, "Deployment/pvkit-controller")
+	pod := dep.Spec.Template.Spec
+	mount := ""
+	for _, v := range pod.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == cert.Spec.SecretName {
+			for _, m := range pod.Containers[0].VolumeMounts {
+				if m.Name == v.Name && m.ReadOnly {
+					mount = m.MountPath
+				}
+			}
+		}
+	}
+	if mount == "" || !slices.Contains(pod.Containers[0].Args, "--metrics-cert-dir="+mount) {
+		t.Errorf("the Deployment does not serve the secret %s: mount %q, args %v", cert.Spec.SecretName, mount, pod.Containers[0].Args)
+	}
+	sm := buildDir(t, filepath.Join(fntest.RepoRoot(), "config/prometheus-tls"))["ServiceMonitor/pvkit-controller"]
+	var m struct {
+		Spec struct {
+			Endpoints []struct {
+				TLSConfig struct {
+					InsecureSkipVerify bool   `json:"insecureSkipVerify"`
+					ServerName         string `json:"serverName"`
+					CA                 struct {
+						Secret struct{ Name, Key string } `json:"secret"`
+					} `json:"ca"`
+				} `json:"tlsConfig"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal(sm.raw, &m); err != nil || len(m.Spec.Endpoints) != 1 {
+		t.Fatalf("config/prometheus-tls ServiceMonitor: %v %s", err, sm.raw)
+	}
+	tls := m.Spec.Endpoints[0].TLSConfig
+	if tls.InsecureSkipVerify || tls.CA.Secret.Name != cert.Spec.SecretName || tls.CA.Secret.Key != "ca.crt" || !slices.Contains(cert.Spec.DNSNames, tls.ServerName) {
+		t.Errorf("the ServiceMonitor's tlsConfig %+v does not verify the Certificate %s (%v)", tls, cert.Spec.SecretName, cert.Spec.DNSNames)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
