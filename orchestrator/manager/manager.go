@@ -344,6 +344,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
 	porch := &porch.Store{Client: m.Porch(mgr.GetClient()), Reader: mgr.GetAPIReader()}
+	m.FailingRepositories(func() []metrics.RepositoryFailure {
+		var out []metrics.RepositoryFailure
+		for _, f := range porch.FailingRepositories() {
+			out = append(out, metrics.RepositoryFailure{Namespace: f.Namespace, Repository: f.Repository, Since: f.Since})
+		}
+		return out
+	})
 	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
 		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy})
 	if err := pv.SetupWithManager(ctx, mgr); err != nil {

@@ -7,6 +7,7 @@
 //	pvkit_packagevariantsets{ready,reason}       gauge: sets by Ready status and reason
 //	pvkit_drafts{lifecycle}                      gauge: Draft and Proposed revisions a PackageVariant owns
 //	pvkit_rollouts{phase,reason}                 gauge: sets with a staged rollout by phase (Progressing, Paused, Complete) and its reason
+//	pvkit_porch_repository_failing_seconds{namespace,repository} gauge: how long a repository's writes have all failed
 //	pvkit_published_drift{reason}                gauge: variants whose downstream changed behind their back (PublishedDrift)
 //	pvkit_reconcile_duration_seconds{kind,result} histogram: one reconcile (result success|stalled|error|waiting|suspended)
 //	pvkit_porch_requests_total{verb,resource,code} counter: requests to Porch's API (code OK or the error's reason)
@@ -29,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -61,6 +63,22 @@ type Metrics struct {
 	reconcile *prometheus.HistogramVec
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
+	collector *Collector
+}
+
+// RepositoryFailure is a Porch repository whose writes keep failing, since
+// when (the Porch store's record of it).
+type RepositoryFailure struct {
+	Namespace, Repository string
+	Since                 time.Time
+}
+
+// FailingRepositories gives the collector the Porch store's failing
+// repositories, for pvkit_porch_repository_failing_seconds.
+func (m *Metrics) FailingRepositories(f func() []RepositoryFailure) {
+	if m != nil {
+		m.collector.failing.Store(&f)
+	}
 }
 
 // New registers pvkit's counters and histograms, and the fleet gauges
@@ -82,7 +100,8 @@ func New(reg prometheus.Registerer, r client.Reader) (*Metrics, error) {
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		}, []string{"verb", "resource"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcile, m.requests, m.latency, &Collector{Reader: r}} {
+	m.collector = &Collector{Reader: r}
+	for _, c := range []prometheus.Collector{m.reconcile, m.requests, m.latency, m.collector} {
 		err := reg.Register(c)
 		var again prometheus.AlreadyRegisteredError
 		if errors.As(err, &again) { // a second manager in one process (tests): the newest one counts
@@ -212,7 +231,10 @@ func code(err error) string {
 
 // Collector counts the fleet from the cache at each scrape: variants and
 // sets by Ready status and reason, and the drafts variants own.
-type Collector struct{ Reader client.Reader }
+type Collector struct {
+	Reader  client.Reader
+	failing atomic.Pointer[func() []RepositoryFailure]
+}
 
 var (
 	variantsDesc = prometheus.NewDesc("pvkit_packagevariants", "PackageVariants by Ready status and reason (the Stalled reason when stalled).", []string{"ready", "reason"}, nil)
@@ -220,6 +242,7 @@ var (
 	rolloutsDesc = prometheus.NewDesc("pvkit_rollouts", "PackageVariantSets with a staged rollout, by phase (the True one of RolloutProgressing, RolloutPaused, RolloutComplete; Unknown before the first reconcile) and its reason.", []string{"phase", "reason"}, nil)
 	driftDesc    = prometheus.NewDesc("pvkit_published_drift", "PackageVariants whose downstream package changed behind their back (the condition PublishedDrift True), by its reason (rule published-drift).", []string{"reason"}, nil)
 	draftsDesc   = prometheus.NewDesc("pvkit_drafts", "Draft and Proposed package revisions owned by a PackageVariant: drafts in flight.", []string{"lifecycle"}, nil)
+	failingDesc  = prometheus.NewDesc("pvkit_porch_repository_failing_seconds", "How long every write of pvkit's to a Porch repository has failed (an internal error, Porch's \"ref file is empty\", no answer), by namespace and repository; no series once a write succeeds.", []string{"namespace", "repository"}, nil)
 	errorDesc    = prometheus.NewDesc("pvkit_metrics_collect_errors", "1 when the last scrape could not list a kind from the cache (the others are still reported).", []string{"kind"}, nil)
 )
 
@@ -230,6 +253,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- rolloutsDesc
 	ch <- driftDesc
 	ch <- draftsDesc
+	ch <- failingDesc
 	ch <- errorDesc
 }
 
@@ -244,12 +268,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(errorDesc, prometheus.GaugeValue, v, kind)
 	}
+	if f := c.failing.Load(); f != nil {
+		for _, r := range (*f)() {
+			ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, float64(time.Since(r.Since)/time.Second), r.Namespace, r.Repository)
+		}
+	}
 	var pvs pvapi.PackageVariantList
 	err := c.Reader.List(ctx, &pvs)
 	failed("PackageVariant", err)
 	if err == nil {
 		counts := map[[2]string]float64{}
-		drift := map[string]float64{pvapi.ReasonNewerRevision: 0}
+		drift := map[string]float64{pvapi.ReasonNewerRevision: 0, pvapi.ReasonContentChanged: 0}
 		for i := range pvs.Items {
 			counts[readiness(pvs.Items[i].Status.Conditions)]++
 			if c := apimeta.FindStatusCondition(pvs.Items[i].Status.Conditions, pvapi.ConditionPublishedDrift); c != nil && c.Status == metav1.ConditionTrue {

@@ -97,9 +97,15 @@ func TestFleetGauges(t *testing.T) {
 		pr("x2", porchapi.PackageRevisionLifecycleDraft, []metav1.OwnerReference{{APIVersion: "other.example/v1", Kind: "PackageVariant", Name: "v", UID: "w"}}),
 	).Build()
 	reg := prometheus.NewRegistry()
-	if _, err := New(reg, c); err != nil {
+	m, err := New(reg, c)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Issue 44 #5: the Porch store's failing repositories, each with how
+	// long (a whole number of seconds ago, read as at least that).
+	m.FailingRepositories(func() []RepositoryFailure {
+		return []RepositoryFailure{{Namespace: "a", Repository: "deploy", Since: time.Now().Add(-100 * time.Hour)}}
+	})
 	want := []string{
 		"pvkit_drafts{lifecycle=Draft} 2",
 		"pvkit_drafts{lifecycle=Proposed} 1",
@@ -110,6 +116,8 @@ func TestFleetGauges(t *testing.T) {
 		"pvkit_packagevariants{ready=False,reason=StaleDraft} 1",
 		"pvkit_packagevariants{ready=True,reason=NoErrors} 3",
 		"pvkit_published_drift{reason=NewerRevision} 1",
+		"pvkit_published_drift{reason=ContentChanged} 0",
+		"pvkit_porch_repository_failing_seconds{namespace=a,repository=deploy} 360000",
 		"pvkit_packagevariants{ready=Unknown,reason=} 1",
 		"pvkit_packagevariantsets{ready=True,reason=Reconciled} 1",
 		"pvkit_packagevariantsets{ready=Unknown,reason=} 3",

@@ -391,11 +391,11 @@ func TestPrometheusOverlay(t *testing.T) {
 			alerts = append(alerts, rule.Alert)
 		}
 	}
-	if got := strings.Join(alerts, ","); got != "PvkitRolloutPaused,PvkitVariantsNotReady,PvkitRenderFailing,PvkitPublishedDrift,PvkitPorchErrors" {
+	if got := strings.Join(alerts, ","); got != "PvkitRolloutPaused,PvkitVariantsNotReady,PvkitRenderFailing,PvkitPublishedDrift,PvkitPorchErrors,PvkitPorchRepositoryFailing" {
 		t.Errorf("the alert rules: %s", got)
 	}
 	src, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "orchestrator/metrics/metrics.go"))
-	for _, metric := range []string{"pvkit_rollouts", "pvkit_packagevariants", "pvkit_porch_requests_total", "pvkit_published_drift"} {
+	for _, metric := range []string{"pvkit_rollouts", "pvkit_packagevariants", "pvkit_porch_requests_total", "pvkit_published_drift", "pvkit_porch_repository_failing_seconds"} {
 		if err != nil || !strings.Contains(string(src), `"`+metric+`"`) {
 			t.Errorf("the alerts' metric %s is not the controller's (%v)", metric, err)
 		}

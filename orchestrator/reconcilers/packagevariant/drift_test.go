@@ -1,7 +1,6 @@
 package packagevariant
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"sort"
@@ -32,6 +31,22 @@ func (e *env) newestPublished() store.Revision {
 	return pub
 }
 
+// publishedVariant is app-prod approved by policy and published
+// (revision 1), on the memory store or Porch's API.
+func publishedVariant(t *testing.T, onPorch bool) (*env, store.Revision) {
+	t.Helper()
+	e := approvingEnv(t, onPorch)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	pub := e.newestPublished()
+	if pub.Revision != 1 {
+		t.Fatalf("the variant's revision: %s", e.lifecycles())
+	}
+	return e, pub
+}
+
 // aPersonsCommit is files with one resource file changed and one added.
 func aPersonsCommit(t *testing.T, files map[string]string) (map[string]string, string) {
 	t.Helper()
@@ -58,15 +73,7 @@ func aPersonsCommit(t *testing.T, files map[string]string) (map[string]string, s
 func TestContentChangedOnTheBranchIsReported(t *testing.T) {
 	for _, onPorch := range []bool{false, true} {
 		t.Run(fmt.Sprintf("onPorch=%v", onPorch), func(t *testing.T) {
-			e := approvingEnv(t, onPorch)
-			e.store.Publish(ns, "blueprints", "app", blueprint(t))
-			e.variant(policyVariant("approval.nephio.org/policy: always"))
-			e.mustReconcile("app-prod")
-			e.mustReconcile("app-prod")
-			pub := e.newestPublished()
-			if pub.Revision != 1 {
-				t.Fatalf("the variant's revision: %s", e.lifecycles())
-			}
+			e, pub := publishedVariant(t, onPorch)
 			approved := e.files(pub)
 			e.branch(approved)
 			e.mustReconcile("app-prod")
@@ -128,12 +135,7 @@ func sortedOf(s ...string) []string { sort.Strings(s); return s }
 func TestDriftPolicies(t *testing.T) {
 	for _, policy := range []string{DriftRevert, DriftAdopt, "fix-it"} {
 		t.Run(policy, func(t *testing.T) {
-			e := approvingEnv(t, false)
-			e.store.Publish(ns, "blueprints", "app", blueprint(t))
-			e.variant(policyVariant("approval.nephio.org/policy: always"))
-			e.mustReconcile("app-prod")
-			e.mustReconcile("app-prod")
-			pub := e.newestPublished()
+			e, pub := publishedVariant(t, false)
 			approved := e.files(pub)
 			changed, file := aPersonsCommit(t, approved)
 			e.branch(changed)
@@ -195,12 +197,8 @@ func TestDriftPolicies(t *testing.T) {
 
 // adopt of a newer revision made outside the variant: owned, no write.
 func TestAdoptANewerRevision(t *testing.T) {
-	e := approvingEnv(t, false)
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(policyVariant("approval.nephio.org/policy: always"))
-	e.mustReconcile("app-prod")
-	e.mustReconcile("app-prod")
-	theirs := e.store.Publish(ns, "deploy", "app-prod", e.files(e.newestPublished()))
+	e, pub := publishedVariant(t, false)
+	theirs := e.store.Publish(ns, "deploy", "app-prod", e.files(pub))
 	e.annotate("app-prod", DriftPolicyAnnotation, DriftAdopt)
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
@@ -216,5 +214,4 @@ func TestAdoptANewerRevision(t *testing.T) {
 	if len(v.Status.DownstreamTargets) != 1 || v.Status.DownstreamTargets[0].Name != theirs.Name {
 		t.Fatalf("targets: %+v", v.Status.DownstreamTargets)
 	}
-	_ = context.Background()
 }

@@ -84,6 +84,11 @@ func (p *Store) Read(ctx context.Context, namespace, name string) (store.Revisio
 
 var _ store.Store = (*Store)(nil)
 
+// FailingRepositories are the repositories whose writes keep failing
+// (every write since the first failure in a row), for the gauge
+// pvkit_porch_repository_failing_seconds.
+func (p *Store) FailingRepositories() []RepositoryFailure { return p.writes.failures() }
+
 // ListRevisions implements Store.
 func (p *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
 	var l porchapi.PackageRevisionList
@@ -188,14 +193,15 @@ func (p *Store) CreateDraft(ctx context.Context, s store.DraftSpec) (store.Revis
 	default:
 		return store.Revision{}, fmt.Errorf("unknown task type %q", s.Task.Type)
 	}
-	defer p.writes.lock(s.Namespace, s.Repository)()
+	wr := p.writes.lock(s.Namespace, s.Repository)
+	defer wr.end(nil)
 	pr := &porchapi.PackageRevision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, OwnerReferences: api.OwnerRefs(s.Owners), Labels: s.Labels, Annotations: s.Annotations},
 		Spec: porchapi.PackageRevisionSpec{PackageName: s.Package, RepositoryName: s.Repository, WorkspaceName: s.Workspace,
 			Lifecycle: porchapi.PackageRevisionLifecycleDraft, Tasks: []porchapi.Task{task}},
 	}
 	if err := p.Client.Create(ctx, pr); err != nil {
-		return store.Revision{}, wrap(err)
+		return store.Revision{}, wr.end(wrap(err))
 	}
 	if err := p.pendingGates(ctx, pr, s.ReadinessGates); err != nil {
 		return FromAPI(pr), fmt.Errorf("created %s/%s, but could not set its readiness gates %v: %w", pr.Namespace, pr.Name, s.ReadinessGates, err)
@@ -343,9 +349,12 @@ func (p *Store) UpdateResourcesRendered(ctx context.Context, namespace, name str
 		}
 	}
 	prr.Spec.Resources = res.Files
-	unlock := p.writes.lock(namespace, repositoryOf(name))
+	wr := p.writes.lock(namespace, repositoryOf(name))
 	err := p.Client.Update(ctx, &prr)
-	unlock()
+	if err != nil && !isRenderFailure(err) {
+		err = wr.end(err)
+	}
+	wr.end(nil)
 	if err != nil {
 		if isRenderFailure(err) {
 			// Porch v1.5.3 fails the update and drops the render results from
@@ -398,7 +407,8 @@ func (p *Store) Update(ctx context.Context, rev store.Revision) error {
 		pr.Spec.Lifecycle = porchapi.PackageRevisionLifecycle(rev.Lifecycle)
 	}
 	set(&pr)
-	defer p.writes.lock(rev.Namespace, repositoryOf(rev.Name))()
+	wr := p.writes.lock(rev.Namespace, repositoryOf(rev.Name))
+	defer wr.end(nil)
 	err := p.Client.Update(ctx, &pr)
 	if err != nil && rev.ResourceVersion == "" && p.Reader != nil && staleVersion(err) {
 		// The caller asked for no version, and the cache's is stale: Porch
@@ -413,7 +423,7 @@ func (p *Store) Update(ctx context.Context, rev store.Revision) error {
 		set(&fresh)
 		err = p.Client.Update(ctx, &fresh)
 	}
-	return wrap(err)
+	return wr.end(wrap(err))
 }
 
 // staleVersion: an update refused for an old resourceVersion, as the API
@@ -434,11 +444,10 @@ func (p *Store) ApproveRevision(ctx context.Context, namespace, name string) (st
 		return store.Revision{}, fmt.Errorf("package revision %s/%s is %s: only a Proposed revision can be approved", namespace, name, pr.Spec.Lifecycle)
 	}
 	pr.Spec.Lifecycle = porchapi.PackageRevisionLifecyclePublished
-	unlock := p.writes.lock(namespace, repositoryOf(name))
-	err := p.Client.SubResource("approval").Update(ctx, &pr)
-	unlock()
+	wr := p.writes.lock(namespace, repositoryOf(name))
+	err := wr.end(wrap(p.Client.SubResource("approval").Update(ctx, &pr)))
 	if err != nil {
-		return store.Revision{}, wrap(err)
+		return store.Revision{}, err
 	}
 	return FromAPI(&pr), nil
 }
@@ -446,8 +455,8 @@ func (p *Store) ApproveRevision(ctx context.Context, namespace, name string) (st
 // Delete implements Store.
 func (p *Store) Delete(ctx context.Context, namespace, name string) error {
 	pr := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	defer p.writes.lock(namespace, repositoryOf(name))()
-	return wrap(p.Client.Delete(ctx, pr))
+	wr := p.writes.lock(namespace, repositoryOf(name))
+	return wr.end(wrap(p.Client.Delete(ctx, pr)))
 }
 
 // wrap maps API errors to the store's.
