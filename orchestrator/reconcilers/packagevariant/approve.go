@@ -110,6 +110,16 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		pub, err := r.Store.ApproveRevision(ctx, d.Namespace, d.Name)
 		if err != nil {
+			// The listing can be behind an approval already made (this
+			// reconcile was brought by the branch's placeholder, which Porch
+			// sent before the published revision; Porch refuses the second
+			// approval, "can only be updated to 'ProposeDeletion'"): read
+			// past the cache, and wait for the listing, not as an error
+			// whose backoff grows (seen in e2e-porch: a staged rollout
+			// stood a minute on one child retrying).
+			if cur, rerr := r.Store.Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
+				return 0, kit.Wait(cacheRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
+			}
 			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
 		}
 		r.approved(ctx, v, d.Name, pub, dec.Policy, wave)

@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"sort"
@@ -11,6 +12,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // branch sets Porch's branch placeholder of app-prod to files, as Porch
@@ -213,5 +216,38 @@ func TestAdoptANewerRevision(t *testing.T) {
 	}
 	if len(v.Status.DownstreamTargets) != 1 || v.Status.DownstreamTargets[0].Name != theirs.Name {
 		t.Fatalf("targets: %+v", v.Status.DownstreamTargets)
+	}
+}
+
+// approvedBehind is a store whose approvals land but are answered as
+// Porch answers a second approval of a published revision, as happens when
+// the listing the reconcile read was behind an approval already made.
+type approvedBehind struct{ store.Store }
+
+func (s approvedBehind) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {
+	if _, err := s.Store.ApproveRevision(ctx, namespace, name); err != nil {
+		return store.Revision{}, err
+	}
+	return store.Revision{}, fmt.Errorf(`PackageRevision.porch.kpt.dev %q is invalid: spec.lifecycle: Invalid value: "Published": package with Published lifecycle value can only be updated to 'ProposeDeletion'`, name)
+}
+
+// An approval Porch refuses because the revision is already published (the
+// listing behind it) is a wait for the listing, not an error whose backoff
+// grows: found on e2e-porch, where the staged rollout stood for a minute on
+// one child retrying it.
+func TestApprovalAlreadyMadeIsAWait(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	e.r.Store = approvedBehind{e.store}
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
+	for i := 0; err == nil && res.RequeueAfter == 0 && i < 3; i++ {
+		res, err = e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
+	}
+	if err != nil || res.RequeueAfter != cacheRetry {
+		t.Fatalf("reconcile: %v, %+v; want a wait of %s", err, res, cacheRetry)
+	}
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("revisions: %s", got)
 	}
 }

@@ -134,7 +134,7 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 		}
 	}
 	indexes := []string{indexUpstream}
-	if !owned && porchapi.LifecycleIsPublished(pr.Spec.Lifecycle) {
+	if !owned && porchapi.LifecycleIsPublished(pr.Spec.Lifecycle) && r.unownedMoved(pr) {
 		indexes = append(indexes, indexDownstream) // a drift of the variants' downstream
 	}
 	for _, ix := range indexes {
@@ -148,6 +148,30 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 		}
 	}
 	return out
+}
+
+// unownedMoved reports whether a published revision no variant owns has
+// another version than the last event of it showed (the first event of it
+// counts): Porch sends its branch placeholders again on every repository
+// sync, the same commit each time, and a variant reconciled for each of
+// them slowed e2e-porch's staged rollout from 246 s to 431 s. Remembered
+// by namespace and name, never more than the revisions Porch lists.
+func (r *Reconciler) unownedMoved(pr *porchapi.PackageRevision) bool {
+	r.seen.mu.Lock()
+	defer r.seen.mu.Unlock()
+	if r.seen.m == nil {
+		r.seen.m = map[types.NamespacedName]string{}
+	}
+	k := types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}
+	if pr.DeletionTimestamp != nil {
+		delete(r.seen.m, k)
+		return true
+	}
+	if v, ok := r.seen.m[k]; ok && v == pr.ResourceVersion {
+		return false
+	}
+	r.seen.m[k] = pr.ResourceVersion
+	return true
 }
 
 // healthObjects is the object a variant's health check reads, as

@@ -52,6 +52,15 @@ func TestWatchMappers(t *testing.T) {
 	if got := names(e.r.mapRevision(context.Background(), placeholder)); got != "app-prod,other,second" { // all three write deploy/app-prod
 		t.Fatalf("the downstream's branch placeholder maps to %q", got)
 	}
+	// Porch sends a placeholder again on every repository sync: the same
+	// commit maps to nothing, the next commit maps again.
+	if got := names(e.r.mapRevision(context.Background(), placeholder)); got != "" {
+		t.Fatalf("the placeholder sent again at the same version maps to %q", got)
+	}
+	placeholder.ResourceVersion = "next-commit"
+	if got := names(e.r.mapRevision(context.Background(), placeholder)); got != "app-prod,other,second" {
+		t.Fatalf("the placeholder at a new commit maps to %q", got)
+	}
 	placeholder.Spec.Lifecycle = porchapi.PackageRevisionLifecycleDraft
 	if got := names(e.r.mapRevision(context.Background(), placeholder)); got != "" {
 		t.Fatalf("an unowned draft of the downstream maps to %q", got)
