@@ -108,23 +108,31 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
 			}
 		}
-		pub, err := r.Store.ApproveRevision(ctx, d.Namespace, d.Name)
+		pub, err := r.approve(ctx, d)
 		if err != nil {
-			// The listing can be behind an approval already made (this
-			// reconcile was brought by the branch's placeholder, which Porch
-			// sent before the published revision; Porch refuses the second
-			// approval, "can only be updated to 'ProposeDeletion'"): read
-			// past the cache, and wait for the listing, not as an error
-			// whose backoff grows (seen in e2e-porch: a staged rollout
-			// stood a minute on one child retrying).
-			if cur, rerr := r.Store.Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
-				return 0, kit.Wait(cacheRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
-			}
-			return 0, fmt.Errorf("approving %s: %w", d.Name, err)
+			return 0, err
 		}
 		r.approved(ctx, v, d.Name, pub, dec.Policy, wave)
 	}
 	return again, nil
+}
+
+// approve approves d. The listing can be behind an approval already made
+// (a reconcile brought by the branch's placeholder, which Porch sent
+// before the published revision; Porch refuses the second approval, "can
+// only be updated to 'ProposeDeletion'"): then d is read past the cache,
+// and, published, the outcome is a wait for the listing, not an error
+// whose backoff grows (seen in e2e-porch: a staged rollout stood a minute
+// on one child retrying).
+func (r *Reconciler) approve(ctx context.Context, d store.Revision) (store.Revision, error) {
+	pub, err := r.Store.ApproveRevision(ctx, d.Namespace, d.Name)
+	if err == nil {
+		return pub, nil
+	}
+	if cur, rerr := r.Store.Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
+		return store.Revision{}, kit.Wait(cacheRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
+	}
+	return store.Revision{}, fmt.Errorf("approving %s: %w", d.Name, err)
 }
 
 // approved records an approval by policy: the target Published in the
