@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -66,6 +67,21 @@ func TestContentDriftOnPorch(t *testing.T) {
 	}
 	e.git(work, "commit", "-q", "-am", "hotfix")
 	e.git(work, "push", "-q", "origin", "main")
+	// The drift is seen at the variant's next reconcile (its own events,
+	// its upstream's, the resync): asked for now, as `pvctl reconcile`
+	// does, after Porch's repository sync (5 s on the stack).
+	time.Sleep(6 * time.Second)
+	e.retry("asking for a reconcile", func() error {
+		var v pvapi.PackageVariant
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
+			return err
+		}
+		if v.Annotations == nil {
+			v.Annotations = map[string]string{}
+		}
+		v.Annotations["pvkit.dev/reconcile-requested-at"] = time.Now().Format(time.RFC3339Nano)
+		return e.c.Update(context.Background(), &v)
+	})
 
 	drift := func() *metav1.Condition {
 		var v pvapi.PackageVariant

@@ -133,10 +133,13 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 			owned = true
 		}
 	}
+	// Not mapped: a revision of a variant's downstream it does not own
+	// (Porch's branch placeholder after a commit, a person's revision).
+	// Mapping it (indexDownstream) brought reconciles ahead of Porch's
+	// listing and, in fresh-clone CI, a staged rollout of 444 s and Porch
+	// timing out; a drift is seen at the variant's next reconcile instead.
+	_ = owned
 	indexes := []string{indexUpstream}
-	if !owned && porchapi.LifecycleIsPublished(pr.Spec.Lifecycle) && r.unownedMoved(pr) {
-		indexes = append(indexes, indexDownstream) // a drift of the variants' downstream
-	}
 	for _, ix := range indexes {
 		var l pvapi.PackageVariantList
 		if err := r.Client.List(ctx, &l, client.InNamespace(pr.Namespace),
