@@ -83,8 +83,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	cluster := embedded.New(embedded.Options{Scheme: scheme, Objects: objs, Indexes: []embedded.Index{
 		{Object: &pvapi.PackageVariant{}, Field: indexUpstream, Extract: upstreamKeys},
 		{Object: &pvapi.PackageVariant{}, Field: indexInjector, Extract: injectorNames},
-		{Object: &pvapi.PackageVariant{}, Field: indexHealth, Extract: healthObjects},
-		{Object: &pvapi.PackageVariant{}, Field: indexDownstream, Extract: downstreamKeys}}})
+		{Object: &pvapi.PackageVariant{}, Field: indexHealth, Extract: healthObjects}}})
 	e.cluster = cluster
 	e.client = interceptor.NewClient(cluster, interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -20,7 +19,6 @@ import (
 	"github.com/pvkit/pvkit/pkg/variant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,10 +74,6 @@ type Reconciler struct {
 	tracker   tracker   // drafts created or asked for that the listing may not show
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
 	drifts    driftMemo // the last content comparison of each variant (rule content-drift)
-	seen      struct {  // the version of each unowned published revision last mapped (unownedMoved)
-		mu sync.Mutex
-		m  map[types.NamespacedName]string
-	}
 }
 
 func (r *Reconciler) now() time.Time {

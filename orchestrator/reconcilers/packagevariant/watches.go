@@ -30,11 +30,6 @@ const (
 	// indexHealth keys variants by the object their health check reads,
 	// "Kind/name" (rule: health-gated-rollouts).
 	indexHealth = "pvkit.dev/health"
-	// indexDownstream keys variants by "<repo>/<package>" of their
-	// downstream: a revision of it the variant does not own (Porch's
-	// branch placeholder after a commit, a person's revision) maps to it
-	// (rules published-drift, content-drift).
-	indexDownstream = "pvkit.dev/downstream"
 )
 
 // SetupWithManager registers the reconciler: it watches PackageVariants,
@@ -52,9 +47,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexHealth, healthObjects); err != nil {
-		return err
-	}
-	if err := ix.IndexField(ctx, &pvapi.PackageVariant{}, indexDownstream, downstreamKeys); err != nil {
 		return err
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("packagevariant").
@@ -94,13 +86,6 @@ func upstreamKeys(o client.Object) []string {
 	return nil
 }
 
-func downstreamKeys(o client.Object) []string {
-	if d := o.(*pvapi.PackageVariant).Spec.Downstream; d != nil {
-		return []string{d.Repo + "/" + d.Package}
-	}
-	return nil
-}
-
 func injectorNames(o client.Object) []string {
 	var names []string
 	for _, inj := range o.(*pvapi.PackageVariant).Spec.Injectors {
@@ -126,19 +111,16 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 			out = append(out, reconcile.Request{NamespacedName: k})
 		}
 	}
-	owned := false
 	for _, ref := range pr.OwnerReferences {
 		if ref.Kind == pv.Kind {
 			add(ref.Name)
-			owned = true
 		}
 	}
 	// Not mapped: a revision of a variant's downstream it does not own
 	// (Porch's branch placeholder after a commit, a person's revision).
-	// Mapping it (indexDownstream) brought reconciles ahead of Porch's
-	// listing and, in fresh-clone CI, a staged rollout of 444 s and Porch
-	// timing out; a drift is seen at the variant's next reconcile instead.
-	_ = owned
+	// Mapping it brought reconciles ahead of Porch's listing and, in
+	// fresh-clone CI, a staged rollout of 444 s and Porch timing out; a
+	// drift is seen at the variant's next reconcile instead.
 	indexes := []string{indexUpstream}
 	for _, ix := range indexes {
 		var l pvapi.PackageVariantList
@@ -151,31 +133,6 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 		}
 	}
 	return out
-}
-
-// unownedMoved reports whether a published revision no variant owns has
-// another version than the last event of it showed (the first event of it
-// counts): an event that repeats the commit the variants already compared
-// brings no drift, so it brings no reconcile (not measured to matter: the
-// staged rollout's slowdown with this mapping was the refused second
-// approval, approve.go). Remembered by namespace and name, never more
-// than the revisions Porch lists.
-func (r *Reconciler) unownedMoved(pr *porchapi.PackageRevision) bool {
-	r.seen.mu.Lock()
-	defer r.seen.mu.Unlock()
-	if r.seen.m == nil {
-		r.seen.m = map[types.NamespacedName]string{}
-	}
-	k := types.NamespacedName{Namespace: pr.Namespace, Name: pr.Name}
-	if pr.DeletionTimestamp != nil {
-		delete(r.seen.m, k)
-		return true
-	}
-	if v, ok := r.seen.m[k]; ok && v == pr.ResourceVersion {
-		return false
-	}
-	r.seen.m[k] = pr.ResourceVersion
-	return true
 }
 
 // healthObjects is the object a variant's health check reads, as
