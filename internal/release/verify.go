@@ -10,8 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/pvkit/pvkit/internal/sshsig"
 	"strings"
 )
+
+// A release is signed as git signs commits and OpenSSH signs files:
+// `ssh-keygen -Y sign -n pvkit-release` over checksums.txt (which names
+// every other file with its sha256), the signature in checksums.txt.sig;
+// anyone verifies it offline with `ssh-keygen -Y verify` or `pvctl
+// verify-release`, which reads the same allowed_signers file (internal/sshsig).
+
+// SignatureNamespace is the namespace a release's signature is made in:
+// a signature made for anything else (a git commit, a file) does not
+// verify as a release's.
+const SignatureNamespace = "pvkit-release"
 
 // Verified is what VerifyDist checked.
 type Verified struct {
@@ -39,7 +52,7 @@ func VerifyDist(dir string, allowedSigners []byte, identity string) (Verified, e
 	} else if err != nil {
 		return v, err
 	}
-	if v.Signer, err = VerifySSHSig(sums, sig, allowedSigners, identity, SignatureNamespace); err != nil {
+	if v.Signer, err = sshsig.Verify(sums, sig, allowedSigners, identity, SignatureNamespace); err != nil {
 		return v, fmt.Errorf("%s: %w", SignatureFile, err)
 	}
 	want := map[string]string{}

@@ -1,30 +1,27 @@
-package release
+// Package sshsig signs and verifies as OpenSSH does (PROTOCOL.sshsig,
+// `ssh-keygen -Y sign|verify`), on golang.org/x/crypto/ssh's keys: the
+// message's sha512 signed in a namespace, armored, and checked against an
+// allowed_signers file. A release's checksums (internal/release) and a
+// package's provenance statement (pkg/provenance) are signed this way, so
+// that anyone checks either offline with OpenSSH alone, as git checks a
+// signed commit; the controller, FROM scratch, signs without ssh-keygen.
+package sshsig
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"hash"
+	"os"
 	"path"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
 )
-
-// A release is signed as git signs commits and OpenSSH signs files:
-// `ssh-keygen -Y sign -n pvkit-release` over checksums.txt (which names
-// every other file with its sha256), the signature in checksums.txt.sig.
-// Anyone verifies it offline with OpenSSH alone (`ssh-keygen -Y verify`)
-// or with `pvctl verify-release`, which reads the same allowed_signers
-// file; this is the verifying half of OpenSSH's PROTOCOL.sshsig, on
-// golang.org/x/crypto/ssh's keys and signatures.
-
-// SignatureNamespace is the namespace a release's signature is made in:
-// a signature made for anything else (a git commit, a file) does not
-// verify as a release's.
-const SignatureNamespace = "pvkit-release"
 
 const sshsigMagic = "SSHSIG"
 
@@ -46,11 +43,11 @@ type sshsigSigned struct {
 	Hash      []byte
 }
 
-// VerifySSHSig checks an armored SSH signature of message made in
+// Verify checks an armored SSH signature of message made in
 // namespace by a key allowedSigners lets identity use (OpenSSH's
 // allowed_signers format: principals, options, key; identity "": any
 // principal of the file), and returns the key's fingerprint.
-func VerifySSHSig(message, armored, allowedSigners []byte, identity, namespace string) (string, error) {
+func Verify(message, armored, allowedSigners []byte, identity, namespace string) (string, error) {
 	blob, err := dearmor(armored)
 	if err != nil {
 		return "", err
@@ -146,4 +143,66 @@ func matchPrincipal(patterns, s string) bool {
 		}
 	}
 	return false
+}
+
+// Sign signs message in namespace with key as `ssh-keygen -Y sign` does
+// (sha512; an RSA key signs with rsa-sha2-512) and returns the armored
+// signature, which `ssh-keygen -Y verify` and Verify accept.
+func Sign(message []byte, key ssh.Signer, namespace string) ([]byte, error) {
+	if namespace == "" {
+		return nil, fmt.Errorf("signing needs a namespace")
+	}
+	h := sha512.Sum512(message)
+	var magic [6]byte
+	copy(magic[:], sshsigMagic)
+	signed := ssh.Marshal(sshsigSigned{Magic: magic, Namespace: namespace, HashAlg: "sha512", Hash: h[:]})
+	var sig *ssh.Signature
+	var err error
+	if as, ok := key.(ssh.AlgorithmSigner); ok && key.PublicKey().Type() == ssh.KeyAlgoRSA {
+		sig, err = as.SignWithAlgorithm(rand.Reader, signed, ssh.KeyAlgoRSASHA512)
+	} else {
+		sig, err = key.Sign(rand.Reader, signed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("signing: %w", err)
+	}
+	blob := ssh.Marshal(sshsigBlob{Magic: magic, Version: 1, PublicKey: key.PublicKey().Marshal(), Namespace: namespace, HashAlg: "sha512", Signature: ssh.Marshal(sig)})
+	return armor(blob), nil
+}
+
+// armor wraps a signature blob as OpenSSH writes it: base64 in lines of 70.
+func armor(blob []byte) []byte {
+	b64 := base64.StdEncoding.EncodeToString(blob)
+	var out strings.Builder
+	out.WriteString("-----BEGIN SSH SIGNATURE-----\n")
+	for len(b64) > 70 {
+		out.WriteString(b64[:70] + "\n")
+		b64 = b64[70:]
+	}
+	out.WriteString(b64 + "\n-----END SSH SIGNATURE-----\n")
+	return []byte(out.String())
+}
+
+// LoadKey reads an OpenSSH private key without a passphrase (what
+// `ssh-keygen -N ”` writes; a key with one is refused, naming the file: a
+// controller has nobody to type it).
+func LoadKey(path string) (ssh.Signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the signing key: %w", err)
+	}
+	k, err := ssh.ParsePrivateKey(b)
+	var missing *ssh.PassphraseMissingError
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("the signing key %s has a passphrase: give a key without one (ssh-keygen -N '')", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the signing key %s: %w", path, err)
+	}
+	return k, nil
+}
+
+// Fingerprint names a key as OpenSSH does: its type and SHA256 fingerprint.
+func Fingerprint(pub ssh.PublicKey) string {
+	return pub.Type() + " " + ssh.FingerprintSHA256(pub)
 }
