@@ -206,3 +206,25 @@ func LoadKey(path string) (ssh.Signer, error) {
 func Fingerprint(pub ssh.PublicKey) string {
 	return pub.Type() + " " + ssh.FingerprintSHA256(pub)
 }
+
+// CheckAllowedSigners parses every line of an allowed_signers file, so
+// that a bad file is refused when it is given, not at the first signature
+// it should have checked. A file naming no key is an error too.
+func CheckAllowedSigners(allowedSigners []byte) error {
+	keys := 0
+	for n, line := range strings.Split(string(allowedSigners), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, " ")
+		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(strings.TrimSpace(rest))); err != nil {
+			return fmt.Errorf("allowed signers, line %d: %w", n+1, err)
+		}
+		keys++
+	}
+	if keys == 0 {
+		return fmt.Errorf("allowed signers: no key (a line is: principals, then the public key)")
+	}
+	return nil
+}

@@ -97,6 +97,12 @@ func TestLoadKeyErrors(t *testing.T) {
 	if s, err := LoadKey(p); err != nil || s.PublicKey().Type() != ssh.KeyAlgoED25519 {
 		t.Errorf("a good key: %v", err)
 	}
+	if err := CheckAllowedSigners([]byte("# nothing\n")); err == nil || !strings.Contains(err.Error(), "no key") {
+		t.Errorf("empty allowed signers: %v", err)
+	}
+	if err := CheckAllowedSigners([]byte("a@b ssh-ed25519 AAAA-not-base64\n")); err == nil || !strings.Contains(err.Error(), "allowed signers, line 1") {
+		t.Errorf("bad allowed signers: %v", err)
+	}
 	if _, err := Sign(nil, nil, ""); err == nil || !strings.Contains(err.Error(), "needs a namespace") {
 		t.Errorf("no namespace: %v", err)
 	}

@@ -15,8 +15,10 @@
 //   - with a delay annotation (a Go duration, 0 or more), not before the
 //     revision has existed that long.
 //
-// pvkit adds one rule: a draft a person changed since the variant's last
-// write (pvctl push, a git commit) is left to a person.
+// pvkit adds two rules: a draft a person changed since the variant's last
+// write (pvctl push, a git commit) is left to a person, and so is a draft
+// that requires provenance (pvkit.dev/require-provenance) whose content is
+// not what its provenance record says.
 package approval
 
 import (
@@ -77,6 +79,11 @@ type Facts struct {
 	// EditedByPerson: someone but the variant changed the draft since the
 	// variant's last write.
 	EditedByPerson bool
+	// ProvenanceProblem, when not "", is why the draft's provenance record
+	// does not hold while the draft requires it
+	// (pvkit.dev/require-provenance): its content differs from the record,
+	// or the record is missing or not signed by an allowed key.
+	ProvenanceProblem string
 }
 
 // Decision is the outcome: approve or not, and why, in words.
@@ -116,6 +123,8 @@ func Decide(f Facts) (Decision, error) {
 		d.Why = "its PackageVariant is not Ready"
 	case !f.GatesTrue:
 		d.Why = "a readiness gate is not True"
+	case f.ProvenanceProblem != "":
+		d.Why = "pvkit.dev/require-provenance: " + f.ProvenanceProblem + "; approve it by hand"
 	case f.EditedByPerson:
 		d.Why = "a person changed it since its variant's last write; approve it by hand"
 	case policy == Initial && f.PublishedExists:

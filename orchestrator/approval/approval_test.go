@@ -26,6 +26,11 @@ func TestDecide(t *testing.T) {
 		{"gates False", func() Facts { f := with(ready, always); f.GatesTrue = false; return f }(), false, "a readiness gate is not True", ""},
 		{"variant not Ready", func() Facts { f := with(ready, always); f.VariantReady = false; return f }(), false, "its PackageVariant is not Ready", ""},
 		{"a person's edit", func() Facts { f := with(ready, always); f.EditedByPerson = true; return f }(), false, "a person changed it", ""},
+		{"provenance does not hold", func() Facts {
+			f := with(ready, always)
+			f.EditedByPerson, f.ProvenanceProblem = true, "the package differs from its provenance statement (pvkit-provenance.yaml): a.yaml (modified)"
+			return f
+		}(), false, "pvkit.dev/require-provenance: the package differs from its provenance statement (pvkit-provenance.yaml): a.yaml (modified); approve it by hand", ""},
 		{"delay not met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "2h"}), false, "approval.nephio.org/delay 2h0m0s: created 1h0m0s ago", ""},
 		{"delay met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "30m"}), true, "policy initial met", ""},
 		// Issue 27 #4: an unknown creation time never satisfies a delay.

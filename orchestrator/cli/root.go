@@ -92,7 +92,7 @@ for want of --prune; 4 some set or variant is stalled (it waits for a change of 
 		root.AddCommand(lifecycleCommand(ctx, o, v))
 	}
 	root.AddCommand(controlCommands(ctx, o)...)
-	root.AddCommand(rolloutCommand(ctx, o), verifyReleaseCommand(o))
+	root.AddCommand(rolloutCommand(ctx, o), verifyReleaseCommand(o), verifyCommand(ctx, o))
 	return root
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/cobra"
 )
@@ -32,6 +33,9 @@ type runFlags struct {
 	// cluster is plan --kubeconfig/--context: plan against a cluster.
 	cluster         clusterFlags
 	approveByPolicy bool
+	// provenanceKey and provenanceSigners: --provenance-key and
+	// --provenance-allowed-signers.
+	provenanceKey, provenanceSigners string
 }
 
 const runLong = `Run the controllers' reconcile once against the repositories in --repos. The files
@@ -108,6 +112,8 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.IntVar(&r.maxChildren, "max-children-per-set", r.maxChildren, "PackageVariants one PackageVariantSet may have; a set asking for more stalls with TooManyChildren")
 	f.BoolVar(&r.diff, "diff", false, "with --dry-run: the unified diff of each package revision the run would change")
 	f.StringArrayVar(&r.sync, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
+	f.StringVar(&r.provenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase that signs the provenance record of each draft the run writes (pvctl verify --allowed-signers checks it); default: unsigned records")
+	f.StringVar(&r.provenanceSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved only when its record is signed by one of these keys")
 	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop the run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
 	r.render.add(c)
 }
@@ -165,9 +171,13 @@ func (r *runFlags) options(o *Options) (local.RunOptions, error) {
 	if err != nil {
 		return local.RunOptions{}, err
 	}
+	prov, err := packagevariant.NewProvenance("pvctl", r.provenanceKey, r.provenanceSigners)
+	if err != nil {
+		return local.RunOptions{}, usageErr("%v", err)
+	}
 	return local.RunOptions{Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath,
 		Prune: r.prune, DryRun: r.dryRun, Diff: r.diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: r.maxChildren,
-		ReadableKinds: r.readable, Render: rendering, Sync: r.sync}, nil
+		ReadableKinds: r.readable, Render: rendering, Sync: r.sync, Provenance: prov}, nil
 }
 
 // run runs (or plans), prints the report, and says how it ended (rule:

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
@@ -24,6 +25,12 @@ type journal struct {
 func (j *journal) note(format string, a ...any) {
 	line := fmt.Sprintf(format, a...)
 	j.mu.Lock()
+	if n := len(j.changes); n > 0 && j.changes[n-1] == line && strings.HasPrefix(line, "updated the resources of ") {
+		// The same draft written again at once: the provenance record
+		// rewritten for the rendered files (rule provenance-record). One change.
+		j.mu.Unlock()
+		return
+	}
 	j.changes = append(j.changes, line)
 	j.mu.Unlock()
 	if j.progress != nil {

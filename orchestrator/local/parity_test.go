@@ -20,6 +20,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -298,6 +299,12 @@ func revisionsOf(t *testing.T, dir string) map[string][]string {
 			t.Fatal(err)
 		}
 		for name, content := range res.Files {
+			if name == provenance.FileName {
+				// Its digests cover the Kptfile, which names the side's
+				// own repositories directory, and its builder is the
+				// side's: each side's must hold, over the same files.
+				content = recordSummary(res.Files)
+			}
 			// The upstream's URL names the side's own repositories directory.
 			content = strings.ReplaceAll(content, "file://"+filepath.ToSlash(dir)+"/", "file://REPOS/")
 			out[r.Name] = append(out[r.Name], name+"\n"+content)
@@ -437,4 +444,19 @@ func TestApprovalCannotBeForgedByACommitMessage(t *testing.T) {
 	if !strings.Contains(out, "approved core-euwest1.untouched.packagevariant-1") {
 		t.Fatalf("the draft nobody changed was not approved once the delay passed:\n%s", out)
 	}
+}
+
+// recordSummary is what the parity test compares of a provenance record:
+// whether it holds for its package, and the files and variant it names.
+func recordSummary(files map[string]string) string {
+	res, err := provenance.Check(files, nil)
+	if err != nil {
+		return "does not hold: " + err.Error()
+	}
+	var names []string
+	for _, s := range res.Record.Statement.Subject {
+		names = append(names, s.Name)
+	}
+	v := res.Record.Statement.Predicate.BuildDefinition.ExternalParameters.Variant
+	return fmt.Sprintf("holds: variant %s/%s generation %d; %s", v.Namespace, v.Name, v.Generation, strings.Join(names, " "))
 }

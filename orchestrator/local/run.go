@@ -16,6 +16,7 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
@@ -80,6 +81,11 @@ type RunOptions struct {
 	// MaxSyncCreates bounds the objects --sync may create in one run (0:
 	// DefaultMaxSyncCreates); past it the rest wait for the next run.
 	MaxSyncCreates int
+	// Provenance signs the provenance record of each draft the run writes
+	// and checks records for pvkit.dev/require-provenance (pvctl run
+	// --provenance-key, --provenance-allowed-signers); its Builder is
+	// pvctl's.
+	Provenance packagevariant.Provenance
 }
 
 // DefaultMaxSyncCreates is how many objects --sync creates in one run at

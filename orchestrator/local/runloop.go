@@ -270,7 +270,7 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
 	// Nephio's approval controller is not there to do it.
 	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Clock: o.Clock, Recorder: w.events, Kinds: l.kinds,
-		MaxChildren: o.MaxChildren, ApproveByPolicy: true, AllowMassDeletion: o.Prune == PruneAll})
+		MaxChildren: o.MaxChildren, ApproveByPolicy: true, AllowMassDeletion: o.Prune == PruneAll, Provenance: withBuilder(o.Provenance)})
 	return nil
 }
 
@@ -416,4 +416,10 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 		return nil, err
 	}
 	return rep, nil
+}
+
+// withBuilder is the run's provenance with pvctl as its builder.
+func withBuilder(p packagevariant.Provenance) packagevariant.Provenance {
+	p.Builder = "pvctl"
+	return p
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
@@ -88,6 +89,8 @@ type Options struct {
 	MetricsSecure              bool   // serve metrics over HTTPS, to authenticated and authorized clients only
 	MetricsCertDir             string // tls.crt and tls.key to serve metrics with (cert-manager's secret); "": self-signed
 	WatchNamespaces            string // comma-separated; empty: every namespace
+	ProvenanceKey              string // OpenSSH private key that signs drafts' provenance records
+	ProvenanceAllowedSigners   string // allowed_signers file that checks them for pvkit.dev/require-provenance
 	zap                        zap.Options
 }
 
@@ -110,6 +113,8 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.Float64Var(&o.QPS, "kube-api-qps", 0, "requests per second to the API server, client-side; 0: no client-side limit, the API server's priority and fairness decides (as in a cluster)")
 	fs.IntVar(&o.Burst, "kube-api-burst", 0, "requests allowed in a burst above --kube-api-qps (default: twice --kube-api-qps)")
 	fs.BoolVar(&o.ApproveByPolicy, "approve-by-policy", false, "approve the finished drafts of Ready variants that ask for it (approval.nephio.org/policy: initial or always; approval.nephio.org/delay), as Nephio's approval controller does; off by default (Nephio runs its own). Needs config/rbac/approve-by-policy.yaml")
+	fs.StringVar(&o.ProvenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase (ssh-keygen -t ed25519 -N '') that signs the provenance record of every draft pvkit writes (namespace pvkit-provenance; pvctl verify and ssh-keygen -Y verify check it); empty: records are unsigned")
+	fs.StringVar(&o.ProvenanceAllowedSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved by policy only when its record is signed by one of these keys; empty: the record's content is checked, not its signature")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -211,6 +216,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := checkCertDir(o); err != nil {
 		return err
 	}
+	prov, err := packagevariant.NewProvenance("controller", o.ProvenanceKey, o.ProvenanceAllowedSigners)
+	if err != nil {
+		return err
+	}
 	cfg, err := RESTConfig(o.Kubeconfig, o.Context)
 	if err != nil {
 		return err
@@ -220,11 +229,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy); err != nil {
+	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy, prov); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,
-		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "metricsSecure", o.MetricsSecure)
+		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "metricsSecure", o.MetricsSecure, "provenanceSigned", prov.Sign != nil)
 	return mgr.Start(ctx)
 }
 
@@ -335,7 +344,7 @@ const MaxWorkers = 64
 // Setup registers the store's indexes, pvkit's metrics (package metrics)
 // and both reconcilers, with an Event recorder each, the kinds they may read, their number of workers and the
 // bound on a set's children (0: the default).
-func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int, approveByPolicy bool) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int, approveByPolicy bool, prov packagevariant.Provenance) error {
 	if err := porch.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -352,7 +361,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		return out
 	})
 	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
-		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy})
+		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy, Provenance: prov})
 	if err := pv.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

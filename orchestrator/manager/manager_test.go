@@ -15,6 +15,7 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -46,7 +47,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0, true); err != nil {
+	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0, true, packagevariant.Provenance{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,6 +161,8 @@ func TestMainExitCodes(t *testing.T) {
 		// and must be there.
 		{[]string{"--metrics-cert-dir", "/nonexistent/certs", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --metrics-cert-dir: stat /nonexistent/certs/tls.crt: no such file or directory (mount the Certificate's secret there: config/cert-manager)"},
 		{[]string{"--metrics-cert-dir", "/tmp", "--metrics-secure=false", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --metrics-cert-dir /tmp goes with --metrics-secure (HTTPS): plain HTTP serves no certificate"},
+		{[]string{"--provenance-key", "/nonexistent/key", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --provenance-key: reading the signing key: open /nonexistent/key: no such file or directory"},
+		{[]string{"--provenance-allowed-signers", "/nonexistent/allowed", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --provenance-allowed-signers: open /nonexistent/allowed: no such file or directory"},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `pvctl controller: invalid argument "fast" for "--kube-api-qps" flag`},
 		{[]string{"--zap-log-level", "debug", "--nope"}, 2, "", "unknown flag: --nope"}, // zap's flags parse in the same style
 	} {

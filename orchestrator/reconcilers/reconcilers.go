@@ -42,12 +42,16 @@ type Options struct {
 	// AllowMassDeletion lifts every set's mass-deletion guard (pvctl run
 	// --prune=all).
 	AllowMassDeletion bool
+	// Provenance signs drafts' provenance records and checks them for
+	// pvkit.dev/require-provenance (--provenance-key,
+	// --provenance-allowed-signers); Builder is set by New's caller.
+	Provenance packagevariant.Provenance
 }
 
 // New builds the PackageVariant and PackageVariantSet reconcilers.
 func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
 	pv := &packagevariant.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy}
+		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
 		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader}
 	return pv, pvs

@@ -1,5 +1,5 @@
 // Package provenance records where a package revision pvkit wrote came
-// from, in the package itself, and checks it (issue 45, rule provenance in
+// from, in the package itself, and checks it (issue 45, rule provenance-record in
 // docs/behavior.md).
 //
 // The record is the file pvkit-provenance.yaml at the package's root: a

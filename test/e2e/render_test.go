@@ -14,6 +14,7 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/cli"
 	"github.com/pvkit/pvkit/orchestrator/fnruntime"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/render"
 )
 
@@ -117,6 +118,13 @@ func TestPvctlRenderMatchesKpt(t *testing.T) {
 		out := filepath.Join(dir, "pulled")
 		pvctl(t, 0, repos, "pull", "deploy.guarded-dev.packagevariant-1", out)
 		files := fntest.ReadTree(t, out)
+		// The provenance record follows pvctl's render (rule provenance-record):
+		// it holds, rendered or not; kpt leaves the record it was given,
+		// so the record is not compared.
+		if _, err := provenance.Check(files, nil); err != nil {
+			t.Fatalf("the draft's provenance (render %v): %v", render, err)
+		}
+		delete(files, provenance.FileName)
 		// Each pull has repositories of its own: the upstream's URL and
 		// commit (the publish's time) are the pull's, not the render's.
 		files["Kptfile"] = upstreamOrigin.ReplaceAllString(files["Kptfile"], "$1 ORIGIN")

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
+	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,8 +64,16 @@ func TestContentDriftOnPorch(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "replicas: 1") {
 		t.Fatalf("app/deployment.yaml on the branch: %v\n%s", err, b)
 	}
+	// The record pvkit wrote through Porch holds for what Porch published
+	// (rule provenance-record), and names the file changed behind its back.
+	if _, err := provenance.Check(fntest.ReadTree(t, filepath.Join(work, "app")), nil); err != nil {
+		t.Fatalf("the provenance of the revision Porch published: %v", err)
+	}
 	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "replicas: 1", "replicas: 5", 1)), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := provenance.Check(fntest.ReadTree(t, filepath.Join(work, "app")), nil); err == nil || !strings.Contains(err.Error(), "deployment.yaml (modified)") {
+		t.Fatalf("the provenance after a change of deployment.yaml: %v", err)
 	}
 	e.git(work, "commit", "-q", "-am", "hotfix")
 	e.git(work, "push", "-q", "origin", "main")

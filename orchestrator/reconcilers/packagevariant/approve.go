@@ -80,7 +80,8 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
-			EditedByPerson: approval.EditedSince(LastWrite(v, d.Name), variant.Fingerprint(res.Files))})
+			EditedByPerson:    approval.EditedSince(LastWrite(v, d.Name), variant.Fingerprint(res.Files)),
+			ProvenanceProblem: r.provenanceProblem(ctx, v, d, res.Files)})
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			w.refused = append(w.refused, fmt.Sprintf("%s: %v", d.Name, err))

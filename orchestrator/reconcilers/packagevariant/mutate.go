@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -55,7 +56,7 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 // in-place upgrade: inPlaceUpgrade), when not nil; the result of both is
 // one write.
 func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
-	m, err := r.mutateFiles(ctx, v, d, prepare)
+	m, err := r.mutateFiles(ctx, v, d, fresh, prepare)
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
@@ -95,9 +96,10 @@ func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d 
 	return m, nil
 }
 
-// mutateFiles runs the chain on a draft and writes the result when it
-// changed.
-func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
+// mutateFiles runs the chain on a draft and writes the result, with the
+// variant's provenance record for it, when it changed; a draft the variant
+// just made (fresh) gets the record even when the chain changes nothing.
+func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
 		return mutation{}, err
@@ -115,6 +117,12 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	}
 	if prepare != nil && !out.Changed {
 		out.Files, out.Changed = files, true // the upgrade itself is the change
+	}
+	if out.Changed || fresh && !recordedBy(v, out.Files) {
+		if out.Files, err = r.stamp(v, out.Files); err != nil {
+			return mutation{}, err
+		}
+		out.Changed = !maps.Equal(res.Files, out.Files)
 	}
 	if !out.Changed {
 		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, in: in, files: res.Files}, nil
@@ -135,6 +143,14 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		if err == nil {
 			m.target.gate = again.OpenGate // as Porch's render left the draft
 		}
+		if err == nil && !again.Changed && staleRecord(after.Files) {
+			// Porch's render changed the package: the record follows it
+			// (not after a render conflict, which stalls the draft).
+			if render, after, err = r.restamp(ctx, v, d.Name, after); err != nil {
+				return mutation{target: target{name: d.Name, render: &render}}, err
+			}
+			m.files, m.target.render = after.Files, &render
+		}
 		switch {
 		case err == nil && !again.Changed:
 			m.in, m.settled = in2, after.ResourceVersion
@@ -149,6 +165,22 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 	}
 	return m, nil
+}
+
+// restamp writes the record again for a draft as Porch's render of the
+// write left it (staleRecord), once: a render that changes the package
+// again leaves the record stale, which `pvctl verify` and
+// pvkit.dev/require-provenance then report.
+func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, name string, after store.Resources) (store.RenderStatus, store.Resources, error) {
+	files, err := r.stamp(v, after.Files)
+	if err != nil {
+		return store.RenderStatus{}, store.Resources{}, err
+	}
+	render, again, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, name, store.Resources{Files: files, ResourceVersion: after.ResourceVersion, Origin: after.Origin})
+	if err != nil {
+		return render, store.Resources{}, fmt.Errorf("updating %s with its provenance record as rendered: %w", name, err)
+	}
+	return render, again, nil
 }
 
 // editedSince reports whether a draft's files differ from the variant's

@@ -67,6 +67,9 @@ type Reconciler struct {
 	// variant is never reconciled twice at once (the work queue), and two
 	// variants writing the same downstream package take turns (pkgs).
 	Workers int
+	// Provenance is how drafts' provenance records are made and checked
+	// (provenance.go; the zero value: unsigned, builder "controller").
+	Provenance Provenance
 
 	watch     *kit.Watcher // set by SetupWithManager
 	memo      memo

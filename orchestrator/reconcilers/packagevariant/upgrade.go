@@ -103,7 +103,9 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 	if err != nil {
 		return nil, err
 	}
+	base, next = withoutRecord(base), withoutRecord(next)
 	return func(files map[string]string) (map[string]string, error) {
+		files = withoutRecord(files)
 		conflicts, err := tasks.Conflicts(base, next, files)
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))

@@ -1,0 +1,132 @@
+package packagevariant
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/pvkit/pvkit"
+	"github.com/pvkit/pvkit/internal/sshsig"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/provenance"
+)
+
+// Provenance is how the reconciler records where each draft it writes came
+// from (rule provenance-record, pkg/provenance): the record's builder, and the
+// key that signs it and the allowed signers that check it, when given.
+type Provenance struct {
+	// Builder names what wrote the record: "controller" or "pvctl".
+	Builder string
+	// Sign signs each statement (nil: unsigned).
+	Sign provenance.Signer
+	// Verify checks a statement's signature for the approval policy's
+	// pvkit.dev/require-provenance (nil: the content is checked against the
+	// statement, the signature is not).
+	Verify provenance.Verifier
+}
+
+// RequireProvenanceAnnotation, "true" on a draft (the variant's
+// spec.annotations put it there), the variant or its set, makes approval
+// by policy approve a draft only when its content is what its provenance
+// record says and, with allowed signers given, the record's signature is
+// good (rule require-provenance). Any other value requires nothing.
+const RequireProvenanceAnnotation = "pvkit.dev/require-provenance"
+
+// stamp is files with the variant's provenance record for them.
+func (r *Reconciler) stamp(v *pvapi.PackageVariant, files map[string]string) (map[string]string, error) {
+	builder := r.Provenance.Builder
+	if builder == "" {
+		builder = "controller"
+	}
+	out, err := provenance.Stamp(files, provenance.Inputs{Variant: v.Core(), Generation: v.Generation, Builder: builder, Version: pvkit.Version()}, r.Provenance.Sign)
+	if err != nil {
+		return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("recording the provenance of the draft: %w", err))
+	}
+	return out, nil
+}
+
+// recordedBy reports whether files hold a record of the variant (its UID)
+// that their content matches: a draft the variant just made needs no
+// write when its upstream's record is not what it holds.
+func recordedBy(v *pvapi.PackageVariant, files map[string]string) bool {
+	rec, err := provenance.Read(files)
+	if err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) {
+		return false
+	}
+	return len(rec.Differences(files)) == 0
+}
+
+// staleRecord reports whether Porch's render of a write changed what the
+// record the write carried says (the Kptfile pipeline's functions changed
+// the package): the record is then written again for the rendered files.
+func staleRecord(files map[string]string) bool {
+	rec, err := provenance.Read(files)
+	return err == nil && len(rec.Differences(files)) > 0
+}
+
+// withoutRecord is files without a provenance record: the three-way merge
+// of an in-place upgrade leaves the record out (each side's would conflict,
+// and the variant writes its own after).
+func withoutRecord(files map[string]string) map[string]string {
+	if _, ok := files[provenance.FileName]; !ok {
+		return files
+	}
+	out := make(map[string]string, len(files))
+	for k, val := range files {
+		if k != provenance.FileName {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// provenanceProblem is why a draft's provenance does not hold, when the
+// draft, its variant or its set requires it ("" otherwise, or when it
+// holds).
+func (r *Reconciler) provenanceProblem(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, files map[string]string) string {
+	required := d.Annotations[RequireProvenanceAnnotation] == "true"
+	if !required {
+		_, val, _ := r.policyAnnotation(ctx, v, RequireProvenanceAnnotation)
+		required = val == "true"
+	}
+	if !required {
+		return ""
+	}
+	if _, err := provenance.Check(files, r.Provenance.Verify); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// NewProvenance is the Provenance of a builder ("controller", "pvctl") with
+// the signing key file keyFile (an OpenSSH private key without a
+// passphrase; "": unsigned) and the allowed_signers file that checks
+// signatures for pvkit.dev/require-provenance ("": none), the flags
+// --provenance-key and --provenance-allowed-signers of the controller and
+// pvctl run. A file that cannot be read or parsed is an error naming the
+// flag and the file.
+func NewProvenance(builder, keyFile, allowedSignersFile string) (Provenance, error) {
+	p := Provenance{Builder: builder}
+	if keyFile != "" {
+		key, err := sshsig.LoadKey(keyFile)
+		if err != nil {
+			return p, fmt.Errorf("--provenance-key: %w", err)
+		}
+		p.Sign = func(stmt []byte) ([]byte, error) { return sshsig.Sign(stmt, key, provenance.SignatureNamespace) }
+	}
+	if allowedSignersFile != "" {
+		allowed, err := os.ReadFile(allowedSignersFile)
+		if err != nil {
+			return p, fmt.Errorf("--provenance-allowed-signers: %w", err)
+		}
+		if err := sshsig.CheckAllowedSigners(allowed); err != nil {
+			return p, fmt.Errorf("--provenance-allowed-signers: %s: %w", allowedSignersFile, err)
+		}
+		p.Verify = func(stmt, sig []byte) (string, error) {
+			return sshsig.Verify(stmt, sig, allowed, "", provenance.SignatureNamespace)
+		}
+	}
+	return p, nil
+}
