@@ -94,6 +94,19 @@ echo
 echo "   git -C repositories/edge-useast1.git diff app/v1 drafts/app/packagevariant-2:"
 git -C "$repos/edge-useast1.git" diff app/v1 drafts/app/packagevariant-2 | sed "s/^/   /"
 
+echo
+echo "== 11b. provenance: every revision pvkit wrote says where it came from (pvkit-provenance.yaml), and pvctl verify checks it"
+pvctl verify | sed 's/ from upstream.*;/ ...;/'
+"$PWD/bin/pvctl" verify --repos "$repos" >/dev/null || { echo "a revision pvkit wrote does not verify"; exit 1; }
+echo "   (a one-byte change pushed with git to edge-useast1's branch, behind Porch's and pvkit's back)"
+git clone -q --branch main "$repos/edge-useast1.git" "$work/edge-useast1"
+sed -i 's/replicas: 1/replicas: 2/' "$work/edge-useast1/app/deployment.yaml"
+git -C "$work/edge-useast1" -c user.name=someone -c user.email=someone@example.com commit -qam "hotfix"
+git -C "$work/edge-useast1" push -q origin main
+if pvctl verify edge-useast1.app.main; then echo "the change was not caught"; exit 1; fi
+verified=$("$PWD/bin/pvctl" verify edge-useast1.app.main --repos "$repos" || true)
+grep -q 'FAIL edge-useast1.app.main: .*deployment.yaml (modified)' <<<"$verified" || { echo "pvctl verify did not name deployment.yaml"; exit 1; }
+
 # 12. A fleet registered as Nephio registers it (examples/nephio): the
 # catalog once per directory, cluster packages (a set by name from
 # workspaceName: main, a variant from revision: -1) that carry their
@@ -137,6 +150,11 @@ sed -i 's/workspaceName: v1.0.0/workspaceName: v1.1.0/' "$mgmt/kindnet.yaml"
 pvctl run -f "$mgmt" --sync mgmt | sed -n '1,4p'
 echo "   git diff of edge01's upgrade: the new image, and the local edit kept"
 git -C "$repos/edge01.git" diff kindnet/v1 drafts/kindnet/packagevariant-2 -- kindnet/daemonset.yaml | sed "s/^/   /"
+echo "   pvctl verify: what pvkit wrote holds; what a person pushed over it does not (kindnet's local edit, before the upgrade)"
+verified=$("$PWD/bin/pvctl" verify --repos "$repos" 2>/dev/null || true)
+grep -v '^ok ' <<<"$verified" | sed 's/^/   /'
+grep '^FAIL' <<<"$verified" | grep -qv 'FAIL edge01.kindnet.[a-z0-9-]*: .*daemonset.yaml (modified)$' && { echo "a revision pvkit wrote does not verify"; exit 1; }
+grep -q '^FAIL edge01.kindnet.packagevariant-1: ' <<<"$verified" || { echo "the pushed edit of kindnet was not caught"; exit 1; }
 
 # 13. A staged rollout (examples/rollout): ten repositories, v2 reaches the
 # canary alone; its own repositories.
@@ -152,3 +170,6 @@ pvctl rollout status app
 status=$("$PWD/bin/pvctl" rollout status app --repos "$repos")
 grep -q 'wave canary  *Open  *1/1 moved' <<<"$status" && grep -q 'wave early  *Pending  *0/3 moved' <<<"$status" \
   || { echo "the rollout did not open its canary wave alone"; exit 1; }
+echo "   pvctl verify: every revision of the rollout holds its record"
+"$PWD/bin/pvctl" verify --repos "$repos" | tail -1 | sed 's/^/   /'
+"$PWD/bin/pvctl" verify --repos "$repos" >/dev/null || { echo "a revision of the rollout does not verify"; exit 1; }

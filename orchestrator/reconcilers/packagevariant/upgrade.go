@@ -127,6 +127,9 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
 		}
+		if cloned, err := tasks.LockOf(next); err == nil && cloned != nil && cloned.Commit != "" {
+			lock.Commit = cloned.Commit // the new upstream's commit, as its clone pins it (rule provenance-record)
+		}
 		merged, err := tasks.Upgrade(base, next, files, lock)
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
