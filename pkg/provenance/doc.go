@@ -32,7 +32,8 @@
 //     package (image as written, so its digest when pinned by one; a digest
 //     of the config);
 //   - runDetails: the builder (pvkit's controller or pvctl) and pvkit's
-//     version; the package's digest as a byproduct. No time: the same inputs
+//     version; the package's digest (of its files' names and digests) as
+//     a byproduct. No time: the same inputs
 //     give the same statement, so a reconcile that changes nothing writes
 //     nothing.
 //

@@ -125,8 +125,9 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	}
 	content := withoutRecord(files)
 	st := &Statement{Type: StatementType, PredicateType: PredicateType}
+	digests := variant.FileDigests(content)
 	for _, name := range sortedNames(content) {
-		st.Subject = append(st.Subject, Descriptor{Name: name, Digest: digestOf(content, name)})
+		st.Subject = append(st.Subject, Descriptor{Name: name, Digest: map[string]string{DigestAlgorithm: hexOf(digests[name])}})
 	}
 	v := in.Variant
 	bd := &st.Predicate.BuildDefinition
@@ -142,7 +143,15 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	if d := v.Spec.Downstream; d != nil {
 		bd.ExternalParameters.Downstream = nonEmpty(map[string]string{"repo": d.Repo, "package": d.Package})
 	}
-	items, err := krm.FilesToItems(content)
+	// Only the Kptfile and the files that name an injected object are
+	// read as objects (each file's digest above parsed it already).
+	parse := map[string]string{}
+	for name, text := range content {
+		if name == kptfile.FileName || strings.Contains(text, configinject.InjectedAnnotation) {
+			parse[name] = text
+		}
+	}
+	items, err := krm.FilesToItems(parse)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +166,7 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	bd.InternalParameters.Functions = append(builtins(v, in.Version), pipeline(kf, content)...)
 	st.Predicate.RunDetails = RunDetails{
 		Builder:    Builder{ID: "https://pvkit.dev/" + in.Builder, Version: map[string]string{"pvkit": in.Version}},
-		Byproducts: []Descriptor{{Name: "package", Digest: map[string]string{DigestAlgorithm: hexOf(variant.Fingerprint(content))}}},
+		Byproducts: []Descriptor{{Name: "package", Digest: map[string]string{DigestAlgorithm: packageDigest(st.Subject)}}},
 	}
 	return st, nil
 }
@@ -315,6 +324,16 @@ func pipeline(kf *kptfile.Kptfile, files map[string]string) []Function {
 		}
 	}
 	return out
+}
+
+// packageDigest is the package's digest: the sha256 of its files' names
+// and digests, one "name digest" line each, in name order.
+func packageDigest(subject []Descriptor) string {
+	h := sha256.New()
+	for _, s := range subject {
+		fmt.Fprintf(h, "%s %s\n", s.Name, s.Digest[DigestAlgorithm])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // digestOf is one file's digest by meaning (none when the file is absent).

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/cli"
+	"github.com/pvkit/pvkit/pkg/provenance"
 )
 
 // Issue 21 and issue 29 #4 (rule: porch-clone-shape): a draft pvctl makes
@@ -90,6 +91,10 @@ func TestLocalCloneMatchesPorch(t *testing.T) {
 		// Each side names its own upstream repository (Porch's is served from
 		// the stack's directory) and its own commit of it.
 		for _, files := range []map[string]string{byPorch[repo], local} {
+			// Each side's provenance record names its own namespace,
+			// variant UID, build and upstream commit: it must hold for its
+			// files (rule provenance-record), over the same files.
+			files[provenance.FileName] = recordHolds(t, repo, files)
 			if !upstreamOrigin.MatchString(files["Kptfile"]) || !strings.Contains(files["Kptfile"], "/blueprints.git\n") {
 				t.Fatalf("%s: no upstream URL and commit:\n%s", repo, files["Kptfile"])
 			}
@@ -103,3 +108,19 @@ func TestLocalCloneMatchesPorch(t *testing.T) {
 
 // upstreamOrigin is a Kptfile's upstream repository URL or lock commit.
 var upstreamOrigin = regexp.MustCompile(`(?m)^(\s+(?:repo: file://|commit:)).*$`)
+
+// recordHolds checks a package's provenance record against its files and
+// says what the record names that both hosts share: the variant's name and
+// the files.
+func recordHolds(t *testing.T, what string, files map[string]string) string {
+	t.Helper()
+	res, err := provenance.Check(files, nil)
+	if err != nil {
+		t.Fatalf("%s: the provenance record: %v", what, err)
+	}
+	var names []string
+	for _, s := range res.Record.Statement.Subject {
+		names = append(names, s.Name)
+	}
+	return "holds: variant " + res.Record.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.Name + "; " + strings.Join(names, " ")
+}
