@@ -75,7 +75,7 @@ func (r *Record) Differences(files map[string]string) []variant.FileChange {
 		recorded[s.Name] = s.Digest[DigestAlgorithm]
 	}
 	now := map[string]string{}
-	for name, d := range variant.FileDigests(withoutRecord(files)) {
+	for name, d := range variant.FileDigests(WithoutRecord(files)) {
 		now[name] = hexOf(d)
 	}
 	return variant.ChangedFiles(recorded, now)

@@ -123,10 +123,10 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	if in.Variant == nil {
 		return nil, fmt.Errorf("provenance: no variant")
 	}
-	content := withoutRecord(files)
+	content := WithoutRecord(files)
 	st := &Statement{Type: StatementType, PredicateType: PredicateType}
 	digests := variant.FileDigests(content)
-	for _, name := range sortedNames(content) {
+	for _, name := range krm.SortedKeys(content) {
 		st.Subject = append(st.Subject, Descriptor{Name: name, Digest: map[string]string{DigestAlgorithm: hexOf(digests[name])}})
 	}
 	v := in.Variant
@@ -357,8 +357,12 @@ func nodeDigest(n *yaml.Node) string {
 
 func hexOf(fingerprint string) string { return strings.TrimPrefix(fingerprint, "sha256:") }
 
-// withoutRecord is files without the record's own file.
-func withoutRecord(files map[string]string) map[string]string {
+// WithoutRecord is files without the record's own file (the files
+// themselves when they have none).
+func WithoutRecord(files map[string]string) map[string]string {
+	if _, ok := files[FileName]; !ok {
+		return files
+	}
 	out := make(map[string]string, len(files))
 	for k, v := range files {
 		if k != FileName {
@@ -366,15 +370,6 @@ func withoutRecord(files map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-func sortedNames(files map[string]string) []string {
-	names := make([]string, 0, len(files))
-	for k := range files {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func nonEmpty(m map[string]string) map[string]string {

@@ -66,22 +66,6 @@ func staleRecord(files map[string]string) bool {
 	return err == nil && len(rec.Differences(files)) > 0
 }
 
-// withoutRecord is files without a provenance record: the three-way merge
-// of an in-place upgrade leaves the record out (each side's would conflict,
-// and the variant writes its own after).
-func withoutRecord(files map[string]string) map[string]string {
-	if _, ok := files[provenance.FileName]; !ok {
-		return files
-	}
-	out := make(map[string]string, len(files))
-	for k, val := range files {
-		if k != provenance.FileName {
-			out[k] = val
-		}
-	}
-	return out
-}
-
 // provenanceProblem is why a draft's provenance does not hold, when the
 // draft, its variant or its set requires it ("" otherwise, or when it
 // holds).

@@ -10,6 +10,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,9 +104,11 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 	if err != nil {
 		return nil, err
 	}
-	base, next = withoutRecord(base), withoutRecord(next)
+	// The three-way merge leaves the provenance record out on every side
+	// (each side's would conflict; the variant writes its own after).
+	base, next = provenance.WithoutRecord(base), provenance.WithoutRecord(next)
 	return func(files map[string]string) (map[string]string, error) {
-		files = withoutRecord(files)
+		files = provenance.WithoutRecord(files)
 		conflicts, err := tasks.Conflicts(base, next, files)
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
