@@ -134,3 +134,37 @@ func TestRequireProvenanceRefusesAnEditedDraft(t *testing.T) {
 	out := w.run(ExitOK)
 	contains(t, out, "approved "+name)
 }
+
+// pvctl verify's errors: a typo in a revision's name, a named revision
+// without a record, flags that do not go together, an allowed signers
+// file missing or naming no key; nothing is written by any of them.
+func TestVerifyErrors(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	before := w.snapshot()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("# no keys\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"verify", "core-euwest1.app.packagevarient-1"}, ExitNotReady, "package revision core-euwest1.app.packagevarient-1: not found (pvctl get lists them)"},
+		{[]string{"verify", "blueprints.app.v1"}, ExitNotReady, "FAIL blueprints.app.v1: the package has no provenance record (pvkit-provenance.yaml)"},
+		{[]string{"verify", "--identity", "a@b"}, ExitUsage, "--identity goes with --allowed-signers"},
+		{[]string{"verify", "--allowed-signers", filepath.Join(dir, "nope")}, ExitUsage, "--allowed-signers: open "},
+		{[]string{"verify", "--allowed-signers", empty}, ExitUsage, "allowed signers: no key"},
+		{[]string{"run", "-f", w.in, "--provenance-key", filepath.Join(dir, "nokey")}, ExitUsage, "--provenance-key: reading the signing key"},
+	} {
+		code, out, errs := w.cmd(c.args[0], c.args[1:]...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("pvctl %v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.args, code, c.code, c.want, out, errs)
+		}
+	}
+	if d := diffSnapshots(before, w.snapshot()); d != "" {
+		t.Fatalf("an error wrote:\n%s", d)
+	}
+}

@@ -81,17 +81,21 @@ func TestContentDriftOnPorch(t *testing.T) {
 	// its upstream's, the resync): asked for now, as `pvctl reconcile`
 	// does, after Porch's repository sync (5 s on the stack).
 	time.Sleep(6 * time.Second)
-	e.retry("asking for a reconcile", func() error {
-		var v pvapi.PackageVariant
-		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
-			return err
-		}
-		if v.Annotations == nil {
-			v.Annotations = map[string]string{}
-		}
-		v.Annotations["pvkit.dev/reconcile-requested-at"] = time.Now().Format(time.RFC3339Nano)
-		return e.c.Update(context.Background(), &v)
-	})
+	annotate := func(key, value string) {
+		t.Helper()
+		e.retry("annotating the variant "+key, func() error {
+			var v pvapi.PackageVariant
+			if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
+				return err
+			}
+			if v.Annotations == nil {
+				v.Annotations = map[string]string{}
+			}
+			v.Annotations[key] = value
+			return e.c.Update(context.Background(), &v)
+		})
+	}
+	annotate("pvkit.dev/reconcile-requested-at", time.Now().Format(time.RFC3339Nano))
 
 	drift := func() *metav1.Condition {
 		var v pvapi.PackageVariant
@@ -111,17 +115,7 @@ func TestContentDriftOnPorch(t *testing.T) {
 		t.Fatalf("reporting the drift made revisions: %d owned", n)
 	}
 
-	e.retry("annotating the variant", func() error {
-		var v pvapi.PackageVariant
-		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app-drift"}, &v); err != nil {
-			return err
-		}
-		if v.Annotations == nil {
-			v.Annotations = map[string]string{}
-		}
-		v.Annotations["pvkit.dev/drift-policy"] = "revert"
-		return e.c.Update(context.Background(), &v)
-	})
+	annotate("pvkit.dev/drift-policy", "revert")
 	e.eventuallyListed("deploy", 2*converge, "the revert published, the branch pvkit's again, no drift", func() (bool, string) {
 		var reverted *porchapi.PackageRevision
 		for _, r := range e.owned("deploy", "app") {

@@ -180,6 +180,11 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, name 
 	if err != nil {
 		return render, store.Resources{}, fmt.Errorf("updating %s with its provenance record as rendered: %w", name, err)
 	}
+	if again.ResourceVersion != "" && staleRecord(again.Files) {
+		// Said, not retried: a render that changes the package each time
+		// would write forever. pvctl verify names the files.
+		ctrl.LoggerFrom(ctx).Info("the provenance record does not hold: Porch's render changed the package again", "revision", name)
+	}
 	return render, again, nil
 }
 
