@@ -86,7 +86,9 @@ func newEnv(t *testing.T, name string) *env {
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dump()
+			return
 		}
+		e.unload()
 	})
 	return e
 }
@@ -340,11 +342,15 @@ var longBlocked = regexp.MustCompile(`^goroutine \d+ \[(sync\.(RW)?Mutex\.R?Lock
 // eventually polls cond every 250 ms until it holds or timeout passes.
 func (e *env) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, msg := cond()
 		if ok {
+			// The time each wait took, in the log: where e2e-porch's
+			// time goes (hack/testtimes.sh sums tests, this says why).
+			e.t.Logf("waited %.1f s: %s", time.Since(start).Seconds(), what)
 			return
 		}
 		last = msg

@@ -11,7 +11,6 @@ import (
 func FromStatus(st *pkgrender.Status) RenderStatus {
 	out := RenderStatus{Err: st.Err}
 	out.Result.APIVersion, out.Result.Kind = "kpt.dev/v1", "FunctionResultList"
-	out.Result.Name = "fnresults"
 	out.Result.ExitCode = st.ExitCode()
 	for _, r := range st.Runs {
 		item := &ResultListItem{Image: r.Image, ExecPath: r.Exec, Stderr: r.Stderr, ExitCode: r.ExitCode}

@@ -1,7 +1,10 @@
 // Package render holds Porch's render result types as they appear in a
 // PackageVariant's status (porch.kpt.dev's RenderStatus, same JSON). They
 // live apart from the CRD packages so that controller-gen does not take
-// ResultList, which embeds ObjectMeta, for a kind of its own.
+// ResultList, which has a kind's TypeMeta, for a kind of its own. Porch's
+// list also carries metadata (name "fnresults"); the CRD's schema has no
+// metadata there, so the API server dropped it with an "unknown field"
+// warning on every status write: it is not carried.
 //
 // +kubebuilder:object:generate=true
 package render
@@ -18,8 +21,7 @@ type RenderStatus struct {
 
 // ResultList is a kpt function results list as Porch reports it.
 type ResultList struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.TypeMeta `json:",inline"`
 	// ExitCode of the render.
 	ExitCode int `json:"exitCode"`
 	// Items are each function's results.

@@ -115,7 +115,6 @@ func (in *ResultItem) DeepCopy() *ResultItem {
 func (in *ResultList) DeepCopyInto(out *ResultList) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	if in.Items != nil {
 		in, out := &in.Items, &out.Items
 		*out = make([]*ResultListItem, len(*in))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,6 +155,14 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		switch {
 		case err == nil && !again.Changed:
 			m.in, m.settled = in2, after.ResourceVersion
+		case err == nil && !in.same(in2):
+			// The injected objects changed between the write and its
+			// check (a ConfigMap updated while the draft was written):
+			// the difference is theirs, not Porch's render. Not a
+			// conflict and not vouched for: their change's reconcile
+			// writes again (rule render-fight-stops; seen in e2e-porch,
+			// where a stall here left the draft behind its ConfigMap).
+			ctrl.LoggerFrom(ctx).Info("the injected objects changed while the draft was written; writing again on their change", "revision", d.Name)
 		case err == nil:
 			m.in, m.settled = in2, after.ResourceVersion
 			m.conflict = renderConflict(d.Name, after.Files, again.Files)
@@ -231,6 +240,11 @@ func renderConflict(name string, rendered, wanted map[string]string) error {
 type inputs struct {
 	types      []krm.GVK
 	candidates string
+}
+
+// same says whether two chain runs read the same injected objects.
+func (in *inputs) same(other *inputs) bool {
+	return in != nil && other != nil && in.candidates == other.candidates && slices.Equal(in.types, other.types)
 }
 
 // runChain runs the variant's mutations on files (parsed once), with the

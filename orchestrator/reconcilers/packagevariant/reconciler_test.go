@@ -566,6 +566,46 @@ func TestRenderConflictStopsWriting(t *testing.T) {
 	}
 }
 
+// e2e-porch (TestInjectionChangeAndUpgradeKeepsManualEdit, under load):
+// the injected ConfigMap changed while the variant wrote the draft, so the
+// check of the write (the chain run again on the rendered draft) read the
+// new object and would change endpoints.yaml again. That is the input's
+// change, not Porch's render undoing the mutation: no RenderConflict, no
+// stall, and the next reconcile writes the new value.
+func TestInjectedObjectChangedDuringTheWriteIsNoConflict(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	changed := false
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		if !changed && strings.Contains(files["endpoints.yaml"], "db: db") {
+			changed = true
+			if err := e.cluster.Update(context.Background(), endpoints("us-east1-endpoints", "db2")); err != nil {
+				t.Error(err)
+			}
+		}
+		return files, store.RenderStatus{}
+	})
+	e.variant(appVariant)
+	if err := e.reconcile("app-prod"); err != nil {
+		t.Fatalf("the write whose input changed meanwhile: %v", err)
+	}
+	if !changed {
+		t.Fatal("the ConfigMap was not changed during the write")
+	}
+	if c := e.condition("app-prod", pvapi.ConditionStalled); c.Status == metav1.ConditionTrue {
+		t.Fatalf("Stalled = %+v", c)
+	}
+	e.mustReconcile("app-prod")
+	ds := e.downstream("app-prod")
+	if len(ds) != 1 {
+		t.Fatalf("downstream revisions: %+v", ds)
+	}
+	contains(t, e.files(ds[0]), "endpoints.yaml", "db: db2")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v", c)
+	}
+}
+
 // e2e-porch (TestPorchRendersPvkitImages, one CI run in four): the status
 // patch of the reconcile that wrote and found the render conflict lost to
 // a concurrent update of the variant; the next reconcile found the

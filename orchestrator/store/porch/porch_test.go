@@ -2,6 +2,7 @@ package porch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -134,7 +135,7 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 			if err := c.Update(ctx, o, opts...); err != nil {
 				return err
 			}
-			r.Status.RenderStatus = porchapi.RenderStatus{Result: porchapi.ResultList{ExitCode: 0, Items: []*porchapi.Result{
+			r.Status.RenderStatus = porchapi.RenderStatus{Result: porchapi.ResultList{ObjectMeta: metav1.ObjectMeta{Name: "fnresults"}, ExitCode: 0, Items: []*porchapi.Result{
 				{Image: "gcr.io/kpt-fn/set-namespace:v0.4.1", Results: []porchapi.ResultItem{{Message: "namespace updated", Severity: "info",
 					Field: &porchapi.Field{Path: "metadata.namespace"}}}}}}}
 			return nil
@@ -149,6 +150,13 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 	if len(rs.Result.Items) != 1 || rs.Result.Items[0].Image != "gcr.io/kpt-fn/set-namespace:v0.4.1" ||
 		rs.Result.Items[0].Results[0].Message != "namespace updated" || rs.Result.Items[0].Results[0].Field.Path != "metadata.namespace" {
 		t.Fatalf("render status = %+v", rs)
+	}
+	// Porch's list has metadata; a variant's status has no schema for it,
+	// and the API server warned "unknown field
+	// status.downstreamTargets[0].renderStatus.result.metadata.name" on
+	// every status write that carried it.
+	if b, err := json.Marshal(rs); err != nil || strings.Contains(string(b), `"metadata"`) {
+		t.Fatalf("the render status carries Porch's metadata: %s %v", b, err)
 	}
 	rs, err = p.UpdateResources(ctx, "ns", prr.Name, store.Resources{Files: map[string]string{"Kptfile": "bad"}})
 	if !errors.Is(err, store.ErrRenderFailed) || !strings.Contains(rs.Err, "pipeline.mutators[0] failed with exit code 1") {
