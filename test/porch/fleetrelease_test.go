@@ -170,9 +170,10 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 	}
 	at := func(rev string) (revs, string) {
 		out := revs{published: map[string]bool{}, drafts: map[string]string{}}
+		owned := e.ownedByRepository("app")
 		for i := 0; i < n; i++ {
 			repo := fmt.Sprintf("r-%03d", i)
-			for _, r := range e.owned(repo, "app") {
+			for _, r := range owned[repo] {
 				l := r.Status.UpstreamLock
 				here := l != nil && l.Git != nil && l.Git.Ref == "app/"+rev
 				if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && here {
@@ -328,8 +329,9 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 	})
 	for _, rev := range []string{"v3", "v4"} {
 		r, msg := at(rev)
+		owned := e.ownedByRepository("app")
 		for i := 8; i < n; i++ {
-			if repo := fmt.Sprintf("r-%03d", i); r.published[repo] || lockedAt(e, repo, r.drafts[repo], rev) {
+			if repo := fmt.Sprintf("r-%03d", i); r.published[repo] || lockedAt(owned[repo], r.drafts[repo], rev) {
 				t.Fatalf("%s of wave rest moved to %s: %s", repo, rev, msg)
 			}
 		}
@@ -337,11 +339,14 @@ func TestStagedRolloutOnPorch(t *testing.T) {
 	if maxInFlight > 3 {
 		t.Errorf("up to %d children in flight in one wave, maxUpdate is at most 3", maxInFlight)
 	}
-	for i := 0; i <= n; i++ {
-		for _, r := range e.revisions(fmt.Sprintf("r-%03d", i), "app") {
-			if len(r.OwnerReferences) == 0 && r.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished && r.Spec.WorkspaceName != "main" {
-				t.Errorf("ownerless draft %s", r.Name)
-			}
+	var all porchapi.PackageRevisionList
+	if err := e.c.List(context.Background(), &all, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all.Items {
+		if strings.HasPrefix(r.Spec.RepositoryName, "r-") && r.Spec.PackageName == "app" &&
+			len(r.OwnerReferences) == 0 && r.Spec.Lifecycle != porchapi.PackageRevisionLifecyclePublished && r.Spec.WorkspaceName != "main" {
+			t.Errorf("ownerless draft %s", r.Name)
 		}
 	}
 }
@@ -357,10 +362,10 @@ func published(e *env, repo, rev string) bool {
 	return false
 }
 
-// lockedAt says whether the revision name of repo's app is locked to the
-// blueprint's rev.
-func lockedAt(e *env, repo, name, rev string) bool {
-	for _, r := range e.owned(repo, "app") {
+// lockedAt says whether the revision name among a repository's owned
+// revisions of app is locked to the blueprint's rev.
+func lockedAt(owned []porchapi.PackageRevision, name, rev string) bool {
+	for _, r := range owned {
 		if r.Name == name {
 			l := r.Status.UpstreamLock
 			return l != nil && l.Git != nil && l.Git.Ref == "app/"+rev

@@ -109,7 +109,7 @@ func TestHealthGatedRolloutOnPorch(t *testing.T) {
 		for i := 1; i < n; i++ {
 			repo := fmt.Sprintf("h-%03d", i)
 			for _, r := range e.owned(repo, "app") {
-				if lockedAt(e, repo, r.Name, "v2") {
+				if lockedAt(e.owned(repo, "app"), r.Name, "v2") {
 					return repo
 				}
 			}

@@ -21,14 +21,27 @@ const converge = 90 * time.Second
 
 // ownedDrafts are the revisions of repo/pkg owned by a PackageVariant.
 func (e *env) owned(repo, pkg string) []porchapi.PackageRevision {
-	var out []porchapi.PackageRevision
-	for _, r := range e.revisions(repo, pkg) {
-		if r.DeletionTimestamp != nil { // Porch's failed create leaves a revision being deleted
+	return e.ownedByRepository(pkg)[repo]
+}
+
+// ownedByRepository is owned for every repository of the namespace, from
+// one listing: a check over a fleet lists once per poll, not once per
+// repository (TestStagedRolloutOnPorch listed 21 times every 250 ms, and
+// Porch serves each listing from every repository of the namespace).
+func (e *env) ownedByRepository(pkg string) map[string][]porchapi.PackageRevision {
+	e.t.Helper()
+	var l porchapi.PackageRevisionList
+	if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string][]porchapi.PackageRevision{}
+	for _, r := range l.Items {
+		if r.Spec.PackageName != pkg || r.DeletionTimestamp != nil { // Porch's failed create leaves a revision being deleted
 			continue
 		}
 		for _, o := range r.OwnerReferences {
 			if o.Kind == "PackageVariant" {
-				out = append(out, r)
+				out[r.Spec.RepositoryName] = append(out[r.Spec.RepositoryName], r)
 				break
 			}
 		}
