@@ -30,7 +30,7 @@ BENCH_TIME  ?= 3s
 
 .PHONY: catalog-functions catalog-modules catalog-e2e
 .PHONY: envtest
-.PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-porch-bench e2e-porch-release-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
+.PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-node e2e-porch-bench e2e-porch-release-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -144,7 +144,9 @@ test:
 	  echo "SKIP: $$PVKIT_E2E_PORCH_SKIP; make e2e-porch is skipped"; \
 	elif [ -n "$$PVKIT_CI_START" ] && [ $$(( $$(date +%s) - $$PVKIT_CI_START )) -gt $(E2E_PORCH_CI_BUDGET) ]; then \
 	  echo "SKIP: CI has run for more than $(E2E_PORCH_CI_BUDGET) s (a cold machine); make envtest and make e2e-porch (about 6 more minutes) are skipped to stay within CI's limit"; \
-	else $(MAKE) --no-print-directory envtest e2e-porch; fi
+	else $(MAKE) --no-print-directory envtest e2e-porch && \
+	  if docker info >/dev/null 2>&1 && command -v iptables >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory e2e-node; \
+	  else echo "SKIP: make e2e-node needs root, iptables and a Docker engine (for its sandbox image)"; fi; fi
 
 ## test-short: the fast tier, for the inner loop: go test -short ./... on a build (no lint, images, real
 ## Porch or fuzzing; the slowest tests skip, saying so)
@@ -180,6 +182,22 @@ e2e-porch: build bin/pvkit-controller catalog-functions
 	  start=$$(date +%s); mkdir -p .cache; set -o pipefail; \
 	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 20m -v -parallel $(E2E_PORCH_PARALLEL) ./test/porch 2>&1 | tee .cache/e2e-porch.log; \
 	  status=$$?; hack/testtimes.sh .cache/e2e-porch.log $$(( $$(date +%s) - start )); exit $$status
+
+## e2e-node: the release manifest on two real nodes (issue 44 #1): the e2e-porch stack with an
+## address pods reach, two kubelets v1.34.1 on containerd 1.6, the controller-manager, the scheduler
+## and kube-proxy (test/node/node.sh, all built here, nothing pulled); TestInstallOnNodes applies
+## dist's install.yaml and times Ready, failover, the PDB, an upgrade by tag and the uninstall
+NODE_STACK ?= $(CURDIR)/.cache/porch/stack-node
+NODE_WORK ?= $(CURDIR)/.cache/node
+e2e-node: build bin/pvkit-controller
+	test/porch/stack.sh build
+	test/node/node.sh build
+	@test/node/node.sh down $(NODE_WORK) 2>/dev/null; test/porch/stack.sh down $(NODE_STACK); rm -rf $(NODE_STACK) $(NODE_WORK)
+	@trap 'test/node/node.sh down $(NODE_WORK); test/porch/stack.sh down $(NODE_STACK)' EXIT; \
+	  addr=$$(test/node/node.sh address); \
+	  PVKIT_STACK_NODE_ADDRESS=$$addr test/porch/stack.sh up $(NODE_STACK) && \
+	  PVKIT_STACK_NODE_ADDRESS=$$addr test/node/node.sh up $(NODE_STACK) $(NODE_WORK) && \
+	  set -o pipefail && PVKIT_PORCH_DIR=$(NODE_STACK) PVKIT_NODE_DIR=$(NODE_WORK) go test -count=1 -timeout 10m -v -run 'TestInstallOnNodes' ./test/porch 2>&1 | tee .cache/e2e-node.log
 
 ## e2e-porch-bench: one set fanned out to N=20 and N=50 repositories on the real stack, converged by
 ## pvkit and by Porch's own controllers, and Porch's floor (the same clones and writes issued directly):

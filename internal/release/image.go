@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -108,7 +109,7 @@ func BuildImage(spec ImageSpec, ref string, epoch time.Time, out string) (string
 	if err != nil {
 		return "", err
 	}
-	md := describe(mediaManifest, m, map[string]string{"org.opencontainers.image.ref.name": ref, "io.containerd.image.name": ref})
+	md := describe(mediaManifest, m, map[string]string{"org.opencontainers.image.ref.name": ref, "io.containerd.image.name": FullyQualified(ref)})
 	ix, err := json.Marshal(index{SchemaVersion: 2, MediaType: mediaIndex, Manifests: []descriptor{md}})
 	if err != nil {
 		return "", err
@@ -209,4 +210,23 @@ func describe(mediaType string, b []byte, annotations map[string]string) descrip
 func hexDigest(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// FullyQualified is ref as a container runtime names it: a reference
+// without a registry is Docker Hub's (pvkit/controller:v1 is
+// docker.io/pvkit/controller:v1, nginx:1 docker.io/library/nginx:1).
+// `ctr images import` names an OCI archive's image by its
+// io.containerd.image.name as written, and the kubelet asks containerd's
+// CRI for the normalized name: an image imported as pvkit/controller:v1
+// was not found for a Pod naming it so (make e2e-node, ErrImagePull).
+func FullyQualified(ref string) string {
+	first, rest, ok := strings.Cut(ref, "/")
+	switch {
+	case !ok:
+		return "docker.io/library/" + ref
+	case strings.ContainsAny(first, ".:") || first == "localhost":
+		return ref
+	default:
+		return "docker.io/" + first + "/" + rest
+	}
 }

@@ -255,3 +255,19 @@ func TestVersionAgreesEverywhere(t *testing.T) {
 		t.Errorf("LICENSE is not the Apache License 2.0 the source headers name (%v)", err)
 	}
 }
+
+// An OCI archive's image is named for ctr as the kubelet asks for it.
+func TestFullyQualified(t *testing.T) {
+	for ref, want := range map[string]string{
+		"pvkit/controller:v0.1.0":           "docker.io/pvkit/controller:v0.1.0",
+		"nginx:1.27":                        "docker.io/library/nginx:1.27",
+		"ghcr.io/you/controller:v1":         "ghcr.io/you/controller:v1",
+		"localhost/pvkit/controller:v1":     "localhost/pvkit/controller:v1",
+		"registry:5000/pvkit/controller:v1": "registry:5000/pvkit/controller:v1",
+		"docker.io/pvkit/controller:v1":     "docker.io/pvkit/controller:v1",
+	} {
+		if got := FullyQualified(ref); got != want {
+			t.Errorf("FullyQualified(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ PORCH_MOD=$(cd "$ROOT/test/porch/tools/porch" && GOFLAGS=-mod=mod go list -m -f 
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 
 log() { echo "stack: $*" >&2; }
+NODE_ADDRESS=${PVKIT_STACK_NODE_ADDRESS:-}
 
 stamp() { sha256sum "$ROOT/test/porch/tools/$1/go.sum" | cut -c1-16; }
 
@@ -84,7 +85,7 @@ certs() {
 	cd "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=pvkit-e2e-ca -keyout ca.key -out ca.crt 2>/dev/null
 	cat >apiserver.ext <<-EOF
-	subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc
+	subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc${NODE_ADDRESS:+,IP:$NODE_ADDRESS,IP:10.0.0.1}
 	EOF
 	openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver -keyout apiserver.key -out apiserver.csr 2>/dev/null
 	openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile apiserver.ext -out apiserver.crt 2>/dev/null
@@ -138,8 +139,14 @@ up() {
 	rules:
 	- level: Metadata
 	EOF
-	start kube-apiserver "$BIN/kube-apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=6443 \
-		--etcd-servers=http://127.0.0.1:2379 --endpoint-reconciler-type=none --service-cluster-ip-range=10.0.0.0/24 \
+	# With PVKIT_STACK_NODE_ADDRESS (test/node/node.sh: a real node's pods
+	# reach the apiserver through the kubernetes Service, which kube-proxy
+	# sends to this address), the apiserver listens on every interface and
+	# advertises that one; otherwise on 127.0.0.1 only.
+	local bind=127.0.0.1 advertise=127.0.0.1 reconciler=none
+	if [[ -n $NODE_ADDRESS ]]; then bind=0.0.0.0 advertise=$NODE_ADDRESS reconciler=lease; fi
+	start kube-apiserver "$BIN/kube-apiserver" --bind-address=$bind --advertise-address=$advertise --secure-port=6443 \
+		--etcd-servers=http://127.0.0.1:2379 --endpoint-reconciler-type=$reconciler --service-cluster-ip-range=10.0.0.0/24 \
 		--authorization-mode=RBAC --anonymous-auth=false \
 		--tls-cert-file="$DIR/pki/apiserver.crt" --tls-private-key-file="$DIR/pki/apiserver.key" --client-ca-file="$DIR/pki/ca.crt" \
 		--service-account-key-file="$DIR/pki/sa.pub" --service-account-signing-key-file="$DIR/pki/sa.key" \

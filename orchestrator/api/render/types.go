@@ -1,10 +1,7 @@
 // Package render holds Porch's render result types as they appear in a
 // PackageVariant's status (porch.kpt.dev's RenderStatus, same JSON). They
 // live apart from the CRD packages so that controller-gen does not take
-// ResultList, which has a kind's TypeMeta, for a kind of its own. Porch's
-// list also carries metadata (name "fnresults"); the CRD's schema has no
-// metadata there, so the API server dropped it with an "unknown field"
-// warning on every status write: it is not carried.
+// ResultList, which has a kind's TypeMeta, for a kind of its own.
 //
 // +kubebuilder:object:generate=true
 package render
@@ -22,6 +19,12 @@ type RenderStatus struct {
 // ResultList is a kpt function results list as Porch reports it.
 type ResultList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is in the schema as Porch's CRD has it (pvkit's CRD is a
+	// superset of Porch's) and never written: Porch's list carries a name
+	// ("fnresults") that the schema does not know, and the API server
+	// dropped it with an "unknown field" warning on every status write.
+	// +optional
+	Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
 	// ExitCode of the render.
 	ExitCode int `json:"exitCode"`
 	// Items are each function's results.

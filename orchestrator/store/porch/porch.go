@@ -389,6 +389,7 @@ func renderStatusOf(in porchapi.RenderStatus) (store.RenderStatus, error) {
 	if err != nil {
 		return store.RenderStatus{}, fmt.Errorf("reading Porch's render status: %w", err)
 	}
+	out.Result.Metadata = nil // see render.ResultList
 	return out, nil
 }
 
