@@ -402,3 +402,25 @@ func TestWaveApprovalApprovesTheDraftOfItsUpstream(t *testing.T) {
 		t.Fatalf("events:\n%s", ev)
 	}
 }
+
+// CI (fresh-clone run 41, TestWaveApprovalOnPorch): Porch answered the
+// first write of a draft pvkit had just created with an error ("remote not
+// found") although the write landed. The next reconcile had nothing to
+// write, so no write of the draft was ever recorded, and approval by
+// policy waited for a person forever: "a person changed it since its
+// variant's last write". A write whose answer was an error but whose
+// effect is in the draft is now recorded as pvkit's.
+func TestWriteThatLandedDespiteAnErrorIsTheVariants(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpUpdateResources, Err: errors.New("Internal error occurred: remote not found"), After: true})
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "remote not found") {
+		t.Fatalf("the write's error: %v", err)
+	}
+	_ = e.reconcile("app-prod")
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("the draft pvkit wrote is not approved by policy: %s; %+v", got, e.get("app-prod").Status.DownstreamTargets)
+	}
+}

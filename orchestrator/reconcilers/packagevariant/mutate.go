@@ -135,6 +135,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
 	}
 	if err != nil {
+		r.landedDespite(ctx, v, d.Name, res.Files, err)
 		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
 	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
@@ -174,6 +175,27 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 	}
 	return m, nil
+}
+
+// landedDespite records a write Porch answered with an error but carried
+// out (Porch v1.5.3's "remote not found" after its push): when the draft
+// is no longer what the write started from, the change is this write's,
+// and the draft as it now is counts as the variant's last write.
+// Otherwise nothing recorded it (the next reconcile has nothing to write),
+// and approval by policy waited for a person forever ("a person changed
+// it since its variant's last write"; CI, TestWaveApprovalOnPorch). A
+// person's edit made in the same second as a failed write would be taken
+// for pvkit's: the window is the failed request's.
+func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before map[string]string, err error) {
+	if errors.Is(err, store.ErrConflict) {
+		return // refused: nothing landed
+	}
+	now, rerr := r.Store.GetResources(ctx, v.Namespace, name)
+	if rerr != nil || maps.Equal(now.Files, before) {
+		return
+	}
+	r.tracker.wrote(v.UID, name, variant.Fingerprint(now.Files))
+	ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", name, "error", err.Error())
 }
 
 // restamp writes the record again for a draft as Porch's render of the
