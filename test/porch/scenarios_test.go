@@ -523,7 +523,12 @@ func TestPorchRestartDuringFanOut(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	stack(t, "restart-porch")
 
+	healed := false
+	start := time.Now()
 	e.eventually(3*converge, "20 children Ready, one owned draft per repository", func() (bool, string) {
+		if !healed && time.Since(start) > converge {
+			healed = e.healPorchCache(t)
+		}
 		var l pvapi.PackageVariantList
 		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()

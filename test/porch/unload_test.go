@@ -3,6 +3,11 @@ package porch
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
@@ -93,4 +98,37 @@ func conditions(o client.Object) []metav1.Condition {
 		return x.Status.Conditions
 	}
 	return nil
+}
+
+// healPorchCache does what the README ("Porch failing") says an operator does when
+// Porch v1.5.3 is stuck on a repository after porch-server was killed
+// mid-write (fresh-clone CI run 42: the SIGKILL of
+// TestPorchRestartDuringFanOut left edge-14's cached clone with
+// refs/remotes/origin/main all zeros; every fetch of it failed and every
+// listing timed out for minutes, no end in sight): porch-server stopped,
+// the cached clones of the namespace's repositories whose refs are broken
+// removed, porch-server started again. Whether it had to is logged: it is
+// Porch's failure mode, not pvkit's, and pvkit must converge after it.
+func (e *env) healPorchCache(t *testing.T) bool {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(stackDir, "porch-cache", "git", "*"+e.ns+"*"))
+	var broken []string
+	for _, d := range dirs {
+		out, err := exec.Command("git", "-C", d, "for-each-ref", "--format=%(objectname) %(refname)").CombinedOutput()
+		if err != nil || strings.Contains(string(out), strings.Repeat("0", 40)) {
+			broken = append(broken, d)
+		}
+	}
+	if len(broken) == 0 {
+		return false
+	}
+	stack(t, "kill-porch")
+	for _, d := range broken {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stack(t, "restart-porch")
+	t.Logf("Porch's cache was broken by the kill (a ref of zeros) in %d repositories: removed, porch-server restarted (%s)", len(broken), strings.Join(broken, ", "))
+	return true
 }
