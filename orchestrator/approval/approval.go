@@ -15,10 +15,11 @@
 //   - with a delay annotation (a Go duration, 0 or more), not before the
 //     revision has existed that long.
 //
-// pvkit adds two rules: a draft a person changed since the variant's last
-// write (pvctl push, a git commit) is left to a person, and so is a draft
+// pvkit adds three rules: a draft a person changed since the variant's last
+// write (pvctl push, a git commit) is left to a person, so is a draft
 // that requires provenance (pvkit.dev/require-provenance) whose content is
-// not what its provenance record says.
+// not what its provenance record says, and so is a draft whose publication
+// would replace a newer published revision a person made.
 package approval
 
 import (
@@ -84,6 +85,11 @@ type Facts struct {
 	// (pvkit.dev/require-provenance): its content differs from the record,
 	// or the record is missing or not signed by an allowed key.
 	ProvenanceProblem string
+	// Replaces, when not "", names a published revision of the package
+	// that a person made, newer than the one the draft starts from:
+	// publishing the draft would put the person's content back (rule
+	// published-drift), so a person decides.
+	Replaces string
 }
 
 // Decision is the outcome: approve or not, and why, in words.
@@ -127,6 +133,8 @@ func Decide(f Facts) (Decision, error) {
 		d.Why = "pvkit.dev/require-provenance: " + f.ProvenanceProblem + "; approve it by hand"
 	case f.EditedByPerson:
 		d.Why = "a person changed it since its variant's last write; approve it by hand"
+	case f.Replaces != "":
+		d.Why = "a person decides whose content wins: publishing it would replace " + f.Replaces
 	case policy == Initial && f.PublishedExists:
 		d.Why = "policy initial: the package has a published revision already"
 	case delay > 0 && f.Created.IsZero():

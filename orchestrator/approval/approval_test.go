@@ -31,6 +31,12 @@ func TestDecide(t *testing.T) {
 			f.EditedByPerson, f.ProvenanceProblem = true, "the package differs from its provenance statement (pvkit-provenance.yaml): a.yaml (modified)"
 			return f
 		}(), false, "pvkit.dev/require-provenance: the package differs from its provenance statement (pvkit-provenance.yaml): a.yaml (modified); approve it by hand", ""},
+		// Issue 55 #1: a person's newer revision is a person's to replace.
+		{"replaces a person's revision", func() Facts {
+			f := with(ready, always)
+			f.PublishedExists, f.Replaces = true, "d.app.scale-up (revision 2)"
+			return f
+		}(), false, "a person decides whose content wins: publishing it would replace d.app.scale-up (revision 2)", ""},
 		{"delay not met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "2h"}), false, "approval.nephio.org/delay 2h0m0s: created 1h0m0s ago", ""},
 		{"delay met", with(ready, map[string]string{PolicyAnnotation: Initial, DelayAnnotation: "30m"}), true, "policy initial met", ""},
 		// Issue 27 #4: an unknown creation time never satisfies a delay.

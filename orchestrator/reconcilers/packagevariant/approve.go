@@ -81,7 +81,8 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
 			EditedByPerson:    approval.EditedSince(LastWrite(v, d.Name), variant.Fingerprint(res.Files)),
-			ProvenanceProblem: r.provenanceProblem(ctx, v, d, res.Files)})
+			ProvenanceProblem: r.provenanceProblem(ctx, v, d, res.Files),
+			Replaces:          replacesAPerson(v, d, pkg)})
 		if err != nil {
 			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			w.refused = append(w.refused, fmt.Sprintf("%s: %v", d.Name, err))
@@ -116,6 +117,27 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		r.approved(ctx, v, d.Name, pub, dec.Policy, wave)
 	}
 	return again, nil
+}
+
+// replacesAPerson (rule published-drift) names the newest published
+// revision of the package that the variant did not make and that is newer
+// than the variant's own newest published revision, which publishing d
+// would replace with content that starts from the variant's ("" when
+// there is none, or when d is the drift policy's revert of it: the policy
+// a person set is that person's decision). Nephio's flow (a person copies
+// the variant's revision, edits, approves) must not be undone by the next
+// upgrade's approval by policy.
+func replacesAPerson(v *pvapi.PackageVariant, d store.Revision, pkg []store.Revision) string {
+	own := newestOwned(v, pkg)
+	if own == nil {
+		return ""
+	}
+	newer := newerUnowned(v, *own, pkg)
+	if newer == nil || d.Annotations[DriftResolutionAnnotation] == DriftRevert+" of "+newer.Name {
+		return ""
+	}
+	return fmt.Sprintf("%s (revision %d), newer than the variant's %s and not made by it; approve it by hand, or let the variant adopt it (%s: %s)",
+		newer.Name, newer.Revision, own.Name, DriftPolicyAnnotation, DriftAdopt)
 }
 
 // approve approves d. The listing can be behind an approval already made

@@ -77,7 +77,7 @@ func (d *drift) status() *pvapi.TargetDrift {
 	td := &pvapi.TargetDrift{Reason: d.reason, Revision: d.rev.Name}
 	if d.reason == pvapi.ReasonNewerRevision {
 		td.Message = fmt.Sprintf("%s (revision %d of %s in %s) is newer than the variant's %s (revision %d) and was not made by it: "+
-			"the variant's next upgrade starts from its own revision; carry the change into the variant or the blueprint, delete %s, or set %s (adopt or revert)",
+			"the variant's next upgrade starts from its own revision and waits for a person's approval; carry the change into the variant or the blueprint, delete %s, or set %s (adopt or revert)",
 			d.rev.Name, d.rev.Revision, d.rev.Package, d.rev.Repository, d.pub.Name, d.pub.Revision, d.rev.Name, DriftPolicyAnnotation)
 		return td
 	}
@@ -167,6 +167,18 @@ func newestOwned(v *pvapi.PackageVariant, revs []store.Revision) *store.Revision
 	return pub
 }
 
+// newerUnowned is the newest published revision in revs newer than pub
+// that the variant does not own (nil: none).
+func newerUnowned(v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) *store.Revision {
+	var newer *store.Revision
+	for i := range revs {
+		if rev := &revs[i]; !rev.Placeholder && rev.Lifecycle.IsPublished() && rev.Revision > pub.Revision && !rev.OwnedBy(string(v.UID)) && (newer == nil || rev.Revision > newer.Revision) {
+			newer = rev
+		}
+	}
+	return newer
+}
+
 // driftOf is the drift of pub, the variant's newest published revision,
 // in revs, its package's listing (nil: none). A newer published revision
 // the variant does not own comes first (NewerRevision); else the branch's
@@ -178,14 +190,11 @@ func newestOwned(v *pvapi.PackageVariant, revs []store.Revision) *store.Revision
 // The branch holding what the variant last wrote of a draft (its approval
 // the listing does not show yet) is no drift either.
 func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) (*drift, error) {
-	var newer, branch *store.Revision
+	newer := newerUnowned(v, pub, revs)
+	var branch *store.Revision
 	for i := range revs {
-		rev := &revs[i]
-		switch {
-		case rev.Placeholder:
-			branch = rev
-		case rev.Lifecycle.IsPublished() && rev.Revision > pub.Revision && !rev.OwnedBy(string(v.UID)) && (newer == nil || rev.Revision > newer.Revision):
-			newer = rev
+		if revs[i].Placeholder {
+			branch = &revs[i]
 		}
 	}
 	switch {

@@ -251,3 +251,42 @@ func TestApprovalAlreadyMadeIsAWait(t *testing.T) {
 		t.Fatalf("revisions: %s", got)
 	}
 }
+
+// Issue 55 #1 (rule published-drift): a newer revision a person made is not
+// replaced by approval by policy: the upgrade a new upstream brings waits
+// for a person, naming it; with drift-policy revert (a person's decision,
+// set beforehand), the revert's draft is approved by policy.
+func TestNewerRevisionHoldsApprovalByPolicy(t *testing.T) {
+	e, pub := publishedVariant(t, false)
+	theirs := e.store.Publish(ns, "deploy", "app-prod", e.files(pub))
+	up := blueprint(t)
+	up["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+	e.store.Publish(ns, "blueprints", "app", up)
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	if got := e.newestPublished(); got.Name != theirs.Name {
+		t.Fatalf("approval by policy published over %s: %s", theirs.Name, e.lifecycles())
+	}
+	c := e.condition("app-prod", ConditionApprovalWaiting)
+	want := "a person decides whose content wins: publishing it would replace " + theirs.Name + " (revision 2), newer than the variant's " + pub.Name + " and not made by it"
+	if !strings.Contains(c.Message, want) {
+		t.Fatalf("ApprovalWaiting: %+v\nwant %q", c, want)
+	}
+
+	e.annotate("app-prod", DriftPolicyAnnotation, DriftRevert)
+	for _, r := range e.downstream("app-prod") { // the upgrade goes: the revert is the person's decision
+		if r.Name != pub.Name && r.Name != theirs.Name {
+			if err := e.store.Delete(context.Background(), ns, r.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.mustReconcile("app-prod")
+	var reverted bool
+	for _, r := range e.downstream("app-prod") {
+		reverted = reverted || r.Revision == 3 && r.Annotations[DriftResolutionAnnotation] == DriftRevert+" of "+theirs.Name
+	}
+	if !reverted {
+		t.Fatalf("the revert was not approved by policy: %s", e.lifecycles())
+	}
+}
