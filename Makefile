@@ -24,7 +24,7 @@ FUZZ_TARGETS := pkg/validate:FuzzFilePath pkg/krm:FuzzResourceList pkg/krm:FuzzP
   pkg/packagecontext:FuzzPackageContext pkg/pipelineprepend:FuzzPipelinePrepend \
   pkg/configinject:FuzzConfigInject pkg/pvsexpand:FuzzPVSExpand \
   orchestrator/local:FuzzRunInput orchestrator/local:FuzzSyncObject orchestrator/local/state:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \
-  orchestrator/store/gitstore:FuzzRefsAndTrees
+  orchestrator/store/gitstore:FuzzRefsAndTrees pkg/provenance:FuzzRecord internal/sshsig:FuzzAllowedSigners
 BENCH_TIME  ?= 3s
 
 
@@ -270,7 +270,7 @@ bench:
 bench-security:
 	go test -run '^$$' -bench 'Compile|Validate|Evaluat|Hostile|FanOut|Regex' -benchmem -benchtime 1x ./pkg/pvsexpand/
 	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
-	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/
+	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/ ./pkg/health/
 	go test -run '^$$' -bench 'RolloutStatusAtTheBound' -benchmem -benchtime 1x ./pkg/rollout/
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to 1,000 repositories; a release with a realistic

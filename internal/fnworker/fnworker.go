@@ -30,9 +30,15 @@ import (
 	"sync/atomic"
 )
 
-// Env, set to "1" in a process's environment, makes it a worker: a binary
-// that can serve its functions calls Serve when it sees it.
+// Env, set to "1" in a process's environment, with Arg its first
+// argument, makes it a worker: a binary that can serve its functions calls
+// Serve when it sees both. The environment alone does not (issue 55 #8: a
+// user who exported it by mistake had every pvctl command exit 0 having
+// done nothing), nor the argument alone (typed by mistake).
 const Env = "PVKIT_FN_WORKER"
+
+// Arg is a worker's first argument (Env).
+const Arg = "__pvkit-function-worker"
 
 // MemoryEnv carries the worker's memory bound, in bytes.
 const MemoryEnv = "PVKIT_FN_WORKER_MEMORY"
@@ -139,10 +145,10 @@ func LimitMemory(bytes int64) error {
 }
 
 // ServeIfWorker serves calls on the standard streams and exits when this
-// process was started as a worker (Env); otherwise it returns and does
-// nothing. A binary's main calls it first.
+// process was started as a worker (Env and Arg); otherwise it returns and
+// does nothing. A binary's main calls it first.
 func ServeIfWorker(lookup func(string) Func, maxOut int64) {
-	if os.Getenv(Env) != "1" {
+	if !IsWorker(os.Args, os.Getenv(Env)) {
 		serves.Store(true)
 		return
 	}
@@ -157,6 +163,12 @@ func ServeIfWorker(lookup func(string) Func, maxOut int64) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// IsWorker reports whether a process of these arguments and Env value is
+// a worker: both say so.
+func IsWorker(args []string, env string) bool {
+	return env == "1" && len(args) > 1 && args[1] == Arg
 }
 
 // serves: this process's main called ServeIfWorker, so its own executable

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,41 @@ func TestMemoryAndOutputBounded(t *testing.T) {
 	}
 	if res, err := p.Call(context.Background(), "echo", []byte("after")); err != nil || string(res.Out) != "after" {
 		t.Fatalf("the next call: %+v %v", res, err)
+	}
+}
+
+// Issue 55 #8: PVKIT_FN_WORKER=1 exported by mistake made every pvctl
+// command a worker that served nothing and exited 0. A worker needs the
+// environment and its first argument both.
+func TestIsWorker(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{[]string{"pvctl", Arg}, "1", true},
+		{[]string{"pvctl", "run", "-f", "in"}, "1", false},
+		{[]string{"pvctl"}, "1", false},
+		{[]string{"pvctl", Arg}, "", false},
+		{[]string{"pvctl", Arg}, "true", false},
+	} {
+		if got := IsWorker(c.args, c.env); got != c.want {
+			t.Errorf("IsWorker(%q, %q) = %v", c.args, c.env, got)
+		}
+	}
+}
+
+// The test binary itself, the environment exported and no worker
+// argument: it runs its tests (it served calls before, and said nothing).
+func TestEnvironmentAloneIsNoWorker(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestIsWorker$", "-test.v")
+	cmd.Env = append(os.Environ(), Env+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestIsWorker") {
+		t.Fatalf("with %s=1 exported: %v\n%s", Env, err, out)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Pool runs calls in workers: an executable started with Env, one call at
+// Pool runs calls in workers: an executable started with Env and Arg, one call at
 // a time each, as many as calls run at once, kept between calls.
 type Pool struct {
 	// Path is the worker's executable; Args its arguments.
@@ -131,7 +131,7 @@ func (p *Pool) put(w *worker) {
 }
 
 func (p *Pool) start() (*worker, error) {
-	cmd := exec.Command(p.Path, p.Args...)
+	cmd := exec.Command(p.Path, append([]string{Arg}, p.Args...)...)
 	cmd.Env = append(os.Environ(), Env+"=1", MemoryEnv+"="+strconv.FormatInt(p.Memory, 10))
 	w := &worker{cmd: cmd, stderr: &Tail{Max: StderrKept}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr

@@ -2,8 +2,11 @@ package release
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -143,7 +146,19 @@ type distFile struct{ name, sha256 string }
 // distFiles are the files of dir but the checksums and their signature,
 // by path, with their sha256.
 func distFiles(dir string) ([]distFile, error) {
-	var out []distFile
+	names, err := distNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	return digests(dir, names)
+}
+
+// distNames are the names of a release directory's files (checksums.txt
+// and its signature left out), sorted, read from the directory alone: a
+// file must be named before it is read (issue 55 #8: a 6 GB file nobody
+// listed was read whole, and the verification ran out of memory).
+func distNames(dir string) ([]string, error) {
+	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -159,15 +174,30 @@ func distFiles(dir string) ([]distFile, error) {
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", rel)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out = append(out, distFile{rel, hexDigest(b)})
+		out = append(out, rel)
 		return nil
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Strings(out)
 	return out, err
+}
+
+// digests are the named files with their sha256, each read as a stream.
+func digests(dir string, names []string) ([]distFile, error) {
+	out := make([]distFile, 0, len(names))
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, distFile{name, hex.EncodeToString(h.Sum(nil))})
+	}
+	return out, nil
 }
 
 // statement is an in-toto Statement v1.

@@ -177,6 +177,18 @@ func TestReleaseVerifiesAndTamperingFails(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "images/extra.oci.tar: not in checksums.txt"},
+		// Issue 55 #8: a 6 GB file nobody listed was read whole before it
+		// was found unlisted (out of memory); it is refused by its name.
+		{"a 6 GB file added", func(d string) {
+			f, err := os.Create(filepath.Join(d, "aaa-huge.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(6 << 30); err != nil { // sparse: nothing written
+				t.Fatal(err)
+			}
+			f.Close()
+		}, "aaa-huge.bin: not in checksums.txt"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := copyDir(t, out)

@@ -63,15 +63,21 @@ func VerifyDist(dir string, allowedSigners []byte, identity string) (Verified, e
 		}
 		want[name] = sum
 	}
-	files, err := distFiles(dir)
+	names, err := distNames(dir)
+	if err != nil {
+		return v, err
+	}
+	for _, name := range names { // every file named before any is read
+		if _, ok := want[name]; !ok {
+			return v, fmt.Errorf("%s: not in %s (added after the release was signed)", name, ChecksumsFile)
+		}
+	}
+	files, err := digests(dir, names)
 	if err != nil {
 		return v, err
 	}
 	for _, f := range files {
-		sum, ok := want[f.name]
-		switch {
-		case !ok:
-			return v, fmt.Errorf("%s: not in %s (added after the release was signed)", f.name, ChecksumsFile)
+		switch sum := want[f.name]; {
 		case sum != f.sha256:
 			return v, fmt.Errorf("%s: sha256 %s, but %s says %s: the file was changed", f.name, f.sha256, ChecksumsFile, sum)
 		}

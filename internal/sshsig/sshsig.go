@@ -8,7 +8,6 @@
 package sshsig
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -17,8 +16,8 @@ import (
 	"fmt"
 	"hash"
 	"os"
-	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -46,8 +45,18 @@ type sshsigSigned struct {
 // Verify checks an armored SSH signature of message made in
 // namespace by a key allowedSigners lets identity use (OpenSSH's
 // allowed_signers format: principals, options, key; identity "": any
-// principal of the file), and returns the key's fingerprint.
+// principal of the file), now, and returns the key's fingerprint. It
+// refuses what `ssh-keygen -Y verify` refuses (issue 55 #7): an RSA
+// signature made with SHA-1 (ssh-rsa), a key whose valid-after or
+// valid-before excludes the time of the check, a principal a negated
+// pattern excludes, a plain key a cert-authority line names; and what it
+// cannot check as OpenSSH does, naming it: a certificate.
 func Verify(message, armored, allowedSigners []byte, identity, namespace string) (string, error) {
+	return VerifyAt(message, armored, allowedSigners, identity, namespace, time.Now())
+}
+
+// VerifyAt is Verify at a given time (ssh-keygen -Y verify -Overify-time).
+func VerifyAt(message, armored, allowedSigners []byte, identity, namespace string, at time.Time) (string, error) {
 	blob, err := dearmor(armored)
 	if err != nil {
 		return "", err
@@ -56,7 +65,7 @@ func Verify(message, armored, allowedSigners []byte, identity, namespace string)
 	if err := ssh.Unmarshal(blob, &sig); err != nil {
 		return "", fmt.Errorf("the signature does not parse: %w", err)
 	}
-	if string(sig.Magic[:]) != sshsigMagic || sig.Version != 1 {
+	if string(sig.Magic[:]) != sshsigMagic || sig.Version > 1 {
 		return "", fmt.Errorf("the signature is not an SSH signature of version 1")
 	}
 	if sig.Namespace != namespace {
@@ -66,7 +75,14 @@ func Verify(message, armored, allowedSigners []byte, identity, namespace string)
 	if err != nil {
 		return "", fmt.Errorf("the signature's key: %w", err)
 	}
-	if err := allowed(allowedSigners, pub, identity, namespace); err != nil {
+	if _, cert := pub.(*ssh.Certificate); cert {
+		return "", fmt.Errorf("the signature's key is a certificate (%s): pvkit checks plain keys only (ssh-keygen -Y verify checks certificates)", pub.Type())
+	}
+	lines, err := parseAllowedSigners(allowedSigners)
+	if err != nil {
+		return "", err
+	}
+	if err := allowed(lines, pub, identity, namespace, at); err != nil {
 		return "", err
 	}
 	var h hash.Hash
@@ -85,6 +101,9 @@ func Verify(message, armored, allowedSigners []byte, identity, namespace string)
 	var s ssh.Signature
 	if err := ssh.Unmarshal(sig.Signature, &s); err != nil {
 		return "", fmt.Errorf("the signature's value does not parse: %w", err)
+	}
+	if pub.Type() == ssh.KeyAlgoRSA && s.Format != ssh.KeyAlgoRSASHA512 && s.Format != ssh.KeyAlgoRSASHA256 {
+		return "", fmt.Errorf("the signature's RSA algorithm is %s: OpenSSH accepts rsa-sha2-512 and rsa-sha2-256 only (ssh-rsa is SHA-1)", s.Format)
 	}
 	if err := pub.Verify(signed, &s); err != nil {
 		return "", fmt.Errorf("the signature does not match the file (%s %s): %w", pub.Type(), ssh.FingerprintSHA256(pub), err)
@@ -105,44 +124,6 @@ func dearmor(armored []byte) ([]byte, error) {
 		return nil, fmt.Errorf("the signature's base64: %w", err)
 	}
 	return b, nil
-}
-
-// allowed checks that an allowed_signers line names identity (a pattern
-// list, as OpenSSH matches them) with key pub, for namespace when the line
-// restricts namespaces.
-func allowed(allowedSigners []byte, pub ssh.PublicKey, identity, namespace string) error {
-	for n, line := range strings.Split(string(allowedSigners), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		principals, rest, _ := strings.Cut(line, " ")
-		key, _, options, _, err := ssh.ParseAuthorizedKey([]byte(strings.TrimSpace(rest)))
-		if err != nil {
-			return fmt.Errorf("allowed signers, line %d: %w", n+1, err)
-		}
-		if !bytes.Equal(key.Marshal(), pub.Marshal()) || (identity != "" && !matchPrincipal(principals, identity)) {
-			continue
-		}
-		for _, o := range options {
-			if k, v, _ := strings.Cut(o, "="); strings.EqualFold(k, "namespaces") && !matchPrincipal(strings.Trim(v, `"`), namespace) {
-				return fmt.Errorf("allowed signers, line %d: the key may sign %s, not %q", n+1, v, namespace)
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("the signature's key (%s %s) is not an allowed signer for %q", pub.Type(), ssh.FingerprintSHA256(pub), identity)
-}
-
-// matchPrincipal matches s against a comma-separated list of OpenSSH
-// patterns (* and ?).
-func matchPrincipal(patterns, s string) bool {
-	for _, p := range strings.Split(patterns, ",") {
-		if ok, _ := path.Match(p, s); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // Sign signs message in namespace with key as `ssh-keygen -Y sign` does
@@ -207,23 +188,17 @@ func Fingerprint(pub ssh.PublicKey) string {
 	return pub.Type() + " " + ssh.FingerprintSHA256(pub)
 }
 
-// CheckAllowedSigners parses every line of an allowed_signers file, so
-// that a bad file is refused when it is given, not at the first signature
-// it should have checked. A file naming no key is an error too.
+// CheckAllowedSigners parses every line of an allowed_signers file, as
+// Verify will, so that a bad file is refused when it is given, not at the
+// first signature it should have checked: a key that does not parse, an
+// option OpenSSH does not know or refuses (named). A file naming no key is
+// an error too.
 func CheckAllowedSigners(allowedSigners []byte) error {
-	keys := 0
-	for n, line := range strings.Split(string(allowedSigners), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		_, rest, _ := strings.Cut(line, " ")
-		if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(strings.TrimSpace(rest))); err != nil {
-			return fmt.Errorf("allowed signers, line %d: %w", n+1, err)
-		}
-		keys++
+	lines, err := parseAllowedSigners(allowedSigners)
+	if err != nil {
+		return err
 	}
-	if keys == 0 {
+	if len(lines) == 0 {
 		return fmt.Errorf("allowed signers: no key (a line is: principals, then the public key)")
 	}
 	return nil

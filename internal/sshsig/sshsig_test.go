@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"encoding/pem"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,21 +49,7 @@ func TestSignVerifiesHereAndWithOpenSSH(t *testing.T) {
 // openSSHVerifies checks a signature with ssh-keygen -Y verify, where
 // OpenSSH is installed (.ci/run installs it).
 func openSSHVerifies(t *testing.T, msg, sig, allowed []byte) {
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		t.Log("ssh-keygen not installed: OpenSSH's check skipped")
-		return
-	}
-	d := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(d, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	cmd := exec.Command("ssh-keygen", "-Y", "verify", "-f", write("allowed", allowed), "-I", "ci@pvkit.dev", "-n", "pvkit-test", "-s", write("sig", sig))
-	cmd.Stdin = strings.NewReader(string(msg))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := sshKeygenVerify(t, needSSHKeygen(t), msg, sig, allowed, "ci@pvkit.dev", "pvkit-test"); err != nil {
 		t.Fatalf("ssh-keygen -Y verify: %v\n%s", err, out)
 	}
 }

@@ -13,6 +13,22 @@ import (
 // its branch, commit and push.
 func (w *ws) pushToBranch(repo, file, old, new string) {
 	w.t.Helper()
+	w.commitToBranch(repo, "hotfix: "+new, func(dir string) {
+		path := filepath.Join(dir, file)
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), old) {
+			w.t.Fatalf("%s: %v, no %q in:\n%s", file, err, old, b)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+	})
+}
+
+// commitToBranch clones the repository, lets change change its work tree,
+// commits everything with message and pushes to main.
+func (w *ws) commitToBranch(repo, message string, change func(dir string)) {
+	w.t.Helper()
 	dir := filepath.Join(w.t.TempDir(), repo)
 	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_AUTHOR_NAME=someone", "GIT_AUTHOR_EMAIL=someone@example.com", "GIT_COMMITTER_NAME=someone", "GIT_COMMITTER_EMAIL=someone@example.com")
@@ -27,15 +43,9 @@ func (w *ws) pushToBranch(repo, file, old, new string) {
 	if out, err := exec.Command("git", "clone", "-q", "--branch", "main", filepath.Join(w.repos, repo+".git"), dir).CombinedOutput(); err != nil {
 		w.t.Fatalf("git clone: %v: %s", err, out)
 	}
-	path := filepath.Join(dir, file)
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(b), old) {
-		w.t.Fatalf("%s: %v, no %q in:\n%s", file, err, old, b)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-	git("commit", "-q", "-am", "hotfix: "+new)
+	change(dir)
+	git("add", "-A")
+	git("commit", "-q", "-m", message)
 	git("push", "-q", "origin", "main")
 }
 

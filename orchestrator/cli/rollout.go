@@ -116,9 +116,7 @@ func rolloutControls() []rolloutControlVerb {
 		{"pause SET", "Pause a set's rollout: no child moves until resumed (those moved stay)", false, false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 			return map[string]string{packagevariantset.RolloutPauseAnnotation: "true"}, "paused", nil
 		}},
-		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one)", false, false, func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error) {
-			return map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}, "resumed", nil
-		}},
+		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one, its waves waiting for approval again)", false, false, resumeChange},
 		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, false, undoChange},
 		{"approve SET [WAVE]", "Approve a wave's drafts as one decision (default: the open wave): the next run approves its children's finished drafts", false, true, approveWaveChange},
 		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, false, listChange(packagevariantset.RolloutHoldAnnotation, true)},
@@ -163,6 +161,10 @@ func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVar
 	if r == nil || r.From == nil {
 		return nil, "", fmt.Errorf("packagevariantset %s has no rollout to approve a wave of (a set's first revision is not rolled out)", set.Name)
 	}
+	if t := cur[packagevariantset.RolloutUndoAnnotation]; t != "" {
+		return nil, "", fmt.Errorf("packagevariantset %s: the rollout of %s is undone (%s): a wave's approval is never given to an undone release; approve the undo's drafts with pvctl approve, or pvctl rollout resume first and approve its waves then",
+			set.Name, t, packagevariantset.RolloutUndoAnnotation)
+	}
 	var wave *v1alpha2.WaveStatus
 	var names []string
 	for i := range r.Waves {
@@ -189,10 +191,23 @@ func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVar
 			wave.Name, r.Target.Name, len(wave.Members), wave.Moved), nil
 }
 
+// resumeChange is rollout resume: the pause and the undo lifted. After an
+// undo it says that the target's waves wait for a person's approval again
+// (the undo withdrew them: issue 55 #5).
+func resumeChange(cur map[string]string, _ []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+	out := map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}
+	if t := cur[packagevariantset.RolloutUndoAnnotation]; t != "" {
+		return out, fmt.Sprintf("resumed: %s rolls out again from wave one, each wave waiting for a person's approval again (pvctl rollout approve; the undo withdrew the earlier ones)", t), nil
+	}
+	return out, "resumed", nil
+}
+
 // undoChange is rollout undo (rule: rollout-undo): the undo annotation
-// names the rollout's target, so that it cannot undo a later one; what it
-// says is the plan: which children go back, to what.
-func undoChange(_ map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+// names the rollout's target, so that it cannot undo a later one, and the
+// target's wave approvals are withdrawn (issue 55 #5: they would approve
+// its drafts again once resumed, the release going out with nobody
+// deciding); what it says is the plan: which children go back, to what.
+func undoChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 	r := set.Status.Rollout
 	if r == nil || r.From == nil {
 		return nil, "", fmt.Errorf("packagevariantset %s has no rollout to undo: its status names no revision it rolled out from (a set's first revision is not rolled out)", set.Name)
@@ -206,9 +221,24 @@ func undoChange(_ map[string]string, _ []string, set *pvsapi.PackageVariantSet) 
 	if len(moved) == 0 {
 		moved = append(moved, "no child moved yet")
 	}
-	return map[string]string{packagevariantset.RolloutUndoAnnotation: r.Target.Name},
-		fmt.Sprintf("undo of %s: every child goes back to %s at once (%s); pvctl rollout resume rolls %s out again from wave one",
-			r.Target.Name, r.From.Name, strings.Join(moved, ", "), r.Target.Name), nil
+	out := map[string]string{packagevariantset.RolloutUndoAnnotation: r.Target.Name}
+	var kept, withdrawn []string
+	for _, e := range strings.Split(cur[packagevariantset.RolloutApproveAnnotation], ",") {
+		switch w, t, _ := strings.Cut(strings.TrimSpace(e), "@"); {
+		case e == "":
+		case t == r.Target.Name:
+			withdrawn = append(withdrawn, w)
+		default:
+			kept = append(kept, strings.TrimSpace(e))
+		}
+	}
+	said := ""
+	if len(withdrawn) > 0 {
+		out[packagevariantset.RolloutApproveAnnotation] = strings.Join(kept, ",")
+		said = fmt.Sprintf("; the approvals of waves %s at %s are withdrawn", strings.Join(withdrawn, ", "), r.Target.Name)
+	}
+	return out, fmt.Sprintf("undo of %s: every child goes back to %s at once (%s)%s; pvctl rollout resume rolls %s out again from wave one, each wave waiting for a person's approval",
+		r.Target.Name, r.From.Name, strings.Join(moved, ", "), said, r.Target.Name), nil
 }
 
 // readSet reads one set from the cluster or the last run's state.

@@ -430,7 +430,7 @@ func TestRolloutUndoLocally(t *testing.T) {
 	}
 	w.run(ExitOK)
 	contains(t, w.mustCmd(ExitOK, "rollout", "undo", "app"),
-		"packagevariantset/app rollout undo of blueprints.app.v2: every child goes back to blueprints.app.v1 at once (wave canary: 1 moved, wave early: 3 moved); pvctl rollout resume rolls blueprints.app.v2 out again from wave one: the next pvctl run applies it")
+		"packagevariantset/app rollout undo of blueprints.app.v2: every child goes back to blueprints.app.v1 at once (wave canary: 1 moved, wave early: 3 moved); pvctl rollout resume rolls blueprints.app.v2 out again from wave one, each wave waiting for a person's approval: the next pvctl run applies it")
 	out := w.run(ExitStalled)
 	// The canary and wave early's two published ones get a draft back to
 	// v1; wave early's third, a draft at v2 not yet approved, is upgraded

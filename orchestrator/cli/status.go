@@ -260,6 +260,9 @@ func describeVariant(ctx context.Context, w io.Writer, f *fleet, v *pvapi.Packag
 		if d := t.Drift; d != nil {
 			fmt.Fprintf(w, "    drift: %s: %s\n", d.Reason, d.Message)
 		}
+		if k := t.Kept; k != nil {
+			fmt.Fprintf(w, "    kept: %s\n", k.Message)
+		}
 		if h := t.Health; h != nil {
 			fmt.Fprintf(w, "    health: %s %s: %s (since %s)\n", h.Status, h.Reason, h.Message, h.Since.UTC().Format(time.RFC3339))
 		}

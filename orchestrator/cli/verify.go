@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/pvkit/pvkit/internal/sshsig"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/spf13/cobra"
 )
@@ -74,8 +76,19 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 		return err
 	}
 	var revs []store.Revision
+	checked, failed, unrecorded := 0, 0, 0
+	fail := func(name string, err error) {
+		checked++
+		failed++
+		fmt.Fprintf(o.Stdout, "FAIL %s: %v\n", name, err)
+	}
 	for _, n := range names {
 		rev, err := revision(s, o.Namespace, n)
+		var ue *unreadableError
+		if errors.As(err, &ue) { // not verified: nothing says what it holds
+			fail(ue.skip.Revision.Name, fmt.Errorf("cannot be read: %v", ue.skip.Err))
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -85,8 +98,14 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 	if all {
 		revs = s.All(o.Namespace)
 		sort.Slice(revs, func(i, j int) bool { return revs[i].Name < revs[j].Name })
+		for _, k := range s.Skipped() { // a ref that cannot be read hides nothing
+			name := k.Revision.Name
+			if name == "" {
+				name = k.Repository + " " + k.Ref
+			}
+			fail(name, fmt.Errorf("cannot be read: %v", k.Err))
+		}
 	}
-	checked, failed, unrecorded := 0, 0, 0
 	for _, rev := range revs {
 		res, err := s.GetResources(ctx, o.Namespace, rev.Name)
 		if err != nil {
@@ -98,6 +117,9 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 		}
 		checked++
 		r, err := provenance.Check(res.Files, verify)
+		if err == nil {
+			err = r.Record.Describes(provenance.RevisionRef{Name: rev.Name, Repository: rev.Repository, Package: rev.Package, Workspace: rev.Workspace}, rev.Placeholder)
+		}
 		if err != nil {
 			failed++
 			fmt.Fprintf(o.Stdout, "FAIL %s: %v\n", rev.Name, err)
@@ -135,6 +157,13 @@ func vouchedFor(r *provenance.Result) string {
 			}
 			out += " from upstream " + d.Annotations["ref"] + " at " + c
 		}
+	}
+	if marked := r.Record.Marked(); len(marked) > 0 {
+		var parts []string
+		for _, name := range krm.SortedKeys(marked) {
+			parts = append(parts, name+" ("+marked[name]+")")
+		}
+		out += "; not built by pvkit: " + strings.Join(parts, ", ")
 	}
 	if r.Signer != "" {
 		out += "; signed by " + r.Signer

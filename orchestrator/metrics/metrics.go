@@ -278,7 +278,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	failed("PackageVariant", err)
 	if err == nil {
 		counts := map[[2]string]float64{}
-		drift := map[string]float64{pvapi.ReasonNewerRevision: 0, pvapi.ReasonContentChanged: 0}
+		drift := map[string]float64{pvapi.ReasonNewerRevision: 0, pvapi.ReasonContentChanged: 0, pvapi.ReasonBranchUnreadable: 0}
 		for i := range pvs.Items {
 			counts[readiness(pvs.Items[i].Status.Conditions)]++
 			if c := apimeta.FindStatusCondition(pvs.Items[i].Status.Conditions, pvapi.ConditionPublishedDrift); c != nil && c.Status == metav1.ConditionTrue {

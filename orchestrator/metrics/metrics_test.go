@@ -117,6 +117,7 @@ func TestFleetGauges(t *testing.T) {
 		"pvkit_packagevariants{ready=True,reason=NoErrors} 3",
 		"pvkit_published_drift{reason=NewerRevision} 1",
 		"pvkit_published_drift{reason=ContentChanged} 0",
+		"pvkit_published_drift{reason=BranchUnreadable} 0",
 		"pvkit_porch_repository_failing_seconds{namespace=a,repository=deploy} 360000",
 		"pvkit_packagevariants{ready=Unknown,reason=} 1",
 		"pvkit_packagevariantsets{ready=True,reason=Reconciled} 1",

@@ -150,6 +150,16 @@ type Revision struct {
 	// package's directory): equal non-empty Contents are equal files; ""
 	// when not known (Porch, the memory store).
 	Content string
+	// Commit is the git commit a branch placeholder's content is at, where
+	// the store knows it (the git store: the branch's head; Porch: the
+	// placeholder's resource version, which is its commit); "" otherwise.
+	Commit string
+	// Unreadable, when not "", says why the store lists a branch
+	// placeholder whose package it cannot read (a Kptfile that does not
+	// parse, a symbolic link, a file over the bounds): nothing on the
+	// branch hides from drift (issue 55 #4). Its files cannot be read
+	// (GetResources fails with ErrUnreadable).
+	Unreadable string
 }
 
 // OwnedBy reports whether uid owns the revision.
@@ -273,6 +283,9 @@ var (
 	// pushed to remote"). UpdateResourcesRendered then returns what it knows of the
 	// render together with the error.
 	ErrRenderFailed = errors.New("render failed")
+	// ErrUnreadable: the store lists the revision (Revision.Unreadable) but
+	// cannot read its files: a branch whose package does not load.
+	ErrUnreadable = errors.New("unreadable")
 )
 
 // RevisionName is Porch's name of a revision: `<repo>.<package>.<workspace>`.

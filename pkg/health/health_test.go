@@ -109,3 +109,53 @@ func obj(s string) map[string]any {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// hostileMatches is a condition of 40 matches over the object's status.p.
+func hostileMatches(pattern string) *pv.HealthCheck {
+	parts := make([]string, 40)
+	for i := range parts {
+		parts[i] = "object.status.p.matches('" + pattern + "')"
+	}
+	return &pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: strings.Join(parts, " || ")}
+}
+
+// hostileStatus is an object with a 20 KB status field no pattern matches.
+var hostileStatus = map[string]any{"status": map[string]any{"p": strings.Repeat("ab", 10_000)}}
+
+// Issue 55 #6: 40 matches of `[ab]{0,1000}` over a 20 KB status field ran
+// 81-121 s under a 10 s timeout with CEL's own `matches` (a call cannot be
+// interrupted). With celbound's: the literal is refused at validation
+// (2,002 instructions), and a smaller one stops at the cost limit, each
+// match charged its work.
+func TestConditionMatchesBounded(t *testing.T) {
+	if p := Validate("spec.health", hostileMatches("[ab]{0,1000}c")); len(p) != 1 || p[0].Field != "spec.health.condition" ||
+		!strings.Contains(p[0].Message, `regular expression "[ab]{0,1000}c" compiles to 2003 instructions, more than 1000`) {
+		t.Fatalf("problems = %+v", p)
+	}
+	c := hostileMatches("[ab]{0,200}c")
+	if p := Validate("spec.health", c); len(p) != 0 {
+		t.Fatal(p)
+	}
+	_, err := Healthy(context.Background(), c, edge, hostileStatus, v2)
+	if err == nil || !strings.Contains(err.Error(), "operation cancelled: actual cost limit exceeded") {
+		t.Fatalf("err = %v, want the cost limit", err)
+	}
+	// A pattern read from the object is bounded when it runs.
+	c = &pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'", Condition: "object.status.p.matches(object.status.q)"}
+	_, err = Healthy(context.Background(), c, edge, map[string]any{"status": map[string]any{"p": "ab", "q": "[ab]{0,1000}"}}, v2)
+	if err == nil || !strings.Contains(err.Error(), "compiles to 2002 instructions, more than 1000") {
+		t.Fatalf("err = %v, want the program bound", err)
+	}
+}
+
+// BenchmarkHostileHealthCondition is the worst the bounds allow of
+// TestConditionMatchesBounded's attack (docs/security.md, round five).
+func BenchmarkHostileHealthCondition(b *testing.B) {
+	c := hostileMatches("[ab]{0,200}c")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Healthy(context.Background(), c, edge, hostileStatus, v2); err == nil {
+			b.Fatal("evaluated")
+		}
+	}
+}

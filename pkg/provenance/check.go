@@ -81,6 +81,75 @@ func (r *Record) Differences(files map[string]string) []variant.FileChange {
 	return variant.ChangedFiles(recorded, now)
 }
 
+// For reports whether the record was written for the package revision
+// name (false for a record that names none: written before records named
+// their revision).
+func (r *Record) For(name string) bool {
+	ref := r.Statement.Predicate.BuildDefinition.ExternalParameters.Revision
+	return ref != nil && ref.Name == name
+}
+
+// Describes checks that the record was written for the package revision
+// want, by name; for a branch placeholder (branch), for any revision of
+// want's repository and package (the branch holds the package's newest
+// published revision). A record of before records named their revision is
+// held to its downstream, repository and package. The error names what the
+// record names (issue 55 #4: a record copied from another package, or
+// from another revision, vouches for nothing here).
+func (r *Record) Describes(want RevisionRef, branch bool) error {
+	ext := r.Statement.Predicate.BuildDefinition.ExternalParameters
+	if ref := ext.Revision; ref != nil {
+		if ref.Name == want.Name || branch && ref.Repository == want.Repository && ref.Package == want.Package {
+			return nil
+		}
+		return fmt.Errorf("%s: the record was written for package revision %s (repository %s, package %s), not %s", FileName, ref.Name, ref.Repository, ref.Package, want.Name)
+	}
+	if repo, pkg := ext.Downstream["repo"], ext.Downstream["package"]; repo != want.Repository || pkg != want.Package {
+		return fmt.Errorf("%s: the record was written for package %s in repository %s, not %s", FileName, pkg, repo, want.Name)
+	}
+	return nil
+}
+
+// Marked are the files the statement says pvkit did not build
+// (OriginAnnotation), by path, with their origin.
+func (r *Record) Marked() map[string]string {
+	var out map[string]string
+	for _, s := range r.Statement.Subject {
+		if o := s.Annotations[OriginAnnotation]; o != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[s.Name] = o
+		}
+	}
+	return out
+}
+
+// PersonsFiles are the files of a package that are not pvkit's build, as
+// its record tells, by path, with their origin: those the statement marks
+// so (Marked), and those modified or added since it was made (a person's
+// edit: OriginEdited). known is false when the package has no record that
+// reads (then nothing can be told from it).
+func PersonsFiles(files map[string]string) (origins map[string]string, known bool) {
+	rec, err := Read(files)
+	if err != nil {
+		return nil, false
+	}
+	origins = rec.Marked()
+	for _, c := range rec.Differences(files) {
+		if c.Change == variant.FileRemoved {
+			continue
+		}
+		if origins == nil {
+			origins = map[string]string{}
+		}
+		if origins[c.Path] == "" {
+			origins[c.Path] = OriginEdited
+		}
+	}
+	return origins, true
+}
+
 // Verifier checks a signature of a statement (sshsig.Verify with an
 // allowed_signers file, in the caller) and names the key that made it.
 type Verifier func(statement, signature []byte) (signer string, err error)

@@ -278,3 +278,87 @@ func laughs() string {
 	}
 	return b.String()
 }
+
+// Issue 55 #2, #3: a record names the revision it was written for, marks
+// the files pvkit did not build, and tells a person's files: those it
+// marks and those changed or added since; removed files are none of them.
+func TestRecordNamesItsRevisionAndAPersonsFiles(t *testing.T) {
+	in := inputs()
+	in.Revision = &RevisionRef{Name: "deployments.app-prod.packagevariant-2", Repository: "deployments", Package: "app-prod", Workspace: "packagevariant-2"}
+	in.Origins = map[string]string{"README.md": OriginEdited, "gone.yaml": OriginEdited}
+	files, err := Stamp(pkg(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Read(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.For("deployments.app-prod.packagevariant-2") || rec.For("deployments.app-prod.packagevariant-1") {
+		t.Fatalf("the record names %+v", rec.Statement.Predicate.BuildDefinition.ExternalParameters.Revision)
+	}
+	if got := rec.Marked(); len(got) != 1 || got["README.md"] != OriginEdited {
+		t.Fatalf("marked: %v (a path not in the package is left out)", got)
+	}
+	if !strings.Contains(string(rec.Raw), `"pvkit.dev/origin": "edited by a person"`) {
+		t.Fatalf("the statement does not say it:\n%s", rec.Raw)
+	}
+	files["deploy.yaml"] = strings.Replace(files["deploy.yaml"], "replicas: 3", "replicas: 5", 1)
+	files["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+	delete(files, "labels.yaml")
+	got, known := PersonsFiles(files)
+	want := map[string]string{"README.md": OriginEdited, "deploy.yaml": OriginEdited, "extra.yaml": OriginEdited}
+	if !known || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("PersonsFiles = %v, %v; want %v", got, known, want)
+	}
+	delete(files, FileName)
+	if got, known := PersonsFiles(files); known || got != nil {
+		t.Fatalf("without a record: %v, %v", got, known)
+	}
+	// A record of before this change names no revision: For is false.
+	old, err := Stamp(pkg(), inputs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := Read(old); err != nil || rec.For("deployments.app-prod.packagevariant-2") {
+		t.Fatalf("a record naming no revision: %v", err)
+	}
+}
+
+// FuzzRecord: any record file is read without a panic (a record is a file
+// of the package, anyone who may edit the package writes it); one that
+// reads answers every question asked of it, and a record Stamp wrote
+// reads back as written.
+func FuzzRecord(f *testing.F) {
+	in := inputs()
+	in.Revision = &RevisionRef{Name: "d.app.v1", Repository: "d", Package: "app"}
+	in.Origins = map[string]string{"README.md": OriginEdited}
+	stamped, err := Stamp(pkg(), in, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(stamped[FileName])
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pvkit-provenance\ndata:\n  statement: '{}'\n")
+	f.Add("a: &a [*a, *a]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		files := pkg()
+		files[FileName] = text
+		rec, err := Read(files)
+		if err != nil {
+			if _, known := PersonsFiles(files); known {
+				t.Fatalf("PersonsFiles read a record Read refuses: %v", err)
+			}
+			return
+		}
+		rec.Differences(files)
+		rec.Marked()
+		rec.For("d.app.v1")
+		_ = rec.Describes(RevisionRef{Name: "d.app.v1", Repository: "d", Package: "app"}, false)
+		if _, known := PersonsFiles(files); !known {
+			t.Fatal("PersonsFiles refused a record Read takes")
+		}
+		if text == stamped[FileName] && (!rec.For("d.app.v1") || rec.Marked()["README.md"] != OriginEdited) {
+			t.Fatal("a stamped record does not read back")
+		}
+	})
+}

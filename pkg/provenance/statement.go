@@ -63,11 +63,23 @@ type BuildDefinition struct {
 	ResolvedDependencies []Descriptor `json:"resolvedDependencies,omitempty"`
 }
 
-// External are the parameters a user gave: the variant.
+// External are the parameters a user gave: the variant, and the package
+// revision the record was written for.
 type External struct {
 	Variant    VariantRef        `json:"variant"`
 	Upstream   map[string]string `json:"upstream,omitempty"`
 	Downstream map[string]string `json:"downstream,omitempty"`
+	Revision   *RevisionRef      `json:"revision,omitempty"`
+}
+
+// RevisionRef names the package revision a record was written for: a
+// record copied into another revision (Porch's copy, an upgrade draft
+// before pvkit writes it, a file pasted by hand) does not describe it.
+type RevisionRef struct {
+	Name       string `json:"name"`
+	Repository string `json:"repository"`
+	Package    string `json:"package"`
+	Workspace  string `json:"workspace,omitempty"`
 }
 
 // VariantRef names the PackageVariant that made the package.
@@ -112,7 +124,24 @@ type Inputs struct {
 	Generation int64
 	// Builder is "controller" or "pvctl"; Version pvkit's version.
 	Builder, Version string
+	// Revision is the package revision the record is written for.
+	Revision *RevisionRef
+	// Origins are the files whose content pvkit did not build, by path,
+	// with where it came from (OriginEdited, or an adoption's words): the
+	// statement says so on the file's subject (OriginAnnotation), so that
+	// it never vouches for them as pvkit's build, and a later upgrade
+	// knows them for a person's (Record.PersonsFiles). A path not in the
+	// package is left out.
+	Origins map[string]string
 }
+
+// OriginAnnotation, on a subject of the statement, says that the file's
+// content is not pvkit's build and where it came from.
+const OriginAnnotation = "pvkit.dev/origin"
+
+// OriginEdited is the origin of a file a person changed after pvkit wrote
+// it, and pvkit kept.
+const OriginEdited = "edited by a person"
 
 // Signer signs a statement (sshsig.Sign with a key, in the caller).
 type Signer func(statement []byte) ([]byte, error)
@@ -127,7 +156,11 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	st := &Statement{Type: StatementType, PredicateType: PredicateType}
 	digests := variant.FileDigests(content)
 	for _, name := range krm.SortedKeys(content) {
-		st.Subject = append(st.Subject, Descriptor{Name: name, Digest: map[string]string{DigestAlgorithm: hexOf(digests[name])}})
+		d := Descriptor{Name: name, Digest: map[string]string{DigestAlgorithm: hexOf(digests[name])}}
+		if o := in.Origins[name]; o != "" {
+			d.Annotations = map[string]string{OriginAnnotation: o}
+		}
+		st.Subject = append(st.Subject, d)
 	}
 	v := in.Variant
 	bd := &st.Predicate.BuildDefinition
@@ -143,6 +176,7 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	if d := v.Spec.Downstream; d != nil {
 		bd.ExternalParameters.Downstream = nonEmpty(map[string]string{"repo": d.Repo, "package": d.Package})
 	}
+	bd.ExternalParameters.Revision = in.Revision
 	// Only the Kptfile and the files that name an injected object are
 	// read as objects (each file's digest above parsed it already).
 	parse := map[string]string{}

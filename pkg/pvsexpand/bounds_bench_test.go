@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/cel-go/common/types"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/celbound"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -65,7 +65,7 @@ func BenchmarkValidateHostileSet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng.progs = newLRU(programCacheBytes)
+		eng.progs = celbound.NewCache(programCacheBytes)
 		if _, problems := ConfigFromObject(cfg); krm.HasErrorProblems(problems) {
 			b.Fatal(problems)
 		}
@@ -180,20 +180,4 @@ func fanOutSet(b *testing.B, repos, pkgs int) *v1alpha2.PackageVariantSet {
 		b.Fatal(problems)
 	}
 	return set
-}
-
-// BenchmarkRegexAtWorkBound: one match at the work bound (a 1,000
-// instruction program over 20,000 characters that never match early).
-func BenchmarkRegexAtWorkBound(b *testing.B) {
-	pattern := strings.Repeat("[a-y]?", 150) + "z"
-	_, insts, err := regexProgram(pattern)
-	if err != nil {
-		b.Fatal(err)
-	}
-	input := strings.Repeat("a", maxRegexWork/insts)
-	for i := 0; i < b.N; i++ {
-		if got := boundedMatch(types.String(input), types.String(pattern)); got != types.False {
-			b.Fatalf("%v (%d instructions)", got, insts)
-		}
-	}
 }

@@ -9,20 +9,17 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
-	celast "github.com/google/cel-go/common/ast"
-	"github.com/google/cel-go/common/env"
-	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/ext"
+	"github.com/pvkit/pvkit/pkg/celbound"
 )
 
-// Limits of every CEL evaluation, as the Kubernetes apiserver does it: a cost
-// budget checked while evaluating, and the caller's deadline (Expand's
-// context: set at the edges, the controller and the binary, never here)
-// checked every interruptEvery comprehension steps and before each
-// expression.
+// Limits of every CEL evaluation are pkg/celbound's, as every pvkit CEL
+// expression's: a cost budget checked while evaluating, and the caller's
+// deadline (Expand's context: set at the edges, the controller and the
+// binary, never here) checked every celbound.InterruptEvery comprehension
+// steps and before each expression.
 const (
-	costLimit      = 1_000_000
-	interruptEvery = 100
+	costLimit = celbound.CostLimit
 	// celStringsVersion is the version of CEL's strings extension (cel-go
 	// v0.26.1's newest: format as the CEL spec has it, reverse, join,
 	// quote...). Raise it deliberately, with a test of what changes.
@@ -78,7 +75,7 @@ func (s scope) withoutRepository() scope {
 // a byte budget (least recently used out first).
 type engine struct {
 	envs  [scopes]*cel.Env
-	progs *lru
+	progs *celbound.Cache
 }
 
 // compiled is a cached compilation: a program, or the message refusing it.
@@ -87,23 +84,18 @@ type compiled struct {
 	err  error
 }
 
-// Bounds of compilation. A parse nested deeper than parserRecursionLimit is
-// refused before it is type-checked (nested literals 248 deep, 1 KB, took 9 s
-// to check); so are comprehensions (map, filter, all, exists) nested deeper
-// than maxComprehensionNesting, or more than maxComprehensions or maxCalls
-// (function calls and operators) in one expression: the type checker's work
-// grows with the square of their number (290 two-level comprehensions in
-// 8 KiB took 0.35 s to check, 700 calls of size() 0.13 s);
-// programCacheBytes bounds the memory of compiled programs
-// (about programBytesPerChar bytes per character of expression, measured).
+// Bounds of compilation are celbound's (a parse nested deeper than its
+// recursion limit is refused before it is type-checked: nested literals
+// 248 deep, 1 KB, took 9 s to check; comprehensions and calls are bounded
+// in number and nesting: 290 two-level comprehensions in 8 KiB took 0.35 s
+// to check, 700 calls of size() 0.13 s); programCacheBytes bounds the
+// memory of compiled programs (about programBytesPerChar bytes per
+// character of expression, measured).
 const (
-	parserRecursionLimit    = 16
-	maxComprehensionNesting = 2
-	maxComprehensions       = 16
-	maxCalls                = 128
-	programCacheBytes       = 64 << 20
-	programBytesPerChar     = 48
-	programBaseBytes        = 16 << 10
+	parserRecursionLimit = celbound.ParserRecursionLimit
+	programCacheBytes    = 64 << 20
+	programBytesPerChar  = 48
+	programBaseBytes     = 16 << 10
 )
 
 var (
@@ -119,7 +111,7 @@ func celEngine() (*engine, error) {
 }
 
 func newEngine() (*engine, error) {
-	e := &engine{progs: newLRU(programCacheBytes)}
+	e := &engine{progs: celbound.NewCache(programCacheBytes)}
 	objType := cel.ObjectType("pvsexpand.Object")
 	for s := scope(0); s < scopes; s++ {
 		target := cel.ObjectType("pvsexpand.RepoTarget")
@@ -127,21 +119,10 @@ func newEngine() (*engine, error) {
 			target = objType
 		}
 		opts := []cel.EnvOption{
-			// The standard library without its `matches`: pvkit's own
-			// (celregex.go) bounds what a regular expression may cost.
-			cel.StdLib(cel.StdLibSubset(env.NewLibrarySubset().AddExcludedFunctions(env.NewFunction(overloads.Matches)))),
-			matchesFunction(),
-			cel.ASTValidators(regexLiterals{}, cel.ValidateComprehensionNestingLimit(maxComprehensionNesting)),
-			cel.ParserRecursionLimit(parserRecursionLimit),
-			cel.ParserExpressionSizeLimit(maxExpressionLength),
-			cel.EagerlyValidateDeclarations(true),
 			ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(&Object{}), reflect.TypeOf(&RepoTarget{})),
 			// Pinned, as the apiserver pins its CEL libraries: a cel-go
 			// upgrade must not change what a stored expression means.
 			ext.Strings(ext.StringsVersion(celStringsVersion)),
-			cel.HomogeneousAggregateLiterals(),
-			cel.EagerlyValidateDeclarations(true),
-			cel.DefaultUTCTimeZone(true),
 			cel.Variable("repoDefault", cel.StringType),
 			cel.Variable("packageDefault", cel.StringType),
 			cel.Variable("upstream", objType),
@@ -150,7 +131,9 @@ func newEngine() (*engine, error) {
 		if s.hasRepository() {
 			opts = append(opts, cel.Variable("repository", objType))
 		}
-		ce, err := cel.NewCustomEnv(opts...)
+		// celbound's library: the standard one with pvkit's bounded
+		// `matches`, the parser's and the checker's bounds.
+		ce, err := celbound.NewEnv(maxExpressionLength, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("building the CEL environment: %w", err)
 		}
@@ -164,7 +147,7 @@ func newEngine() (*engine, error) {
 // refusal. The error is the message to report for the expression's field.
 func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	key := string(rune('0'+s)) + expr
-	if v, ok := e.progs.get(key); ok {
+	if v, ok := e.progs.Get(key); ok {
 		c := v.(compiled)
 		return c.prog, c.err
 	}
@@ -173,7 +156,7 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 	if err != nil {
 		cost = programBaseBytes + len(expr) + len(err.Error())
 	}
-	e.progs.put(key, compiled{p, err}, cost)
+	e.progs.Put(key, compiled{p, err}, cost)
 	return p, err
 }
 
@@ -186,11 +169,8 @@ func (e *engine) build(s scope, expr string) (cel.Program, error) {
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("%s", compileMessage(iss.Err().Error()))
 	}
-	if n := count(parsed, celast.ComprehensionKind); n > maxComprehensions {
-		return nil, fmt.Errorf("has %d comprehensions (map, filter, all, exists), more than %d", n, maxComprehensions)
-	}
-	if n := count(parsed, celast.CallKind); n > maxCalls {
-		return nil, fmt.Errorf("has %d function calls and operators, more than %d", n, maxCalls)
+	if err := celbound.Shape(parsed); err != nil {
+		return nil, err
 	}
 	ast, iss := env.Check(parsed)
 	if iss.Err() != nil {
@@ -208,7 +188,7 @@ func (e *engine) build(s scope, expr string) (cel.Program, error) {
 	case est.Max > costLimit:
 		return nil, fmt.Errorf("is too expensive: it may cost up to %d on inputs within the documented sizes, the limit is %d", est.Max, costLimit)
 	}
-	return env.Program(ast, cel.CostLimit(costLimit), cel.CostTracking(actualCost{}), cel.InterruptCheckFrequency(interruptEvery))
+	return env.Program(ast, celbound.ProgramOptions()...)
 }
 
 // compileMessage keeps the message lines of a CEL error report (dropping its
@@ -247,11 +227,4 @@ func eval(ctx context.Context, p cel.Program, vars map[string]any) (string, uint
 		return "", cost, fmt.Errorf("must evaluate to a string, found %s", out.Type().TypeName())
 	}
 	return s, cost, nil
-}
-
-// count counts the nodes of a kind in a parsed expression, before the type
-// checker runs: its time grows with the square of the comprehensions and
-// of the overloaded calls an expression holds.
-func count(a *cel.Ast, kind celast.ExprKind) int {
-	return len(celast.MatchDescendants(celast.NavigateAST(a.NativeRep()), celast.KindMatcher(kind)))
 }

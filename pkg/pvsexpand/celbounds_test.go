@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
+	"github.com/pvkit/pvkit/pkg/celbound"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -41,7 +40,7 @@ func TestRegexLiteralRefusedBySize(t *testing.T) {
 	}
 	_, problems := ConfigFromObject(setWithExpr(expr))
 	if len(problems) != 1 || !strings.Contains(problems[0].Message, "`spec.targets[0].template.labelExprs[0].valueExpr` is not a valid expression: regular expression \"[a-z]{0,1000}") ||
-		!strings.Contains(problems[0].Message, fmt.Sprintf("instructions, more than %d (counted repetitions such as {0,1000} multiply its size)", maxRegexInsts)) {
+		!strings.Contains(problems[0].Message, fmt.Sprintf("instructions, more than %d (counted repetitions such as {0,1000} multiply its size)", celbound.MaxRegexInsts)) {
 		t.Fatalf("problems = %v", problems)
 	}
 	// The global form too, and an invalid pattern.
@@ -84,19 +83,6 @@ func TestRegexFromInputBoundedAtRunTime(t *testing.T) {
 	}
 }
 
-// One match is bounded in work before it runs: the input's length times
-// the program's size.
-func TestRegexWorkBounded(t *testing.T) {
-	long := strings.Repeat("a", maxRegexWork/100+1)
-	got := boundedMatch(stringVal(long), stringVal(strings.Repeat("(a|b)", 100)))
-	if !strings.Contains(fmt.Sprint(got), "is too expensive") {
-		t.Fatalf("got %v", got)
-	}
-	if got := boundedMatch(stringVal("abc"), stringVal("^a.c$")); fmt.Sprint(got) != "true" {
-		t.Fatalf("got %v", got)
-	}
-}
-
 // Issue 18 #3: nested literals 248 deep (1 KB) took 9 s to type-check, and
 // failed compilations were not cached. The parser's recursion limit refuses
 // them before the checker runs, and the refusal is remembered.
@@ -110,28 +96,28 @@ func TestDeepNestingRefusedAndRemembered(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("expression recursion limit exceeded: %d", parserRecursionLimit)) {
 		t.Fatalf("err = %v", err)
 	}
-	if v, ok := eng.progs.get(string(rune('0'+listScope)) + expr); !ok || v.(compiled).err == nil {
+	if v, ok := eng.progs.Get(string(rune('0'+listScope)) + expr); !ok || v.(compiled).err == nil {
 		t.Fatal("the refusal is not remembered")
 	}
-	_, n := eng.progs.size()
+	_, n := eng.progs.Size()
 	if _, err2 := eng.compile(listScope, expr); err2 == nil || err2.Error() != err.Error() {
 		t.Fatalf("second compile: %v", err2)
 	}
-	if _, n2 := eng.progs.size(); n2 != n {
+	if _, n2 := eng.progs.Size(); n2 != n {
 		t.Fatalf("the second compile made a new entry: %d -> %d", n, n2)
 	}
 }
 
 // Comprehensions: the type checker's time grows with the square of their
 // number (290 nested pairs in 8 KiB took 0.35 s), so one expression may
-// have at most maxComprehensions, counted before the check, nested at most
-// maxComprehensionNesting deep.
+// have at most celbound.MaxComprehensions, counted before the check, nested at most
+// celbound.MaxComprehensionNesting deep.
 func TestComprehensionBounds(t *testing.T) {
 	eng, err := newEngine()
 	if err != nil {
 		t.Fatal(err)
 	}
-	many := "string(size([" + strings.TrimSuffix(strings.Repeat("size([1].map(x, 1)), ", maxComprehensions+1), ", ") + "]))"
+	many := "string(size([" + strings.TrimSuffix(strings.Repeat("size([1].map(x, 1)), ", celbound.MaxComprehensions+1), ", ") + "]))"
 	if _, err := eng.compile(listScope, many); err == nil || err.Error() != "has 17 comprehensions (map, filter, all, exists), more than 16" {
 		t.Fatalf("err = %v", err)
 	}
@@ -174,45 +160,22 @@ func TestProgramCacheBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	const budget = 2 << 20
-	eng.progs = newLRU(budget)
+	eng.progs = celbound.NewCache(budget)
 	for i := 0; i < 20; i++ {
 		e := fmt.Sprintf("string(size([%d, %s]))", i, strings.TrimSuffix(strings.Repeat("1, ", 2600), ", "))
 		if _, err := eng.compile(listScope, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	used, n := eng.progs.size()
+	used, n := eng.progs.Size()
 	if used > budget || n >= 20 || n == 0 {
 		t.Fatalf("cache holds %d entries, %d bytes (budget %d)", n, used, budget)
 	}
 	// The most recent is kept, the first is gone.
-	if _, ok := eng.progs.get(string(rune('0'+listScope)) + fmt.Sprintf("string(size([%d, %s]))", 0, strings.TrimSuffix(strings.Repeat("1, ", 2600), ", "))); ok {
+	if _, ok := eng.progs.Get(string(rune('0'+listScope)) + fmt.Sprintf("string(size([%d, %s]))", 0, strings.TrimSuffix(strings.Repeat("1, ", 2600), ", "))); ok {
 		t.Fatal("the least recently used program is still cached")
 	}
 }
-
-func TestLRU(t *testing.T) {
-	c := newLRU(10)
-	c.put("a", 1, 4)
-	c.put("b", 2, 4)
-	c.get("a") // b is now the least recently used
-	c.put("c", 3, 4)
-	if _, ok := c.get("b"); ok {
-		t.Fatal("b stays")
-	}
-	if v, ok := c.get("a"); !ok || v != 1 {
-		t.Fatal("a went")
-	}
-	c.put("huge", 4, 11)
-	if _, ok := c.get("huge"); ok {
-		t.Fatal("an entry over the budget is kept")
-	}
-	if used, n := c.size(); used != 8 || n != 2 {
-		t.Fatalf("size %d, %d", used, n)
-	}
-}
-
-func stringVal(s string) ref.Val { return types.String(s) }
 
 // All the evaluations of one set's expansion share one cost budget: the
 // cost limit bounds one expression on one target (about 1 s, 370 MB of

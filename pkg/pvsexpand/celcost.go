@@ -2,14 +2,11 @@ package pvsexpand
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/overloads"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
+	"github.com/pvkit/pvkit/pkg/celbound"
 	"github.com/pvkit/pvkit/pkg/krm"
 )
 
@@ -21,20 +18,19 @@ import (
 // within these bounds must stay under costLimit, else it is refused with its
 // field path: `'a'.replace('a', 'aaaaaaaaaa')` nested nine times (10^10
 // characters) never runs. At run time every call is charged by the sizes it
-// read and wrote, any string or list over maxValueSize stops the evaluation,
-// and inputs over the bounds (an object with a 10 MB annotation) fail their
-// target before any expression sees them.
+// read and wrote, any string or list over maxValueSize stops the evaluation
+// (celbound.ActualCost), and inputs over the bounds (an object with a 10 MB
+// annotation) fail their target before any expression sees them.
 const (
-	maxExpressionLength   = 8 << 10   // characters of one expression
-	maxSetExpressionBytes = 64 << 10  // characters of a set's distinct expressions together
-	maxCELNameLength      = 253       // names, repoDefault, packageDefault, target.repo
-	maxPackageLength      = 1024      // package paths
-	maxLabelKeyLength     = 317       // prefix (253) + "/" + name (63)
-	maxLabelValueLength   = 63        // label values
-	maxAnnotationsSize    = 256 << 10 // all annotations of an object, as the apiserver limits them
-	maxMapEntries         = 128       // labels or annotations assumed for the static estimate (larger maps are charged at run time)
-	maxValueSize          = 1 << 20   // any string or list an expression builds, at run time
-	traversalCostFactor   = 0.1       // cost per character read or written
+	maxExpressionLength   = 8 << 10               // characters of one expression
+	maxSetExpressionBytes = 64 << 10              // characters of a set's distinct expressions together
+	maxCELNameLength      = 253                   // names, repoDefault, packageDefault, target.repo
+	maxPackageLength      = 1024                  // package paths
+	maxLabelKeyLength     = 317                   // prefix (253) + "/" + name (63)
+	maxLabelValueLength   = 63                    // label values
+	maxAnnotationsSize    = 256 << 10             // all annotations of an object, as the apiserver limits them
+	maxMapEntries         = 128                   // labels or annotations assumed for the static estimate (larger maps are charged at run time)
+	maxValueSize          = celbound.MaxValueSize // any string or list an expression builds, at run time
 )
 
 // sizes is the static size estimator: the declared bounds of every input.
@@ -92,22 +88,22 @@ func (s sizes) EstimateCallCost(function, overloadID string, target *checker.Ast
 		str, repl := size(0), size(2)
 		// Every position of the string may be replaced (an empty `old`
 		// matches between characters).
-		result = checker.SizeEstimate{Min: 0, Max: addSat(mulSat(addSat(str.Max, 1), repl.Max), str.Max)}
+		result = checker.SizeEstimate{Min: 0, Max: celbound.AddSat(celbound.MulSat(celbound.AddSat(str.Max, 1), repl.Max), str.Max)}
 	case "string_lower_ascii", "string_upper_ascii", "string_trim", "string_reverse",
 		"string_substring_int", "string_substring_int_int", "string_char_at_int":
 		result = checker.SizeEstimate{Min: 0, Max: size(0).Max}
 	case "strings_quote":
-		result = checker.SizeEstimate{Min: 2, Max: addSat(mulSat(size(0).Max, 6), 2)}
+		result = checker.SizeEstimate{Min: 2, Max: celbound.AddSat(celbound.MulSat(size(0).Max, 6), 2)}
 	case "string_split_string", "string_split_string_int":
-		result = checker.SizeEstimate{Min: 0, Max: addSat(size(0).Max, 1)}
+		result = checker.SizeEstimate{Min: 0, Max: celbound.AddSat(size(0).Max, 1)}
 	case "list_join", "list_join_string":
 		// A list's element size is not tracked: bound it by the value cap.
 		n := size(0).Max
-		result = checker.SizeEstimate{Min: 0, Max: mulSat(n, addSat(maxValueSize, size(1).Max))}
+		result = checker.SizeEstimate{Min: 0, Max: celbound.MulSat(n, celbound.AddSat(maxValueSize, size(1).Max))}
 	case "string_format":
 		result = checker.SizeEstimate{Min: 0, Max: maxValueSize}
 	case "string_index_of_string", "string_index_of_string_int", "string_last_index_of_string", "string_last_index_of_string_int":
-		c := traverse(size(0).Max + size(1).Max)
+		c := celbound.Traverse(size(0).Max + size(1).Max)
 		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: c}}
 	case overloads.Matches, overloads.MatchesString:
 		var pattern *ast.Expr
@@ -115,104 +111,16 @@ func (s sizes) EstimateCallCost(function, overloadID string, target *checker.Ast
 			e := in[1].Expr()
 			pattern = &e
 		}
-		c := traverse(regexWork(size(0).Max, pattern))
+		c := celbound.Traverse(celbound.RegexWork(size(0).Max, pattern))
 		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: c}}
 	default:
 		return nil
 	}
 	read := uint64(0)
 	for i := range in {
-		read = addSat(read, size(i).Max)
+		read = celbound.AddSat(read, size(i).Max)
 	}
-	return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: traverse(addSat(read, result.Max))}, ResultSize: &result}
-}
-
-func traverse(chars uint64) uint64 {
-	if chars >= math.MaxUint64/2 {
-		return math.MaxUint64
-	}
-	return 1 + uint64(math.Ceil(float64(chars)*traversalCostFactor))
-}
-
-func addSat(a, b uint64) uint64 {
-	if a > math.MaxUint64-b {
-		return math.MaxUint64
-	}
-	return a + b
-}
-
-func mulSat(a, b uint64) uint64 {
-	if a != 0 && b > math.MaxUint64/a {
-		return math.MaxUint64
-	}
-	return a * b
-}
-
-// actualCost charges every string extension call at run time by the sizes it
-// read and wrote, and stops an evaluation that builds a string or list over
-// maxValueSize (its cost then exceeds any limit).
-type actualCost struct{}
-
-// overLimit is a cost past any limit: the evaluation stops with "actual cost
-// limit exceeded".
-const overLimit = math.MaxUint64 / 4
-
-func (actualCost) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
-	out := valueSize(result)
-	if out > maxValueSize {
-		c := uint64(overLimit)
-		return &c
-	}
-	if overloadID == overloads.Matches || overloadID == overloads.MatchesString {
-		if len(args) != 2 {
-			return nil
-		}
-		s, _ := args[0].(types.String)
-		p, _ := args[1].(types.String)
-		_, insts, _ := regexProgram(string(p))
-		c := traverse(mulSat(uint64(len(s)), uint64(insts)))
-		return &c
-	}
-	switch overloadID {
-	case "string_replace_string_string", "string_replace_string_string_int",
-		"string_lower_ascii", "string_upper_ascii", "string_trim", "string_reverse",
-		"string_substring_int", "string_substring_int_int", "string_char_at_int", "strings_quote",
-		"string_split_string", "string_split_string_int", "list_join", "list_join_string", "string_format",
-		"string_index_of_string", "string_index_of_string_int", "string_last_index_of_string", "string_last_index_of_string_int":
-	default:
-		return nil
-	}
-	read := uint64(0)
-	for _, a := range args {
-		read += valueSize(a)
-	}
-	c := traverse(read + out)
-	return &c
-}
-
-// valueSize is the size of a string (bytes), a list (elements, plus the
-// sizes of string elements) or anything else (0).
-func valueSize(v ref.Val) uint64 {
-	switch x := v.(type) {
-	case types.String:
-		return uint64(len(x))
-	case traits.Lister:
-		n, ok := x.Size().(types.Int)
-		if !ok {
-			return 0
-		}
-		total := uint64(n)
-		if total > maxValueSize {
-			return total
-		}
-		for i := types.Int(0); i < n; i++ {
-			if s, ok := x.Get(i).(types.String); ok {
-				total += uint64(len(s))
-			}
-		}
-		return total
-	}
-	return 0
+	return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: celbound.Traverse(celbound.AddSat(read, result.Max))}, ResultSize: &result}
 }
 
 // withinBounds refuses an object larger than the apiserver would store (so

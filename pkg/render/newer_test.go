@@ -109,7 +109,14 @@ func TestRenderNewerFieldsRefused(t *testing.T) {
 		{"not a boolean", "    when: \"resources.size()\"\n", "Kptfile: `pipeline.mutators[0].when` must be a boolean expression, not int"},
 		{"does not compile", "    when: \"resources.exists(r, \"\n", "Kptfile: `pipeline.mutators[0].when` does not compile: ERROR: <input>:1:21: Syntax error"},
 		{"too long", "    when: \"" + strings.Repeat("true && ", MaxWhenLength/8) + "true\"\n", fmt.Sprintf("Kptfile: `pipeline.mutators[0].when` is %d bytes; a condition is at most %d", MaxWhenLength+4, MaxWhenLength)},
-		{"an evaluation too costly", "    when: \"[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a+b+c+d+e+f > 0))))))\"\n",
+		{"an evaluation too costly", "    when: \"lists.range(2000).all(a, lists.range(2000).all(b, a+b >= 0))\"\n",
+			"package .: `pipeline.mutators[0].when` (gcr.io/kpt-fn/set-labels:v0.1): failed to evaluate: operation cancelled: actual cost limit exceeded"},
+		// Issue 55 #6: celbound's bounds, every pvkit CEL expression's.
+		{"nested too deep", "    when: \"[1].all(a, [1].all(b, [1].all(c, true)))\"\n",
+			"Kptfile: `pipeline.mutators[0].when` does not compile: ERROR: <input>:1:30: comprehension exceeds nesting limit"},
+		{"a regular expression too large", "    when: \"resources.exists(r, r.metadata.name.matches('[ab]{0,1000}c'))\"\n",
+			"Kptfile: `pipeline.mutators[0].when` does not compile: ERROR: <input>:1:45: regular expression \"[ab]{0,1000}c\" compiles to "},
+		{"a match too costly", "    when: \"resources.exists(r, has(r.data) && has(r.data.big) && r.data.big.matches('[ab]{0,300}c'))\"\n",
 			"package .: `pipeline.mutators[0].when` (gcr.io/kpt-fn/set-labels:v0.1): failed to evaluate: operation cancelled: actual cost limit exceeded"},
 		{"configRef and configMap", "    configMap:\n      a: b\n    configRef:\n      kind: ConfigMap\n      name: labels\n", "Kptfile: `pipeline.mutators[0]` must specify at most one of `configMap`, `configPath`, or `configRef`"},
 		{"configRef without a kind", "    configRef:\n      name: labels\n", "Kptfile: `pipeline.mutators[0].configRef.kind`: configRef must specify `kind`"},
@@ -121,6 +128,7 @@ func TestRenderNewerFieldsRefused(t *testing.T) {
 			files := map[string]string{
 				"Kptfile":     kptfile("p", "pipeline:\n  mutators:\n  - image: gcr.io/kpt-fn/set-labels:v0.1\n"+tt.step),
 				"labels.yaml": two,
+				"big.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  big: " + strings.Repeat("ab", 10000) + "\n",
 			}
 			out, st, err := Render(context.Background(), files, Options{Runtime: goRuntime{"gcr.io/kpt-fn/set-labels:v0.1": setLabel}})
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+	"github.com/pvkit/pvkit/pkg/celbound"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -16,15 +17,16 @@ import (
 //
 // Bounds of a step's `when` condition. kpt's main branch evaluates it with
 // a cost limit of 1,000,000 and an interrupt check every 100 iterations;
-// pvkit keeps those and bounds what kpt does not: the expression's length
-// and nesting, read from a Kptfile anyone may write.
+// pvkit holds it to pkg/celbound's bounds, every pvkit CEL expression's
+// (issue 55 #6): those, and what kpt does not bound, the expression's
+// length, nesting and calls, read from a Kptfile anyone may write, the
+// sizes strings and regular expressions read and write (CEL's `matches`
+// ran a render 20-35 s past a 2 s render timeout).
 const (
 	// MaxWhenLength is the longest `when` expression, in bytes.
 	MaxWhenLength = 4096
-	// WhenCostLimit is CEL's cost limit of one evaluation (kpt's).
-	WhenCostLimit      = 1_000_000
-	whenCheckFrequency = 100
-	whenRecursionLimit = 32
+	// WhenCostLimit is CEL's cost limit of one evaluation (kpt's, celbound's).
+	WhenCostLimit = celbound.CostLimit
 )
 
 // whenEnv is the CEL environment of `when`, as kpt's main branch declares
@@ -32,18 +34,14 @@ const (
 // selectors pick, each a map with apiVersion, kind, metadata.name and
 // metadata.namespace always present.
 var whenEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
+	return celbound.NewEnv(MaxWhenLength,
 		cel.Variable("resources", cel.ListType(cel.DynType)),
-		cel.HomogeneousAggregateLiterals(),
-		cel.DefaultUTCTimeZone(true),
 		cel.CrossTypeNumericComparisons(true),
 		cel.OptionalTypes(),
 		ext.Strings(ext.StringsVersion(2)),
 		ext.Sets(),
 		ext.TwoVarComprehensions(),
 		ext.Lists(ext.ListsVersion(3)),
-		cel.ParserRecursionLimit(whenRecursionLimit),
-		cel.ParserExpressionSizeLimit(MaxWhenLength),
 	)
 })
 
@@ -56,14 +54,21 @@ func compileWhen(expr string) (cel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	ast, issues := env.Compile(expr)
+	parsed, issues := env.Parse(expr)
+	if issues != nil && issues.Err() != nil {
+		return nil, fmt.Errorf("does not compile: %v", issues.Err())
+	}
+	if err := celbound.Shape(parsed); err != nil {
+		return nil, err
+	}
+	ast, issues := env.Check(parsed)
 	if issues != nil && issues.Err() != nil {
 		return nil, fmt.Errorf("does not compile: %v", issues.Err())
 	}
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("must be a boolean expression, not %v", ast.OutputType())
 	}
-	return env.Program(ast, cel.CostLimit(WhenCostLimit), cel.InterruptCheckFrequency(whenCheckFrequency))
+	return env.Program(ast, celbound.ProgramOptions()...)
 }
 
 // evalWhen evaluates a step's compiled condition over the resources it

@@ -188,6 +188,12 @@ const (
 	// a commit pushed to the branch behind Porch's back. The message names
 	// the files.
 	ReasonContentChanged = "ContentChanged"
+	// ReasonBranchUnreadable (DownstreamTarget.Drift; rule content-drift):
+	// the package on the downstream repository's branch cannot be read (a
+	// commit broke its Kptfile, a file over the bounds): what the branch
+	// holds is not what was approved, and nothing says what it is. The
+	// message has the store's words.
+	ReasonBranchUnreadable = "BranchUnreadable"
 	// ConditionPublishedDrift is True while a target of the variant has
 	// drifted (the message names it); absent otherwise.
 	ConditionPublishedDrift = "PublishedDrift"

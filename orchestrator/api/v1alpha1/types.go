@@ -126,13 +126,30 @@ type DownstreamTarget struct {
 	// Porch did not make). Unset when there is none.
 	// +optional
 	Drift *TargetDrift `json:"drift,omitempty"`
+	// Kept names the files this revision's upgrade kept although the new
+	// upstream dropped them, because a person changed them: never
+	// dropped silently (issue 55 #2). Set when the upgrade draft is made,
+	// kept while the target is.
+	// +optional
+	Kept *TargetKept `json:"kept,omitempty"`
+}
+
+// TargetKept is what an upgrade kept of a person's against its upstream.
+type TargetKept struct {
+	// Files are the files kept, sorted, at most 20 (the message says how
+	// many more).
+	// +kubebuilder:validation:MaxItems=20
+	Files []string `json:"files"`
+	// Message says which upstream dropped them and what to do.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // TargetDrift is a change of a published target's package the variant did
 // not make.
 type TargetDrift struct {
-	// Reason is NewerRevision or ContentChanged.
-	// +kubebuilder:validation:Enum=NewerRevision;ContentChanged
+	// Reason is NewerRevision, ContentChanged or BranchUnreadable.
+	// +kubebuilder:validation:Enum=NewerRevision;ContentChanged;BranchUnreadable
 	Reason string `json:"reason"`
 	// Revision is the PackageRevision that drifted from the target: the
 	// newer revision, or Porch's branch placeholder (`<repo>.<package>.main`)

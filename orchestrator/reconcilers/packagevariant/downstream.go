@@ -47,6 +47,9 @@ type target struct {
 	// approved without a change (variant.Result.OpenGate), "" when
 	// nothing holds it.
 	gate string
+	// kept: what the upgrade that made the draft kept of a person's
+	// against the upstream (nil: the status keeps what it has).
+	kept *pvapi.TargetKept
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
@@ -106,7 +109,18 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 			return t, conflict
 		}
 	}
-	return r.mutateDrafts(ctx, v, up, drafts, upgrades)
+	return r.mutateDrafts(ctx, v, up, drafts, upgrades, published)
+}
+
+// upgradeOf is the settlement of d when it may be an upgrade draft of
+// published, the variant's newest published revision, that pvkit has not
+// written yet (its first write failed): d at up, published at another
+// upstream. nil otherwise.
+func (r *Reconciler) upgradeOf(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, d store.Revision, published *store.Revision) *upgradeDraft {
+	if published == nil || published.Lock == nil || published.Lock.Matches(*up) || d.Lock == nil || !d.Lock.Matches(*up) {
+		return nil
+	}
+	return &upgradeDraft{r: r, ctx: ctx, v: v, pub: *published, up: up}
 }
 
 // listed is the variant's revisions with the draft it created last, which
@@ -172,12 +186,25 @@ func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, 
 // mutateDrafts runs the chain on each draft (after its upgrade, when it
 // has one) and writes what changed; a render conflict is joined into the
 // error, after the others are done.
-func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, upgrades map[string]func(map[string]string) (map[string]string, error)) ([]target, error) {
+//
+// A draft that may be an upgrade draft of published pvkit has not written
+// yet is settled as its creation would have (upgradeOf).
+func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, upgrades map[string]func(map[string]string) (map[string]string, error), published *store.Revision) ([]target, error) {
 	var targets []target
 	var ms []mutation
 	var conflicts []error
 	for _, d := range drafts {
-		m, err := r.mutateWith(ctx, v, d, false, upgrades[d.Name])
+		w := work{prepare: upgrades[d.Name]}
+		settle := r.upgradeOf(ctx, v, up, d, published)
+		if w.prepare == nil && settle != nil {
+			w = settle.work()
+		}
+		m, err := r.mutate(ctx, v, d, w)
+		if err == nil && settle != nil && w.prepare != nil {
+			ts := []target{m.target}
+			settle.named(d.Name, ts)
+			m.target = ts[0]
+		}
 		if err == nil && upgrades[d.Name] != nil {
 			r.events().Normal(v, EventDraftUpgradedInPlace, "upgraded draft %s in place from %s %s to %s", d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)
 			m.target.lock = store.LockFor(*up)
@@ -228,14 +255,15 @@ func (r *Reconciler) notFound(ctx context.Context, v *pvapi.PackageVariant, d st
 // mutateNew mutates a draft just created and remembers it when the result
 // is settled.
 func (r *Reconciler) mutateNew(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision) ([]target, error) {
-	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), nil)
+	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), work{})
 }
 
 // mutateNewWith is mutateNew with the draft's lock as made (a drift
-// policy's edit keeps its source's) and its files first mapped by prepare
-// (mutateWith).
-func (r *Reconciler) mutateNewWith(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision, lock *store.Lock, prepare func(map[string]string) (map[string]string, error)) ([]target, error) {
-	m, err := r.mutateWith(ctx, v, draft, true, prepare)
+// policy's edit keeps its source's) and w's preparation and origins
+// (mutate).
+func (r *Reconciler) mutateNewWith(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, draft store.Revision, lock *store.Lock, w work) ([]target, error) {
+	w.fresh = true
+	m, err := r.mutate(ctx, v, draft, w)
 	m.target.lock = lock
 	if err != nil {
 		return []target{m.target}, err
@@ -287,7 +315,10 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 		if err != nil {
 			return nil, err
 		}
-		return r.mutateNew(ctx, v, up, draft)
+		u := &upgradeDraft{r: r, ctx: ctx, v: v, pub: pub, old: old, up: up, fresh: true}
+		targets, err := r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), u.work())
+		u.named(draft.Name, targets)
+		return targets, err
 	}
 	if t, ok, conflict := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
 		return t, conflict
@@ -309,7 +340,8 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	if err != nil {
 		return nil, err
 	}
-	return r.mutateNew(ctx, v, up, draft)
+	origins, _ := r.personsFiles(v, res.Files)
+	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), work{origins: func(map[string]string) map[string]string { return origins }})
 }
 
 // lockedUpstream finds the published upstream revision a lock points at (a

@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,6 +71,8 @@ type drift struct {
 	rev    store.Revision
 	files  []variant.FileChange
 	branch map[string]string
+	// why the branch cannot be read (BranchUnreadable).
+	why string
 }
 
 // status is the drift as the target's status says it.
@@ -79,6 +82,12 @@ func (d *drift) status() *pvapi.TargetDrift {
 		td.Message = fmt.Sprintf("%s (revision %d of %s in %s) is newer than the variant's %s (revision %d) and was not made by it: "+
 			"the variant's next upgrade starts from its own revision and waits for a person's approval; carry the change into the variant or the blueprint, delete %s, or set %s (adopt or revert)",
 			d.rev.Name, d.rev.Revision, d.rev.Package, d.rev.Repository, d.pub.Name, d.pub.Revision, d.rev.Name, DriftPolicyAnnotation)
+		return td
+	}
+	if d.reason == pvapi.ReasonBranchUnreadable {
+		td.Message = fmt.Sprintf("the package on the branch (%s) cannot be read: %s; a commit pvkit and Porch did not make broke it, and what the branch holds is not the variant's published %s (revision %d): "+
+			"undo the commit, or set %s: revert (adopt has nothing to adopt)",
+			d.rev.Name, d.why, d.pub.Name, d.pub.Revision, DriftPolicyAnnotation)
 		return td
 	}
 	how := make([]string, 0, len(d.files))
@@ -200,6 +209,8 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 	switch {
 	case newer != nil:
 		return &drift{reason: pvapi.ReasonNewerRevision, pub: pub, rev: *newer}, nil
+	case branch != nil && branch.Unreadable != "":
+		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: branch.Unreadable}, nil
 	case branch == nil || branch.ResourceVersion == pub.ResourceVersion || (branch.Content != "" && branch.Content == pub.Content):
 		return nil, nil
 	}
@@ -218,6 +229,9 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 		pubFiles = variant.FileDigests(from.Files)
 	}
 	to, err := r.Store.GetResources(ctx, v.Namespace, branch.Name)
+	if errors.Is(err, store.ErrUnreadable) { // listed, not served: not remembered, it is read again
+		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: err.Error()}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -49,8 +50,8 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 		return nil, false, err
 	}
 	d, err := r.driftOf(ctx, v, pub, revs)
-	if err != nil || d == nil {
-		return nil, false, err
+	if err != nil || d == nil || (policy == DriftAdopt && d.reason == pvapi.ReasonBranchUnreadable) {
+		return nil, false, err // an unreadable branch has nothing to adopt: reported (its message says so)
 	}
 	if policy == DriftAdopt && d.reason == pvapi.ReasonNewerRevision {
 		rev := d.rev
@@ -65,10 +66,11 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 		targets, err = r.reconcilePublished(ctx, v, up, rev)
 		return targets, true, err
 	}
-	var prepare func(map[string]string) (map[string]string, error)
+	w := work{origins: r.sourceOrigins(ctx, v, pub)}
 	if policy == DriftAdopt {
-		branch := d.branch
-		prepare = func(map[string]string) (map[string]string, error) { return maps.Clone(branch), nil }
+		branch, of := d.branch, w.origins
+		w.prepare = func(map[string]string) (map[string]string, error) { return maps.Clone(branch), nil }
+		w.origins = func(files map[string]string) map[string]string { return adoptedOrigins(d, of(files)) }
 	}
 	resolution := policy + " of " + d.rev.Name
 	draft, err := r.createDraftAnnotated(ctx, v, store.Task{Type: store.Edit, Source: pub.Name}, map[string]string{DriftResolutionAnnotation: resolution})
@@ -80,6 +82,31 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 		event, said = EventDriftAdopted, "adopts"
 	}
 	r.events().Normal(v, event, "made draft %s, which %s the drift of %s from %s (%s: %s); approve it like any draft", draft.Name, said, d.rev.Name, pub.Name, DriftPolicyAnnotation, policy)
-	targets, err = r.mutateNewWith(ctx, v, up, draft, pub.Lock, prepare)
+	targets, err = r.mutateNewWith(ctx, v, up, draft, pub.Lock, w)
 	return targets, true, err
+}
+
+// adoptedOrigins are the origins of an adoption's draft (issue 55 #3): the
+// files of the revision it starts from that pvkit did not build (origins)
+// and the files the adopted commit changed or added,
+// each said adopted, from where, at which commit: the record never vouches
+// for them as pvkit's build, and approval by policy leaves the draft to a
+// person when provenance is required (provenanceProblem).
+func adoptedOrigins(d *drift, origins map[string]string) map[string]string {
+	at := d.rev.Commit
+	if at == "" {
+		at = "version " + d.rev.ResourceVersion
+	} else {
+		at = "commit " + at
+	}
+	for _, f := range d.files {
+		if f.Change == variant.FileRemoved {
+			continue
+		}
+		if origins == nil {
+			origins = map[string]string{}
+		}
+		origins[f.Path] = fmt.Sprintf("adopted from %s at %s (%s: %s); not built by pvkit, approved by a person when provenance is required", d.rev.Name, at, DriftPolicyAnnotation, DriftAdopt)
+	}
+	return origins
 }

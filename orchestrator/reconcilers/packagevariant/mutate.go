@@ -16,6 +16,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -42,22 +43,74 @@ type mutation struct {
 	files map[string]string
 }
 
+// work is what a reconcile does to a draft besides running the chain.
+type work struct {
+	// fresh: the variant created the draft in this reconcile, so its
+	// content is the variant's own even when the chain has nothing to add.
+	fresh bool
+	// prepare maps the draft's files before the chain runs (an upgrade in
+	// place, a drift policy's content, an upgrade's dropped files); the
+	// result of both is one write. nil: nothing.
+	prepare func(map[string]string) (map[string]string, error)
+	// origins are the files of the draft, as read, that pvkit did not
+	// build (a person's edits, an adoption), which the record pvkit writes
+	// names so (provenance.Inputs.Origins). nil: for a draft the variant
+	// has, what its record says when it is the variant's
+	// (provenance.PersonsFiles: the edits since pvkit last wrote it), else
+	// none; for a fresh draft, none (a clone). A draft made from another
+	// revision (an edit, an upgrade) holds that revision's record, which
+	// does not describe it (the store wrote the mutation gate into its
+	// Kptfile, an upgrade merged): its origins are its source's
+	// (sourceOrigins).
+	origins func(files map[string]string) map[string]string
+}
+
+// originsOf are the files of a draft that pvkit did not build (work.origins).
+func (r *Reconciler) originsOf(v *pvapi.PackageVariant, w work, files map[string]string) map[string]string {
+	switch {
+	case w.origins != nil:
+		return w.origins(files)
+	case w.fresh:
+		return nil
+	}
+	origins, _ := r.personsFiles(v, files)
+	return origins
+}
+
+// sourceOrigins are the origins of a draft made from src (an edit): the
+// files of src that pvkit did not build, read when first needed.
+func (r *Reconciler) sourceOrigins(ctx context.Context, v *pvapi.PackageVariant, src store.Revision) func(map[string]string) map[string]string {
+	return func(map[string]string) map[string]string {
+		res, err := r.Store.GetResources(ctx, v.Namespace, src.Name)
+		if err != nil {
+			// Unread, the files are taken for pvkit's: said in the log; the
+			// draft's own record then shows an edit as a difference.
+			ctrl.LoggerFrom(ctx).Info("reading the source of a draft for its origins failed", "revision", src.Name, "error", err.Error())
+			return nil
+		}
+		origins, _ := r.personsFiles(v, res.Files)
+		return origins
+	}
+}
+
+// personsFiles are the files of a package of the variant that pvkit did
+// not build, as its record says (provenance.PersonsFiles); known is false
+// when it has no record of the variant's (none, or another's: a clone of
+// a blueprint pvkit made).
+func (r *Reconciler) personsFiles(v *pvapi.PackageVariant, files map[string]string) (map[string]string, bool) {
+	if rec, err := provenance.Read(files); err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) {
+		return nil, false
+	}
+	return provenance.PersonsFiles(files)
+}
+
 // mutate runs the chain on a draft and writes the result when it changed;
 // once the draft is finished (its mutation gate True, no render conflict),
 // it gets the annotations that ask for its approval, held back until then
 // (approval.Later).
-//
-// fresh: the variant created d in this reconcile, so its content is the
-// variant's own even when the chain has nothing to add.
-func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool) (mutation, error) {
-	return r.mutateWith(ctx, v, d, fresh, nil)
-}
-
-// mutateWith is mutate with the draft's files first mapped by prepare (an
-// in-place upgrade: inPlaceUpgrade), when not nil; the result of both is
-// one write.
-func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
-	m, err := r.mutateFiles(ctx, v, d, fresh, prepare)
+func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
+	m, err := r.mutateFiles(ctx, v, d, w)
+	fresh := w.fresh
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
@@ -100,27 +153,28 @@ func (r *Reconciler) mutateWith(ctx context.Context, v *pvapi.PackageVariant, d 
 // mutateFiles runs the chain on a draft and writes the result, with the
 // variant's provenance record for it, when it changed; a draft the variant
 // just made (fresh) gets the record even when the chain changes nothing.
-func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, fresh bool, prepare func(map[string]string) (map[string]string, error)) (mutation, error) {
+func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
 		return mutation{}, err
 	}
 	edited := r.editedSince(v, d.Name, res.Files)
 	files := res.Files
-	if prepare != nil {
-		if files, err = prepare(res.Files); err != nil {
+	if w.prepare != nil {
+		if files, err = w.prepare(res.Files); err != nil {
 			return mutation{}, err
 		}
 	}
+	origins := r.originsOf(v, w, res.Files) // after the preparation, which may know them
 	out, in, err := r.runChain(ctx, v, files)
 	if err != nil {
 		return mutation{}, err
 	}
-	if prepare != nil && !out.Changed {
-		out.Files, out.Changed = files, true // the upgrade itself is the change
+	if w.prepare != nil && !out.Changed {
+		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
 	}
-	if out.Changed || fresh && !recordedBy(v, out.Files) {
-		if out.Files, err = r.stamp(v, out.Files); err != nil {
+	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) {
+		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
 			return mutation{}, err
 		}
 		out.Changed = !maps.Equal(res.Files, out.Files)
@@ -148,7 +202,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		if err == nil && !again.Changed && staleRecord(after.Files) {
 			// Porch's render changed the package: the record follows it
 			// (not after a render conflict, which stalls the draft).
-			if render, after, err = r.restamp(ctx, v, d.Name, after); err != nil {
+			if render, after, err = r.restamp(ctx, v, d, after, origins); err != nil {
 				return mutation{target: target{name: d.Name, render: &render}}, err
 			}
 			m.files, m.target.render = after.Files, &render
@@ -202,8 +256,9 @@ func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant,
 // write left it (staleRecord), once: a render that changes the package
 // again leaves the record stale, which `pvctl verify` and
 // pvkit.dev/require-provenance then report.
-func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, name string, after store.Resources) (store.RenderStatus, store.Resources, error) {
-	files, err := r.stamp(v, after.Files)
+func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, after store.Resources, origins map[string]string) (store.RenderStatus, store.Resources, error) {
+	name := d.Name
+	files, err := r.stamp(v, d, after.Files, origins)
 	if err != nil {
 		return store.RenderStatus{}, store.Resources{}, err
 	}

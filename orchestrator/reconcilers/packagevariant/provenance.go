@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/internal/sshsig"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
 )
 
@@ -34,13 +36,16 @@ type Provenance struct {
 // good (rule require-provenance). Any other value requires nothing.
 const RequireProvenanceAnnotation = "pvkit.dev/require-provenance"
 
-// stamp is files with the variant's provenance record for them.
-func (r *Reconciler) stamp(v *pvapi.PackageVariant, files map[string]string) (map[string]string, error) {
+// stamp is files with the variant's provenance record for them; origins
+// are the files whose content pvkit did not build (a person's edits it
+// kept), which the record names so.
+func (r *Reconciler) stamp(v *pvapi.PackageVariant, d store.Revision, files, origins map[string]string) (map[string]string, error) {
 	builder := r.Provenance.Builder
 	if builder == "" {
 		builder = "controller"
 	}
-	out, err := provenance.Stamp(files, provenance.Inputs{Variant: v.Core(), Generation: v.Generation, Builder: builder, Version: pvkit.Version()}, r.Provenance.Sign)
+	out, err := provenance.Stamp(files, provenance.Inputs{Variant: v.Core(), Generation: v.Generation, Builder: builder, Version: pvkit.Version(), Origins: origins,
+		Revision: &provenance.RevisionRef{Name: d.Name, Repository: d.Repository, Package: d.Package, Workspace: d.Workspace}}, r.Provenance.Sign)
 	if err != nil {
 		return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("recording the provenance of the draft: %w", err))
 	}
@@ -48,11 +53,11 @@ func (r *Reconciler) stamp(v *pvapi.PackageVariant, files map[string]string) (ma
 }
 
 // recordedBy reports whether files hold a record of the variant (its UID)
-// that their content matches: a draft the variant just made needs no
-// write when its upstream's record is not what it holds.
-func recordedBy(v *pvapi.PackageVariant, files map[string]string) bool {
+// for the draft d that their content matches: a draft the variant just
+// made needs no write when its upstream's record is not what it holds.
+func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
 	rec, err := provenance.Read(files)
-	if err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) {
+	if err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) || !rec.For(d.Name) {
 		return false
 	}
 	return len(rec.Differences(files)) == 0
@@ -78,10 +83,32 @@ func (r *Reconciler) provenanceProblem(ctx context.Context, v *pvapi.PackageVari
 	if !required {
 		return ""
 	}
-	if _, err := provenance.Check(files, r.Provenance.Verify); err != nil {
+	res, err := provenance.Check(files, r.Provenance.Verify)
+	if err != nil {
 		return err.Error()
 	}
+	if !res.Record.For(d.Name) {
+		return fmt.Sprintf("the record (%s) was not written for %s", provenance.FileName, d.Name)
+	}
+	if marked := res.Record.Marked(); len(marked) > 0 {
+		return "the record says pvkit did not build " + notBuilt(marked)
+	}
 	return ""
+}
+
+// notBuilt names the files a record marks as not pvkit's build, with
+// their origin (at most five, and how many more).
+func notBuilt(marked map[string]string) string {
+	names := krm.SortedKeys(marked)
+	parts := make([]string, 0, 6)
+	for i, n := range names {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-i))
+			break
+		}
+		parts = append(parts, n+" ("+marked[n]+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // NewProvenance is the Provenance of a builder ("controller", "pvctl") with

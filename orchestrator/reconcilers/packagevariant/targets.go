@@ -160,6 +160,9 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.Revision = t.revision
 		}
 		dt.Edited = dt.Edited || t.edited
+		if t.kept != nil {
+			dt.Kept = t.kept
+		}
 		if l := t.lock; l != nil && !sameUpstream(dt.UpstreamLock, l) {
 			dt.UpstreamLock = kit.StatusLock(l)
 		}

@@ -108,11 +108,16 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 	// (each side's would conflict; the variant writes its own after).
 	base, next = provenance.WithoutRecord(base), provenance.WithoutRecord(next)
 	return func(files map[string]string) (map[string]string, error) {
+		// The files the new upstream dropped (issue 55 #2): gone unless a
+		// person changed them, and then a conflict like any other.
+		persons, known := r.personsFiles(v, files)
 		files = provenance.WithoutRecord(files)
+		files, kept := tasks.Dropped{Base: base, Next: next, Local: files, Persons: persons, Known: known}.Apply(files)
 		conflicts, err := tasks.Conflicts(base, next, files)
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
 		}
+		conflicts = append(conflicts, tasks.DroppedFileConflicts(kept)...)
 		if len(conflicts) > 0 {
 			lines := make([]string, 0, len(conflicts))
 			for i, c := range conflicts {
@@ -186,4 +191,118 @@ func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision
 	}
 	next.Ref, next.Commit = prefix+want.Ref, ""
 	return &next, nil
+}
+
+// EventUpgradeKeptFiles (Warning): an upgrade kept files the new upstream
+// dropped, because a person changed them (issue 55 #2).
+const EventUpgradeKeptFiles = "UpgradeKeptFiles"
+
+// upgradeDraft settles an upgrade draft of pub, the variant's newest
+// published revision, from old to up (rule upgrade-dropped-files): the files the new
+// upstream dropped are removed unless a person changed them in pub; those
+// are kept as pub has them, even where the store's merge dropped them
+// (Porch's resource-merge drops a changed resource the upstream removed:
+// kptdev/porch#1165), and named (kept). The draft's origins are pub's: it
+// holds pub's record until pvkit writes it.
+//
+// It applies to a draft just created (fresh) and to one whose record is
+// still pub's (pvkit's first write of it failed): so the next reconcile
+// settles what the first did not. Either side is computed once, when
+// needed.
+type upgradeDraft struct {
+	r        *Reconciler
+	ctx      context.Context
+	v        *pvapi.PackageVariant
+	pub, old store.Revision // old: found from pub's lock when not given
+	up       *store.Revision
+	fresh    bool
+	dropped  *tasks.Dropped
+	kept     []string
+}
+
+// unsettled reports whether files are an upgrade draft of u.pub that
+// pvkit has not written yet.
+func (u *upgradeDraft) unsettled(files map[string]string) bool {
+	if u.fresh {
+		return true
+	}
+	rec, err := provenance.Read(files)
+	return err == nil && rec.For(u.pub.Name)
+}
+
+// settle computes the dropped files' settlement, once.
+func (u *upgradeDraft) settle() (*tasks.Dropped, error) {
+	if u.dropped != nil {
+		return u.dropped, nil
+	}
+	if u.old.Name == "" {
+		old, err := u.r.lockedUpstream(u.ctx, u.v, u.pub.Lock)
+		if err != nil {
+			return nil, err
+		}
+		u.old = old
+	}
+	local, err := u.r.Store.GetResources(u.ctx, u.v.Namespace, u.pub.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s, which the upgrade starts from: %w", u.pub.Name, err)
+	}
+	base, err := u.r.variantOf(u.ctx, u.v, &u.old)
+	if err != nil {
+		return nil, err
+	}
+	next, err := u.r.variantOf(u.ctx, u.v, u.up)
+	if err != nil {
+		return nil, err
+	}
+	d := &tasks.Dropped{Base: provenance.WithoutRecord(base), Next: provenance.WithoutRecord(next), Local: provenance.WithoutRecord(local.Files)}
+	d.Persons, d.Known = provenance.PersonsFiles(local.Files)
+	u.dropped = d
+	return d, nil
+}
+
+// work is the draft's preparation and origins.
+func (u *upgradeDraft) work() work {
+	return work{
+		prepare: func(files map[string]string) (map[string]string, error) {
+			if !u.unsettled(files) {
+				return files, nil
+			}
+			d, err := u.settle()
+			if err != nil {
+				return nil, err
+			}
+			out, kept := d.Apply(files)
+			u.kept = kept
+			return out, nil
+		},
+		origins: func(files map[string]string) map[string]string {
+			if !u.unsettled(files) || u.dropped == nil {
+				return nil
+			}
+			return u.dropped.Persons
+		},
+	}
+}
+
+// named records what the upgrade kept: the target's Kept, a Warning Event
+// and a log line.
+func (u *upgradeDraft) named(draft string, targets []target) {
+	if len(u.kept) == 0 {
+		return
+	}
+	files := u.kept
+	more := ""
+	if len(files) > maxDriftFiles {
+		more = fmt.Sprintf(" and %d more", len(files)-maxDriftFiles)
+		files = files[:maxDriftFiles]
+	}
+	msg := fmt.Sprintf("kept %s%s: the upstream %s dropped them, a person changed them (in %s); delete them from %s if they should go",
+		strings.Join(files, ", "), more, u.up.Name, u.pub.Name, draft)
+	for i := range targets {
+		if targets[i].name == draft {
+			targets[i].kept = &pvapi.TargetKept{Files: files, Message: msg}
+		}
+	}
+	ctrl.LoggerFrom(u.ctx).Info("the upgrade kept files the upstream dropped", "revision", draft, "files", u.kept)
+	u.r.events().Warning(u.v, EventUpgradeKeptFiles, "%s", msg)
 }

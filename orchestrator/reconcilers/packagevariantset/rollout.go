@@ -169,9 +169,13 @@ func approveWaves(set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, res rol
 	}
 }
 
-// ApprovedWaves are the waves the annotation approves for a target.
+// ApprovedWaves are the waves the annotation approves for a target: none
+// while the target's rollout is undone (RolloutUndoAnnotation names it).
 func ApprovedWaves(ann map[string]string, target string) map[string]bool {
 	out := map[string]bool{}
+	if ann[RolloutUndoAnnotation] == target {
+		return out
+	}
 	for _, e := range strings.Split(ann[RolloutApproveAnnotation], ",") {
 		if w, t, ok := strings.Cut(strings.TrimSpace(e), "@"); ok && t == target && w != "" {
 			out[w] = true

@@ -64,7 +64,7 @@ func (c *objectReader) treeStats(h plumbing.Hash, rel string) (stats, error) {
 		name := path.Join(rel, e.Name)
 		// Every name, directories' too: a tree measured once under a good
 		// name may stand again under a bad one.
-		if e.Mode == filemode.Dir || e.Mode == filemode.Regular || e.Mode == filemode.Executable {
+		if e.Mode == filemode.Dir || servedAsFile(e.Mode) {
 			if err := validFile(name); err != nil {
 				return stats{}, err
 			}
@@ -77,7 +77,7 @@ func (c *objectReader) treeStats(h plumbing.Hash, rel string) (stats, error) {
 			}
 			st.files += sub.files
 			st.bytes += sub.bytes
-		case filemode.Regular, filemode.Executable:
+		case filemode.Regular, filemode.Executable, filemode.Symlink:
 			n, err := c.blobSize(sz, e.Hash, name)
 			if err != nil {
 				return stats{}, err
@@ -181,4 +181,12 @@ func (c *objectReader) readBlob(h plumbing.Hash, name string) (string, error) {
 	}
 	c.blobs[h] = string(b)
 	return c.blobs[h], nil
+}
+
+// servedAsFile reports whether a tree entry of that mode is one of a
+// package's files, as Porch serves them (go-git's tree.Files): regular
+// and executable files, and symbolic links (their target as content);
+// not directories and submodules.
+func servedAsFile(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable || m == filemode.Symlink
 }

@@ -22,6 +22,7 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -64,8 +65,43 @@ var (
 )
 
 // ListRevisions implements store.Store.
+// The branch placeholder of a package the store cannot read is listed,
+// Unreadable (issue 55 #4: a commit that breaks the package on the branch
+// hides nothing from drift).
 func (s *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
-	return s.engine.ListRevisions(ctx, k)
+	revs, err := s.engine.ListRevisions(ctx, k)
+	if err != nil || k.Namespace != s.git.namespace {
+		return revs, err
+	}
+	if rev, ok := s.unreadableBranch(k); ok {
+		revs = append(revs, rev)
+	}
+	return revs, nil
+}
+
+// unreadableBranch is the branch placeholder of package k when the store
+// could not read it: its package on the branch does not load, or the
+// branch's tree itself does not (then every package of the repository).
+func (s *Store) unreadableBranch(k store.PackageKey) (store.Revision, bool) {
+	r := s.git.repos[k.Repository]
+	if r == nil {
+		return store.Revision{}, false
+	}
+	name := store.RevisionName(k.Repository, k.Package, r.Branch)
+	for _, sk := range s.git.skipped {
+		whole := sk.Revision.Name == "" && sk.Ref == branchRef(r.Branch)
+		if sk.Repository != k.Repository || !(whole || sk.Revision.Placeholder && sk.Revision.Name == name) {
+			continue
+		}
+		rev := sk.Revision
+		if whole {
+			rev = store.Revision{Namespace: s.git.namespace, Repository: k.Repository, Package: k.Package, Workspace: r.Branch,
+				Lifecycle: store.Published, Revision: -1, Name: name, Placeholder: true}
+		}
+		rev.Unreadable = sk.Err.Error()
+		return rev, true
+	}
+	return store.Revision{}, false
 }
 
 // ListOwned implements store.Store.
@@ -80,7 +116,15 @@ func (s *Store) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Re
 
 // GetResources implements store.Store.
 func (s *Store) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
-	return s.engine.GetResources(ctx, namespace, name)
+	res, err := s.engine.GetResources(ctx, namespace, name)
+	if errors.Is(err, store.ErrNotFound) && namespace == s.git.namespace {
+		for _, sk := range s.git.skipped {
+			if sk.Revision.Name == name {
+				return res, fmt.Errorf("package revision %s cannot be read: %v: %w", name, sk.Err, store.ErrUnreadable)
+			}
+		}
+	}
+	return res, err
 }
 
 // UpdateResources implements store.Store.
@@ -169,7 +213,7 @@ func (s *Store) placeholder(pub store.Revision, files map[string]string) {
 	}
 	lock, _ := r.lockOf(files)
 	s.engine.SetPlaceholder(store.Revision{Namespace: pub.Namespace, Repository: pub.Repository, Package: pub.Package,
-		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock,
+		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock, Commit: r.refs[branchRef(r.Branch)],
 		Name: store.RevisionName(pub.Repository, pub.Package, r.Branch)}, files)
 }
 

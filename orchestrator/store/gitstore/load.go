@@ -175,7 +175,7 @@ func (s *backend) loadBranch(r *repo, cat *objectReader, head string, deletion m
 		}
 		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
 			Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch),
-			Placeholder: true, Content: trees[path].String()}
+			Placeholder: true, Content: trees[path].String(), Commit: head}
 		if deletion[pkg+"/"+r.Branch] {
 			rev.Lifecycle = store.DeletionProposed
 		}

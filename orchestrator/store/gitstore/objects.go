@@ -211,9 +211,10 @@ func (c *objectReader) rootTree(commit string) (*object.Tree, error) {
 	return root, nil
 }
 
-// files reads the regular files below dir in a commit, keyed by their path
-// relative to dir; links and submodules are skipped. A commit without dir
-// has no files.
+// files reads the files below dir in a commit, keyed by their path
+// relative to dir, as Porch serves them: a symbolic link is a file holding
+// its target (so a link committed into a package shows as a file added:
+// issue 55 #4), a submodule is skipped. A commit without dir has no files.
 func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 	root, err := c.rootTree(commit)
 	if err != nil {
@@ -238,7 +239,7 @@ func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%s in %s: %w", commit, dir, c.dir, err)
 		}
-		if entry.Mode != filemode.Regular && entry.Mode != filemode.Executable {
+		if !servedAsFile(entry.Mode) {
 			continue
 		}
 		if err := validFile(name); err != nil {

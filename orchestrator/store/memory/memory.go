@@ -181,7 +181,7 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	rev.Placeholder = true
 	if e, ok := s.revs[key(rev.Namespace, rev.Name)]; ok {
 		e.files, e.load = copyFiles(files), nil
-		e.rev.Lock, e.rev.Placeholder, e.rev.Content = rev.Lock, true, rev.Content
+		e.rev.Lock, e.rev.Placeholder, e.rev.Content, e.rev.Commit = rev.Lock, true, rev.Content, rev.Commit
 		e.rev.ResourceVersion = s.nextVersion()
 		return
 	}

@@ -103,6 +103,9 @@ func (p *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.
 				branch = p.branch(ctx, k.Namespace, k.Repository)
 			}
 			r.Placeholder = r.Workspace == branch
+			if r.Placeholder {
+				r.Commit = r.ResourceVersion // Porch's resource version of a git revision is its commit
+			}
 		}
 	}
 	return revs, nil

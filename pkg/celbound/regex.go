@@ -1,4 +1,4 @@
-package pvsexpand
+package celbound
 
 import (
 	"fmt"
@@ -18,30 +18,30 @@ import (
 // 2,000 instructions, and one call cannot be interrupted (a 282-character
 // expression ran 62.7 s while a 1 s deadline waited). So pvkit's own
 // `matches` (the standard one is left out of the environment):
-//   - refuses a pattern whose program has more than maxRegexInsts
+//   - refuses a pattern whose program has more than MaxRegexInsts
 //     instructions: at validation when the pattern is a literal, at run time
 //     otherwise;
 //   - refuses, before running it, a match whose work (input length x
-//     program size) is over maxRegexWork, so one call is bounded in time;
+//     program size) is over MaxRegexWork, so one call is bounded in time;
 //   - is charged that work (x traversalCostFactor) by the cost estimator
 //     and at run time, like every other string function.
 const (
-	maxRegexInsts = 1000
-	// maxRegexWork is input bytes x instructions, the work of one evaluation's
-	// whole cost budget (costLimit / traversalCostFactor): about 60 ms,
+	MaxRegexInsts = 1000
+	// MaxRegexWork is input bytes x instructions, the work of one evaluation's
+	// whole cost budget (CostLimit / TraversalCostFactor): about 60 ms,
 	// measured (make bench-security).
-	maxRegexWork = 10_000_000
+	MaxRegexWork = 10_000_000
 )
 
-// regexProgram compiles pattern as Go's regexp does and returns it with the
+// RegexProgram compiles pattern as Go's regexp does and returns it with the
 // size of its program, or an error naming the bound it breaks.
-func regexProgram(pattern string) (*regexp.Regexp, int, error) {
-	if v, ok := regexCache.get(pattern); ok {
+func RegexProgram(pattern string) (*regexp.Regexp, int, error) {
+	if v, ok := regexCache.Get(pattern); ok {
 		r := v.(compiledRegex)
 		return r.re, r.insts, r.err
 	}
 	re, insts, err := compileRegex(pattern)
-	regexCache.put(pattern, compiledRegex{re, insts, err}, len(pattern)*8+int(insts)*32+256)
+	regexCache.Put(pattern, compiledRegex{re, insts, err}, len(pattern)*8+int(insts)*32+256)
 	return re, insts, err
 }
 
@@ -60,8 +60,8 @@ func compileRegex(pattern string) (*regexp.Regexp, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
-	if n := len(prog.Inst); n > maxRegexInsts {
-		return nil, n, fmt.Errorf("regular expression %q compiles to %d instructions, more than %d (counted repetitions such as {0,1000} multiply its size)", pattern, n, maxRegexInsts)
+	if n := len(prog.Inst); n > MaxRegexInsts {
+		return nil, n, fmt.Errorf("regular expression %q compiles to %d instructions, more than %d (counted repetitions such as {0,1000} multiply its size)", pattern, n, MaxRegexInsts)
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
@@ -72,7 +72,7 @@ func compileRegex(pattern string) (*regexp.Regexp, int, error) {
 
 // regexCache keeps compiled patterns, refusals included, within a byte
 // budget.
-var regexCache = newLRU(8 << 20)
+var regexCache = NewCache(8 << 20)
 
 // matchesFunction is `matches`, global and member, with the bounds above.
 func matchesFunction() cel.EnvOption {
@@ -88,28 +88,28 @@ func boundedMatch(str, pat ref.Val) ref.Val {
 	if !ok1 || !ok2 {
 		return types.MaybeNoSuchOverloadErr(pat)
 	}
-	re, insts, err := regexProgram(string(p))
+	re, insts, err := RegexProgram(string(p))
 	if err != nil {
 		return types.NewErr("%v", err)
 	}
-	if work := len(s) * insts; work > maxRegexWork {
-		return types.NewErr("matching %d characters against regular expression %q (%d instructions) is too expensive: %d, the limit is %d", len(s), string(p), insts, work, maxRegexWork)
+	if work := len(s) * insts; work > MaxRegexWork {
+		return types.NewErr("matching %d characters against regular expression %q (%d instructions) is too expensive: %d, the limit is %d", len(s), string(p), insts, work, MaxRegexWork)
 	}
 	return types.Bool(re.MatchString(string(s)))
 }
 
-// regexWork is the static cost of a match: the input's size bound times the
-// pattern's program (maxRegexInsts when the pattern is not a literal).
-func regexWork(input uint64, pattern *ast.Expr) uint64 {
-	insts := uint64(maxRegexInsts)
+// RegexWork is the static cost of a match: the input's size bound times the
+// pattern's program (MaxRegexInsts when the pattern is not a literal).
+func RegexWork(input uint64, pattern *ast.Expr) uint64 {
+	insts := uint64(MaxRegexInsts)
 	if pattern != nil && (*pattern).Kind() == ast.LiteralKind {
 		if lit, ok := (*pattern).AsLiteral().(types.String); ok {
-			if _, n, err := regexProgram(string(lit)); err == nil {
+			if _, n, err := RegexProgram(string(lit)); err == nil {
 				insts = uint64(n)
 			}
 		}
 	}
-	return mulSat(input, insts)
+	return MulSat(input, insts)
 }
 
 // regexLiterals refuses, at validation, a literal pattern that does not
@@ -132,7 +132,7 @@ func (regexLiterals) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST, iss
 		if !ok {
 			continue
 		}
-		if _, _, err := regexProgram(string(lit)); err != nil {
+		if _, _, err := RegexProgram(string(lit)); err != nil {
 			iss.ReportErrorAtID(args[i].ID(), "%v", err)
 		}
 	}

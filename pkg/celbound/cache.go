@@ -1,14 +1,14 @@
-package pvsexpand
+package celbound
 
 import (
 	"container/list"
 	"sync"
 )
 
-// lru is a cache bounded by the bytes its entries are charged, least
+// Cache is a cache bounded by the bytes its entries are charged, least
 // recently used out first. It keeps whatever a key costs to recompute,
 // failures included: a refused expression is refused again from memory.
-type lru struct {
+type Cache struct {
 	mu     sync.Mutex
 	budget int
 	used   int
@@ -22,11 +22,13 @@ type lruEntry struct {
 	cost  int
 }
 
-func newLRU(budget int) *lru {
-	return &lru{budget: budget, order: list.New(), byKey: map[string]*list.Element{}}
+// NewCache is a cache of budget bytes.
+func NewCache(budget int) *Cache {
+	return &Cache{budget: budget, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
-func (c *lru) get(key string) (any, bool) {
+// Get is the value stored at key, if any.
+func (c *Cache) Get(key string) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[key]
@@ -37,9 +39,9 @@ func (c *lru) get(key string) (any, bool) {
 	return e.Value.(*lruEntry).value, true
 }
 
-// put stores value at a cost in bytes; an entry over the whole budget is
+// Put stores value at a cost in bytes; an entry over the whole budget is
 // not kept.
-func (c *lru) put(key string, value any, cost int) {
+func (c *Cache) Put(key string, value any, cost int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[key]; ok {
@@ -61,8 +63,8 @@ func (c *lru) put(key string, value any, cost int) {
 	c.used += cost
 }
 
-// size is the bytes charged and the number of entries.
-func (c *lru) size() (int, int) {
+// Size is the bytes charged and the number of entries.
+func (c *Cache) Size() (int, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.used, len(c.byKey)
