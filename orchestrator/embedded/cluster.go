@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	clienttesting "k8s.io/client-go/testing"
 	"strings"
 	"sync"
 
@@ -93,7 +95,12 @@ func New(o Options) *Cluster {
 		a.note = func(string, ...any) {}
 	}
 	a.sch, a.schErr = crdSchemas()
-	b := fake.NewClientBuilder().WithScheme(o.Scheme).WithRESTMapper(namespacedMapper{o.Scheme}).WithObjects(o.Objects...).
+	// A plain object tracker, without managed fields: pvkit applies
+	// nothing server-side, and client-go's field-managed tracker builds a
+	// REST mapper of the whole scheme on every write (a fifth of a
+	// reconcile's time in a 10,000-cycle run, issue 61).
+	tracker := clienttesting.NewObjectTracker(o.Scheme, serializer.NewCodecFactory(o.Scheme).UniversalDecoder())
+	b := fake.NewClientBuilder().WithScheme(o.Scheme).WithRESTMapper(namespacedMapper{o.Scheme}).WithObjectTracker(tracker).WithObjects(o.Objects...).
 		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{})
 	for _, i := range o.Indexes {
 		b = b.WithIndex(i.Object, i.Field, i.Extract)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"path/filepath"
 	"slices"
 	"sort"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
-	"github.com/pvkit/pvkit/internal/names"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
@@ -121,9 +121,9 @@ func filesGuard(st *state.State, deleted []client.Object, p Prune) (int, error) 
 	if !once {
 		what = fmt.Sprintf("the run would leave %d of the %d PackageVariants the fleet had since the mass-deletion guard was last lifted (more than half lost)", after, peak)
 	}
-	msg := fmt.Sprintf("%s; this run would delete %s", what, names.Listed(removed, 20))
+	msg := fmt.Sprintf("%s; this run would delete %s", what, krm.Listed(removed, 20))
 	if len(edited) > 0 {
-		msg += "; drafts that hold someone's edits and would go with them: " + names.Listed(edited, 20)
+		msg += "; drafts that hold someone's edits and would go with them: " + krm.Listed(edited, 20)
 	}
 	return 0, &inputError{[]string{msg + "; nothing was done. Check -f; if that is intended, run with --prune=all"}}
 }

@@ -91,6 +91,7 @@ type Options struct {
 	WatchNamespaces            string // comma-separated; empty: every namespace
 	ProvenanceKey              string // OpenSSH private key that signs drafts' provenance records
 	ProvenanceAllowedSigners   string // allowed_signers file that checks them for pvkit.dev/require-provenance
+	ObserveInterval            time.Duration
 	zap                        zap.Options
 }
 
@@ -115,6 +116,7 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.ApproveByPolicy, "approve-by-policy", false, "approve the finished drafts of Ready variants that ask for it (approval.nephio.org/policy: initial or always; approval.nephio.org/delay), as Nephio's approval controller does; off by default (Nephio runs its own). Needs config/rbac/approve-by-policy.yaml")
 	fs.StringVar(&o.ProvenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase (ssh-keygen -t ed25519 -N '') that signs the provenance record of every draft pvkit writes (namespace pvkit-provenance; pvctl verify and ssh-keygen -Y verify check it); empty: records are unsigned")
 	fs.StringVar(&o.ProvenanceAllowedSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved by policy only when its record is signed by one of these keys; empty: the record's content is checked, not its signature")
+	fs.DurationVar(&o.ObserveInterval, "observe-interval", packagevariant.DefaultObserveInterval, "how often a variant with a published revision is reconciled though nothing changes, with up to a tenth more at random (its branch's content, its health; pvkit.dev/observe-interval on a variant or set overrides it, at least 1m); 0: only when something changes")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -229,7 +231,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Setup(ctx, mgr, kinds, o.Workers, o.MaxChildren, o.ApproveByPolicy, prov); err != nil {
+	if err := Setup(ctx, mgr, reconcilers.Options{Kinds: kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy,
+		Provenance: prov, ObserveInterval: o.ObserveInterval}); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,
@@ -342,9 +345,11 @@ func CacheSynced(c interface{ WaitForCacheSync(context.Context) bool }) healthz.
 const MaxWorkers = 64
 
 // Setup registers the store's indexes, pvkit's metrics (package metrics)
-// and both reconcilers, with an Event recorder each, the kinds they may read, their number of workers and the
-// bound on a set's children (0: the default).
-func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, workers, maxChildren int, approveByPolicy bool, prov packagevariant.Provenance) error {
+// and both reconcilers on the manager's client, reader, Porch store and
+// Event recorder, with what o says of the rest (the kinds they may read,
+// their number of workers, the bound on a set's children, approval by
+// policy, provenance, the observation interval).
+func Setup(ctx context.Context, mgr ctrl.Manager, o reconcilers.Options) error {
 	if err := porch.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -360,8 +365,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, kinds kit.ReadableKinds, worke
 		}
 		return out
 	})
-	pv, pvs := reconcilers.New(reconcilers.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: porch, Recorder: mgr.GetEventRecorderFor(EventSource),
-		Metrics: m, Kinds: kinds, Workers: workers, MaxChildren: maxChildren, ApproveByPolicy: approveByPolicy, Provenance: prov})
+	o.Client, o.Reader, o.Store, o.Recorder, o.Metrics = mgr.GetClient(), mgr.GetAPIReader(), porch, mgr.GetEventRecorderFor(EventSource), m
+	pv, pvs := reconcilers.New(o)
 	if err := pv.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

@@ -10,12 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -47,7 +47,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(context.Background(), mgr, kit.ReadableKinds{}, 4, 0, true, packagevariant.Provenance{}); err != nil {
+	if err := Setup(context.Background(), mgr, reconcilers.Options{Workers: 4, ApproveByPolicy: true, ObserveInterval: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 }

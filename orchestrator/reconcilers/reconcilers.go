@@ -5,6 +5,8 @@
 package reconcilers
 
 import (
+	"time"
+
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
@@ -46,12 +48,15 @@ type Options struct {
 	// pvkit.dev/require-provenance (--provenance-key,
 	// --provenance-allowed-signers); Builder is set by New's caller.
 	Provenance packagevariant.Provenance
+	// ObserveInterval is --observe-interval (0: observe only when woken;
+	// pvctl, whose every run observes).
+	ObserveInterval time.Duration
 }
 
 // New builds the PackageVariant and PackageVariantSet reconcilers.
 func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
-	pv := &packagevariant.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance}
+	pv := &packagevariant.Reconciler{Client: o.Client, Reader: o.Reader, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
+		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
 		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader}
 	return pv, pvs

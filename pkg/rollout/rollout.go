@@ -41,11 +41,10 @@ package rollout
 
 import (
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	listing "github.com/pvkit/pvkit/internal/names"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -185,7 +184,7 @@ func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string
 
 // listed is names joined, at most MaxListed of them and the count of the
 // rest.
-func listed(ns []string) string { return listing.Listed(ns, MaxListed) }
+func listed(ns []string) string { return krm.Listed(ns, MaxListed) }
 
 // waiting names the open wave's moved children that are neither done nor
 // failed, and what each waits for: at most five, and the count of the rest

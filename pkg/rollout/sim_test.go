@@ -2,7 +2,12 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
@@ -37,6 +42,24 @@ func TestRolloutUnderChurn(t *testing.T) {
 	}
 }
 
+// Issue 61 #4: a simulation replays from its seed, exactly: it draws its
+// random numbers in a sorted order (it drew them while ranging over a map,
+// so a failing seed did not fail again). PVKIT_CHURN_SEED replays one.
+func TestChurnReplaysItsSeed(t *testing.T) {
+	seed := int64(7)
+	if s := os.Getenv("PVKIT_CHURN_SEED"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PVKIT_CHURN_SEED=%q: %v", s, err)
+		}
+		seed = n
+	}
+	a, b := churn(t, seed, 300), churn(t, seed, 300)
+	if a != b {
+		t.Fatalf("seed %d played twice differs:\n%s\n---\n%s", seed, a, b)
+	}
+}
+
 type simChild struct {
 	pin      pv.Upstream
 	doneAt   int // the plan from which the child is done at pin (0: not done)
@@ -46,8 +69,10 @@ type simChild struct {
 	lastSeen Child // what a stale cache shows
 }
 
-func churn(t *testing.T, seed int64, n int) {
+// churn runs the simulation and returns its trace: each plan's status.
+func churn(t *testing.T, seed int64, n int) string {
 	rng := rand.New(rand.NewSource(seed))
+	var trace strings.Builder
 	spec := &v1alpha2.Rollout{ErrorBudget: amount("1%"), Waves: []v1alpha2.Wave{
 		{Name: "canary", Selector: &meta.LabelSelector{MatchLabels: map[string]string{"ring": "canary"}}, Size: amount("1")},
 		{Name: "early", Size: amount("10%"), MaxUpdate: amount("200")},
@@ -101,11 +126,13 @@ func churn(t *testing.T, seed int64, n int) {
 		res := Plan(spec, status, base, target, cs, ctl)
 		checkPlan(t, plan, res, kids, target, ctl, spec)
 		if t.Failed() {
-			return
+			t.Logf("seed %d fails at plan %d: replay it with PVKIT_CHURN_SEED=%d", seed, plan, seed)
+			return trace.String()
 		}
-		// Write the pins to the children (the truth).
-		for name, pin := range res.Pins {
-			k := kids[name]
+		// Write the pins to the children (the truth), in name order: the
+		// draws are the seed's, whatever the map's order.
+		for _, name := range slices.Sorted(maps.Keys(res.Pins)) {
+			k, pin := kids[name], res.Pins[name]
 			if k.pin != pin {
 				k.pin, k.movedAt, k.doneAt = pin, plan, 0
 				if !k.fails {
@@ -114,6 +141,7 @@ func churn(t *testing.T, seed int64, n int) {
 			}
 		}
 		st := res.Status
+		fmt.Fprintf(&trace, "%d %s %s %s\n", plan, st.Phase, st.Target.Name, st.Message)
 		if churning && rng.Intn(5) == 0 && before != nil {
 			status = before // the status write is lost
 		} else {
@@ -123,6 +151,7 @@ func churn(t *testing.T, seed int64, n int) {
 	if status.Phase != Complete || status.Target.Revision != rev {
 		t.Fatalf("seed %d: after the churn, %s at %s: %s", seed, status.Phase, status.Target.Name, status.Message)
 	}
+	return trace.String()
 }
 
 // checkPlan checks a plan's invariants against the truth before it.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
@@ -77,10 +76,9 @@ func TestContentDriftOnPorch(t *testing.T) {
 	}
 	e.git(work, "commit", "-q", "-am", "hotfix")
 	e.git(work, "push", "-q", "origin", "main")
-	// The drift is seen at the variant's next reconcile (its own events,
-	// its upstream's, the resync): asked for now, as `pvctl reconcile`
-	// does, after Porch's repository sync (5 s on the stack).
-	time.Sleep(6 * time.Second)
+	// The drift is seen at the variant's next observation (rule
+	// observe-cadence: --observe-interval, 20 s on the suite's controller)
+	// after Porch's repository sync (5 s on the stack); nothing wakes it.
 	annotate := func(key, value string) {
 		t.Helper()
 		e.retry("annotating the variant "+key, func() error {
@@ -95,7 +93,6 @@ func TestContentDriftOnPorch(t *testing.T) {
 			return e.c.Update(context.Background(), &v)
 		})
 	}
-	annotate("pvkit.dev/reconcile-requested-at", time.Now().Format(time.RFC3339Nano))
 
 	drift := func() *metav1.Condition {
 		var v pvapi.PackageVariant

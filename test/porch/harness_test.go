@@ -168,8 +168,10 @@ users:
 // controllerExtraArgs are more flags for the controller. The suite's
 // controller approves by policy (config/rbac/approve-by-policy.yaml's
 // rights): the scenarios that need it run beside the others, which name no
-// approval policy and so are left alone by it.
-var controllerExtraArgs = []string{"--approve-by-policy"}
+// approval policy and so are left alone by it. It observes what is
+// published every 20 s (rule observe-cadence; the default is 5 minutes):
+// TestContentDriftOnPorch sees a commit without being woken.
+var controllerExtraArgs = []string{"--approve-by-policy", "--observe-interval=20s"}
 
 // metricsAddr is where the running controller serves /metrics.
 var metricsAddr string

@@ -50,8 +50,12 @@ type PackageVariantStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// DownstreamTargets are the downstream revisions the PackageVariant
 	// created or adopted: its Drafts and Proposed revisions, or else its
-	// latest Published one, with their last render result.
+	// latest Published one, with their last render result. One entry per
+	// revision, keyed by its name: a status write that conflicts is rebased
+	// entry by entry (issue 61 #1).
 	// +optional
+	// +listType=map
+	// +listMapKey=name
 	DownstreamTargets []DownstreamTarget `json:"downstreamTargets,omitempty"`
 	// LastHandledReconcileAt is the value of the annotation
 	// pvkit.dev/reconcile-requested-at the last finished reconcile saw
@@ -63,7 +67,8 @@ type PackageVariantStatus struct {
 // DownstreamTarget is one downstream revision.
 type DownstreamTarget struct {
 	// Name of the PackageRevision.
-	Name string `json:"name,omitempty"`
+	// +required
+	Name string `json:"name"`
 	// RenderStatus is Porch's render result after the last update.
 	// +optional
 	RenderStatus render.RenderStatus `json:"renderStatus,omitempty"`

@@ -15,7 +15,9 @@
 //   - Changed (predicate.go): the watch predicate that keeps a reconciler's
 //     own status patches from bringing another reconcile;
 //   - PatchStatus (status.go): patch the status subresource only when it
-//     changed, so a steady resync writes nothing;
+//     changed, so a steady resync writes nothing, and lose nothing: a patch
+//     that conflicts is rebased on the object as it is (Rebase,
+//     reapply.go), a bounded number of times;
 //   - ListNodes (list.go): list a kind as YAML nodes, a kind the cluster does
 //     not serve reported as ErrNotServed the same way for both;
 //   - the clock and condition setter (conditions.go), the on-demand watch

@@ -103,3 +103,37 @@ func classify(err error, def string) Outcome {
 	}
 	return Outcome{Reason: def}
 }
+
+// FirstOutcome is the outcome of steps run one after another whatever the
+// ones before returned: the first that is not a wait, else the shortest
+// wait, else nil.
+func FirstOutcome(outcomes ...error) error {
+	var wait *Waiting
+	for _, o := range outcomes {
+		var w *Waiting
+		switch {
+		case o == nil:
+		case errors.As(o, &w):
+			if wait == nil || w.After < wait.After {
+				wait = w
+			}
+		default:
+			return o
+		}
+	}
+	if wait != nil {
+		return wait
+	}
+	return nil
+}
+
+// Soonest is the shortest of requeue durations, 0 (none) left out.
+func Soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
+}

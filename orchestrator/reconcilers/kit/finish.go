@@ -10,7 +10,8 @@ import (
 )
 
 // Finish is a reconcile's finish step, the same for every kind: a Waiting
-// result changes nothing and comes back later; a new stall is logged and
+// result changes no condition and comes back later, its facts (a write it
+// made before it waited) patched all the same; a new stall is logged and
 // recorded as a Warning Event; observedGeneration moves only when the
 // result settles the generation (Result.Observed); the status is patched
 // when it changed, and a patch lost to a newer write (a lagging cache) is
@@ -38,6 +39,10 @@ func (f Finish) Do(ctx context.Context) (ctrl.Result, error) {
 	res := f.Result
 	if res.Waiting != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info(res.Waiting.Why)
+		if err := f.Patch(); err != nil && !StatusLost(err) {
+			f.Observe(false, false, err)
+			return ctrl.Result{}, err
+		}
 		f.Observe(true, false, nil)
 		return ctrl.Result{RequeueAfter: res.Waiting.After}, nil
 	}

@@ -204,7 +204,7 @@ func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]
 	if err != nil {
 		return nil, err
 	}
-	d, ok := r.tracker.last(v.UID)
+	d, ok := r.mem.last(v.UID)
 	if !ok || slices.ContainsFunc(owned, func(o store.Revision) bool { return o.Name == d.name }) {
 		return owned, nil
 	}

@@ -44,7 +44,7 @@ func (r *Reconciler) createDraftAnnotated(ctx context.Context, v *pvapi.PackageV
 	if err != nil {
 		return store.Revision{}, err
 	}
-	if asked, ok := r.tracker.askedFor(v.UID); ok {
+	if asked, ok := r.mem.askedFor(v.UID); ok {
 		for _, rev := range revs {
 			if rev.Name == asked && !rev.Lifecycle.IsPublished() && len(rev.Owners) == 0 {
 				return r.reclaim(ctx, v, rev)
@@ -96,10 +96,10 @@ func (r *Reconciler) createDraftAnnotated(ctx context.Context, v *pvapi.PackageV
 			return store.Revision{}, kit.Retry(pvapi.ReasonRepositoryNotFound, fmt.Errorf(
 				"the downstream repository %q does not exist in namespace %q: register it (a Repository object) or fix `spec.downstream.repo` (%v)", key.Repository, v.Namespace, err))
 		}
-		r.tracker.didAsk(v.UID, name)
+		r.mem.didAsk(v.UID, name)
 		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
 	}
-	r.tracker.didCreate(v.UID, key, draft.Name, r.now())
+	r.mem.didCreate(v.UID, key, draft.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
 	switch task.Type {
 	case store.Upgrade:
@@ -120,10 +120,10 @@ func (r *Reconciler) reclaim(ctx context.Context, v *pvapi.PackageVariant, rev s
 	rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
 	rev.Annotations = store.Overlay(rev.Annotations, now)
 	if err := r.Store.Update(ctx, rev); err != nil {
-		r.tracker.didAsk(v.UID, rev.Name)
+		r.mem.didAsk(v.UID, rev.Name)
 		return store.Revision{}, fmt.Errorf("taking back the ownerless draft %s: %w", rev.Name, err)
 	}
-	r.tracker.didCreate(v.UID, rev.Key(), rev.Name, r.now())
+	r.mem.didCreate(v.UID, rev.Key(), rev.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("reclaimed the draft it asked for, recorded without owner", "revision", rev.Name)
 	r.events().Normal(v, EventDraftReclaimed, "took back draft %s: Porch recorded it before its owner reference landed", rev.Name)
 	rev.ResourceVersion = "" // changed by the update

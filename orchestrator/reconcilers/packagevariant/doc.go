@@ -56,11 +56,26 @@
 // Workers: the controller reconciles --workers variants at once; two
 // variants writing the same downstream package take turns (a lock per
 // package), so neither picks the workspace the other is creating.
-//  4. status: Ready=True NoErrors and the downstream targets; Porch errors
+//  4. approval by policy (approve.go), once the downstream step succeeded;
+//  5. the observations of what is published, health (health.go) and drift
+//     (drift.go), every reconcile whatever the steps before them said, and
+//     again every --observe-interval for a variant with a Published target
+//     (observe.go; rule: observe-cadence);
+//  6. status: Ready=True NoErrors and the downstream targets; Porch errors
 //     are Ready=False Error and retried (rule: stall-or-retry). A status
-//     patch that conflicts (the reconcile read a cache that had not yet
-//     seen the previous reconcile's status) is run again after
-//     kit.StatusLostRetry, reading afresh; it is not logged as an error.
+//     write loses nothing (ARCHITECTURE.md): the targets of the writes that
+//     happened are recorded even when a later step fails (upsertTargets),
+//     and a patch that conflicts (another write landed since) is rebased on
+//     the variant as it is, this reconcile's own changes field by field and
+//     target by target (kit.PatchStatus). A reconcile never starts from a
+//     status older than its own last write: the cache is read past when it
+//     serves another version (read).
+//
+// What the reconciler remembers of a variant between reconciles is one
+// record (memory.go): the memo, the tracker's drafts, the last drift
+// comparison, the version it left; forgotten when the variant goes
+// (deleting, NotFound), its draft notes pruned when the listing no longer
+// shows them. None of it is a fact the status should hold.
 //
 // Every write to Porch is logged and recorded as an Event on the variant; a
 // stall is a Warning Event when it first appears or changes.

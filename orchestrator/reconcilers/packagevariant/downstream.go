@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,11 +76,18 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // upgrade of stale drafts (upgradeStale), the mutation of the drafts
 // (mutateDrafts).
 func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
-	mine = r.tracker.real(v.UID, mine)
-	defer func() { r.seeLifecycles(v, targets, mine, up) }()
+	mine = r.mem.real(v.UID, mine)
+	moved := map[string]bool{} // drafts this reconcile moved back to Draft
+	defer func() {
+		if err != nil { // what was moved is recorded all the same
+			targets = withMoved(targets, moved)
+		}
+		r.seeLifecycles(v, targets, mine, up, moved)
+	}()
 	if mine, err = r.listed(ctx, v, mine); err != nil {
 		return nil, err
 	}
+	r.mem.prune(v.UID, revisionNames(mine))
 	var drafts []store.Revision
 	var published *store.Revision
 	for i := range mine {
@@ -100,7 +109,7 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 	} else if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
-	upgrades, err := r.upgradeStale(ctx, v, up, drafts)
+	upgrades, err := r.upgradeStale(ctx, v, up, drafts, moved)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +140,7 @@ func (r *Reconciler) listed(ctx context.Context, v *pvapi.PackageVariant, mine [
 	for i, rev := range mine {
 		names[i] = rev.Name
 	}
-	verdict, rev, err := r.tracker.observe(v.UID, downstreamKey(v), names, r.now(),
+	verdict, rev, err := r.mem.observe(v.UID, downstreamKey(v), names, r.now(),
 		func(name string) (store.Revision, error) { return r.Store.Read(ctx, v.Namespace, name) })
 	switch {
 	case err != nil:
@@ -153,9 +162,9 @@ func (r *Reconciler) listed(ctx context.Context, v *pvapi.PackageVariant, mine [
 // upgradeStale prepares the in-place upgrade of the stale drafts (made
 // from another upstream revision), unless the variant asks for Porch's
 // stall (rule: draft-upgrade); a Proposed one is moved back to Draft
-// first (drafts is updated). It returns each upgrade's preparation, by
-// draft.
-func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision) (map[string]func(map[string]string) (map[string]string, error), error) {
+// first (drafts is updated, and moved names it). It returns each
+// upgrade's preparation, by draft.
+func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, moved map[string]bool) (map[string]func(map[string]string) (map[string]string, error), error) {
 	upgrades := map[string]func(map[string]string) (map[string]string, error){}
 	for i, d := range drafts {
 		if d.Lock == nil || d.Lock.Matches(*up) {
@@ -176,11 +185,31 @@ func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, 
 				return nil, fmt.Errorf("moving the proposed draft %s back to Draft to upgrade it: %w", d.Name, err)
 			}
 			drafts[i] = d
+			moved[d.Name] = true
 		}
 		upgrades[d.Name] = prepare
-		r.tracker.movedBack(v.UID, d.Name, true)
 	}
 	return upgrades, nil
+}
+
+// withMoved is targets with an entry for each draft moved names that it
+// lacks (a reconcile that failed after moving them records the move).
+func withMoved(targets []target, moved map[string]bool) []target {
+	for _, name := range slices.Sorted(maps.Keys(moved)) {
+		if !slices.ContainsFunc(targets, func(t target) bool { return t.name == name }) {
+			targets = append(targets, target{name: name})
+		}
+	}
+	return targets
+}
+
+// revisionNames are the revisions' names.
+func revisionNames(revs []store.Revision) []string {
+	out := make([]string, len(revs))
+	for i, r := range revs {
+		out[i] = r.Name
+	}
+	return out
 }
 
 // mutateDrafts runs the chain on each draft (after its upgrade, when it
@@ -215,9 +244,9 @@ func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, 
 			}
 		}
 		if err != nil {
-			return nil, err
+			return append(targets, m.target), err // those written so far are recorded
 		}
-		r.tracker.readable(v.UID, d.Name)
+		r.mem.readable(v.UID, d.Name)
 		if m.conflict != nil {
 			conflicts = append(conflicts, m.conflict)
 		}
@@ -243,7 +272,7 @@ func (r *Reconciler) notFound(ctx context.Context, v *pvapi.PackageVariant, d st
 	if _, err := r.Store.Read(ctx, d.Namespace, d.Name); !errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	waited, lost := r.tracker.unreadable(v.UID, d.Name, r.now())
+	waited, lost := r.mem.unreadable(v.UID, d.Name, r.now())
 	if !lost {
 		return kit.Wait(phantomRetry, "draft %s is listed but Porch does not find it (for %s): waiting up to %s for Porch to show it again before making the downstream without it",
 			d.Name, waited.Round(time.Second), phantomAfter)

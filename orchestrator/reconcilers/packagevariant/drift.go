@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -216,7 +215,7 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 	}
 	pubKey := pub.Name + "@" + pub.ResourceVersion
 	key := pubKey + "|" + branch.Name + "@" + branch.ResourceVersion
-	e, ok := r.drifts.get(v.UID)
+	e, ok := r.mem.drift(v.UID)
 	if ok && e.key == key {
 		return e.drift, nil
 	}
@@ -239,7 +238,7 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 	if files := variant.ChangedFiles(pubFiles, variant.FileDigests(to.Files)); len(files) > 0 && !wroteLast(v, to.Files) {
 		d = &drift{reason: pvapi.ReasonContentChanged, pub: pub, rev: *branch, files: files, branch: to.Files}
 	}
-	r.drifts.put(v.UID, driftEntry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles})
+	r.mem.setDrift(v.UID, driftEntry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles})
 	return d, nil
 }
 
@@ -261,15 +260,10 @@ func wroteLast(v *pvapi.PackageVariant, files map[string]string) bool {
 	return false
 }
 
-// driftMemo remembers, per variant, the last content comparison: its
-// versions, the drift found (nil for none), and the file digests of the
-// published revision compared (which never changes), so that a branch that
-// moved is read alone.
-type driftMemo struct {
-	mu sync.Mutex
-	m  map[types.UID]driftEntry
-}
-
+// driftEntry is the last content comparison of a variant (part of its
+// memory, memory.go): its versions, the drift found (nil for none), and the
+// file digests of the published revision compared (which never changes),
+// so that a branch that moved is read alone.
 type driftEntry struct {
 	key      string
 	drift    *drift
@@ -277,24 +271,19 @@ type driftEntry struct {
 	pubFiles map[string]string
 }
 
-func (m *driftMemo) get(uid types.UID) (driftEntry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.m[uid]
-	return e, ok
-}
-
-func (m *driftMemo) put(uid types.UID, e driftEntry) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[types.UID]driftEntry{}
+// drift is the variant's last content comparison, if any.
+func (t *memory) drift(uid types.UID) (driftEntry, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.rec(uid, false); r != nil && r.drift != nil {
+		return *r.drift, true
 	}
-	m.m[uid] = e
+	return driftEntry{}, false
 }
 
-func (m *driftMemo) forget(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.m, uid)
+// setDrift records the variant's content comparison.
+func (t *memory) setDrift(uid types.UID, e driftEntry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rec(uid, true).drift = &e
 }

@@ -41,7 +41,7 @@ var testNow = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 
 // env is a reconciler on the in-memory store and a fake cluster.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	store   *fakestore.Store
 	cluster *embedded.Cluster
 	client  client.Client
@@ -56,11 +56,11 @@ type env struct {
 
 // blueprint is examples/app: package context, a pipeline, and two
 // injection points (a ConfigMap, a Team).
-func blueprint(t *testing.T) map[string]string {
+func blueprint(t testing.TB) map[string]string {
 	return fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 }
 
-func newEnv(t *testing.T, objs ...client.Object) *env {
+func newEnv(t testing.TB, objs ...client.Object) *env {
 	scheme := k8sruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -223,14 +223,24 @@ func TestUnproposeDeletion(t *testing.T) {
 	}
 }
 
-// A status patch that loses to a newer write (the reconcile read a cache
-// that lagged) is no error: the reconcile asks to run again shortly, and
-// that run, reading afresh, patches the status.
+// A status patch that loses to a newer write is rebased on the variant as
+// it is and written (issue 61 #1: it was dropped); one that loses every
+// time (StatusRebases rebases) is no error either: the reconcile asks to
+// run again shortly, and that run, reading afresh, patches the status.
 func TestStatusPatchLostIsRequeued(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))
 	e.variant(appVariant)
 	e.conflicts.Next(1)
+	e.mustReconcile("app-prod")
+	if c := e.condition("app-prod", pvapi.ConditionReady); c.Status != metav1.ConditionTrue || len(e.get("app-prod").Status.DownstreamTargets) != 1 {
+		t.Fatalf("a conflict once: the status was not rebased and written: %+v", e.get("app-prod").Status)
+	}
+
+	e = newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.conflicts.Next(1 + kit.StatusRebases)
 	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
 	if err != nil {
 		t.Fatalf("a lost status patch: %v, want no error", err)

@@ -21,17 +21,12 @@ import (
 // inputs changed nothing, a later reconcile with the same fingerprint skips
 // reading and mutating the package: a steady resync costs a few cached
 // lookups per variant. Any change of any input changes the fingerprint, and
-// the work is done again. The memo lives in the reconciler's memory: after a
-// restart the first resync does the full work once.
-type memo struct {
-	mu sync.Mutex
-	m  map[types.UID]memoEntry
-}
-
+// the work is done again. The memo is part of the variant's memory
+// (memory.go): after a restart the first resync does the full work once.
 type memoEntry struct {
 	fingerprint string
 	types       []krm.GVK
-	targets     []target
+	names       []string // the targets' names
 	// conflict: the last write over these inputs was undone by Porch's
 	// render (renderConflict); until an input changes, the variant stays
 	// stalled and writes nothing.
@@ -47,12 +42,19 @@ func fingerprint(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revis
 	return fmt.Sprintf("%d|%s@%s|%s|%s", v.Generation, up.Name, up.ResourceVersion, strings.Join(ids, ","), candidates)
 }
 
-// unchanged returns the remembered targets when the inputs are the ones of
-// a run that changed nothing, or the render conflict that run ended in.
+// unchanged returns the remembered targets (their names: what the run
+// wrote is in the status, which loses nothing) when the inputs are the
+// ones of a run that changed nothing, or the render conflict that run
+// ended in.
 func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision) ([]target, bool, error) {
-	r.memo.mu.Lock()
-	e, ok := r.memo.m[v.UID]
-	r.memo.mu.Unlock()
+	r.mem.mu.Lock()
+	var e memoEntry
+	rec := r.mem.rec(v.UID, false)
+	ok := rec != nil && rec.memo != nil
+	if ok {
+		e = *rec.memo
+	}
+	r.mem.mu.Unlock()
 	if !ok {
 		return nil, false, nil
 	}
@@ -60,18 +62,9 @@ func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up 
 	if err != nil || fingerprint(v, up, revs, fp) != e.fingerprint {
 		return nil, false, nil
 	}
-	out := make([]target, len(e.targets))
-	for i, t := range e.targets {
-		out[i] = target{name: t.name}
-		if e.conflict != nil {
-			// The write that ended in the conflict, with its render status
-			// and digest: recorded again, so that a status patch of the
-			// writing reconcile that was lost (a conflict on the variant,
-			// measured in e2e-porch's TestPorchRendersPvkitImages: the
-			// status never named the render) is made up for. The same values
-			// again change nothing.
-			out[i] = t
-		}
+	out := make([]target, len(e.names))
+	for i, name := range e.names {
+		out[i] = target{name: name}
 	}
 	return out, true, e.conflict
 }
@@ -81,22 +74,17 @@ func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs 
 	if len(ins) != 1 || ins[0] == nil {
 		return // several drafts: no memo (rare; adoption)
 	}
-	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	if r.memo.m == nil {
-		r.memo.m = map[types.UID]memoEntry{}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.name
 	}
-	r.memo.m[v.UID] = memoEntry{fingerprint: fingerprint(v, up, revs, ins[0].candidates), types: ins[0].types, targets: targets, conflict: conflict}
+	r.mem.mu.Lock()
+	defer r.mem.mu.Unlock()
+	r.mem.rec(v.UID, true).memo = &memoEntry{fingerprint: fingerprint(v, up, revs, ins[0].candidates), types: ins[0].types, names: names, conflict: conflict}
 }
 
-// forget drops a variant's memo (deleted).
-func (r *Reconciler) forget(uid types.UID) {
-	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	delete(r.memo.m, uid)
-	r.tracker.forget(uid)
-	r.drifts.forget(uid)
-}
+// forget drops everything remembered of a variant (deleted, gone).
+func (r *Reconciler) forget(uid types.UID) { r.mem.forget(uid) }
 
 // upstreams keeps the files of published upstream revisions, which never
 // change, by name and resource version: a set fanning one upstream out to N

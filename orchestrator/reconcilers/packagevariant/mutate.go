@@ -120,15 +120,10 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 	// moves only with pvkit's own writes: a draft pvkit found changed but
 	// had nothing to rewrite in keeps the digest it had (none, if pvkit
 	// never wrote it).
-	switch {
-	case m.wrote || fresh:
+	// The status loses nothing (kit.PatchStatus), and records it even when
+	// a later step fails (reconcileVariant): nothing else remembers it.
+	if m.wrote || fresh {
 		m.target.lastWrite = variant.Fingerprint(m.files)
-		r.tracker.wrote(v.UID, d.Name, m.target.lastWrite)
-	case LastWrite(v, d.Name) == "":
-		// The status patch that would have carried it was lost (the
-		// annotation update after the write conflicted, say), not the
-		// write: this process remembers it.
-		m.target.lastWrite = r.tracker.lastWrite(v.UID, d.Name)
 	}
 	_, later := approval.Split(v.Spec.Annotations)
 	if len(later) == 0 {
@@ -189,8 +184,8 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
 	}
 	if err != nil {
-		r.landedDespite(ctx, v, d.Name, res.Files, err)
-		return mutation{}, fmt.Errorf("updating %s: %w", d.Name, err)
+		t := target{name: d.Name, lastWrite: r.landedDespite(ctx, v, d.Name, res.Files, err)}
+		return mutation{target: t}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
 	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
@@ -239,17 +234,19 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 // and approval by policy waited for a person forever ("a person changed
 // it since its variant's last write"; CI, TestWaveApprovalOnPorch). A
 // person's edit made in the same second as a failed write would be taken
-// for pvkit's: the window is the failed request's.
-func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before map[string]string, err error) {
+// for pvkit's: the window is the failed request's. It returns the digest
+// of the write that landed ("" when none did), which the failing
+// reconcile records in the status (reconcileVariant).
+func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before map[string]string, err error) string {
 	if errors.Is(err, store.ErrConflict) {
-		return // refused: nothing landed
+		return "" // refused: nothing landed
 	}
 	now, rerr := r.Store.GetResources(ctx, v.Namespace, name)
 	if rerr != nil || maps.Equal(now.Files, before) {
-		return
+		return ""
 	}
-	r.tracker.wrote(v.UID, name, variant.Fingerprint(now.Files))
 	ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", name, "error", err.Error())
+	return variant.Fingerprint(now.Files)
 }
 
 // restamp writes the record again for a draft as Porch's render of the
@@ -279,9 +276,6 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 // no last write.
 func (r *Reconciler) editedSince(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
 	last := LastWrite(v, draft)
-	if last == "" {
-		last = r.tracker.lastWrite(v.UID, draft)
-	}
 	return last != "" && approval.EditedSince(last, variant.Fingerprint(files))
 }
 

@@ -17,7 +17,7 @@ import (
 
 // badPoint is a blueprint whose injection point has an invalid annotation
 // value: the mutation cannot run.
-func badPoint(t *testing.T) map[string]string {
+func badPoint(t testing.TB) map[string]string {
 	f := blueprint(t)
 	f["endpoints.yaml"] = strings.Replace(f["endpoints.yaml"], "kpt.dev/config-injection: required", "kpt.dev/config-injection: maybe", 1)
 	if !strings.Contains(f["endpoints.yaml"], "maybe") {

@@ -17,8 +17,10 @@ import (
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/variant"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +50,9 @@ const (
 type Reconciler struct {
 	// Client reads and patches PackageVariants and lists injected objects.
 	Client client.Client
+	// Reader reads past the cache (the manager's API reader): a status
+	// patch that conflicts is rebased on the variant as it is (nil: Client).
+	Reader client.Reader
 	// Store is Porch.
 	Store store.Store
 	// Clock stamps condition transitions (default: the real clock).
@@ -70,13 +75,21 @@ type Reconciler struct {
 	// Provenance is how drafts' provenance records are made and checked
 	// (provenance.go; the zero value: unsigned, builder "controller").
 	Provenance Provenance
+	// ObserveInterval is how often a variant with a Published target is
+	// reconciled though nothing wakes it (rule observe-cadence), so that
+	// what pvkit watches outside Kubernetes, the branch's content, the
+	// cluster's health, is looked at on a cadence; ObserveIntervalAnnotation
+	// overrides it per variant. 0: only when something wakes it (pvctl,
+	// whose every run observes).
+	ObserveInterval time.Duration
+	// Jitter is added to each interval (nil: up to a tenth of it, at
+	// random), so that a fleet's observations spread out.
+	Jitter func(time.Duration) time.Duration
 
 	watch     *kit.Watcher // set by SetupWithManager
-	memo      memo
 	pkgs      kit.KeyLock
-	tracker   tracker   // drafts created or asked for that the listing may not show
+	mem       memory    // what it remembers of each variant, one record each (memory.go)
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
-	drifts    driftMemo // the last content comparison of each variant (rule content-drift)
 }
 
 func (r *Reconciler) now() time.Time {
@@ -96,8 +109,11 @@ const cacheRetry = 500 * time.Millisecond
 // status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
-	v := &pvapi.PackageVariant{}
-	if err := r.Client.Get(ctx, req.NamespacedName, v); err != nil {
+	v, err := r.read(ctx, req.NamespacedName)
+	if err != nil {
+		if apierrors.IsNotFound(err) { // gone: nothing of it is kept
+			r.mem.forgetName(req.NamespacedName)
+		}
 		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultSuccess, start)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -106,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !deleting { // deleting is never suspended: the deletionPolicy applies
 		if why := r.suspendedBy(ctx, v); why != "" {
 			result, retErr = kit.Suspended(ctx, v, &v.Status.Conditions, v.Generation, r.Clock, r.events(), why,
-				func() error { return kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status) })
+				func() error { return r.patchStatus(ctx, orig, v) })
 			r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultSuspended, start)
 			return result, retErr
 		}
@@ -123,16 +139,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if outcome = r.ensureFinalizer(ctx, v); outcome != nil {
 		return
 	}
-	if outcome = r.reconcileVariant(ctx, v); outcome == nil && r.ApproveByPolicy {
-		again, outcome = r.approveByPolicy(ctx, v)
-	}
-	if outcome == nil {
-		outcome = r.observeHealth(ctx, v)
-	}
-	if outcome == nil {
-		outcome = r.observeDrift(ctx, v)
-	}
+	outcome, again = r.steps(ctx, v)
 	return
+}
+
+// steps are the reconcile's steps, in order, every one run every
+// reconcile (rule observe-cadence): the downstream made what the variant
+// asks for; approval by policy, once that succeeded; then the observations
+// of what is published (its health, its drift), whatever the steps before
+// them said (a Waiting approval used to skip them), over the targets the
+// status records. The outcome is the first that is not a wait (in step
+// order), else the shortest wait; again is the shortest requeue asked
+// for, the observation interval included.
+func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcome error, again time.Duration) {
+	outcomes := []error{r.reconcileVariant(ctx, v)}
+	if outcomes[0] == nil && r.ApproveByPolicy {
+		var err error
+		again, err = r.approveByPolicy(ctx, v)
+		outcomes = append(outcomes, err)
+	}
+	outcomes = append(outcomes, r.observeHealth(ctx, v), r.observeDrift(ctx, v))
+	return kit.FirstOutcome(outcomes...), kit.Soonest(again, r.observeAgain(ctx, v))
 }
 
 // finish is Reconcile's one finish step, deferred: summarize the outcome
@@ -154,12 +181,48 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 				v.Status.ObservedGeneration = v.Generation
 			}
 		},
-		Patch: func() error { return kit.PatchStatus(ctx, r.Client, orig, v, orig.Status, v.Status) },
+		Patch: func() error {
+			err := r.patchStatus(ctx, orig, v)
+			if !deleting {
+				r.mem.setPatched(v.UID, v.ResourceVersion) // the version this reconcile leaves
+			}
+			return err
+		},
 		Observe: func(waiting, stalled bool, err error) {
 			r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultOf(waiting, stalled, err), start)
 		},
 	}.Do(ctx)
 }
+
+// read reads the variant from the cache, or past it (Reader) when the
+// cache serves another version than the one this reconciler's last
+// reconcile of it left (memory.patched): a reconcile never derives facts
+// from a status older than its own last write (a lagging informer after
+// a status patch). A steady resync, whose cache holds that version,
+// reads nothing more.
+func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*pvapi.PackageVariant, error) {
+	v := &pvapi.PackageVariant{}
+	if err := r.Client.Get(ctx, key, v); err != nil {
+		return nil, err
+	}
+	r.mem.seen(key, v.UID)
+	if left := r.mem.lastPatched(v.UID); left == "" || left == v.ResourceVersion || r.Reader == nil {
+		return v, nil
+	}
+	fresh := &pvapi.PackageVariant{}
+	if err := r.Reader.Get(ctx, key, fresh); err != nil {
+		return nil, err
+	}
+	return fresh, nil
+}
+
+// patchStatus writes the variant's status, losing nothing (kit.PatchStatus).
+func (r *Reconciler) patchStatus(ctx context.Context, orig, v *pvapi.PackageVariant) error {
+	return kit.PatchStatus(ctx, r.Client, r.Reader, orig, v, variantStatus)
+}
+
+// variantStatus is a PackageVariant's status, for kit.PatchStatus.
+func variantStatus(o client.Object) any { return &o.(*pvapi.PackageVariant).Status }
 
 // suspendedBy says why the variant is suspended, or "": by its own
 // annotation, or by its set's (a set's suspension holds its children).
@@ -240,6 +303,10 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	}
 	var p *kit.Partial
 	if err != nil && !(errors.As(err, &p) && p.Reason == pvapi.ReasonRemovalHeld) {
+		// What was written before the failure is the variant's all the
+		// same (a status write loses nothing): those targets are recorded,
+		// the others kept as they were.
+		v.Status.DownstreamTargets = upsertTargets(v.Status.DownstreamTargets, targets)
 		return err
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)

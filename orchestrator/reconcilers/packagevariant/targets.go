@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"slices"
 	"sort"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -79,17 +80,18 @@ func setApprovalWait(v *pvapi.PackageVariant, name, msg string) {
 // seeLifecycles (rule: rejected-drafts) records on the targets each
 // revision's lifecycle as this reconcile read it, and whether a person
 // rejected the draft: the variant read it Proposed (its status says so)
-// and reads it Draft now, a move it did not make (the tracker remembers
-// the drafts an upgrade in place moved back to Draft, until they are
-// proposed again; their new content also ends an earlier rejection, and
-// a status patch lost after the move does not turn it into one). Porch records no
+// and reads it Draft now, a move it did not make (moved: the drafts this
+// reconcile's upgrade in place moved back to Draft, read Proposed in the
+// listing it made before the move; the status records the move, even when
+// a later step fails, and their new content also ends an earlier
+// rejection). Porch records no
 // rejection ("TODO: signal rejection of the approval differently than by
 // returning to draft?", v1.5.3): this is how pvkit tells it. A rejection
 // holds while the draft stays a Draft, and is a Warning Event when seen.
 //
 // It also records each target's upstream lock as listed, unless the
 // reconcile made it (a clone or an upgrade in place: the upstream's).
-func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, up *store.Revision) {
+func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mine []store.Revision, up *store.Revision, moved map[string]bool) {
 	// A variant has a target or two: found by looking, not by a map (a
 	// steady resync of 1,000 variants allocates nothing here).
 	listed := func(name string) *store.Revision {
@@ -120,16 +122,13 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		case t.lock == nil:
 			t.lock = store.LockFor(*up)
 		}
-		own := r.tracker.wasMovedBack(v.UID, t.name)
+		own := moved[t.name]
 		if own {
 			lc = store.Draft // mine was listed before the move
 		}
 		p := prev(t.name)
 		t.lifecycle = string(lc)
 		t.rejected = lc == store.Draft && !own && (p.Rejected || p.Lifecycle == string(store.Proposed))
-		if lc == store.Proposed {
-			r.tracker.movedBack(v.UID, t.name, false) // proposed again: a move back from now on is a person's
-		}
 		if t.rejected && !p.Rejected {
 			r.events().Warning(v, EventDraftRejected, "draft %s was rejected (Proposed, then Draft again): approval by policy leaves it to a person, and a staged rollout counts this variant failed; propose it again when it is fixed", t.name)
 		}
@@ -173,6 +172,28 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.Blocked = &b
 		}
 		out = append(out, dt)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// upsertTargets records targets of a reconcile that failed after writing
+// them (mergeTargets' merge of each), keeping every other entry as it is.
+func upsertTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.DownstreamTarget {
+	var named []target
+	for _, t := range targets {
+		if t.name != "" {
+			named = append(named, t)
+		}
+	}
+	if len(named) == 0 {
+		return prev
+	}
+	out := mergeTargets(prev, named)
+	for _, p := range prev {
+		if !slices.ContainsFunc(named, func(t target) bool { return t.name == p.Name }) {
+			out = append(out, p)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

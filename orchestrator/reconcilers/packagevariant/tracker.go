@@ -3,7 +3,6 @@ package packagevariant
 import (
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -11,40 +10,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// tracker remembers, per variant, the drafts it asked Porch for that the
-// listing of its owned revisions may not show: the controller lists
-// revisions from its informer cache, which can lag behind a create, and
-// Porch can lose a new draft's owner reference (its repository refresh got
-// there first, or it was killed between writing the draft and its
-// metadata), or record a draft whose create failed, without owner. It
-// lives in memory, like the memo.
+// The tracker is the part of a variant's memory (memory.go) that remembers
+// the drafts it asked Porch for that the listing of its owned revisions
+// may not show: the controller lists revisions from its informer cache,
+// which can lag behind a create, and Porch can lose a new draft's owner
+// reference (its repository refresh got there first, or it was killed
+// between writing the draft and its metadata), or record a draft whose
+// create failed, without owner.
 //
 // Its one question is observe: given the owned revisions listed, what of
 // the draft the variant created last? Present (or none to track), wait
 // for the cache, reclaim it (it is there without owner), or lost (gone for
 // good, published, someone else's: create again if need be).
-//
-// What it remembers of a variant is one record (one map, one lock, one
-// forget), and of each of its drafts one draftNote in it.
-type tracker struct {
-	mu sync.Mutex
-	m  map[types.UID]*variantRecord
-}
 
-// variantRecord is what the tracker remembers of one variant.
-type variantRecord struct {
-	created  *trackedDraft // the draft it created (or took back) last
-	asked    string        // the draft whose create failed, by name
-	drafts   map[string]*draftNote
-	phantoms int // how many of drafts are phantoms
-}
-
-// draftNote is what the tracker remembers of one of a variant's drafts.
+// draftNote is what the memory keeps of one of a variant's drafts the
+// listing shows, pruned when the listing no longer shows it.
 type draftNote struct {
-	// written is the digest of the draft as the variant last wrote it
-	// (DownstreamTarget.LastWrite), so that a status patch lost after the
-	// write (a conflict) does not lose it.
-	written string
 	// phantom: the listing shows the draft but it does not exist: Porch
 	// lost it after creating it, and the informer cache, told nothing,
 	// lists it still. It is left out of the listing.
@@ -52,61 +33,6 @@ type draftNote struct {
 	// unread is when the listed draft was first read NotFound, until it
 	// reads again or is taken for a phantom (phantomAfter); zero: not.
 	unread time.Time
-	// back: the variant itself moved the draft from Proposed back to
-	// Draft (an upgrade in place), until it is proposed again: not a
-	// rejection, even when the status patch that recorded the move was
-	// lost.
-	back bool
-}
-
-// rec is uid's record, made when create is true (nil otherwise when there
-// is none); the caller holds mu.
-func (t *tracker) rec(uid types.UID, create bool) *variantRecord {
-	r := t.m[uid]
-	if r == nil && create {
-		if t.m == nil {
-			t.m = map[types.UID]*variantRecord{}
-		}
-		r = &variantRecord{}
-		t.m[uid] = r
-	}
-	return r
-}
-
-// note is the note on uid's draft, made when create is true (nil otherwise
-// when there is none); the caller holds mu.
-func (t *tracker) note(uid types.UID, draft string, create bool) *draftNote {
-	r := t.rec(uid, create)
-	if r == nil {
-		return nil
-	}
-	n := r.drafts[draft]
-	if n == nil && create {
-		if r.drafts == nil {
-			r.drafts = map[string]*draftNote{}
-		}
-		n = &draftNote{}
-		r.drafts[draft] = n
-	}
-	return n
-}
-
-// movedBack records (on) or forgets (off) that the variant moved a draft
-// back to Draft itself.
-func (t *tracker) movedBack(uid types.UID, draft string, on bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if n := t.note(uid, draft, on); n != nil {
-		n.back = on
-	}
-}
-
-// wasMovedBack reports whether the variant moved the draft back itself.
-func (t *tracker) wasMovedBack(uid types.UID, draft string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := t.note(uid, draft, false)
-	return n != nil && n.back
 }
 
 // phantomAfter is how long a listed draft must read NotFound, directly,
@@ -127,7 +53,7 @@ const phantomRetry = 2 * time.Second
 // there, at now: how long it has read so, since the first such read, and
 // whether it is lost (phantomAfter passed: from now on it is a phantom,
 // left out of the listing).
-func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) (waited time.Duration, lost bool) {
+func (t *memory) unreadable(uid types.UID, draft string, now time.Time) (waited time.Duration, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.note(uid, draft, true)
@@ -145,7 +71,7 @@ func (t *tracker) unreadable(uid types.UID, draft string, now time.Time) (waited
 }
 
 // readable records that a draft read again.
-func (t *tracker) readable(uid types.UID, draft string) {
+func (t *memory) readable(uid types.UID, draft string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n := t.note(uid, draft, false); n != nil {
@@ -154,7 +80,7 @@ func (t *tracker) readable(uid types.UID, draft string) {
 }
 
 // real leaves the known phantoms out of a listing.
-func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
+func (t *memory) real(uid types.UID, revs []store.Revision) []store.Revision {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rec(uid, false)
@@ -168,24 +94,6 @@ func (t *tracker) real(uid types.UID, revs []store.Revision) []store.Revision {
 		}
 	}
 	return out
-}
-
-// wrote records the digest of a draft as the variant wrote it.
-func (t *tracker) wrote(uid types.UID, draft, digest string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.note(uid, draft, true).written = digest
-}
-
-// lastWrite is the digest a draft had when the variant last wrote it in
-// this process ("" when it did not).
-func (t *tracker) lastWrite(uid types.UID, draft string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if n := t.note(uid, draft, false); n != nil {
-		return n.written
-	}
-	return ""
 }
 
 // trackedDraft is the draft a variant created last.
@@ -232,7 +140,7 @@ type read func(name string) (store.Revision, error)
 //   - otherwise (published, someone else's, too old): lost.
 //
 // A tracked draft of another package (the downstream changed) is forgotten.
-func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, now time.Time, get read) (verdict, store.Revision, error) {
+func (t *memory) observe(uid types.UID, pkg store.PackageKey, names []string, now time.Time, get read) (verdict, store.Revision, error) {
 	d, missing := t.missing(uid, pkg, names)
 	if !missing {
 		return present, store.Revision{}, nil
@@ -257,7 +165,7 @@ func (t *tracker) observe(uid types.UID, pkg store.PackageKey, names []string, n
 }
 
 // last is the draft created last for uid, if any.
-func (t *tracker) last(uid types.UID) (trackedDraft, bool) {
+func (t *memory) last(uid types.UID) (trackedDraft, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if r := t.rec(uid, false); r != nil && r.created != nil {
@@ -271,7 +179,7 @@ func (t *tracker) last(uid types.UID) (trackedDraft, bool) {
 // last, listed or not: Porch can drop a draft's owner reference at any
 // time (a repository refresh racing a write), an upgrade draft's too, and
 // the variant must then take it back rather than create another.
-func (t *tracker) missing(uid types.UID, pkg store.PackageKey, names []string) (trackedDraft, bool) {
+func (t *memory) missing(uid types.UID, pkg store.PackageKey, names []string) (trackedDraft, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rec(uid, false)
@@ -294,7 +202,7 @@ func (t *tracker) missing(uid types.UID, pkg store.PackageKey, names []string) (
 // whether that settles it: twice in a row, or once for a draft that was
 // listed before. A draft Porch lost right after creating it is then
 // created again within a second or so, not after createdTTL.
-func (t *tracker) gone(uid types.UID, name string) bool {
+func (t *memory) gone(uid types.UID, name string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rec(uid, false)
@@ -308,7 +216,7 @@ func (t *tracker) gone(uid types.UID, name string) bool {
 
 // didCreate records the draft a variant created (or took back); the
 // create it asked for is no longer pending.
-func (t *tracker) didCreate(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
+func (t *memory) didCreate(uid types.UID, pkg store.PackageKey, name string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rec(uid, true)
@@ -317,27 +225,20 @@ func (t *tracker) didCreate(uid types.UID, pkg store.PackageKey, name string, no
 
 // didAsk records a create that failed: Porch may still record the draft,
 // without owner, and the variant then takes it back (createDraft).
-func (t *tracker) didAsk(uid types.UID, name string) {
+func (t *memory) didAsk(uid types.UID, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rec(uid, true).asked = name
 }
 
 // askedFor is the draft whose create failed, if any.
-func (t *tracker) askedFor(uid types.UID) (string, bool) {
+func (t *memory) askedFor(uid types.UID) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if r := t.rec(uid, false); r != nil && r.asked != "" {
 		return r.asked, true
 	}
 	return "", false
-}
-
-// forget drops what is tracked for a variant.
-func (t *tracker) forget(uid types.UID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.m, uid)
 }
 
 // cacheBehind: Porch does not show the draft this variant just created;

@@ -49,7 +49,7 @@ func TestTrackerObserve(t *testing.T) {
 		{name: "the read fails", track: true, readErr: errors.New("timeout"), want: present, wantErr: "timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var tr tracker
+			var tr memory
 			if tt.track {
 				tr.didCreate(uid, pkg, "d", t0)
 				if tt.wasListd {
@@ -97,7 +97,7 @@ func TestTrackerObserve(t *testing.T) {
 // A create that failed is remembered until a draft is created or taken
 // back; a draft lost meanwhile does not forget it.
 func TestTrackerAsked(t *testing.T) {
-	var tr tracker
+	var tr memory
 	pkg := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
 	tr.didCreate("u", pkg, "d1", time.Time{})
 	tr.didAsk("u", "d2")
@@ -118,7 +118,7 @@ func TestTrackerAsked(t *testing.T) {
 // again), then lost: a phantom, left out of the listing; forget drops
 // everything the tracker has of the variant, in one record.
 func TestTrackerReadThatFindsNothing(t *testing.T) {
-	var tr tracker
+	var tr memory
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	listing := []store.Revision{{Name: "d"}, {Name: "e"}}
 	if w, lost := tr.unreadable("u", "d", t0); w != 0 || lost {
@@ -137,10 +137,15 @@ func TestTrackerReadThatFindsNothing(t *testing.T) {
 	if got := tr.real("u", listing); len(got) != 1 || got[0].Name != "e" {
 		t.Fatalf("the phantom is listed: %v", got)
 	}
-	tr.wrote("u", "e", "sha")
+	// The listing no longer shows the phantom: its note is pruned.
+	tr.prune("u", []string{"e"})
+	if v, notes := tr.size(); v != 1 || notes != 0 || tr.m["u"].phantoms != 0 {
+		t.Fatalf("after the prune: %d variants, %d notes, %d phantoms", v, notes, tr.m["u"].phantoms)
+	}
+	tr.unreadable("u", "e", t0)
 	tr.forget("u")
-	if got := tr.real("u", listing); len(got) != 2 || tr.lastWrite("u", "e") != "" || len(tr.m) != 0 {
-		t.Fatalf("forget left something: %v %q %v", got, tr.lastWrite("u", "e"), tr.m)
+	if got := tr.real("u", listing); len(got) != 2 || len(tr.m) != 0 {
+		t.Fatalf("forget left something: %v %v", got, tr.m)
 	}
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"sort"
 	"strings"
 
-	"github.com/pvkit/pvkit/internal/names"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -217,7 +217,7 @@ func (r *Reconciler) editedDrafts(ctx context.Context, namespace string, childre
 }
 
 // listed is names joined, at most 20 of them and the count of the rest.
-func listed(ns []string) string { return names.Listed(ns, 20) }
+func listed(ns []string) string { return krm.Listed(ns, 20) }
 
 func withoutRemovals(steps []pvsexpand.Step) []pvsexpand.Step {
 	out := make([]pvsexpand.Step, 0, len(steps))

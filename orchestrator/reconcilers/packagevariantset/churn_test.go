@@ -3,7 +3,9 @@ package packagevariantset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -66,9 +68,20 @@ func TestRolloutWithTheReconcilerUnderChurn(t *testing.T) {
 	}
 }
 
-func reconcilerChurn(t *testing.T, seed int64, n int) {
+// Issue 61 #4: the simulation replays from its seed, exactly (it drew its
+// random numbers while ranging over a map of the children).
+func TestReconcilerChurnReplaysItsSeed(t *testing.T) {
+	if a, b := reconcilerChurn(t, 3, 60), reconcilerChurn(t, 3, 60); a != b {
+		t.Fatalf("seed 3 played twice differs:\n%s\n---\n%s", a, b)
+	}
+}
+
+// reconcilerChurn runs the simulation and returns its trace: each tick's
+// rollout as the reconcile decided it.
+func reconcilerChurn(t *testing.T, seed int64, n int) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
+	var trace strings.Builder
 	var objs []client.Object
 	for i := 0; i < n; i++ {
 		labels := map[string]string{"env": "prod"}
@@ -107,13 +120,18 @@ func reconcilerChurn(t *testing.T, seed int64, n int) {
 		cache.snapshot(t)
 		if decided != nil {
 			checkTick(t, tick, decided, before, children(t, truth), e.getSet().Annotations, fails)
+			fmt.Fprintf(&trace, "%d %s %s %s\n", tick, decided.Phase, decided.Target.Name, decided.Message)
 		}
 		if t.Failed() {
-			return
+			t.Logf("seed %d fails at tick %d", seed, tick)
+			return trace.String()
 		}
-		// The children's controller, and the operator skipping failures.
+		// The children's controller, and the operator skipping failures,
+		// in name order: the draws are the seed's, whatever the map's.
 		var skip []string
-		for name, v := range children(t, truth) {
+		kids := children(t, truth)
+		for _, name := range slices.Sorted(maps.Keys(kids)) {
+			v := kids[name]
 			if fails[name] {
 				skip = append(skip, name)
 			}
@@ -134,8 +152,9 @@ func reconcilerChurn(t *testing.T, seed int64, n int) {
 	s := e.getSet()
 	revs, _ := st.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
 	if r := s.Status.Rollout; r == nil || r.Phase != v1alpha2.RolloutComplete || r.Target.Revision != len(revs) {
-		t.Fatalf("after the churn: %+v (the upstream has %d revisions)", r, len(revs))
+		t.Fatalf("seed %d: after the churn: %+v (the upstream has %d revisions)", seed, r, len(revs))
 	}
+	return trace.String()
 }
 
 // checkTick checks what one reconcile decided against the children as

@@ -211,13 +211,14 @@ func TestChildrenWrittenConcurrently(t *testing.T) {
 	}
 }
 
-// A status patch that loses to a newer write is no error: the set is
-// reconciled again shortly, and that run patches the status.
+// A status patch that loses to a newer write is rebased and written (issue
+// 61 #1); one that loses every time is no error: the set is reconciled
+// again shortly, and that run patches the status.
 func TestStatusPatchLostIsRequeued(t *testing.T) {
 	e := newEnv(t, repo("r1", map[string]string{"env": "prod"}))
 	e.set("apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n  upstream: {repo: blueprints, package: app}\n" +
 		"  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n")
-	e.conflicts.Next(1)
+	e.conflicts.Next(1 + kit.StatusRebases)
 	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
 	if err != nil || res.RequeueAfter != kit.StatusLostRetry {
 		t.Fatalf("a lost status patch: %+v, %v; want a requeue after %v and no error", res, err, kit.StatusLostRetry)

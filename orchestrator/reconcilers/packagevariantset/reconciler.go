@@ -78,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	orig := set.DeepCopy()
 	if why := kit.SuspendedBy("PackageVariantSet "+set.Name, set.Annotations); why != "" {
 		result, retErr = kit.Suspended(ctx, set, &set.Status.Conditions, set.Generation, r.Clock, kit.Events{Recorder: r.Recorder}, why,
-			func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) })
+			func() error { return kit.PatchStatus(ctx, r.Client, r.Reader, orig, set, setStatus) })
 		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuspended, start)
 		return result, retErr
 	}
@@ -89,6 +89,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	outcome = r.reconcileSet(ctx, set, &again)
 	return
 }
+
+// setStatus is a set's status, for kit.PatchStatus.
+func setStatus(o client.Object) any { return &o.(*pvsapi.PackageVariantSet).Status }
 
 // finish is Reconcile's one finish step, deferred: summarize, record a new
 // stall as an Event, set observedGeneration only when the outcome settles
@@ -103,7 +106,7 @@ func (r *Reconciler) finish(ctx context.Context, orig, set *pvsapi.PackageVarian
 	}
 	return kit.Finish{Result: res, Outcome: outcome, Object: set, Events: kit.Events{Recorder: r.Recorder}, Again: again,
 		SetObserved: func() { set.Status.ObservedGeneration = set.Generation },
-		Patch:       func() error { return kit.PatchStatus(ctx, r.Client, orig, set, orig.Status, set.Status) },
+		Patch:       func() error { return kit.PatchStatus(ctx, r.Client, r.Reader, orig, set, setStatus) },
 		Observe: func(waiting, stalled bool, err error) {
 			r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultOf(waiting, stalled, err), start)
 		},

@@ -15,8 +15,17 @@ import (
 // conflict, as a patch from a reconcile that read a stale cache fails on a
 // real API server. Safe for concurrent use; the zero value fails none.
 type Conflicts struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	every int // every'th patch conflicts (EveryNth), 0: none
+	seen  int
+}
+
+// EveryNth makes every n'th status patch conflict from now on (0: none).
+func (c *Conflicts) EveryNth(n int) {
+	c.mu.Lock()
+	c.every, c.seen = n, 0
+	c.mu.Unlock()
 }
 
 // Next makes the next n status patches conflict.
@@ -31,9 +40,13 @@ func (c *Conflicts) Next(n int) {
 func (c *Conflicts) Take(resource schema.GroupResource, o client.Object) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n == 0 {
+	c.seen++
+	switch {
+	case c.n > 0:
+		c.n--
+	case c.every > 0 && c.seen%c.every == 0:
+	default:
 		return nil
 	}
-	c.n--
 	return apierrors.NewConflict(resource, o.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 }

@@ -1,0 +1,97 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/pkg/variant"
+)
+
+// landsButFails is a store whose every other draft update lands and is
+// answered with an error, as Porch v1.5.3 answers "remote not found"
+// after its push.
+type landsButFails struct {
+	*fakestore.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *landsButFails) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	rs, after, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+	s.mu.Lock()
+	s.n++
+	fail := s.n%2 == 0
+	s.mu.Unlock()
+	if err == nil && fail {
+		return rs, store.Resources{}, errors.New("Internal error occurred: remote not found")
+	}
+	return rs, after, err
+}
+
+// Issue 61's acceptance: with every third status patch answered by a
+// conflict and every other Porch write landing but answered by an error,
+// every draft's lastWrite is recorded (its digest is the draft's) and
+// approval by policy approves what it approves without the faults: three
+// variants cloned, approved, upgraded to a second upstream, approved.
+func TestFaultsLoseNoFacts(t *testing.T) {
+	run := func(t *testing.T, faults bool) string {
+		e := approvingEnv(t, false)
+		if faults {
+			e.r.Store = &landsButFails{Store: e.store}
+			e.conflicts.EveryNth(3)
+		}
+		e.store.AddRepository(ns, "deploy")
+		e.store.Publish(ns, "blueprints", "app", blueprint(t))
+		names := []string{"a", "b", "c"}
+		for _, n := range names {
+			e.variant(strings.NewReplacer("name: app-prod", "name: app-"+n, "package: app-prod", "package: app-"+n).Replace(policyVariant("approval.nephio.org/policy: always")))
+		}
+		settle := func() {
+			for i := 0; i < 12; i++ {
+				for _, n := range names {
+					_ = e.reconcile("app-" + n) // the faults' errors are retried, as the controller retries them
+				}
+			}
+		}
+		settle()
+		next := blueprint(t)
+		next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+		e.store.Publish(ns, "blueprints", "app", next)
+		settle()
+		var out []string
+		for _, n := range names {
+			v := e.get("app-" + n)
+			for _, r := range e.downstreamOf("app-" + n) {
+				out = append(out, fmt.Sprintf("%s %s %d", r.Name, r.Lifecycle, r.Revision))
+			}
+			for _, dt := range v.Status.DownstreamTargets {
+				if dt.LastWrite == "" {
+					t.Errorf("%s: %s has no lastWrite", v.Name, dt.Name)
+				} else if got := variant.Fingerprint(e.store.Files(ns, dt.Name)); dt.Lifecycle == string(store.Draft) && got != dt.LastWrite {
+					t.Errorf("%s: %s's lastWrite %s is not its digest %s", v.Name, dt.Name, dt.LastWrite, got)
+				}
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	want := run(t, false)
+	if !strings.Contains(want, "deploy.app-c.packagevariant-2 Published 2") {
+		t.Fatalf("without faults, the upgrades are not published:\n%s", want)
+	}
+	if got := run(t, true); got != want {
+		t.Fatalf("with the faults:\n%s\nwithout:\n%s", got, want)
+	}
+}
+
+// downstreamOf lists the revisions of deploy/<pkg>, pkg the variant's
+// downstream package.
+func (e *env) downstreamOf(name string) []store.Revision {
+	e.t.Helper()
+	return e.downstream(e.get(name).Spec.Downstream.Package)
+}
