@@ -30,6 +30,7 @@ BENCH_TIME  ?= 3s
 
 .PHONY: catalog-functions catalog-modules catalog-e2e
 .PHONY: envtest
+.PHONY: soak
 .PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-node e2e-porch-bench e2e-porch-release-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
@@ -272,6 +273,15 @@ bench-security:
 	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
 	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/ ./pkg/health/
 	go test -run '^$$' -bench 'RolloutStatusAtTheBound' -benchmem -benchtime 1x ./pkg/rollout/
+
+## soak: the two reconcilers for SOAK_DURATION (30m) over SOAK_VARIANTS (1,000) variants under churn and
+## injected faults, the invariants checked every round, memory sampled (test/soak; a minute of it, over 200
+## variants, runs in make test); a failing seed replays with SOAK_SEED
+SOAK_DURATION ?= 30m
+SOAK_VARIANTS ?= 1000
+SOAK_SEED ?= 1
+soak:
+	PVKIT_SOAK_DURATION=$(SOAK_DURATION) PVKIT_SOAK_VARIANTS=$(SOAK_VARIANTS) PVKIT_SOAK_SEED=$(SOAK_SEED) go test -count=1 -timeout 0 -run '^TestSoak$$' -v ./test/soak/
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to 1,000 repositories; a release with a realistic
 ## blueprint (Nephio's pipeline, an injection point, approval by policy, a staged rollout) at 500 and 1,000:

@@ -86,14 +86,6 @@ type DownstreamTarget struct {
 	// Revision is the revision's number once published, as listed.
 	// +optional
 	Revision int `json:"revision,omitempty"`
-	// Rejected: the variant read this draft Proposed, then Draft again, a
-	// move it did not make (Porch's reject: porchctl rpkg reject, pvctl
-	// reject). It holds while the draft stays a Draft: approval by policy
-	// leaves it to a person, and a staged rollout counts its variant
-	// failed. Proposing it again, or an upgrade in place to a new
-	// upstream, ends it.
-	// +optional
-	Rejected bool `json:"rejected,omitempty"`
 	// Edited: the variant read this draft different from its own last
 	// write of it (LastWrite): someone else edited it, a person's push, say.
 	// It stays true while the draft is there (a later write of the variant

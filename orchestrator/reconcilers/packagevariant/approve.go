@@ -28,7 +28,7 @@ import (
 //   - the draft as pvkit last left it (its digest in the variant's status,
 //     DownstreamTarget.LastWrite, which only the controller writes): one
 //     anyone changed since is left to a person;
-//   - not rejected by a person (DownstreamTarget.Rejected): a draft
+//   - not rejected by a person (its target Blocked, Rejected): a draft
 //     proposed and sent back to Draft is the person's to propose again;
 //   - initial: only while the package has no published revision; always:
 //     every time; approval.nephio.org/delay after the draft's creation
@@ -248,8 +248,8 @@ func targetOf(v *pvapi.PackageVariant, name string) pvapi.DownstreamTarget {
 func LastWrite(v *pvapi.PackageVariant, draft string) string { return targetOf(v, draft).LastWrite }
 
 // Rejected reports whether a person rejected the variant's draft
-// (DownstreamTarget.Rejected; rule: rejected-drafts).
-func Rejected(v *pvapi.PackageVariant, draft string) bool { return targetOf(v, draft).Rejected }
+// (its target Blocked, Rejected; rule: rejected-drafts).
+func Rejected(v *pvapi.PackageVariant, draft string) bool { return isRejected(targetOf(v, draft)) }
 
 // Approval conditions and Events (approveByPolicy).
 const (

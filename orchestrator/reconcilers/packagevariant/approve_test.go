@@ -294,7 +294,7 @@ func TestRejectedDraft(t *testing.T) {
 		}
 		return ts[0]
 	}
-	if tg := target(); tg.Lifecycle != "Draft" || tg.Rejected {
+	if tg := target(); tg.Lifecycle != "Draft" || isRejected(tg) {
 		t.Fatalf("a new draft: %+v", tg)
 	}
 	move := func(lc store.Lifecycle) {
@@ -308,12 +308,12 @@ func TestRejectedDraft(t *testing.T) {
 		e.mustReconcile("app-prod")
 	}
 	move(store.Proposed) // a person proposes it; its delay runs
-	if tg := target(); tg.Lifecycle != "Proposed" || tg.Rejected {
+	if tg := target(); tg.Lifecycle != "Proposed" || isRejected(tg) {
 		t.Fatalf("proposed: %+v", tg)
 	}
 	e.events()
 	move(store.Draft) // and another rejects it
-	if tg := target(); tg.Lifecycle != "Draft" || !tg.Rejected {
+	if tg := target(); tg.Lifecycle != "Draft" || !isRejected(tg) {
 		t.Fatalf("rejected: %+v", tg)
 	}
 	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "Warning DraftRejected draft deploy.app-prod.packagevariant-1 was rejected (Proposed, then Draft again): approval by policy leaves it to a person") {
@@ -346,7 +346,7 @@ func TestRejectedDraft(t *testing.T) {
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	for _, tg := range e.get("app-prod").Status.DownstreamTargets {
-		if tg.Rejected {
+		if isRejected(tg) {
 			t.Fatalf("an upgrade in place taken for a rejection: %+v", tg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -94,4 +95,34 @@ func TestFaultsLoseNoFacts(t *testing.T) {
 func (e *env) downstreamOf(name string) []store.Revision {
 	e.t.Helper()
 	return e.downstream(e.get(name).Spec.Downstream.Package)
+}
+
+// e2e-porch (TestHealthGatedRolloutOnPorch): Porch answered the write of a
+// draft's provenance record after its render ("ref file is empty") with an
+// error; the write before it stood, nothing recorded it, and approval by
+// policy waited for a person for ever. That write is the variant's last.
+func TestRestampFailureKeepsTheWrite(t *testing.T) {
+	e := approvingEnv(t, false)
+	renders := 0
+	e.store.SetRenderer(func(files map[string]string) (map[string]string, store.RenderStatus) {
+		renders++ // each render changes the package: the record is written again after it
+		out := maps.Clone(files)
+		out["rendered.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rendered\ndata:\n  n: \"%d\"\n", renders)
+		return out, store.RenderStatus{}
+	})
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	e.store.Inject(fakestore.Fault{Op: fakestore.OpUpdateResources, Skip: 1, Err: errors.New("Internal error occurred: ref file is empty")})
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "ref file is empty") {
+		t.Fatalf("the restamp's failure: %v", err)
+	}
+	draft := e.downstream("app-prod")[0]
+	if got := LastWrite(e.get("app-prod"), draft.Name); got == "" || got != variant.Fingerprint(e.files(draft)) {
+		t.Fatalf("lastWrite %q, the draft's digest %q", got, variant.Fingerprint(e.files(draft)))
+	}
+	e.mustReconcile("app-prod")
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("approval by policy: %s", got)
+	}
 }

@@ -159,3 +159,8 @@ func (t *memory) forgetName(key types.NamespacedName) {
 		delete(t.names, key)
 	}
 }
+
+// MemorySize is how many variants the reconciler remembers, and how many
+// notes of their drafts (issue 61 #2: bounded by the variants and their
+// listed drafts; make soak checks it).
+func (r *Reconciler) MemorySize() (variants, notes int) { return r.mem.size() }

@@ -189,39 +189,60 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	}
 	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
 	if after.ResourceVersion != "" {
-		m.files = after.Files
-		again, in2, err := r.runChain(ctx, v, after.Files)
-		if err == nil {
-			m.target.gate = again.OpenGate // as Porch's render left the draft
-		}
-		if err == nil && !again.Changed && staleRecord(after.Files) {
-			// Porch's render changed the package: the record follows it
-			// (not after a render conflict, which stalls the draft).
-			if render, after, err = r.restamp(ctx, v, d, after, origins); err != nil {
-				return mutation{target: target{name: d.Name, render: &render}}, err
+		return r.checkWrite(ctx, v, d, m, in, after, origins)
+	}
+	return m, nil
+}
+
+// checkWrite checks a write as the store answered it (Porch's rendered
+// files): the chain run again on them, the record written again when
+// Porch's render changed the package, a render conflict told from an
+// input that changed meanwhile; m is the write's mutation, in its chain's
+// inputs.
+func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, m mutation, in *inputs, after store.Resources, origins map[string]string) (mutation, error) {
+	m.files = after.Files
+	again, in2, err := r.runChain(ctx, v, after.Files)
+	if err == nil {
+		m.target.gate = again.OpenGate // as Porch's render left the draft
+	}
+	if err == nil && !again.Changed && staleRecord(after.Files) {
+		// Porch's render changed the package: the record follows it
+		// (not after a render conflict, which stalls the draft).
+		written := after.Files
+		var render store.RenderStatus
+		if render, after, err = r.restamp(ctx, v, d, after, origins); err != nil {
+			// The write before stands (e2e-porch: "ref file is empty" on
+			// the restamp left an upgrade draft with no recorded write,
+			// and approval by policy waited for a person): its digest,
+			// or the restamp's if that landed despite the error, is
+			// the variant's last write, recorded with the error.
+			last := r.landedDespite(ctx, v, d.Name, written, err)
+			if last == "" {
+				last = variant.Fingerprint(written)
 			}
-			m.files, m.target.render = after.Files, &render
+			return mutation{target: target{name: d.Name, render: &render, lastWrite: last}}, err
 		}
-		switch {
-		case err == nil && !again.Changed:
-			m.in, m.settled = in2, after.ResourceVersion
-		case err == nil && !in.same(in2):
-			// The injected objects changed between the write and its
-			// check (a ConfigMap updated while the draft was written):
-			// the difference is theirs, not Porch's render. Not a
-			// conflict and not vouched for: their change's reconcile
-			// writes again (rule render-fight-stops; seen in e2e-porch,
-			// where a stall here left the draft behind its ConfigMap).
-			ctrl.LoggerFrom(ctx).Info("the injected objects changed while the draft was written; writing again on their change", "revision", d.Name)
-		case err == nil:
-			m.in, m.settled = in2, after.ResourceVersion
-			m.conflict = renderConflict(d.Name, after.Files, again.Files)
-		default:
-			// The write stands; the draft is not vouched for (no memo), so
-			// the next reconcile reads it and runs the chain again, which
-			// reports this error if it persists.
-			ctrl.LoggerFrom(ctx).Info("checking the written draft as the store answered failed", "revision", d.Name, "error", err.Error())
-		}
+		m.files, m.target.render = after.Files, &render
+	}
+	switch {
+	case err == nil && !again.Changed:
+		m.in, m.settled = in2, after.ResourceVersion
+	case err == nil && !in.same(in2):
+		// The injected objects changed between the write and its
+		// check (a ConfigMap updated while the draft was written):
+		// the difference is theirs, not Porch's render. Not a
+		// conflict and not vouched for: their change's reconcile
+		// writes again (rule render-fight-stops; seen in e2e-porch,
+		// where a stall here left the draft behind its ConfigMap).
+		ctrl.LoggerFrom(ctx).Info("the injected objects changed while the draft was written; writing again on their change", "revision", d.Name)
+	case err == nil:
+		m.in, m.settled = in2, after.ResourceVersion
+		m.conflict = renderConflict(d.Name, after.Files, again.Files)
+	default:
+		// The write stands; the draft is not vouched for (no memo), so
+		// the next reconcile reads it and runs the chain again, which
+		// reports this error if it persists.
+		ctrl.LoggerFrom(ctx).Info("checking the written draft as the store answered failed", "revision", d.Name, "error", err.Error())
 	}
 	return m, nil
 }

@@ -27,6 +27,10 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 	if dt.Lifecycle == "" || store.Lifecycle(dt.Lifecycle).IsPublished() {
 		return pvapi.Blocked{}, false
 	}
+	rejected := isRejected(dt) // what the status said, unless this reconcile read the lifecycle
+	if t.lifecycle != "" {
+		rejected = t.rejected
+	}
 	gate := ""
 	switch {
 	case t.checked:
@@ -35,7 +39,7 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 		gate = dt.Blocked.Message
 	}
 	switch {
-	case dt.Rejected:
+	case rejected:
 		return pvapi.Blocked{Reason: pvapi.ReasonRejected, Message: "a person rejected it (Proposed, then Draft again): propose it again when it is fixed"}, true
 	case gate != "":
 		return pvapi.Blocked{Reason: pvapi.ReasonGateClosed, Message: gate}, true
@@ -43,6 +47,16 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 		return *dt.Blocked, true // approval by policy's word on it, until it speaks again
 	}
 	return pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: awaiting(dt.Lifecycle, "")}, true
+}
+
+// isRejected reports whether the status says a person rejected the draft
+// (rule rejected-drafts): its Blocked reason, the one place the status
+// carries it (issue 61 #5). It holds while the draft stays a Draft:
+// approval by policy leaves it to a person, and a staged rollout counts
+// its variant failed. Proposing it again, or an upgrade in place to a new
+// upstream, ends it.
+func isRejected(t pvapi.DownstreamTarget) bool {
+	return t.Blocked != nil && t.Blocked.Reason == pvapi.ReasonRejected
 }
 
 // sameUpstream reports whether a target's recorded lock and a lock read
@@ -128,8 +142,8 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		}
 		p := prev(t.name)
 		t.lifecycle = string(lc)
-		t.rejected = lc == store.Draft && !own && (p.Rejected || p.Lifecycle == string(store.Proposed))
-		if t.rejected && !p.Rejected {
+		t.rejected = lc == store.Draft && !own && (isRejected(*p) || p.Lifecycle == string(store.Proposed))
+		if t.rejected && !isRejected(*p) {
 			r.events().Warning(v, EventDraftRejected, "draft %s was rejected (Proposed, then Draft again): approval by policy leaves it to a person, and a staged rollout counts this variant failed; propose it again when it is fixed", t.name)
 		}
 	}
@@ -153,7 +167,7 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.LastWrite = t.lastWrite
 		}
 		if t.lifecycle != "" {
-			dt.Lifecycle, dt.Rejected = t.lifecycle, t.rejected
+			dt.Lifecycle = t.lifecycle
 		}
 		if t.revision > 0 {
 			dt.Revision = t.revision

@@ -245,14 +245,43 @@ func (r *Reconciler) observe(ctx context.Context, namespace, name string, up sto
 	if err := r.Client.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	vd := g.judge(v, up, r.now())
+	vd := g.judge(factsOf(v), up, r.now())
 	if (!vd.Done && !vd.Failed) || r.Reader == nil {
 		return vd, nil // or the client reads past any cache (pvctl)
 	}
 	if err := r.Reader.Get(ctx, key, v); err != nil {
 		return verdict{}, client.IgnoreNotFound(err)
 	}
-	return g.judge(v, up, r.now()), nil
+	return g.judge(factsOf(v), up, r.now()), nil
+}
+
+// childFacts are what a staged rollout reads of a child (rule:
+// child-status-contract), one list: judge reads nothing else, and
+// childProgressed lets through exactly the status changes that change it.
+type childFacts struct {
+	Generation, ObservedGeneration int64
+	Ready, Stalled                 *metav1.Condition
+	Targets                        []targetFacts
+}
+
+// targetFacts are what judge reads of a downstream target.
+type targetFacts struct {
+	Name, Lifecycle string
+	UpstreamLock    *pvapi.UpstreamLock
+	Blocked         *pvapi.Blocked
+	Health          *pvapi.TargetHealth
+	Drift           *pvapi.TargetDrift
+}
+
+// factsOf are a child's childFacts.
+func factsOf(v *pvapi.PackageVariant) childFacts {
+	f := childFacts{Generation: v.Generation, ObservedGeneration: v.Status.ObservedGeneration,
+		Ready:   apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady),
+		Stalled: apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionStalled)}
+	for _, t := range v.Status.DownstreamTargets {
+		f.Targets = append(f.Targets, targetFacts{Name: t.Name, Lifecycle: t.Lifecycle, UpstreamLock: t.UpstreamLock, Blocked: t.Blocked, Health: t.Health, Drift: t.Drift})
+	}
+	return f
 }
 
 // gate is what a moved child must show to be done: a published target at
@@ -280,7 +309,7 @@ func gateOf(spec *v1alpha2.Rollout) gate {
 // was first read not healthy: its publication, or its last change);
 // waiting otherwise, saying until when. The messages name times, not
 // durations, so that a wait does not rewrite the set's status each pass.
-func (g gate) healthy(t pvapi.DownstreamTarget, now time.Time) verdict {
+func (g gate) healthy(t targetFacts, now time.Time) verdict {
 	h := t.Health
 	switch {
 	case h == nil:
@@ -307,10 +336,10 @@ func (g gate) healthy(t pvapi.DownstreamTarget, now time.Time) verdict {
 // else waiting, saying for what (the target's Blocked message: the
 // approval it waits for). No read of the child's packages: the child's
 // reconciler owns those facts and writes them in its status.
-func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) verdict {
+func (g gate) judge(v childFacts, up store.Revision, now time.Time) verdict {
 	deadline := g.deadline
-	ready := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionReady)
-	if v.Status.ObservedGeneration != v.Generation {
+	ready := v.Ready
+	if v.ObservedGeneration != v.Generation {
 		// Not settled at this generation. A retried error (a render that
 		// fails) keeps observedGeneration behind for as long as it fails,
 		// but writes Ready=False at this generation: past the deadline the
@@ -321,7 +350,7 @@ func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) v
 		}
 		return notReady(ready, deadline, now)
 	}
-	if c := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+	if c := v.Stalled; c != nil && c.Status == metav1.ConditionTrue {
 		return verdict{Failed: true, Why: fmt.Sprintf("%s: %s", c.Reason, c.Message)}
 	}
 	if ready == nil {
@@ -330,8 +359,8 @@ func (g gate) judge(v *pvapi.PackageVariant, up store.Revision, now time.Time) v
 	if ready.Status != metav1.ConditionTrue {
 		return notReady(ready, deadline, now)
 	}
-	var at []pvapi.DownstreamTarget
-	for _, t := range v.Status.DownstreamTargets {
+	var at []targetFacts
+	for _, t := range v.Targets {
 		if kit.StoreLock(t.UpstreamLock).Matches(up) {
 			at = append(at, t)
 		}

@@ -95,7 +95,7 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 		want   verdict
 	}{
 		{"a closed gate", gated, verdict{Failed: true, Why: `draft deploy.app.packagevariant-1 is not approvable: readiness gate "example.com/reviewed" is False (NotYet: waiting for a review)`}},
-		{"rejected", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Draft", UpstreamLock: at, Rejected: true,
+		{"rejected", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Draft", UpstreamLock: at,
 			Blocked: &pvapi.Blocked{Reason: pvapi.ReasonRejected, Message: "a person rejected it"}}, verdict{Failed: true, Why: "draft deploy.app.packagevariant-1 was rejected"}},
 		{"awaiting approval", pvapi.DownstreamTarget{Name: "deploy.app.packagevariant-1", Lifecycle: "Proposed", UpstreamLock: at,
 			Blocked: &pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: "Proposed, not yet approved: policy initial: a revision is published"}},
@@ -220,7 +220,7 @@ func TestHealthGate(t *testing.T) {
 			verdict{Why: "deploy.app.v2 healthy since 2026-11-22T00:00:00Z, done at 2026-11-22T00:05:00Z if it stays so (minSuccessSeconds)", Recheck: at(5 * time.Minute)}},
 		{"healthy long enough", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(5*time.Minute + time.Second), verdict{Done: true}},
 	} {
-		if got := g.healthy(tc.t, tc.now); got != tc.want {
+		if got := g.healthy(factsOf(&pvapi.PackageVariant{Status: pvapi.PackageVariantStatus{DownstreamTargets: []pvapi.DownstreamTarget{tc.t}}}).Targets[0], tc.now); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
@@ -233,15 +233,15 @@ func TestHealthGate(t *testing.T) {
 	target := pub(nil)
 	target.UpstreamLock = &pvapi.UpstreamLock{Repo: lock.Repository, Package: lock.Package, Ref: lock.Ref}
 	v.Status.DownstreamTargets = []pvapi.DownstreamTarget{target}
-	if vd := (gate{deadline: time.Hour}).judge(v, up, testNow); !vd.Done {
+	if vd := (gate{deadline: time.Hour}).judge(factsOf(v), up, testNow); !vd.Done {
 		t.Errorf("no health check: %+v, want done", vd)
 	}
-	if vd := g.judge(v, up, testNow); vd.Done || vd.Why != "deploy.app.v2 is published; its health check is not read yet" {
+	if vd := g.judge(factsOf(v), up, testNow); vd.Done || vd.Why != "deploy.app.v2 is published; its health check is not read yet" {
 		t.Errorf("health check not read: %+v", vd)
 	}
 	// rule published-drift: a drifted child waits for a person, health or not.
 	v.Status.DownstreamTargets[0].Drift = &pvapi.TargetDrift{Reason: pvapi.ReasonNewerRevision, Revision: "deploy.app.v3", Message: "deploy.app.v3 is newer"}
-	if vd := (gate{deadline: time.Hour}).judge(v, up, testNow); vd.Done || vd.Failed || vd.Why != "deploy.app.v2 drifted (NewerRevision): deploy.app.v3 is newer" {
+	if vd := (gate{deadline: time.Hour}).judge(factsOf(v), up, testNow); vd.Done || vd.Failed || vd.Why != "deploy.app.v2 drifted (NewerRevision): deploy.app.v3 is newer" {
 		t.Errorf("drifted: %+v", vd)
 	}
 }

@@ -19,6 +19,14 @@ type Conflicts struct {
 	n     int
 	every int // every'th patch conflicts (EveryNth), 0: none
 	seen  int
+	taken int
+}
+
+// Taken is how many conflicts were given.
+func (c *Conflicts) Taken() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.taken
 }
 
 // EveryNth makes every n'th status patch conflict from now on (0: none).
@@ -48,5 +56,6 @@ func (c *Conflicts) Take(resource schema.GroupResource, o client.Object) error {
 	default:
 		return nil
 	}
+	c.taken++
 	return apierrors.NewConflict(resource, o.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 }
