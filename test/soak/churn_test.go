@@ -2,6 +2,8 @@ package soak
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,12 +89,7 @@ func (s *soak) branches(revs []store.Revision) {
 			}
 		}
 	}
-	repos := make([]string, 0, len(newest))
-	for repo := range newest {
-		repos = append(repos, repo)
-	}
-	sort.Strings(repos)
-	for _, repo := range repos {
+	for _, repo := range slices.Sorted(maps.Keys(newest)) {
 		pub := newest[repo]
 		switch n := s.rng.Intn(50); {
 		case n == 0: // a commit on the branch
@@ -150,7 +147,7 @@ func (s *soak) prune(ctx context.Context, revs []store.Revision) {
 		}
 	}
 	keepN := map[bool]int{true: 3, false: 2}
-	for _, pkg := range sortedKeys(byPkg) {
+	for _, pkg := range slices.Sorted(maps.Keys(byPkg)) {
 		rs := byPkg[pkg]
 		sort.Slice(rs, func(i, j int) bool { return rs[i].Revision > rs[j].Revision })
 		for i, r := range rs {
@@ -192,14 +189,5 @@ func (s *soak) owners() map[string]string {
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[T any](m map[string]T) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

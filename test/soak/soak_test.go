@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -177,6 +178,7 @@ type soak struct {
 var sets = []string{"auto-a", "auto-b", "manual-a", "manual-b"}
 
 func newSoak(t *testing.T, c config) *soak {
+	ctrl.SetLogger(logr.Discard()) // the reconcilers' logs are not the soak's output
 	s := &soak{t: t, rng: rand.New(rand.NewSource(c.seed)), cfg: c, edited: map[string]int{}, seen: map[string]int{}}
 	s.startHeap, s.startRSS = sample()
 	scheme, err := api.Scheme()

@@ -36,7 +36,7 @@ func (e *env) lifecycles() string {
 	return strings.Join(out, "; ")
 }
 
-func approvingEnv(t *testing.T, onPorch bool) *env {
+func approvingEnv(t testing.TB, onPorch bool) *env {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
 	if onPorch {
 		e.r.Store = &porch.Store{Client: e.store.Client(e.client)}

@@ -36,7 +36,7 @@ func (e *env) newestPublished() store.Revision {
 
 // publishedVariant is app-prod approved by policy and published
 // (revision 1), on the memory store or Porch's API.
-func publishedVariant(t *testing.T, onPorch bool) (*env, store.Revision) {
+func publishedVariant(t testing.TB, onPorch bool) (*env, store.Revision) {
 	t.Helper()
 	e := approvingEnv(t, onPorch)
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))

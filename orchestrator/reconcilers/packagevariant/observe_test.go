@@ -85,3 +85,26 @@ func TestObservationAfterAWaitingApproval(t *testing.T) {
 		t.Fatalf("no drift observed after the waiting approval: %+v", e.get("app-prod").Status.Conditions)
 	}
 }
+
+// BenchmarkObservation: what one observation of a converged published
+// variant costs (rule observe-cadence, docs/performance.md): the store's
+// calls (on Porch, listings served by the informer cache and reads only
+// when the branch moved) and the writes, none.
+func BenchmarkObservation(b *testing.B) {
+	e, _ := publishedVariant(b, false)
+	e.r.ObserveInterval = DefaultObserveInterval
+	e.mustReconcile("app-prod")
+	e.store.ResetCalls()
+	writes := e.totalWrites()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.mustReconcile("app-prod")
+	}
+	calls := 0
+	for _, n := range e.store.Calls() {
+		calls += n
+	}
+	b.ReportMetric(float64(calls)/float64(b.N), "store-calls/observation")
+	b.ReportMetric(float64(e.store.Calls()["getResources"])/float64(b.N), "reads/observation")
+	b.ReportMetric(float64(e.totalWrites()-writes)/float64(b.N), "writes/observation")
+}
