@@ -31,6 +31,7 @@ func (s *soak) churn() {
 	owner := s.owners()
 	revs := s.store.All(ns)
 	sort.Slice(revs, func(i, j int) bool { return revs[i].Name < revs[j].Name })
+	s.forgetGone(revs)
 	for _, r := range revs {
 		if r.Repository == "blueprints" || r.Placeholder {
 			continue
@@ -67,6 +68,21 @@ func (s *soak) churn() {
 	s.branches(revs)
 	s.deleteSome(ctx)
 	s.prune(ctx, revs)
+}
+
+// forgetGone forgets the drafts no longer listed (their variant deleted
+// them, or the store was pruned): a later draft may have the name again,
+// and is new (seed 3 over 100 variants took a draft made in round 180 for
+// its namesake of round 120, deleted with its variant, and reported it
+// unapproved for 60 rounds).
+func (s *soak) forgetGone(revs []store.Revision) {
+	listed := map[string]bool{}
+	for _, r := range revs {
+		listed[r.Name] = true
+	}
+	for _, m := range []map[string]int{s.seen, s.edited} {
+		maps.DeleteFunc(m, func(name string, _ int) bool { return !listed[name] })
+	}
 }
 
 // setLifecycle moves a revision as a person does (porchctl propose,

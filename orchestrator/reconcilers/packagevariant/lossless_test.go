@@ -126,3 +126,95 @@ func TestRestampFailureKeepsTheWrite(t *testing.T) {
 		t.Fatalf("approval by policy: %s", got)
 	}
 }
+
+// unreadAfterALostAnswer is a store whose next draft update lands and is
+// answered with an error, and whose reads of the draft then fail a few
+// times: e2e-porch on a loaded machine, TestStagedRolloutOnPorch ("ref
+// file is empty" on the update of an upgrade draft and on the reads after
+// it).
+type unreadAfterALostAnswer struct {
+	*fakestore.Store
+	lose   bool
+	unread int
+}
+
+func (s *unreadAfterALostAnswer) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	rs, after, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+	if err == nil && s.lose {
+		s.lose, s.unread = false, 2
+		return rs, store.Resources{}, errors.New("Internal error occurred: ref file is empty")
+	}
+	return rs, after, err
+}
+
+func (s *unreadAfterALostAnswer) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if s.unread > 0 {
+		s.unread--
+		return store.Resources{}, errors.New("ref file is empty")
+	}
+	return s.Store.GetResources(ctx, namespace, name)
+}
+
+// A write that landed though Porch answered it with an error, and whose
+// draft could not be read back, is still the variant's: the draft's own
+// record says so, the status records its digest, and approval by policy
+// publishes it; a person's edit after it is still a person's.
+func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
+	for _, edit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("edited=%v", edit), func(t *testing.T) {
+			e := approvingEnv(t, false)
+			s := &unreadAfterALostAnswer{Store: e.store}
+			e.r.Store = s
+			e.store.Publish(ns, "blueprints", "app", blueprint(t))
+			e.variant(policyVariant("approval.nephio.org/policy: always"))
+			for i := 0; i < 3; i++ {
+				e.mustReconcile("app-prod")
+			}
+			if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+				t.Fatalf("before the fault: %s", got)
+			}
+			next := blueprint(t)
+			next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+			e.store.Publish(ns, "blueprints", "app", next)
+			s.lose = true
+			if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "ref file is empty") {
+				t.Fatalf("the lost answer: %v", err)
+			}
+			var draft store.Revision
+			for _, r := range e.downstream("app-prod") {
+				if r.Lifecycle == store.Draft {
+					draft = r
+				}
+			}
+			if draft.Name == "" {
+				t.Fatalf("no upgrade draft: %s", e.lifecycles())
+			}
+			if got := LastWrite(e.get("app-prod"), draft.Name); got != "" {
+				t.Fatalf("the status knows the lost write (%q): the test does not test the record", got)
+			}
+			if edit {
+				files := e.files(draft)
+				files["person.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: person\n"
+				e.store.SetFiles(ns, draft.Name, files)
+			}
+			for i := 0; i < 4; i++ {
+				_ = e.reconcile("app-prod") // the failed reads are retried, as the controller retries them
+			}
+			if edit {
+				if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Draft") {
+					t.Fatalf("a person's edit was approved by policy: %s", got)
+				}
+				if why := e.condition("app-prod", ConditionApprovalWaiting).Message; !strings.Contains(why, "a person changed it since its variant's last write") {
+					t.Fatalf("ApprovalWaiting %q does not say a person changed it", why)
+				}
+				return
+			}
+			if got, want := LastWrite(e.get("app-prod"), draft.Name), variant.Fingerprint(e.files(draft)); got != want {
+				t.Errorf("lastWrite %q, the draft's digest %q", got, want)
+			}
+			if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
+				t.Fatalf("approval by policy after the lost answer: %s", got)
+			}
+		})
+	}
+}

@@ -153,7 +153,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, err
 	}
-	edited := r.editedSince(v, d.Name, res.Files)
+	edited := r.editedSince(v, d, res.Files)
 	files := res.Files
 	if w.prepare != nil {
 		if files, err = w.prepare(res.Files); err != nil {
@@ -175,7 +175,11 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		out.Changed = !maps.Equal(res.Files, out.Files)
 	}
 	if !out.Changed {
-		return mutation{target: target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, in: in, files: res.Files}, nil
+		t := target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}
+		if fp := variant.Fingerprint(res.Files); LastWrite(v, d.Name) != fp && asLeft(v, d, res.Files) {
+			t.lastWrite = fp // the status lost it (a write answered with an error): the draft's record tells
+		}
+		return mutation{target: t, in: in, files: res.Files}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
@@ -292,12 +296,33 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	return render, again, nil
 }
 
-// editedSince reports whether a draft's files differ from the variant's
-// last write of it (someone else edited it); false when the variant knows
+// editedSince reports whether a draft's files are not as the variant last
+// left them (someone else edited it, asLeft); false when the variant knows
 // no last write.
-func (r *Reconciler) editedSince(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
-	last := LastWrite(v, draft)
-	return last != "" && approval.EditedSince(last, variant.Fingerprint(files))
+func (r *Reconciler) editedSince(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
+	return LastWrite(v, d.Name) != "" && !asLeft(v, d, files)
+}
+
+// asLeft reports whether files are the draft d as the variant last left
+// it: the digest its status records (DownstreamTarget.LastWrite), or the
+// draft's own provenance record, the variant's, for d, and holding over
+// every file (recordedBy). The record is written in the same request as
+// the content it describes, so it survives what the status cannot know:
+// a write Porch carried out but answered with an error, whose draft could
+// not be read back either (e2e-porch, loaded: "ref file is empty" on the
+// update and on the reads after it; the status had no last write, and
+// approval by policy waited for a person for ever). A person's edit,
+// through Porch or in git, changes a file the record describes, or adds
+// one: it never holds then. What it cannot tell is content pvkit wrote
+// earlier for the same draft put back by hand, which is pvkit's build all
+// the same. A package whose Kptfile pipeline changes it on Porch's render
+// holds a stale record until its restamp (checkWrite), so for those the
+// status's digest is the only proof.
+func asLeft(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
+	if last := LastWrite(v, d.Name); last != "" && last == variant.Fingerprint(files) {
+		return true
+	}
+	return recordedBy(v, d, files)
 }
 
 // renderConflict (rule: render-fight-stops) names what Porch's render
