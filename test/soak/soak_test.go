@@ -377,4 +377,3 @@ func gateTrue(files map[string]string) bool {
 
 // digest is a package's content by meaning, as a variant records it.
 func digest(files map[string]string) string { return variant.Fingerprint(files) }
-
