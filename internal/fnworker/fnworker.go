@@ -135,7 +135,11 @@ func readLen(br *bufio.Reader, max int64) (int64, error) {
 // (RLIMIT_DATA: the heap and anonymous mappings; past it an allocation
 // fails and the Go runtime stops the process with "out of memory") and,
 // below that, the Go runtime's soft limit, so that the collector works
-// harder before the hard bound is reached.
+// harder before the hard bound is reached. In a binary built with cgo the
+// bound also counts its threads' pthread stacks (8 MiB each, barely
+// touched): under a small bound (96 MiB) a fresh worker on a loaded
+// machine could die starting its threads. make's builds, the release
+// binaries and images are built without cgo; the default bound is 2 GiB.
 func LimitMemory(bytes int64) error {
 	if bytes <= 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
@@ -37,6 +38,10 @@ spec:
 // Porch's repository sync the variant reports ContentChanged naming the
 // file. Annotated revert, it makes an edit draft, approval by policy
 // publishes it, and the branch is pvkit's again: the drift ends.
+// observeWindow is how long TestContentDriftOnPorch watches a converged
+// variant's requests: three of the suite's observation intervals.
+const observeWindow = 66 * time.Second
+
 func TestContentDriftOnPorch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "drift")
@@ -54,6 +59,18 @@ func TestContentDriftOnPorch(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d owned revisions", len(e.owned("deploy", "app")))
 	})
+
+	// What observing costs on Porch (rule observe-cadence): a converged
+	// variant observed three times (--observe-interval=20s, plus at most
+	// a tenth of jitter), pvkit's requests in its namespace.
+	off := auditSize(t)
+	time.Sleep(observeWindow)
+	w := audit(t, off, e.ns, isPvkit)
+	t.Logf("observing a converged variant for %s (--observe-interval=20s, about 3 observations): %d requests by pvkit %v, %d PackageRevisions created, %d package writes",
+		observeWindow, w.Requests, w.ByCall, w.Creates, w.ResourceWrites)
+	if w.Creates > 0 || w.ResourceWrites > 0 {
+		t.Fatalf("observing a converged variant wrote packages: %+v", w)
+	}
 
 	// A person with git, behind Porch's back.
 	work := t.TempDir()

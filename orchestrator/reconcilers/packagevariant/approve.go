@@ -16,6 +16,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -24,10 +25,9 @@ import (
 // variant is Ready (the caller runs it only then):
 //   - every readiness gate of the draft's Kptfile True (the mutation gate
 //     included, so never a draft whose mutation has not run);
-//   - the draft as pvkit last left it (asLeft: its digest in the
-//     variant's status, DownstreamTarget.LastWrite, which only the
-//     controller writes, or the variant's own record in the draft that
-//     holds over every file): one anyone changed since is left to a person;
+//   - the draft as pvkit last left it (its digest in the variant's status,
+//     DownstreamTarget.LastWrite, which only the controller writes): one
+//     anyone changed since is left to a person;
 //   - not rejected by a person (its target Blocked, Rejected): a draft
 //     proposed and sent back to Draft is the person's to propose again;
 //   - initial: only while the package has no published revision; always:
@@ -80,7 +80,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
-			EditedByPerson:    !asLeft(v, d, res.Files),
+			EditedByPerson:    editedByPerson(v, d.Name, res.Files),
 			ProvenanceProblem: r.provenanceProblem(ctx, v, d, res.Files),
 			Replaces:          replacesAPerson(v, d, pkg)})
 		if err != nil {
@@ -241,6 +241,13 @@ func targetOf(v *pvapi.PackageVariant, name string) pvapi.DownstreamTarget {
 		}
 	}
 	return pvapi.DownstreamTarget{}
+}
+
+// editedByPerson reports whether a draft is not as its variant last left
+// it (lastLeft), or the variant knows no last write of it.
+func editedByPerson(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
+	fp := variant.Fingerprint(files)
+	return approval.EditedSince(lastLeft(v, draft, fp), fp)
 }
 
 // LastWrite is the digest of a draft as the variant last wrote it, from

@@ -27,6 +27,10 @@ type target struct {
 	// lastWrite is the digest of the draft as the variant last left it
 	// (pvapi.DownstreamTarget.LastWrite); "" to keep the status's.
 	lastWrite string
+	// unconfirmed is the digest of a write whose outcome is not known
+	// (pvapi.DownstreamTarget.UnconfirmedWrite): answered with an error,
+	// the draft not read back.
+	unconfirmed string
 	// checked: the chain ran on the draft this reconcile; overridden are
 	// then its warnings that the blueprint undoes the variant
 	// (variant.Result.Overridden).

@@ -127,24 +127,30 @@ func TestRestampFailureKeepsTheWrite(t *testing.T) {
 	}
 }
 
-// unreadAfterALostAnswer is a store whose next draft update lands and is
-// answered with an error, and whose reads of the draft then fail a few
-// times: e2e-porch on a loaded machine, TestStagedRolloutOnPorch ("ref
-// file is empty" on the update of an upgrade draft and on the reads after
-// it).
+// unreadAfterALostAnswer is a store whose next draft update is answered
+// with an error, landing or not (land), and whose reads of the draft then
+// fail a few times: e2e-porch on a loaded machine,
+// TestStagedRolloutOnPorch ("ref file is empty" on the update of an
+// upgrade draft and on the reads after it).
 type unreadAfterALostAnswer struct {
 	*fakestore.Store
-	lose   bool
-	unread int
+	lose, land bool
+	unread     int
 }
 
 func (s *unreadAfterALostAnswer) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
-	rs, after, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
-	if err == nil && s.lose {
+	if s.lose {
 		s.lose, s.unread = false, 2
+		if !s.land {
+			return store.RenderStatus{}, store.Resources{}, errors.New("Internal error occurred: ref file is empty")
+		}
+		rs, _, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+		if err != nil {
+			return rs, store.Resources{}, err
+		}
 		return rs, store.Resources{}, errors.New("Internal error occurred: ref file is empty")
 	}
-	return rs, after, err
+	return s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
 }
 
 func (s *unreadAfterALostAnswer) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
@@ -155,15 +161,20 @@ func (s *unreadAfterALostAnswer) GetResources(ctx context.Context, namespace, na
 	return s.Store.GetResources(ctx, namespace, name)
 }
 
-// A write that landed though Porch answered it with an error, and whose
-// draft could not be read back, is still the variant's: the draft's own
-// record says so, the status records its digest, and approval by policy
-// publishes it; a person's edit after it is still a person's.
+// A write Porch answered with an error, whose draft could not be read
+// back, is recorded as unconfirmed (status.downstreamTargets[].unconfirmedWrite):
+// the next reconcile that reads the draft at its digest records it as the
+// variant's last write, and approval by policy publishes it; a draft read
+// otherwise drops it: a person's edit after it is still a person's, and a
+// write that did not land is made again.
 func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
-	for _, edit := range []bool{false, true} {
-		t.Run(fmt.Sprintf("edited=%v", edit), func(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		land, edit bool
+	}{{"landed", true, false}, {"landed, then a person's edit", true, true}, {"not landed", false, false}} {
+		t.Run(c.name, func(t *testing.T) {
 			e := approvingEnv(t, false)
-			s := &unreadAfterALostAnswer{Store: e.store}
+			s := &unreadAfterALostAnswer{Store: e.store, land: c.land}
 			e.r.Store = s
 			e.store.Publish(ns, "blueprints", "app", blueprint(t))
 			e.variant(policyVariant("approval.nephio.org/policy: always"))
@@ -189,10 +200,14 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 			if draft.Name == "" {
 				t.Fatalf("no upgrade draft: %s", e.lifecycles())
 			}
-			if got := LastWrite(e.get("app-prod"), draft.Name); got != "" {
-				t.Fatalf("the status knows the lost write (%q): the test does not test the record", got)
+			tg := targetOf(e.get("app-prod"), draft.Name)
+			if tg.LastWrite != "" || tg.UnconfirmedWrite == "" {
+				t.Fatalf("after the lost answer: lastWrite %q, unconfirmedWrite %q; want only the unconfirmed write", tg.LastWrite, tg.UnconfirmedWrite)
 			}
-			if edit {
+			if landed := tg.UnconfirmedWrite == variant.Fingerprint(e.files(draft)); landed != c.land {
+				t.Fatalf("the unconfirmed write is the draft's digest: %v, want %v", landed, c.land)
+			}
+			if c.edit {
 				files := e.files(draft)
 				files["person.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: person\n"
 				e.store.SetFiles(ns, draft.Name, files)
@@ -200,20 +215,23 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 			for i := 0; i < 4; i++ {
 				_ = e.reconcile("app-prod") // the failed reads are retried, as the controller retries them
 			}
-			if edit {
+			if c.edit {
 				if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Draft") {
 					t.Fatalf("a person's edit was approved by policy: %s", got)
 				}
 				if why := e.condition("app-prod", ConditionApprovalWaiting).Message; !strings.Contains(why, "a person changed it since its variant's last write") {
 					t.Fatalf("ApprovalWaiting %q does not say a person changed it", why)
 				}
+				if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite != "" {
+					t.Fatalf("after the edit: lastWrite %q, unconfirmedWrite %q; want neither", tg.LastWrite, tg.UnconfirmedWrite)
+				}
 				return
-			}
-			if got, want := LastWrite(e.get("app-prod"), draft.Name), variant.Fingerprint(e.files(draft)); got != want {
-				t.Errorf("lastWrite %q, the draft's digest %q", got, want)
 			}
 			if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
 				t.Fatalf("approval by policy after the lost answer: %s", got)
+			}
+			if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite != variant.Fingerprint(e.files(draft)) {
+				t.Fatalf("lastWrite %q, unconfirmedWrite %q; the draft's digest %q", tg.LastWrite, tg.UnconfirmedWrite, variant.Fingerprint(e.files(draft)))
 			}
 		})
 	}

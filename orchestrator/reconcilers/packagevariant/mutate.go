@@ -153,7 +153,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		return mutation{}, err
 	}
-	edited := r.editedSince(v, d, res.Files)
+	edited := r.editedSince(v, d.Name, res.Files)
 	files := res.Files
 	if w.prepare != nil {
 		if files, err = w.prepare(res.Files); err != nil {
@@ -176,8 +176,8 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	}
 	if !out.Changed {
 		t := target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}
-		if fp := variant.Fingerprint(res.Files); LastWrite(v, d.Name) != fp && asLeft(v, d, res.Files) {
-			t.lastWrite = fp // the status lost it (a write answered with an error): the draft's record tells
+		if fp := variant.Fingerprint(res.Files); lastLeft(v, d.Name, fp) == fp {
+			t.lastWrite = fp // (an unconfirmed write, confirmed)
 		}
 		return mutation{target: t, in: in, files: res.Files}, nil
 	}
@@ -188,7 +188,8 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
 	}
 	if err != nil {
-		t := target{name: d.Name, lastWrite: r.landedDespite(ctx, v, d.Name, res.Files, err)}
+		t := target{name: d.Name}
+		t.lastWrite, t.unconfirmed = r.landedDespite(ctx, v, d.Name, res.Files, out.Files, err)
 		return mutation{target: t}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
 	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
@@ -220,11 +221,11 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 			// and approval by policy waited for a person): its digest,
 			// or the restamp's if that landed despite the error, is
 			// the variant's last write, recorded with the error.
-			last := r.landedDespite(ctx, v, d.Name, written, err)
+			last, unconfirmed := r.landedDespite(ctx, v, d.Name, written, nil, err)
 			if last == "" {
 				last = variant.Fingerprint(written)
 			}
-			return mutation{target: target{name: d.Name, render: &render, lastWrite: last}}, err
+			return mutation{target: target{name: d.Name, render: &render, lastWrite: last, unconfirmed: unconfirmed}}, err
 		}
 		m.files, m.target.render = after.Files, &render
 	}
@@ -253,25 +254,36 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 
 // landedDespite records a write Porch answered with an error but carried
 // out (Porch v1.5.3's "remote not found" after its push): when the draft
-// is no longer what the write started from, the change is this write's,
-// and the draft as it now is counts as the variant's last write.
+// is no longer what the write started from (before), the change is this
+// write's, and the draft as it now is counts as the variant's last write.
 // Otherwise nothing recorded it (the next reconcile has nothing to write),
 // and approval by policy waited for a person forever ("a person changed
 // it since its variant's last write"; CI, TestWaveApprovalOnPorch). A
 // person's edit made in the same second as a failed write would be taken
 // for pvkit's: the window is the failed request's. It returns the digest
 // of the write that landed ("" when none did), which the failing
-// reconcile records in the status (reconcileVariant).
-func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before map[string]string, err error) string {
+// reconcile records in the status (reconcileVariant); or, when the draft
+// cannot be read back either (e2e-porch, loaded: "ref file is empty" on
+// the update and on the reads after it), the digest of what was sent
+// (nil: nothing is known of it), for the next reconcile to confirm
+// (UnconfirmedWrite).
+func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before, sent map[string]string, err error) (last, unconfirmed string) {
 	if errors.Is(err, store.ErrConflict) {
-		return "" // refused: nothing landed
+		return "", "" // refused: nothing landed
 	}
 	now, rerr := r.Store.GetResources(ctx, v.Namespace, name)
-	if rerr != nil || maps.Equal(now.Files, before) {
-		return ""
+	if rerr != nil {
+		if sent == nil {
+			return "", ""
+		}
+		ctrl.LoggerFrom(ctx).Info("the write was answered with an error and the draft cannot be read back: the next reconcile confirms it", "revision", name, "error", err.Error(), "read", rerr.Error())
+		return "", variant.Fingerprint(sent)
+	}
+	if maps.Equal(now.Files, before) {
+		return "", ""
 	}
 	ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", name, "error", err.Error())
-	return variant.Fingerprint(now.Files)
+	return variant.Fingerprint(now.Files), ""
 }
 
 // restamp writes the record again for a draft as Porch's render of the
@@ -296,33 +308,25 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	return render, again, nil
 }
 
-// editedSince reports whether a draft's files are not as the variant last
-// left them (someone else edited it, asLeft); false when the variant knows
+// editedSince reports whether a draft's files differ from the variant's
+// last write of it (someone else edited it); false when the variant knows
 // no last write.
-func (r *Reconciler) editedSince(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
-	return LastWrite(v, d.Name) != "" && !asLeft(v, d, files)
+func (r *Reconciler) editedSince(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
+	fp := variant.Fingerprint(files)
+	last := lastLeft(v, draft, fp)
+	return last != "" && approval.EditedSince(last, fp)
 }
 
-// asLeft reports whether files are the draft d as the variant last left
-// it: the digest its status records (DownstreamTarget.LastWrite), or the
-// draft's own provenance record, the variant's, for d, and holding over
-// every file (recordedBy). The record is written in the same request as
-// the content it describes, so it survives what the status cannot know:
-// a write Porch carried out but answered with an error, whose draft could
-// not be read back either (e2e-porch, loaded: "ref file is empty" on the
-// update and on the reads after it; the status had no last write, and
-// approval by policy waited for a person for ever). A person's edit,
-// through Porch or in git, changes a file the record describes, or adds
-// one: it never holds then. What it cannot tell is content pvkit wrote
-// earlier for the same draft put back by hand, which is pvkit's build all
-// the same. A package whose Kptfile pipeline changes it on Porch's render
-// holds a stale record until its restamp (checkWrite), so for those the
-// status's digest is the only proof.
-func asLeft(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
-	if last := LastWrite(v, d.Name); last != "" && last == variant.Fingerprint(files) {
-		return true
+// lastLeft is the digest of the draft as the variant last left it, for a
+// draft read at digest fp: its status's LastWrite, or its UnconfirmedWrite
+// when the draft is at that digest (the write whose answer was an error
+// landed as sent).
+func lastLeft(v *pvapi.PackageVariant, draft, fp string) string {
+	t := targetOf(v, draft)
+	if t.UnconfirmedWrite != "" && t.UnconfirmedWrite == fp {
+		return fp
 	}
-	return recordedBy(v, d, files)
+	return t.LastWrite
 }
 
 // renderConflict (rule: render-fight-stops) names what Porch's render

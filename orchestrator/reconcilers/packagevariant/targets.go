@@ -163,8 +163,14 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		if t.render != nil {
 			dt.RenderStatus = *t.render.DeepCopy()
 		}
+		if t.lastWrite != "" || t.checked { // a write confirmed, or the draft read at another digest
+			dt.UnconfirmedWrite = ""
+		}
 		if t.lastWrite != "" {
 			dt.LastWrite = t.lastWrite
+		}
+		if t.unconfirmed != "" {
+			dt.UnconfirmedWrite = t.unconfirmed
 		}
 		if t.lifecycle != "" {
 			dt.Lifecycle = t.lifecycle
