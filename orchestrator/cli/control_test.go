@@ -152,9 +152,14 @@ func TestControlsAgainstACluster(t *testing.T) {
 	ClusterClient = func(string, string) (client.Client, error) { return c, nil }
 	defer func() { ClusterClient = old }()
 	// The controller's stand-in: it handles what is asked, as finish does.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	// cancel stops the stand-in and waits until it has: one still in its
+	// loop handled the request after it (a loaded machine, make test).
+	cancel := func() { stop(); <-stopped }
+	defer stop()
 	go func() {
+		defer close(stopped)
 		for ctx.Err() == nil {
 			for _, o := range []client.Object{&pvsapi.PackageVariantSet{}, &pvv1.PackageVariant{}} {
 				name := "app"
