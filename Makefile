@@ -242,7 +242,7 @@ fuzz:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_EXECS=$(FUZZ_SHORT)
 
-## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you] [SIGNING_KEY=~/.ssh/key]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION@sha256:...), install-without-crds.yaml, install-namespaced.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64), images/*.oci.tar (the controller and the functions, built without Docker, by digest), a CycloneDX SBOM per binary and image, provenance.intoto.json (SLSA v1), checksums.txt and, with SIGNING_KEY, checksums.txt.sig (ssh-keygen -Y sign). VERSION must be the file VERSION's and have a CHANGELOG.md section. Verify: pvctl verify-release dist --allowed-signers FILE
+## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you] [SIGNING_KEY=~/.ssh/key]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION@sha256:...), install-without-crds.yaml, install-namespaced.yaml, install-sharded.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64), images/*.oci.tar (the controller and the functions, built without Docker, by digest), a CycloneDX SBOM per binary and image, provenance.intoto.json (SLSA v1), checksums.txt and, with SIGNING_KEY, checksums.txt.sig (ssh-keygen -Y sign). VERSION must be the file VERSION's and have a CHANGELOG.md section. Verify: pvctl verify-release dist --allowed-signers FILE
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 RELEASE_LDFLAGS = -s -w -X github.com/pvkit/pvkit.release=$(VERSION)
 release:

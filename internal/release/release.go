@@ -14,8 +14,10 @@
 //   - install.yaml is config/default (CRDs, RBAC, Deployment, PDB, metrics
 //     Service); install-without-crds.yaml is config/without-crds, for a
 //     cluster where Porch's install keeps the CRDs; install-namespaced.yaml
-//     is config/namespaced (one namespace, fleet: replace it). All name the
-//     image IMAGE_REPO/controller:VERSION, never :dev.
+//     is config/namespaced (one namespace, fleet: replace it);
+//     install-sharded.yaml is config/sharding (the unlabelled shard and
+//     shards a and b). All name the image IMAGE_REPO/controller:VERSION,
+//     never :dev.
 package release
 
 import (
@@ -109,6 +111,7 @@ func Manifests(o Options) ([]Artifact, error) {
 		{"install.yaml", "default", "CRDs, RBAC, Deployment"},
 		{"install-without-crds.yaml", "without-crds", "RBAC, Deployment; the CRDs stay Porch's install's"},
 		{"install-namespaced.yaml", "namespaced", "CRDs, RBAC bound in namespace fleet only, Deployment with --watch-namespace=fleet"},
+		{"install-sharded.yaml", "sharding", "CRDs, RBAC, a Deployment for the unlabelled objects and one per shard (a, b: --shard)"},
 	} {
 		overlay := "/release-" + m.dir
 		k := fmt.Sprintf("resources:\n- ../config/%s\nimages:\n- name: pvkit/controller\n  newName: %s\n  newTag: %s\n", m.dir, image, o.Version)
@@ -125,7 +128,7 @@ func Manifests(o Options) ([]Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !bytes.Contains(y, []byte("image: "+image+":"+o.Version+"\n")) {
+		if !bytes.Contains(y, []byte("image: "+image+":"+o.Version+"\n")) || bytes.Contains(y, []byte("image: pvkit/controller")) {
 			return nil, fmt.Errorf("config/%s: the Deployment does not name the image pvkit/controller, so the release's image could not be set", m.dir)
 		}
 		if d := o.Digests["controller"]; d != "" {

@@ -2,6 +2,8 @@ package release
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,10 +145,10 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s differs from one build to the next", a.Name)
 		}
 	}
-	if got := strings.Join(names, " "); got != "install.yaml install-without-crds.yaml install-namespaced.yaml function-runner-config.yaml" {
+	if got := strings.Join(names, " "); got != "install.yaml install-without-crds.yaml install-namespaced.yaml install-sharded.yaml function-runner-config.yaml" {
 		t.Fatalf("artifacts %s", got)
 	}
-	for _, name := range []string{"install.yaml", "install-without-crds.yaml", "install-namespaced.yaml"} {
+	for _, name := range []string{"install.yaml", "install-without-crds.yaml", "install-namespaced.yaml", "install-sharded.yaml"} {
 		b := byName[name]
 		if !bytes.Contains(b, []byte("image: ghcr.io/pvkit/controller:"+v+"\n")) || bytes.Contains(b, []byte(":dev")) {
 			t.Errorf("%s does not name ghcr.io/pvkit/controller:%s alone", name, v)
@@ -172,7 +174,7 @@ func TestManifests(t *testing.T) {
 				seenOther = true
 			}
 		}
-		if want := map[string]int{"install.yaml": 2, "install-without-crds.yaml": 0, "install-namespaced.yaml": 2}[name]; crds != want {
+		if want := map[string]int{"install.yaml": 2, "install-without-crds.yaml": 0, "install-namespaced.yaml": 2, "install-sharded.yaml": 2}[name]; crds != want {
 			t.Errorf("%s has %d CRDs, want %d", name, crds, want)
 		}
 	}
@@ -269,5 +271,98 @@ func TestFullyQualified(t *testing.T) {
 		if got := FullyQualified(ref); got != want {
 			t.Errorf("FullyQualified(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// Issue 56 #1: install-sharded.yaml (config/sharding) runs the unlabelled
+// shard and shards a and b, each its own Deployment with its own pods (no
+// Deployment or PodDisruptionBudget selects another's), --shard, and so its
+// own Lease; one metrics Service selects them all.
+func TestShardedManifest(t *testing.T) {
+	arts, err := Manifests(Options{Root: root(t), Version: version(t), ImageRepo: "ghcr.io/pvkit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for _, a := range arts {
+		if a.Name == "install-sharded.yaml" {
+			b = a.Data
+		}
+	}
+	type selector struct {
+		MatchLabels map[string]string `json:"matchLabels"`
+	}
+	type object struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Selector json.RawMessage `json:"selector"`
+			Template struct {
+				Metadata struct {
+					Labels map[string]string `json:"labels"`
+				} `json:"metadata"`
+				Spec struct {
+					Containers []struct {
+						Args []string `json:"args"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	matches := func(sel, labels map[string]string) bool {
+		for k, v := range sel {
+			if labels[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	pods := map[string]map[string]string{} // Deployment -> its pods' labels
+	shardArg := map[string]string{}
+	selectors := map[string]map[string]string{} // kind/name -> selector
+	services := 0
+	for _, part := range strings.Split(string(b), "\n---\n") {
+		var o object
+		if err := sigsyaml.Unmarshal([]byte(part), &o); err != nil {
+			t.Fatal(err)
+		}
+		switch o.Kind {
+		case "Deployment", "PodDisruptionBudget":
+			var s selector
+			if err := json.Unmarshal(o.Spec.Selector, &s); err != nil {
+				t.Fatal(err)
+			}
+			selectors[o.Kind+"/"+o.Metadata.Name] = s.MatchLabels
+			if o.Kind == "Deployment" {
+				pods[o.Metadata.Name] = o.Spec.Template.Metadata.Labels
+				shardArg[o.Metadata.Name] = "none"
+				for _, a := range o.Spec.Template.Spec.Containers[0].Args {
+					if v, ok := strings.CutPrefix(a, "--shard="); ok {
+						shardArg[o.Metadata.Name] = v
+					}
+					if strings.HasPrefix(a, "--leader-election-id") {
+						t.Errorf("%s names its Lease: each shard's must be its own (--shard's default)", o.Metadata.Name)
+					}
+				}
+			}
+		case "Service":
+			services++
+		}
+	}
+	if want := map[string]string{"pvkit-controller": "none", "pvkit-controller-a": "a", "pvkit-controller-b": "b"}; !maps.Equal(shardArg, want) {
+		t.Fatalf("Deployments and their --shard: %v, want %v", shardArg, want)
+	}
+	for key, sel := range selectors {
+		name := key[strings.Index(key, "/")+1:]
+		for d, labels := range pods {
+			if got, want := matches(sel, labels), d == name; got != want {
+				t.Errorf("%s selects the pods of Deployment %s: %v, want %v (selector %v, labels %v)", key, d, got, want, sel, labels)
+			}
+		}
+	}
+	if services != 1 {
+		t.Errorf("%d Services, want the one metrics Service", services)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/orchestrator/api"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -92,6 +95,7 @@ type Options struct {
 	ProvenanceKey              string // OpenSSH private key that signs drafts' provenance records
 	ProvenanceAllowedSigners   string // allowed_signers file that checks them for pvkit.dev/require-provenance
 	ObserveInterval            time.Duration
+	Shard                      string // pvkit.dev/shard value this process reconciles; empty: the unlabelled objects
 	zap                        zap.Options
 }
 
@@ -103,9 +107,10 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics, config/rbac/metrics_reader_role.yaml); false: plain HTTP to anyone who reaches the port")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "a directory with tls.crt and tls.key (a cert-manager Certificate's secret, mounted: config/cert-manager) to serve metrics with, reloaded when they change; empty: a self-signed certificate")
 	fs.StringVar(&o.WatchNamespaces, "watch-namespace", "", "reconcile, read and inject only in these namespaces, comma-separated (default: every namespace); bind the controller's ClusterRole with a RoleBinding in each (config/namespaced)")
+	fs.StringVar(&o.Shard, "shard", "", "reconcile only the PackageVariantSets and PackageVariants labelled pvkit.dev/shard=KEY (a set's children carry its label), with its own leader election lease; empty: only those without the label. One Deployment per shard: config/sharding")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to (0 disables them)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
-	fs.StringVar(&o.LeaderID, "leader-election-id", "pvkit-controller.pvkit.dev", "the leader election lease name")
+	fs.StringVar(&o.LeaderID, "leader-election-id", "", "the leader election lease name (default: pvkit-controller.pvkit.dev, or pvkit-controller-KEY.pvkit.dev with --shard KEY)")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", "", "the namespace of the leader election lease (default: the controller's own)")
 	fs.StringVar(&o.ReadableKinds, "readable-kinds", strings.Join(kit.DefaultReadableKinds, ","),
 		"the kinds pvkit may read for injection and objectSelector, comma-separated, as Kind (core group) or Kind.group; no wildcards, a Secret only when listed; the controller's role must allow list and watch on each")
@@ -212,6 +217,10 @@ func Run(ctx context.Context, o Options) error {
 	if _, err := ParseNamespaces(o.WatchNamespaces); err != nil {
 		return err
 	}
+	shard, err := kit.ParseShard(o.Shard)
+	if err != nil {
+		return err
+	}
 	if o.QPS < 0 || o.Burst < 0 {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst: %v and %d, want 0 or more", o.QPS, o.Burst)
 	}
@@ -227,16 +236,17 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	RateLimit(cfg, o.QPS, o.Burst)
+	cfg.UserAgent = UserAgent(shard)
 	mgr, err := NewManager(cfg, o)
 	if err != nil {
 		return err
 	}
 	if err := Setup(ctx, mgr, reconcilers.Options{Kinds: kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy,
-		Provenance: prov, ObserveInterval: o.ObserveInterval}); err != nil {
+		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard}); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,
-		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "metricsSecure", o.MetricsSecure, "provenanceSigned", prov.Sign != nil)
+		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "shard", shard.Name(), "leaseName", LeaseName(o), "metricsSecure", o.MetricsSecure, "provenanceSigned", prov.Sign != nil)
 	return mgr.Start(ctx)
 }
 
@@ -250,6 +260,10 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	namespaces, err := ParseNamespaces(o.WatchNamespaces)
+	if err != nil {
+		return nil, err
+	}
+	shard, err := kit.ParseShard(o.Shard)
 	if err != nil {
 		return nil, err
 	}
@@ -275,10 +289,10 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsOpts,
-		Cache:                   cache.Options{DefaultNamespaces: byNamespace},
+		Cache:                   CacheOptions(byNamespace, shard),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        o.LeaderID,
+		LeaderElectionID:        LeaseName(o),
 		LeaderElectionNamespace: o.LeaderElectionNS,
 		// A stopping leader gives the Lease back (the process ends when the
 		// manager stops, so nothing runs after), so that a rollout's new
@@ -301,6 +315,41 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// CacheOptions are the informers' options: the namespaces (nil: all), and
+// for sets and variants the shard's label selector, sent to the API server
+// with every LIST and WATCH (another shard's objects never reach this
+// process, its cache or its work queues).
+func CacheOptions(namespaces map[string]cache.Config, shard *kit.Shard) cache.Options {
+	sel := shard.Selector()
+	return cache.Options{DefaultNamespaces: namespaces, ByObject: map[client.Object]cache.ByObject{
+		&pvapi.PackageVariant{}:     {Label: sel},
+		&pvsapi.PackageVariantSet{}: {Label: sel},
+	}}
+}
+
+// UserAgent is the controller's user agent: its version and its shard, so
+// that an API server's audit log says which shard made each request
+// ("shard/-": the unlabelled one).
+func UserAgent(shard *kit.Shard) string {
+	key := shard.Key
+	if key == "" {
+		key = "-"
+	}
+	return fmt.Sprintf("pvkit-controller/%s (%s/%s) shard/%s", pvkit.Version(), runtime.GOOS, runtime.GOARCH, key)
+}
+
+// LeaseName is the leader election Lease's name: --leader-election-id, or
+// one per shard (each shard elects its own leader).
+func LeaseName(o Options) string {
+	switch {
+	case o.LeaderID != "":
+		return o.LeaderID
+	case o.Shard != "":
+		return "pvkit-controller-" + o.Shard + ".pvkit.dev"
+	}
+	return "pvkit-controller.pvkit.dev"
 }
 
 // ParseNamespaces reads --watch-namespace: namespace names, comma-separated,

@@ -2,7 +2,9 @@ package manager
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -156,6 +159,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--watch-namespace", "fleet,Team_A", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "Team_A" is not a namespace name: a lowercase RFC 1123 label must consist of`},
 		{[]string{"--watch-namespace", "fleet,fleet", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "fleet" is named twice`},
 		{[]string{"--watch-namespace", "a,,b", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --watch-namespace: "" is not a namespace name`},
+		{[]string{"--shard", "EU", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --shard: "EU" is not a shard key: a lowercase RFC 1123 label must consist of`},
 		{[]string{"--metrics-secure=maybe"}, 2, "", `pvctl controller: invalid argument "maybe" for "--metrics-secure" flag`},
 		// Issue 44 #3: a certificate to serve metrics with goes with HTTPS,
 		// and must be there.
@@ -182,6 +186,44 @@ func TestParseNamespaces(t *testing.T) {
 		got, err := ParseNamespaces(in)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("ParseNamespaces(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// Issue 56 #1: a shard's informers list and watch sets and variants with
+// its label selector (sent to the API server: another shard's objects never
+// reach the process), and each shard elects its own leader.
+func TestShardCacheAndLease(t *testing.T) {
+	for _, tt := range []struct {
+		o              Options
+		selector, name string
+	}{
+		{Options{}, "!pvkit.dev/shard", "pvkit-controller.pvkit.dev"},
+		{Options{Shard: "eu"}, "pvkit.dev/shard=eu", "pvkit-controller-eu.pvkit.dev"},
+		{Options{Shard: "eu", LeaderID: "mine"}, "pvkit.dev/shard=eu", "mine"},
+	} {
+		shard, err := kit.ParseShard(tt.o.Shard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := CacheOptions(nil, shard)
+		var kinds []string
+		for obj, by := range opts.ByObject {
+			kind := fmt.Sprintf("%T", obj)
+			kinds = append(kinds, kind)
+			if by.Label == nil || by.Label.String() != tt.selector {
+				t.Errorf("shard %q: %s selector %v, want %q", tt.o.Shard, kind, by.Label, tt.selector)
+			}
+		}
+		slices.Sort(kinds)
+		if want := []string{"*v1alpha1.PackageVariant", "*v1alpha2.PackageVariantSet"}; !slices.Equal(kinds, want) {
+			t.Errorf("shard %q: selected kinds %v, want %v", tt.o.Shard, kinds, want)
+		}
+		if got, want := UserAgent(shard), " shard/"+cmp.Or(tt.o.Shard, "-"); !strings.HasPrefix(got, "pvkit-controller/"+pvkit.Version()+" (") || !strings.HasSuffix(got, want) {
+			t.Errorf("UserAgent(%q) = %q, want pvkit-controller/VERSION ... %s", tt.o.Shard, got, want)
+		}
+		if got := LeaseName(tt.o); got != tt.name {
+			t.Errorf("LeaseName(%+v) = %q, want %q", tt.o, got, tt.name)
 		}
 	}
 }

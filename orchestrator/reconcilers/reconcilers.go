@@ -51,13 +51,15 @@ type Options struct {
 	// ObserveInterval is --observe-interval (0: observe only when woken;
 	// pvctl, whose every run observes).
 	ObserveInterval time.Duration
+	// Shard is --shard (nil: no sharding, pvctl run).
+	Shard *kit.Shard
 }
 
 // New builds the PackageVariant and PackageVariantSet reconcilers.
 func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
 	pv := &packagevariant.Reconciler{Client: o.Client, Reader: o.Reader, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval}
+		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval, Shard: o.Shard}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader}
+		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader, Shard: o.Shard}
 	return pv, pvs
 }

@@ -97,7 +97,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, existing []*v1alpha1.Pa
 			matched[cur] = true
 			step.Name, desired.Metadata.Name = cur.Metadata.Name, cur.Metadata.Name
 			step.Action = Update
-			if sameSpec(cur.Spec, desired.Spec) {
+			if sameSpec(cur.Spec, desired.Spec) && SameShard(cur, desired) {
 				step.Action = Unchanged
 			}
 		}
@@ -131,12 +131,24 @@ func sameSpec(a, b v1alpha1.PackageVariantSpec) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
+// SameShard says whether a child carries the shard label its set gives it
+// (the same value, or neither has one).
+func SameShard(cur, desired *v1alpha1.PackageVariant) bool {
+	return cur.Metadata.Labels[v1alpha2.ShardLabel] == desired.Metadata.Labels[v1alpha2.ShardLabel]
+}
+
 // NewChild is the PackageVariant a set has for a computed child: its name,
-// the set's namespace, the set label, the set as its controller owner when
-// the set has a UID, and the computed spec.
+// the set's namespace, the set label, the set's shard label when it has
+// one (a set and its children share a shard: its rollout reads them), the
+// set as its controller owner when the set has a UID, and the computed
+// spec.
 func NewChild(set *v1alpha2.PackageVariantSet, c Child) *v1alpha1.PackageVariant {
+	labels := map[string]string{v1alpha2.SetLabel: SetID(set)}
+	if shard := set.Metadata.Labels[v1alpha2.ShardLabel]; shard != "" {
+		labels[v1alpha2.ShardLabel] = shard
+	}
 	pv := &v1alpha1.PackageVariant{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind,
-		Metadata: meta.ObjectMeta{Name: c.Name, Namespace: set.Metadata.Namespace, Labels: map[string]string{v1alpha2.SetLabel: SetID(set)}},
+		Metadata: meta.ObjectMeta{Name: c.Name, Namespace: set.Metadata.Namespace, Labels: labels},
 		Spec:     *c.Spec}
 	if set.Metadata.UID != "" {
 		pv.Metadata.OwnerReferences = []meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,

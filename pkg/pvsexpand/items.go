@@ -112,8 +112,9 @@ func PlanItems(set *v1alpha2.PackageVariantSet, x *Expansion, items []*yaml.RNod
 
 // ApplyItems carries out the steps on the items PlanItems read and returns
 // the new items: updates replace the spec in place (the rest of the item,
-// its comments and file, kept), creations are appended (one file each
-// under ChildrenDir), removals are dropped.
+// its comments and file, kept; the shard label follows the set's),
+// creations are appended (one file each under ChildrenDir), removals are
+// dropped.
 func ApplyItems(items []*yaml.RNode, steps []Step) ([]*yaml.RNode, error) {
 	drop := map[*yaml.RNode]bool{}
 	var created []*yaml.RNode
@@ -125,6 +126,14 @@ func ApplyItems(items []*yaml.RNode, steps []Step) ([]*yaml.RNode, error) {
 				return nil, err
 			}
 			krm.SetField(s.item.YNode(), "spec", spec)
+			if !SameShard(s.Current, s.Desired) {
+				labels := krm.EnsureMap(krm.EnsureMap(s.item.YNode(), "metadata"), "labels")
+				if shard := s.Desired.Metadata.Labels[v1alpha2.ShardLabel]; shard != "" {
+					krm.SetField(labels, v1alpha2.ShardLabel, krm.StringNode(shard))
+				} else {
+					krm.RemoveField(labels, v1alpha2.ShardLabel)
+				}
+			}
 		case Remove:
 			drop[s.item] = true
 		case Create:

@@ -73,6 +73,12 @@ type PackageVariantSetStatus struct {
 	// at a time cannot empty a fleet either.
 	// +optional
 	PeakChildren int `json:"peakChildren,omitempty"`
+	// Shard is the shard (its pvkit.dev/shard label; empty: the unlabelled
+	// one) whose controller has carried the set's children over to it:
+	// a set relabelled to another shard is handed over, its children
+	// relabelled with it, once.
+	// +optional
+	Shard string `json:"shard,omitempty"`
 }
 
 // TargetFailure is one target entry that could not be computed.

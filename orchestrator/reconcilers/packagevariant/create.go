@@ -61,6 +61,9 @@ func (r *Reconciler) createDraftAnnotated(ctx context.Context, v *pvapi.PackageV
 	spec := store.DraftSpec{Namespace: v.Namespace, Repository: key.Repository, Package: key.Package,
 		Workspace: nextWorkspace(revs), Owners: []store.OwnerRef{ownerRef(v)},
 		Labels: v.Spec.Labels, Annotations: store.Overlay(now, extra), Task: task, ReadinessGates: []string{variant.MutationGate}}
+	if err := r.stillMine(ctx, v); err != nil {
+		return store.Revision{}, err
+	}
 	if len(ownerless) > 0 {
 		r.events().Warning(v, EventOwnerlessDraft, "%s in %s has no owner and a pvkit workspace: a draft left by an earlier failure? Delete it (kubectl delete packagerevision), or set adoptionPolicy: adoptExisting to take it", strings.Join(ownerless, ", "), key)
 	}

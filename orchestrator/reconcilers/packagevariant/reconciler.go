@@ -85,6 +85,11 @@ type Reconciler struct {
 	// Jitter is added to each interval (nil: up to a tenth of it, at
 	// random), so that a fleet's observations spread out.
 	Jitter func(time.Duration) time.Duration
+	// Shard is the shard this process reconciles (nil: no sharding). The
+	// cache holds only its variants; before creating a draft the variant
+	// is read fresh, and one handed over to another shard meanwhile is
+	// left to it (no duplicate draft from two shards at once).
+	Shard *kit.Shard
 
 	watch     *kit.Watcher // set by SetupWithManager
 	pkgs      kit.KeyLock

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pvkit/pvkit/pkg/krm"
 	"sort"
 	"strings"
 
@@ -13,8 +12,11 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -91,7 +93,56 @@ func (r *Reconciler) create(ctx context.Context, desired *pv.PackageVariant) err
 	child.Name, child.Namespace, child.Labels = desired.Metadata.Name, desired.Metadata.Namespace, desired.Metadata.Labels
 	child.OwnerReferences = api.OwnerRefs(desired.Metadata.OwnerReferences)
 	controllerutil.AddFinalizer(child, pv.Finalizer)
-	return r.Client.Create(ctx, child)
+	err := r.Client.Create(ctx, child)
+	if apierrors.IsAlreadyExists(err) && r.Shard != nil {
+		return r.takeBack(ctx, desired, err)
+	}
+	return err
+}
+
+// takeBack handles a child that exists though this shard's cache does not
+// show it: a child of this set relabelled to another shard (by a person,
+// or a hand-over not yet finished) is labelled back to the set's shard (a
+// set and its children share one); anything else is the create's error.
+func (r *Reconciler) takeBack(ctx context.Context, desired *pv.PackageVariant, createErr error) error {
+	cur := &pvapi.PackageVariant{}
+	if err := r.reader().Get(ctx, client.ObjectKey{Namespace: desired.Metadata.Namespace, Name: desired.Metadata.Name}, cur); err != nil {
+		return errors.Join(createErr, err)
+	}
+	if cur.Labels[v1alpha2.SetLabel] != desired.Metadata.Labels[v1alpha2.SetLabel] {
+		return createErr
+	}
+	want := desired.Metadata.Labels[v1alpha2.ShardLabel]
+	if cur.Labels[v1alpha2.ShardLabel] == want {
+		return nil // the cache has not shown it yet: it comes
+	}
+	return r.relabel(ctx, cur, want)
+}
+
+// relabel moves a child to shard want ("": the unlabelled shard).
+func (r *Reconciler) relabel(ctx context.Context, child *pvapi.PackageVariant, want string) error {
+	from := child.Labels[v1alpha2.ShardLabel]
+	orig := child.DeepCopy()
+	setShard(child, want)
+	if err := r.Client.Patch(ctx, child, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("moving PackageVariant %s from %s to %s: %w", child.Name, kit.ShardName(from), kit.ShardName(want), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("moved a child to its set's shard", "packageVariant", child.Name, "from", kit.ShardName(from), "to", kit.ShardName(want))
+	return nil
+}
+
+// setShard sets an object's shard label to want, or removes it for "".
+func setShard(o client.Object, want string) {
+	l := o.GetLabels()
+	if want == "" {
+		delete(l, v1alpha2.ShardLabel)
+	} else {
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[v1alpha2.ShardLabel] = want
+	}
+	o.SetLabels(l)
 }
 
 func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.Step) error {
@@ -101,6 +152,9 @@ func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.S
 	}
 	orig := child.DeepCopy()
 	child.Spec = s.Desired.Spec
+	if !pvsexpand.SameShard(s.Current, s.Desired) {
+		setShard(child, s.Desired.Metadata.Labels[v1alpha2.ShardLabel])
+	}
 	return r.Client.Patch(ctx, child, client.MergeFrom(orig))
 }
 

@@ -57,6 +57,10 @@ type Reconciler struct {
 	// Reader reads past the cache (the manager's API reader): a staged
 	// rollout reads the children of its open wave fresh. nil: Client.
 	Reader client.Reader
+	// Shard is the shard this process reconciles (nil: no sharding); its
+	// cache holds only the shard's sets and variants. A set new to the
+	// shard is handed over (handOver): its children are relabelled to it.
+	Shard *kit.Shard
 
 	watch *kit.Watcher // set by SetupWithManager
 }
@@ -128,6 +132,9 @@ const ExpandTimeout = 10 * time.Second
 // status.targetFailures, and again when a staged rollout must be judged
 // again though nothing changes (applyRollout).
 func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet, again *time.Duration) error {
+	if err := r.handOver(ctx, set); err != nil {
+		return err
+	}
 	core := set.Core()
 	if invalid := krm.InvalidFrom(pvsexpand.Validate(core)); invalid != nil {
 		return &kit.Stalling{Reason: pvsapi.ReasonValidationError, Err: invalid,

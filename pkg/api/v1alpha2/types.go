@@ -17,6 +17,12 @@ const (
 	// SetLabel is set on every PackageVariant a set generates; its value is
 	// the set's UID (its name when it has none, outside a cluster).
 	SetLabel = "config.porch.kpt.dev/packagevariantset"
+
+	// ShardLabel names the controller shard that reconciles a set or a
+	// PackageVariant (pvkit-controller --shard KEY; no label: the controller
+	// started without --shard). A set's children carry its value, or none
+	// when it has none: a set and its children always share a shard.
+	ShardLabel = "pvkit.dev/shard"
 )
 
 // PackageVariantSet generates one PackageVariant per target. This is the set
