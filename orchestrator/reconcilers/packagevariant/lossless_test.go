@@ -136,11 +136,22 @@ type unreadAfterALostAnswer struct {
 	*fakestore.Store
 	lose, land bool
 	unread     int
+	// stale: the draft is read back as it was before the write (Porch's
+	// cache behind its push), not refused.
+	stale  bool
+	before store.Resources
 }
 
 func (s *unreadAfterALostAnswer) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
 	if s.lose {
 		s.lose, s.unread = false, 2
+		if s.stale {
+			s.unread = 1
+			var err error
+			if s.before, err = s.Store.GetResources(ctx, namespace, name); err != nil {
+				return store.RenderStatus{}, store.Resources{}, err
+			}
+		}
 		if !s.land {
 			return store.RenderStatus{}, store.Resources{}, errors.New("Internal error occurred: ref file is empty")
 		}
@@ -156,6 +167,9 @@ func (s *unreadAfterALostAnswer) UpdateResourcesRendered(ctx context.Context, na
 func (s *unreadAfterALostAnswer) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
 	if s.unread > 0 {
 		s.unread--
+		if s.stale {
+			return s.before, nil
+		}
 		return store.Resources{}, errors.New("ref file is empty")
 	}
 	return s.Store.GetResources(ctx, namespace, name)
@@ -169,12 +183,16 @@ func (s *unreadAfterALostAnswer) GetResources(ctx context.Context, namespace, na
 // write that did not land is made again.
 func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		land, edit bool
-	}{{"landed", true, false}, {"landed, then a person's edit", true, true}, {"not landed", false, false}} {
+		name              string
+		land, edit, stale bool
+	}{{"landed", true, false, false}, {"landed, then a person's edit", true, true, false}, {"not landed", false, false, false},
+		// e2e-porch, loaded (TestHealthGatedRolloutOnPorch): "remote not
+		// found" on the update, the write landed, the read-back showed the
+		// draft as before it; the next reconcile found nothing to write.
+		{"landed, read back as it was", true, false, true}, {"not landed, read back as it was", false, false, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			e := approvingEnv(t, false)
-			s := &unreadAfterALostAnswer{Store: e.store, land: c.land}
+			s := &unreadAfterALostAnswer{Store: e.store, land: c.land, stale: c.stale}
 			e.r.Store = s
 			e.store.Publish(ns, "blueprints", "app", blueprint(t))
 			e.variant(policyVariant("approval.nephio.org/policy: always"))

@@ -264,9 +264,10 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 // of the write that landed ("" when none did), which the failing
 // reconcile records in the status (reconcileVariant); or, when the draft
 // cannot be read back either (e2e-porch, loaded: "ref file is empty" on
-// the update and on the reads after it), the digest of what was sent
-// (nil: nothing is known of it), for the next reconcile to confirm
-// (UnconfirmedWrite).
+// the update and on the reads after it) or reads as it was before the
+// write (not landed, or Porch's cache behind its push), the digest of
+// what was sent (nil: nothing is known of it), for the next reconcile to
+// confirm (UnconfirmedWrite).
 func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before, sent map[string]string, err error) (last, unconfirmed string) {
 	if errors.Is(err, store.ErrConflict) {
 		return "", "" // refused: nothing landed
@@ -280,7 +281,17 @@ func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant,
 		return "", variant.Fingerprint(sent)
 	}
 	if maps.Equal(now.Files, before) {
-		return "", ""
+		// Not landed, or read from a Porch whose cache is behind the push
+		// (e2e-porch, loaded: "remote not found", the write landed, the
+		// read-back showed the draft as it was, and the next reconcile had
+		// nothing to write): unconfirmed either way. Not landed, the next
+		// reconcile writes it again; landed, it finds the draft at this
+		// digest and records it.
+		if sent == nil {
+			return "", ""
+		}
+		ctrl.LoggerFrom(ctx).Info("the write was answered with an error and the draft reads as before it: the next reconcile confirms it", "revision", name, "error", err.Error())
+		return "", variant.Fingerprint(sent)
 	}
 	ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", name, "error", err.Error())
 	return variant.Fingerprint(now.Files), ""
