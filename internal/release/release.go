@@ -128,7 +128,7 @@ func Manifests(o Options) ([]Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !bytes.Contains(y, []byte("image: "+image+":"+o.Version+"\n")) || bytes.Contains(y, []byte("image: pvkit/controller")) {
+		if !bytes.Contains(y, []byte("image: "+image+":"+o.Version+"\n")) || otherControllerImage(y, image+":"+o.Version) {
 			return nil, fmt.Errorf("config/%s: the Deployment does not name the image pvkit/controller, so the release's image could not be set", m.dir)
 		}
 		if d := o.Digests["controller"]; d != "" {
@@ -139,6 +139,19 @@ func Manifests(o Options) ([]Artifact, error) {
 	}
 	out = append(out, Artifact{"function-runner-config.yaml", FunctionRunnerConfig(o)})
 	return out, nil
+}
+
+// otherControllerImage says whether a manifest names a controller image
+// other than want (a Deployment the release's image did not reach: each
+// shard's must be the release's too).
+func otherControllerImage(y []byte, want string) bool {
+	for _, line := range strings.Split(string(y), "\n") {
+		img, ok := strings.CutPrefix(strings.TrimSpace(line), "image: ")
+		if ok && strings.Contains(img, "/controller") && img != want {
+			return true
+		}
+	}
+	return false
 }
 
 // FunctionRunnerConfig is Porch's function runner exec config for the

@@ -366,3 +366,16 @@ func TestShardedManifest(t *testing.T) {
 		t.Errorf("%d Services, want the one metrics Service", services)
 	}
 }
+
+// The image check holds with any image repository, pvkit's own name
+// included (test/porch releases with ImageRepo "pvkit"), and refuses a
+// manifest where one Deployment kept another controller image.
+func TestOtherControllerImage(t *testing.T) {
+	if _, err := Manifests(Options{Root: root(t), Version: version(t), ImageRepo: "pvkit"}); err != nil {
+		t.Fatalf("ImageRepo pvkit: %v", err)
+	}
+	y := []byte("        image: pvkit/controller:v9\n---\n        image: pvkit/controller:v0.1.0\n")
+	if !otherControllerImage(y, "pvkit/controller:v9") || otherControllerImage(y[:35], "pvkit/controller:v9") {
+		t.Fatal("otherControllerImage misread the manifest")
+	}
+}

@@ -91,6 +91,14 @@ func TestStagedRolloutLocally(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "wait", "pvs/app", "--for=condition=RolloutPaused", "--timeout", "5s"), "packagevariantset/app")
 	w.mustCmd(ExitOK, "wait", "pvs/app", "--for=condition=RolloutProgressing=False", "--timeout", "5s")
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "PackageVariantSet app: Paused", "paused in wave early: pvkit.dev/rollout-pause is \"true\"")
+	// Issue 57 #5: not Ready everywhere: the set's own condition (status
+	// -o json) and pvctl wait --for=condition=Ready, which times out.
+	contains(t, w.mustCmd(ExitOK, "status", "pvs/app", "-o", "json"), `"type": "Ready"`, `"status": "False"`, `"reason": "RolloutPaused"`,
+		`"message": "the staged rollout is paused (PausedByOperator): paused in wave early`)
+	if code, _, errs := w.cmd("wait", "pvs/app", "--for=condition=Ready", "--timeout", "200ms"); code != ExitNotReady ||
+		!strings.Contains(errs, "waiting for packagevariantset/app Ready=True; last: Ready=False RolloutPaused: the staged rollout is paused (PausedByOperator)") {
+		t.Fatalf("pvctl wait for Ready on a paused rollout: exit %d: %s", code, errs)
+	}
 	// Hold one of rest, resume: the rollout goes on to the end without it.
 	code, _, errs := w.cmd("rollout", "hold", "app", "app-fleet-9-app")
 	if code != ExitNotReady || !strings.Contains(errs, `packagevariantset/app has no child "app-fleet-9-app" (pvctl status lists its PackageVariants)`) {

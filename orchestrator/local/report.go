@@ -125,7 +125,9 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 		st := status("PackageVariantSet", s.Name, s.Status.Conditions)
 		// A paused rollout waits for someone (rule: rollout-conditions): the
 		// set is not done, and the run says so with the stalled exit code.
-		if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionRolloutPaused); c != nil && c.Status == metav1.ConditionTrue && st.Ready == metav1.ConditionTrue {
+		// The set's Ready is False then too (issue 57 #5); the run's own
+		// line keeps the pause's reason and message.
+		if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionRolloutPaused); c != nil && c.Status == metav1.ConditionTrue && pausedOrReady(s.Status.Conditions) && st.ReconcileErr == "" {
 			st.Ready, st.Stalled, st.Reason, st.Message = metav1.ConditionFalse, true, pvapi.ConditionRolloutPaused, c.Reason+": "+c.Message
 		}
 		// Each target failure, not only their count: what to fix.
@@ -196,4 +198,11 @@ func (rep *Report) semverNote(gs allLister, namespace, what string, u *pv.Upstre
 		note += "; not taken, outside the range: " + strings.Join(ign, ", ")
 	}
 	rep.Notes = append(rep.Notes, note)
+}
+
+// pausedOrReady: the set's Ready is True, or False only for its paused
+// rollout (not for an error or a stall the run must show instead).
+func pausedOrReady(conds []metav1.Condition) bool {
+	c := apimeta.FindStatusCondition(conds, pvapi.ConditionReady)
+	return c != nil && (c.Status == metav1.ConditionTrue || c.Reason == pvapi.ConditionRolloutPaused || c.Reason == pvapi.ReasonRolledBack)
 }

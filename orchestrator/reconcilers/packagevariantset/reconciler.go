@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
@@ -197,7 +199,27 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 		return &kit.Partial{Reason: pvsapi.ReasonPartiallyReconciled, Retry: retry, Err: fmt.Errorf(
 			"%d target entries could not be computed (see status.targetFailures); the others are reconciled and no PackageVariant was removed", len(x.Failures))}
 	}
-	return nil
+	return rolloutHeld(set)
+}
+
+// rolloutHeld is the outcome of a set whose staged rollout is paused
+// (issue 57 #5): Ready=False, reason RolloutPaused (RolledBack after an
+// undo), the pause's cause and what to do in the message, so that status,
+// `pvctl status -o json`, `pvctl wait --for=condition=Ready` and
+// `kubectl wait` all read it as not ready (it read Ready=True Reconciled
+// beside RolloutPaused=True). Not stalled and not retried: the set is
+// reconciled, its rollout waits for someone; Ready again when it resumes
+// or completes.
+func rolloutHeld(set *pvsapi.PackageVariantSet) error {
+	c := apimeta.FindStatusCondition(set.Status.Conditions, pvapi.ConditionRolloutPaused)
+	if set.Spec.Rollout == nil || c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	reason := pvapi.ConditionRolloutPaused
+	if c.Reason == pvapi.ReasonRolledBack {
+		reason = pvapi.ReasonRolledBack
+	}
+	return &kit.Partial{Reason: reason, Err: fmt.Errorf("the staged rollout is paused (%s): %s", c.Reason, c.Message)}
 }
 
 // world gathers what the set is expanded against: the Repositories in its

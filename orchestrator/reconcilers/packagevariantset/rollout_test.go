@@ -2,6 +2,8 @@ package packagevariantset
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +11,9 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -271,5 +275,60 @@ func TestChildProgressedSeesWhatJudgeReads(t *testing.T) {
 	same.Status.DownstreamTargets[0].LastWrite = "sha256:x"
 	if p.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: same}) {
 		t.Error("a change judge does not read brings the set back")
+	}
+}
+
+// Issue 57 #5: a paused rollout makes the set not Ready (it read
+// Ready=True Reconciled beside RolloutPaused=True): reason RolloutPaused,
+// the pause's cause in the message, observedGeneration current (decided,
+// not retried); Ready again once it resumes.
+func TestPausedRolloutIsNotReady(t *testing.T) {
+	var objs []client.Object
+	for i := 0; i < 10; i++ {
+		labels := map[string]string{"env": "prod"}
+		if i == 3 {
+			labels["ring"] = "canary"
+		}
+		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
+	}
+	e := newEnv(t, objs...)
+	e.set(churnSet)
+	e.reconcile()
+	ready := func() *metav1.Condition {
+		return apimeta.FindStatusCondition(e.getSet().Status.Conditions, pvapi.ConditionReady)
+	}
+	if c := ready(); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("before the pause: Ready %+v", c)
+	}
+	s := e.getSet()
+	s.Annotations = map[string]string{RolloutPauseAnnotation: "true"}
+	if err := e.client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Store.(*fakestore.Store).Publish(ns, "blueprints", "app", storetest.Blueprint)
+	if err := e.try(); err != nil {
+		t.Fatal(err)
+	}
+	c := ready()
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != pvapi.ConditionRolloutPaused ||
+		!strings.HasPrefix(c.Message, "the staged rollout is paused (PausedByOperator): ") {
+		t.Fatalf("paused: Ready %+v", c)
+	}
+	if set := e.getSet(); set.Status.ObservedGeneration != set.Generation {
+		t.Fatalf("paused: observedGeneration %d, generation %d", set.Status.ObservedGeneration, set.Generation)
+	}
+	if st := apimeta.FindStatusCondition(e.getSet().Status.Conditions, pvapi.ConditionStalled); st == nil || st.Status != metav1.ConditionFalse {
+		t.Fatalf("paused: Stalled %+v, want False (nothing to fix in the spec)", st)
+	}
+	s = e.getSet()
+	delete(s.Annotations, RolloutPauseAnnotation)
+	if err := e.client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.try(); err != nil {
+		t.Fatal(err)
+	}
+	if c := ready(); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("resumed: Ready %+v", c)
 	}
 }
