@@ -93,8 +93,12 @@ func shardWrites(t *testing.T, offset int64, ns string) []shardWrite {
 
 // setOf says which of the scenario's sets a written object belongs to
 // (sa, sb, su: their children's names start with the set's, their
-// packages are app-a, app-b, app-u), or "".
+// packages are app-a, app-b, app-u), or "". A create names no object in
+// the audit log (the name is in its body): "?".
 func setOf(w shardWrite) string {
+	if w.name == "" && w.verb == "create" {
+		return "?"
+	}
 	for _, s := range []string{"sa", "sb", "su"} {
 		pkg := ".app-" + s[1:] + "."
 		switch w.resource {
@@ -185,9 +189,13 @@ func TestShardsOnPorch(t *testing.T) {
 		}
 	}
 	owner := map[string]string{"sa": "a", "sb": "b", "su": "-"}
-	wrote := map[string]int{}
+	wrote, creates := map[string]int{}, map[string]int{}
 	for _, w := range shardWrites(t, offset, e.ns) {
 		s := setOf(w)
+		if s == "?" {
+			creates[w.shard]++
+			continue
+		}
 		if s == "" {
 			t.Errorf("shard %s wrote %s %s %s, of no set of the scenario", w.shard, w.verb, w.resource, w.name)
 			continue
@@ -200,7 +208,7 @@ func TestShardsOnPorch(t *testing.T) {
 	if wrote["a"] == 0 || wrote["b"] == 0 || wrote["-"] == 0 {
 		t.Fatalf("writes by shard: %v; want every shard to have written its own", wrote)
 	}
-	t.Logf("writes by shard before the hand-over: %v", wrote)
+	t.Logf("writes by shard before the hand-over: %v, and creates (unnamed in the audit log) %v", wrote, creates)
 
 	// sb moves to shard a; then its template changes: shard a writes it,
 	// shard b nothing.
@@ -227,7 +235,7 @@ func TestShardsOnPorch(t *testing.T) {
 		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "sb"}, &set); err != nil {
 			return err
 		}
-		set.Spec.Targets[0].Template.PackageContext = &v1alpha2.PackageContextTemplate{Data: map[string]string{"moved": "yes"}}
+		set.Spec.Targets[0].Template.PackageContext = &v1alpha2.PackageContextTemplate{Data: map[string]string{"moved-to": "shard-a"}}
 		return e.c.Update(context.Background(), &set)
 	})
 	e.eventually(converge, "sb's drafts carry the change", func() (bool, string) {
@@ -236,7 +244,7 @@ func TestShardsOnPorch(t *testing.T) {
 			if len(by[r]) != 1 {
 				return false, fmt.Sprintf("%s/app-b: %d owned revisions", r, len(by[r]))
 			}
-			if f := e.resources(by[r][0].Name); !strings.Contains(f["package-context.yaml"], "moved: yes") {
+			if f := e.resources(by[r][0].Name); !strings.Contains(f["package-context.yaml"], "moved-to: shard-a") {
 				return false, r + ": " + f["package-context.yaml"]
 			}
 		}
@@ -253,7 +261,7 @@ func TestShardsOnPorch(t *testing.T) {
 	owner["sb"] = "a"
 	byShard := map[string]int{}
 	for _, w := range shardWrites(t, offset, e.ns) {
-		if s := setOf(w); s != "" && owner[s] != w.shard {
+		if s := setOf(w); s != "" && s != "?" && owner[s] != w.shard {
 			t.Errorf("after the hand-over, shard %s wrote %s %s %s, of set %s (shard %s's)", w.shard, w.verb, w.resource, w.name, s, owner[s])
 		}
 		if setOf(w) == "sb" {
@@ -263,6 +271,12 @@ func TestShardsOnPorch(t *testing.T) {
 	if byShard["a"] == 0 {
 		t.Fatalf("shard a made no write for sb after taking it over: %v", byShard)
 	}
+	for _, w := range shardWrites(t, offset, e.ns) {
+		if w.shard == "b" { // shard b has nothing left: not even a create
+			t.Errorf("after the hand-over, shard b wrote %s %s %q", w.verb, w.resource, w.name)
+		}
+	}
+	t.Logf("writes for sb after the hand-over, by shard: %v", byShard)
 
 	// Back to the unlabelled shard, the suite's controller (which then
 	// unloads the namespace): the label goes from the set and its children.
