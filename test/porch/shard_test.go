@@ -1,9 +1,7 @@
 package porch
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,43 +49,22 @@ type shardWrite struct {
 // on, each with the shard its user agent names (shard/KEY).
 func shardWrites(t *testing.T, offset int64, ns string) []shardWrite {
 	t.Helper()
-	f, err := os.Open(filepath.Join(stackDir, "audit.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, 0); err != nil {
-		t.Fatal(err)
-	}
 	var out []shardWrite
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var ev struct {
-			Stage     string `json:"stage"`
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			User      struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Namespace, Name string
-			} `json:"objectRef"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || ev.User.Username != pvkitUser || ev.ObjectRef.Namespace != ns {
-			continue
+	scanAudit(t, offset, func(ev auditEvent) {
+		if ev.User.Username != pvkitUser || ev.ObjectRef.Namespace != ns {
+			return
 		}
 		switch ev.Verb {
 		case "create", "update", "patch", "delete":
 		default:
-			continue
+			return
 		}
 		_, shard, ok := strings.Cut(ev.UserAgent, " shard/")
 		if !ok {
 			t.Fatalf("a pvkit request without its shard in the user agent: %q", ev.UserAgent)
 		}
 		out = append(out, shardWrite{shard, ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name})
-	}
+	})
 	return out
 }
 

@@ -64,9 +64,22 @@ func auditSize(t *testing.T) int64 {
 	return st.Size()
 }
 
-// audit counts, from offset on, the requests of the clients match picks
-// (by user name and user agent), in namespace ns ("" for all).
-func audit(t *testing.T, offset int64, ns string, match func(user, agent string) bool) writes {
+// auditEvent is one request the audit log recorded, as the scenarios read it.
+type auditEvent struct {
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource, Subresource, Namespace, APIGroup, Name string
+	} `json:"objectRef"`
+}
+
+// scanAudit calls each with every completed request the audit log
+// recorded from offset on.
+func scanAudit(t *testing.T, offset int64, each func(ev auditEvent)) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(stackDir, "audit.log"))
 	if err != nil {
@@ -79,26 +92,24 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 	if _, err := f.Seek(offset, 0); err != nil {
 		t.Fatal(err)
 	}
-	w := writes{ByCall: map[string]int{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var ev struct {
-			Stage     string `json:"stage"`
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			User      struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Subresource, Namespace, APIGroup string
-			} `json:"objectRef"`
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Stage == "ResponseComplete" {
+			each(ev)
 		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || !match(ev.User.Username, ev.UserAgent) {
-			continue
-		}
-		if ns != "" && ev.ObjectRef.Namespace != ns {
-			continue
+	}
+}
+
+// audit counts, from offset on, the requests of the clients match picks
+// (by user name and user agent), in namespace ns ("" for all).
+func audit(t *testing.T, offset int64, ns string, match func(user, agent string) bool) writes {
+	t.Helper()
+	w := writes{ByCall: map[string]int{}}
+	scanAudit(t, offset, func(ev auditEvent) {
+		if !match(ev.User.Username, ev.UserAgent) || (ns != "" && ev.ObjectRef.Namespace != ns) {
+			return
 		}
 		w.Requests++
 		call := ev.Verb + " " + ev.ObjectRef.Resource
@@ -112,7 +123,7 @@ func audit(t *testing.T, offset int64, ns string, match func(user, agent string)
 		case ev.ObjectRef.Resource == "packagerevisionresources" && (ev.Verb == "update" || ev.Verb == "patch"):
 			w.ResourceWrites++
 		}
-	}
+	})
 	return w
 }
 
