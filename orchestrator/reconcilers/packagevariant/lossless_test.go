@@ -11,6 +11,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
 )
 
@@ -219,8 +220,10 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 				t.Fatalf("no upgrade draft: %s", e.lifecycles())
 			}
 			tg := targetOf(e.get("app-prod"), draft.Name)
-			if tg.LastWrite != "" || tg.UnconfirmedWrite == "" {
-				t.Fatalf("after the lost answer: lastWrite %q, unconfirmedWrite %q; want only the unconfirmed write", tg.LastWrite, tg.UnconfirmedWrite)
+			// The unconfirmed write, and the draft as the reconcile created
+			// it as the last write (fresh, it is the variant's own).
+			if tg.UnconfirmedWrite == "" || tg.LastWrite == "" || tg.LastWrite == tg.UnconfirmedWrite {
+				t.Fatalf("after the lost answer: lastWrite %q, unconfirmedWrite %q; want the unconfirmed write and the draft as created", tg.LastWrite, tg.UnconfirmedWrite)
 			}
 			if landed := tg.UnconfirmedWrite == variant.Fingerprint(e.files(draft)); landed != c.land {
 				t.Fatalf("the unconfirmed write is the draft's digest: %v, want %v", landed, c.land)
@@ -240,8 +243,8 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 				if why := e.condition("app-prod", ConditionApprovalWaiting).Message; !strings.Contains(why, "a person changed it since its variant's last write") {
 					t.Fatalf("ApprovalWaiting %q does not say a person changed it", why)
 				}
-				if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite != "" {
-					t.Fatalf("after the edit: lastWrite %q, unconfirmedWrite %q; want neither", tg.LastWrite, tg.UnconfirmedWrite)
+				if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite == variant.Fingerprint(e.files(draft)) {
+					t.Fatalf("after the edit: lastWrite %q, unconfirmedWrite %q; want no unconfirmed write, and the last write not the edited draft", tg.LastWrite, tg.UnconfirmedWrite)
 				}
 				return
 			}
@@ -252,5 +255,90 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 				t.Fatalf("lastWrite %q, unconfirmedWrite %q; the draft's digest %q", tg.LastWrite, tg.UnconfirmedWrite, variant.Fingerprint(e.files(draft)))
 			}
 		})
+	}
+}
+
+// refusedOnce refuses the first update after lose, as Porch refuses one
+// while it is busy: nothing lands, the draft reads as it was.
+type refusedOnce struct {
+	*fakestore.Store
+	lose bool
+}
+
+// CreateDraft makes an upgrade as Porch's does: the local revision's
+// files (the variant's mutations, its record) with the upstream's new
+// files merged in; the fake store's upgrade takes the new upstream alone.
+func (s *refusedOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	d, err := s.Store.CreateDraft(ctx, spec)
+	if err != nil || spec.Task.Type != store.Upgrade {
+		return d, err
+	}
+	local, err := s.Store.GetResources(ctx, spec.Namespace, spec.Task.Local)
+	if err != nil {
+		return d, err
+	}
+	up, err := s.Store.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
+	if err != nil {
+		return d, err
+	}
+	files := maps.Clone(local.Files)
+	for name, text := range up.Files {
+		if _, ok := files[name]; !ok {
+			files[name] = text
+		}
+	}
+	s.Store.SetFiles(spec.Namespace, d.Name, files)
+	return d, nil
+}
+
+func (s *refusedOnce) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	if s.lose {
+		s.lose = false
+		return store.RenderStatus{}, store.Resources{}, errors.New("the server is currently unable to handle the request (put packagerevisionresources.porch.kpt.dev " + name + ")")
+	}
+	return s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+}
+
+// e2e-porch, loaded (TestRolloutUndoOnPorch): an upgrade draft whose first
+// write Porch refused, and whose content the upgrade had already made
+// complete but for its provenance record (the source's, naming another
+// revision), was taken for a person's: the next reconcile, no longer the
+// one that created it, had nothing to write, and approval by policy
+// waited. The draft as created stays the variant's, and the next
+// reconcile writes its record.
+func TestRefusedFirstWriteOfAFreshDraft(t *testing.T) {
+	e := approvingEnv(t, false)
+	s := &refusedOnce{Store: e.store}
+	e.r.Store = s
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	for i := 0; i < 3; i++ {
+		e.mustReconcile("app-prod")
+	}
+	next := blueprint(t)
+	next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+	e.store.Publish(ns, "blueprints", "app", next)
+	s.lose = true
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "the server is currently unable to handle the request") {
+		t.Fatalf("the refused write: %v", err)
+	}
+	var draft store.Revision
+	for _, r := range e.downstream("app-prod") {
+		if r.Lifecycle == store.Draft {
+			draft = r
+		}
+	}
+	if draft.Name == "" {
+		t.Fatalf("no upgrade draft: %s", e.lifecycles())
+	}
+	for i := 0; i < 4; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
+		t.Fatalf("approval by policy after the refused write: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+	}
+	rec, err := provenance.Read(e.files(draft))
+	if err != nil || !rec.For(draft.Name) {
+		t.Fatalf("the published draft's record is not its own: %v", err)
 	}
 }

@@ -168,7 +168,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if w.prepare != nil && !out.Changed {
 		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
 	}
-	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) {
+	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) || unstamped(v, d, res.Files) {
 		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
 			return mutation{}, err
 		}
@@ -190,6 +190,18 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if err != nil {
 		t := target{name: d.Name}
 		t.lastWrite, t.unconfirmed = r.landedDespite(ctx, v, d.Name, res.Files, out.Files, err)
+		if w.fresh && t.lastWrite == "" {
+			// The draft as this reconcile created it is the variant's own
+			// (mutate records it so when nothing needs writing): kept as
+			// its last write, so that the next reconcile, no longer
+			// fresh, finds it the variant's and writes it again
+			// (unstamped), rather than reading a person's edit in it
+			// (e2e-porch, loaded: an upgrade draft whose first write
+			// Porch refused, "the server is currently unable to handle
+			// the request", its mutations carried over by the upgrade,
+			// waited for a person).
+			t.lastWrite = variant.Fingerprint(res.Files)
+		}
 		return mutation{target: t}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
 	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}

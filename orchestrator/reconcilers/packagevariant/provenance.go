@@ -13,6 +13,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
+	"github.com/pvkit/pvkit/pkg/variant"
 )
 
 // Provenance is how the reconciler records where each draft it writes came
@@ -61,6 +62,22 @@ func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]stri
 		return false
 	}
 	return len(rec.Differences(files)) == 0
+}
+
+// unstamped reports whether a draft is the variant's own as it last left
+// it (its digest is the variant's last write of it) but carries no record
+// of this draft: none, or another revision's (an upgrade's or an edit's
+// source): the variant's first write of it did not land, so the record is
+// written now. A draft whose own record went stale (Porch's render
+// changed the package) is not unstamped: restamp writes it once, and a
+// render that changes the package each time must not write forever.
+func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
+	fp := variant.Fingerprint(files)
+	if lastLeft(v, d.Name, fp) != fp {
+		return false
+	}
+	rec, err := provenance.Read(files)
+	return err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) || !rec.For(d.Name)
 }
 
 // staleRecord reports whether Porch's render of a write changed what the
