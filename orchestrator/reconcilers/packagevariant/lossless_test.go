@@ -195,30 +195,7 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 			e := approvingEnv(t, false)
 			s := &unreadAfterALostAnswer{Store: e.store, land: c.land, stale: c.stale}
 			e.r.Store = s
-			e.store.Publish(ns, "blueprints", "app", blueprint(t))
-			e.variant(policyVariant("approval.nephio.org/policy: always"))
-			for i := 0; i < 3; i++ {
-				e.mustReconcile("app-prod")
-			}
-			if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
-				t.Fatalf("before the fault: %s", got)
-			}
-			next := blueprint(t)
-			next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
-			e.store.Publish(ns, "blueprints", "app", next)
-			s.lose = true
-			if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "ref file is empty") {
-				t.Fatalf("the lost answer: %v", err)
-			}
-			var draft store.Revision
-			for _, r := range e.downstream("app-prod") {
-				if r.Lifecycle == store.Draft {
-					draft = r
-				}
-			}
-			if draft.Name == "" {
-				t.Fatalf("no upgrade draft: %s", e.lifecycles())
-			}
+			draft := e.faultyUpgrade(func() { s.lose = true }, "ref file is empty")
 			tg := targetOf(e.get("app-prod"), draft.Name)
 			// The unconfirmed write, and the draft as the reconcile created
 			// it as the last write (fresh, it is the variant's own).
@@ -310,27 +287,7 @@ func TestRefusedFirstWriteOfAFreshDraft(t *testing.T) {
 	e := approvingEnv(t, false)
 	s := &refusedOnce{Store: e.store}
 	e.r.Store = s
-	e.store.Publish(ns, "blueprints", "app", blueprint(t))
-	e.variant(policyVariant("approval.nephio.org/policy: always"))
-	for i := 0; i < 3; i++ {
-		e.mustReconcile("app-prod")
-	}
-	next := blueprint(t)
-	next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
-	e.store.Publish(ns, "blueprints", "app", next)
-	s.lose = true
-	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "the server is currently unable to handle the request") {
-		t.Fatalf("the refused write: %v", err)
-	}
-	var draft store.Revision
-	for _, r := range e.downstream("app-prod") {
-		if r.Lifecycle == store.Draft {
-			draft = r
-		}
-	}
-	if draft.Name == "" {
-		t.Fatalf("no upgrade draft: %s", e.lifecycles())
-	}
+	draft := e.faultyUpgrade(func() { s.lose = true }, "the server is currently unable to handle the request")
 	for i := 0; i < 4; i++ {
 		_ = e.reconcile("app-prod")
 	}
@@ -341,4 +298,33 @@ func TestRefusedFirstWriteOfAFreshDraft(t *testing.T) {
 	if err != nil || !rec.For(draft.Name) {
 		t.Fatalf("the published draft's record is not its own: %v", err)
 	}
+}
+
+// faultyUpgrade publishes v1 to a variant approved by policy always, then
+// v2, arms the fault, and runs the reconcile that must fail with want; it
+// returns the upgrade draft that reconcile created.
+func (e *env) faultyUpgrade(arm func(), want string) store.Revision {
+	e.t.Helper()
+	e.store.Publish(ns, "blueprints", "app", blueprint(e.t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	for i := 0; i < 3; i++ {
+		e.mustReconcile("app-prod")
+	}
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		e.t.Fatalf("before the fault: %s", got)
+	}
+	next := blueprint(e.t)
+	next["extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"
+	e.store.Publish(ns, "blueprints", "app", next)
+	arm()
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), want) {
+		e.t.Fatalf("the fault: %v, want %q", err, want)
+	}
+	for _, r := range e.downstream("app-prod") {
+		if r.Lifecycle == store.Draft {
+			return r
+		}
+	}
+	e.t.Fatalf("no upgrade draft: %s", e.lifecycles())
+	return store.Revision{}
 }
