@@ -13,7 +13,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
-	"github.com/pvkit/pvkit/pkg/variant"
 )
 
 // Provenance is how the reconciler records where each draft it writes came
@@ -71,8 +70,7 @@ func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]stri
 // written now. A draft whose own record went stale (Porch's render
 // changed the package) is not unstamped: restamp writes it once, and a
 // render that changes the package each time must not write forever.
-func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
-	fp := variant.Fingerprint(files)
+func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string, fp string) bool {
 	if lastLeft(v, d.Name, fp) != fp {
 		return false
 	}
