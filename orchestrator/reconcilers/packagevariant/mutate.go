@@ -163,7 +163,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 			return mutation{}, err
 		}
 	}
-	origins := r.originsOf(v, w, res.Files) // after the preparation, which may know them
+	var origins map[string]string // taken when the draft is written: reading the record's digests costs a parse
 	out, in, err := r.runChain(ctx, v, files)
 	if err != nil {
 		return mutation{}, err
@@ -172,6 +172,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
 	}
 	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) || unstamped(v, d, res.Files, fp) {
+		origins = r.originsOf(v, w, res.Files) // after the preparation, which may know them
 		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
 			return mutation{}, err
 		}
