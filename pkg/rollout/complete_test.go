@@ -132,3 +132,40 @@ func TestSpreadBy(t *testing.T) {
 		t.Fatalf("spread by region: %v", got)
 	}
 }
+
+// Issue 57 #7: spreadBy orders a wave's maxUpdate batches too: a wave of
+// 200 stores in four regions, named so that name order takes one region
+// first, moves its first batch of 50 from every region in turn.
+func TestSpreadByBatches(t *testing.T) {
+	f := newFleet(t, 0)
+	regions := []string{"ap", "eu", "sa", "us"}
+	sizes := []int{20, 30, 60, 90}
+	for r, region := range regions {
+		for i := 0; i < sizes[r]; i++ {
+			n := fmt.Sprintf("%s-%03d", region, i)
+			f.names = append(f.names, n)
+			f.labels[n] = map[string]string{"region": region}
+		}
+	}
+	f.spec = &v1alpha2.Rollout{Waves: []v1alpha2.Wave{{Name: "all", MaxUpdate: amount("50")}}}
+	batch := func() map[string]int {
+		f.status, f.pins = nil, map[string]pv.Upstream{}
+		f.plan(ref(1))
+		f.plan(ref(2))
+		per := map[string]int{}
+		for name, p := range f.pins {
+			if pinnedTo(&p, ref(2)) {
+				per[f.labels[name]["region"]]++
+			}
+		}
+		return per
+	}
+	if got := batch(); got["ap"] != 20 || got["eu"] != 30 || got["sa"] != 0 {
+		t.Fatalf("name order: the first batch by region %v", got)
+	}
+	f.spec.SpreadBy = "region"
+	// 50 in turn from four values: 13, 13, 12, 12 (ap, eu first: sorted).
+	if got := batch(); got["ap"] != 13 || got["eu"] != 13 || got["sa"] != 12 || got["us"] != 12 {
+		t.Fatalf("spread by region: the first batch by region %v, want 13, 13, 12, 12", got)
+	}
+}

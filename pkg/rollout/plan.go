@@ -394,7 +394,14 @@ func (p *planner) move(i int, ws *v1alpha2.WaveStatus) {
 			inFlight++
 		}
 	}
-	for _, c := range p.waves[i] {
+	// With spreadBy, the batches too are taken in turn from each value of
+	// the label (issue 57 #7: a 200-store wave's first batch of 50 was 45
+	// stores of one region, taken in name order).
+	order := p.waves[i]
+	if p.spec.SpreadBy != "" {
+		order = spread(order, p.spec.SpreadBy)
+	}
+	for _, c := range order {
 		switch {
 		case pinnedTo(c.Current, p.target):
 			p.res.Pins[c.Name] = Pin(p.base, p.target) // moved: stays moved
