@@ -369,12 +369,16 @@ func (o *Options) printPending(set *pvsapi.PackageVariantSet) error {
 	if err != nil {
 		return err
 	}
-	want := st.Controls["PackageVariantSet/"+set.Name]
+	key := state.ControlKey("PackageVariantSet", set.Name)
+	want, applied := st.Controls[key], set.Annotations
+	if st.Applied != nil { // what the last run applied (the saved annotations never carry the controls)
+		applied = st.Applied[key]
+	}
 	var pending []string
 	for _, k := range local.RolloutControlKeys {
-		if v, ok := want[k]; ok && set.Annotations[k] != v {
+		if v, ok := want[k]; ok && applied[k] != v {
 			pending = append(pending, fmt.Sprintf("%s=%q", k, v))
-		} else if !ok && set.Annotations[k] != "" {
+		} else if !ok && applied[k] != "" {
 			pending = append(pending, fmt.Sprintf("%s removed", k))
 		}
 	}

@@ -448,6 +448,12 @@ func TestRolloutUndoLocally(t *testing.T) {
 	}
 	contains(t, out, "PackageVariantSet  app               False  RolloutPaused", "RolledBack: undone: every child is pinned back to blueprints.app.v1")
 	contains(t, w.mustCmd(ExitOK, "events"), "RolloutUndone")
+	// Issue 57 #6: the run applied the undo: no longer pending (it read
+	// pending forever, compared with the saved annotations, which never
+	// carry pvctl's controls).
+	if st := w.mustCmd(ExitOK, "rollout", "status", "app"); strings.Contains(st, "pending") {
+		t.Fatalf("the run applied the undo, and rollout status still says pending:\n%s", st)
+	}
 	w.approveDrafts()
 	w.run(ExitStalled)
 	if d := w.drafts(); len(d) != 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -410,7 +411,11 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 		sets[i].ObjectMeta = *sets[i].ObjectMeta.DeepCopy()
 		keep(&sets[i])
 	}
-	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Controls: controls,
+	applied := map[string]map[string]string{} // not nil: a run applied these, even none
+	for k, c := range controls {
+		applied[k] = maps.Clone(c)
+	}
+	st := &state.State{Variants: variants, Sets: sets, Objects: cluster, Events: w.events.Of(rep.Variants, rep.Sets), Controls: controls, Applied: applied,
 		FilesPeak: nextFilesPeak(w.filesPeak, w.before, variants, w.deleted), Repositories: w.registered}
 	if err := st.Write(o.State); err != nil {
 		return nil, err

@@ -49,6 +49,13 @@ type State struct {
 	// object without them: the saved objects' annotations are the files',
 	// these are pvctl's alone (one map for every control).
 	Controls map[string]map[string]string `json:"controls,omitempty"`
+	// Applied are the Controls the last run applied (what Controls was
+	// when it wrote this file): a control verb since then changes Controls
+	// only, and pvctl rollout status names the difference as pending
+	// (issue 57 #6: compared with the saved objects' annotations, which
+	// never carry the controls, it read pending forever). nil in a state
+	// file from before it: the annotations are compared.
+	Applied map[string]map[string]string `json:"applied,omitempty"`
 	// Suspended and Rollouts are the controls as state files before
 	// Controls kept them (pvctl suspend's keys; pvctl rollout's by set
 	// name): read, folded into Controls, never written.
