@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"runtime"
@@ -121,8 +122,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	heap, rss := sample()
-	t.Logf("soak: %s, seed %d, %d variants (%d deleted and made again), %d rounds, %d reconciles, %d Porch writes, %d upstream revisions; faults: %d status conflicts, %d writes answered with an error, %d restarts; memory records at the end %d",
-		c.duration, c.seed, c.variants, s.made, s.round, s.reconciles, s.store.Writes(), s.upstreams, s.conflictsInjected(), s.store.lost, s.restarts, s.memRecords())
+	t.Logf("soak: %s, seed %d, %d variants (%d deleted and made again), %d rounds, %d reconciles, %d Porch writes, %d upstream revisions; faults: %d status conflicts, %d writes answered with an error, %d refused, %d restarts; memory records at the end %d",
+		c.duration, c.seed, c.variants, s.made, s.round, s.reconciles, s.store.Writes(), s.upstreams, s.conflictsInjected(), s.store.lost, s.store.refused, s.restarts, s.memRecords())
 	t.Logf("soak: heap %d MB at start, %d MB after warm-up, %d MB at the end; RSS %d MB, %d MB, %d MB", s.startHeap>>20, warmHeap>>20, heap>>20, s.startRSS>>20, warmRSS>>20, rss>>20)
 	t.Logf("soak: samples: %s", strings.Join(s.samples, "; "))
 	if warmHeap > 0 && heap > warmHeap+warmHeap/4+32<<20 {
@@ -325,17 +326,54 @@ func (s *soak) memRecords() int {
 func (s *soak) conflictsInjected() int { return s.conflicts.Taken() }
 
 // faultyStore is the memory store with Porch's branch placeholder kept as
-// Porch keeps it (an approval moves it), and a fifth of the draft writes
-// landing but answered with an error (Porch v1.5.3's "remote not found").
+// Porch keeps it (an approval moves it), upgrades made as Porch makes them
+// (the local revision's files, the upstream's new ones merged in), a
+// fifth of the draft writes landing but answered with an error (Porch
+// v1.5.3's "remote not found") and a tenth refused before they land ("the
+// server is currently unable to handle the request": e2e-porch, loaded,
+// an upgrade draft complete but for its record, then waited for a person).
 type faultyStore struct {
 	*fakestore.Store
-	mu   sync.Mutex
-	rng  *rand.Rand
-	lose bool
-	lost int
+	mu      sync.Mutex
+	rng     *rand.Rand
+	lose    bool
+	lost    int
+	refused int
+}
+
+func (f *faultyStore) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	d, err := f.Store.CreateDraft(ctx, spec)
+	if err != nil || spec.Task.Type != store.Upgrade {
+		return d, err
+	}
+	local, err := f.Store.GetResources(ctx, spec.Namespace, spec.Task.Local)
+	if err != nil {
+		return d, err
+	}
+	up, err := f.Store.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
+	if err != nil {
+		return d, err
+	}
+	files := maps.Clone(local.Files)
+	for name, text := range up.Files {
+		if _, ok := files[name]; !ok {
+			files[name] = text
+		}
+	}
+	f.Store.SetFiles(spec.Namespace, d.Name, files)
+	return d, nil
 }
 
 func (f *faultyStore) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	f.mu.Lock()
+	refuse := f.lose && f.rng.Intn(10) == 0
+	if refuse {
+		f.refused++
+	}
+	f.mu.Unlock()
+	if refuse {
+		return store.RenderStatus{}, store.Resources{}, errors.New("the server is currently unable to handle the request (put packagerevisionresources.porch.kpt.dev " + name + ")")
+	}
 	rs, after, err := f.Store.UpdateResourcesRendered(ctx, namespace, name, res)
 	f.mu.Lock()
 	lose := f.lose && err == nil && f.rng.Intn(5) == 0
