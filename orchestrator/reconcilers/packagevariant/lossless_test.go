@@ -328,3 +328,43 @@ func (e *env) faultyUpgrade(arm func(), want string) store.Revision {
 	e.t.Fatalf("no upgrade draft: %s", e.lifecycles())
 	return store.Revision{}
 }
+
+// upstreamUnreadOnce fails the first read of the new upstream once an
+// upgrade draft exists (Porch's "ref file is empty" on a revision it lists).
+type upstreamUnreadOnce struct {
+	refusedOnce
+	unread string
+}
+
+func (s *upstreamUnreadOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	d, err := s.refusedOnce.CreateDraft(ctx, spec)
+	if err == nil && spec.Task.Type == store.Upgrade && s.lose {
+		s.lose, s.unread = false, spec.Task.NewUpstream
+	}
+	return d, err
+}
+
+func (s *upstreamUnreadOnce) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if name == s.unread {
+		s.unread = ""
+		return store.Resources{}, errors.New("ref file is empty")
+	}
+	return s.refusedOnce.GetResources(ctx, namespace, name)
+}
+
+// e2e-porch (TestRolloutUndoOnPorch, a run after the fix above): the
+// reconcile that created an upgrade draft failed before writing it (its
+// upstream unread while the dropped files were settled); the draft as
+// created stays the variant's, and the next reconcile writes it.
+func TestFreshDraftsStepFailsBeforeItsWrite(t *testing.T) {
+	e := approvingEnv(t, false)
+	s := &upstreamUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	e.r.Store = s
+	draft := e.faultyUpgrade(func() { s.lose = true }, "ref file is empty")
+	for i := 0; i < 4; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
+		t.Fatalf("approval by policy after the failed step: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+	}
+}

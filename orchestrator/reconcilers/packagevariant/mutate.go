@@ -156,17 +156,30 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	// The draft's digest, taken once (a YAML parse of the whole package:
 	// a third of a cold resync when it was taken three times).
 	fp := variant.Fingerprint(res.Files)
+	// failed: a step before the write failed. A draft this reconcile
+	// created keeps its digest as created as the variant's last write, so
+	// that the next reconcile, no longer fresh, takes it for the
+	// variant's and writes it (unstamped) rather than reading a person's
+	// edit in it (e2e-porch: an upgrade draft's preparation read its
+	// upstream, "ref file is empty", and the draft then waited for a
+	// person).
+	failed := func(err error) (mutation, error) {
+		if w.fresh {
+			return mutation{target: target{name: d.Name, lastWrite: fp}}, err
+		}
+		return mutation{}, err
+	}
 	edited := editedSince(v, d.Name, fp)
 	files := res.Files
 	if w.prepare != nil {
 		if files, err = w.prepare(res.Files); err != nil {
-			return mutation{}, err
+			return failed(err)
 		}
 	}
 	var origins map[string]string // taken when the draft is written: reading the record's digests costs a parse
 	out, in, err := r.runChain(ctx, v, files)
 	if err != nil {
-		return mutation{}, err
+		return failed(err)
 	}
 	if w.prepare != nil && !out.Changed {
 		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
@@ -174,7 +187,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) || unstamped(v, d, res.Files, fp) {
 		origins = r.originsOf(v, w, res.Files) // after the preparation, which may know them
 		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
-			return mutation{}, err
+			return failed(err)
 		}
 		out.Changed = !maps.Equal(res.Files, out.Files)
 	}
