@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand"
 	"os"
 	"runtime"
@@ -346,22 +345,7 @@ func (f *faultyStore) CreateDraft(ctx context.Context, spec store.DraftSpec) (st
 	if err != nil || spec.Task.Type != store.Upgrade {
 		return d, err
 	}
-	local, err := f.Store.GetResources(ctx, spec.Namespace, spec.Task.Local)
-	if err != nil {
-		return d, err
-	}
-	up, err := f.Store.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
-	if err != nil {
-		return d, err
-	}
-	files := maps.Clone(local.Files)
-	for name, text := range up.Files {
-		if _, ok := files[name]; !ok {
-			files[name] = text
-		}
-	}
-	f.Store.SetFiles(spec.Namespace, d.Name, files)
-	return d, nil
+	return d, f.Store.MergeLocal(ctx, spec, d)
 }
 
 func (f *faultyStore) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {

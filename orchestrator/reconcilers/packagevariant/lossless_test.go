@@ -250,22 +250,7 @@ func (s *refusedOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (st
 	if err != nil || spec.Task.Type != store.Upgrade {
 		return d, err
 	}
-	local, err := s.Store.GetResources(ctx, spec.Namespace, spec.Task.Local)
-	if err != nil {
-		return d, err
-	}
-	up, err := s.Store.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
-	if err != nil {
-		return d, err
-	}
-	files := maps.Clone(local.Files)
-	for name, text := range up.Files {
-		if _, ok := files[name]; !ok {
-			files[name] = text
-		}
-	}
-	s.Store.SetFiles(spec.Namespace, d.Name, files)
-	return d, nil
+	return d, s.Store.MergeLocal(ctx, spec, d)
 }
 
 func (s *refusedOnce) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {

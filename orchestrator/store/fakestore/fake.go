@@ -6,6 +6,7 @@ package fakestore
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -184,4 +185,27 @@ func (f *Store) Update(ctx context.Context, rev store.Revision) error {
 func (f *Store) Delete(ctx context.Context, namespace, name string) error {
 	_, err := call(f, OpDelete, func() (struct{}, error) { return struct{}{}, f.Store.Delete(ctx, namespace, name) })
 	return err
+}
+
+// MergeLocal makes upgrade draft d as Porch's upgrade makes it: the local
+// revision's files (the variant's mutations and record) with the new
+// upstream's new files merged in (this store's own upgrade takes the new
+// upstream alone). For tests whose faults depend on Porch's shape.
+func (f *Store) MergeLocal(ctx context.Context, spec store.DraftSpec, d store.Revision) error {
+	local, err := f.GetResources(ctx, spec.Namespace, spec.Task.Local)
+	if err != nil {
+		return err
+	}
+	up, err := f.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
+	if err != nil {
+		return err
+	}
+	files := maps.Clone(local.Files)
+	for name, text := range up.Files {
+		if _, ok := files[name]; !ok {
+			files[name] = text
+		}
+	}
+	f.SetFiles(spec.Namespace, d.Name, files)
+	return nil
 }
