@@ -281,20 +281,7 @@ type cpuTimes map[string]float64
 // controller under test (pvkit's or Porch's).
 func cpuNow() cpuTimes {
 	out := cpuTimes{}
-	pids := map[string]int{}
-	for _, name := range []string{"porch-server", "kube-apiserver", "etcd", "function-runner"} {
-		if b, err := os.ReadFile(filepath.Join(stackDir, name+".pid")); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids[name] = pid
-			}
-		}
-	}
-	if controller != nil && controller.Process != nil {
-		pids["pvkit-controller"] = controller.Process.Pid
-	}
-	if porchControllers != nil && porchControllers.Process != nil {
-		pids["porch-controllers"] = porchControllers.Process.Pid
-	}
+	pids := stackPids()
 	for name, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
@@ -311,6 +298,54 @@ func cpuNow() cpuTimes {
 		out[name] = (ut + st) / 100
 	}
 	return out
+}
+
+// stackPids are the stack's processes (their pid files) and the
+// controller under test (pvkit's or Porch's), by name.
+func stackPids() map[string]int {
+	pids := map[string]int{}
+	for _, name := range []string{"porch-server", "kube-apiserver", "etcd", "function-runner"} {
+		if b, err := os.ReadFile(filepath.Join(stackDir, name+".pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids[name] = pid
+			}
+		}
+	}
+	if controller != nil && controller.Process != nil {
+		pids["pvkit-controller"] = controller.Process.Pid
+	}
+	if porchControllers != nil && porchControllers.Process != nil {
+		pids["porch-controllers"] = porchControllers.Process.Pid
+	}
+	return pids
+}
+
+// memoryNow is each of the stack's processes' RSS and its peak (VmHWM),
+// sorted by name: "porch-server 512 MB (peak 640 MB), ...".
+func memoryNow() string {
+	pids := stackPids()
+	names := make([]string, 0, len(pids))
+	for n := range pids {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pids[name]))
+		if err != nil {
+			continue
+		}
+		kb := map[string]int{}
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, key := range []string{"VmRSS:", "VmHWM:"} {
+				if v, ok := strings.CutPrefix(l, key); ok {
+					kb[key], _ = strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s %d MB (peak %d MB)", name, kb["VmRSS:"]>>10, kb["VmHWM:"]>>10))
+	}
+	return strings.Join(out, ", ")
 }
 
 // since says how much CPU each process used since c, sorted by name.

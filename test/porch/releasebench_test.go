@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -201,6 +202,22 @@ func releaseRun(t *testing.T, n int, how string) (float64, writes, int) {
 	})
 	time.Sleep(2 * time.Second) // the audit log is written asynchronously
 	w := audit(t, offset, e.ns, isPvkit)
+	t.Logf("N=%d %s: memory: %s", n, how, memoryNow())
+	// Porch's listing latency at this size: what an informer's first list
+	// (a controller's start) and every harness poll cost.
+	var took []time.Duration
+	items := 0
+	for range 5 {
+		var l porchapi.PackageRevisionList
+		start := time.Now()
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		items = len(l.Items)
+	}
+	slices.Sort(took)
+	t.Logf("N=%d %s: a list of the namespace's %d PackageRevisions: median %s (of 5: %s to %s)", n, how, items, took[2].Round(time.Millisecond), took[0].Round(time.Millisecond), took[4].Round(time.Millisecond))
 	_, _, bad := at("v2")
 	if _, err := kubectl("", "delete", "-n", e.ns, "repositories", "--all", "--wait=false"); err != nil {
 		t.Log(err)
