@@ -292,11 +292,11 @@ bench-scale:
 	@mkdir -p .cache/scale && rm -f .cache/scale/*.json
 	@for n in $(SCALE_SIZES); do \
 	  echo "== bench-scale: $$n variants ($$(date +%T))"; \
-	  PVKIT_SCALE=$$n PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=.cache/scale/large-$$n.json \
+	  PVKIT_SCALE=$$n PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=$(CURDIR)/.cache/scale/large-$$n.json \
 	    go test -count=1 -timeout 0 -run '^TestScale$$' ./test/scale/ >.cache/scale/large-$$n.log 2>&1 || { tail -20 .cache/scale/large-$$n.log; exit 1; }; \
 	done
 	@echo "== bench-scale: 10000 variants in sets of 25 ($$(date +%T))"
-	@PVKIT_SCALE=10000 PVKIT_SCALE_SHAPE=small PVKIT_SCALE_ROLLOUT=0 PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=.cache/scale/small-10000.json \
+	@PVKIT_SCALE=10000 PVKIT_SCALE_SHAPE=small PVKIT_SCALE_ROLLOUT=0 PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=$(CURDIR)/.cache/scale/small-10000.json \
 	  go test -count=1 -timeout 0 -run '^TestScale$$' ./test/scale/ >.cache/scale/small-10000.log 2>&1 || { tail -20 .cache/scale/small-10000.log; exit 1; }
 	@go run ./internal/cmd/scaletable .cache/scale/*.json | tee .cache/scale/tables.md
 

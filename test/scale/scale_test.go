@@ -27,8 +27,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-const ns = "fleet"
-
 // TestScale is one row of docs/scale.md (make bench-scale runs it once per
 // size, each in a process of its own, so that RSS is the size's): the
 // fleet fanned out (the stand-in answering at once), then, against the

@@ -29,6 +29,9 @@ var Latencies = map[string]time.Duration{
 	"delete":          130 * time.Millisecond,
 }
 
+// ns is the fleet's namespace.
+const ns = "fleet"
+
 // renders are the calls that render a package: Porch runs 20 at a time.
 var renders = map[string]bool{"create": true, "updateResources": true, "approve": true}
 
