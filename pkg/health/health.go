@@ -2,7 +2,8 @@
 // health-gated-rollouts): which object a cluster's controller keeps for a
 // downstream package (NameExpr, over the variant), and whether that object
 // says the package's published revision runs (Condition, over the object
-// and the revision). It is pure: the caller reads the object, with the
+// and the revision), and, optionally, whether it says the revision failed
+// (Failed: the third state, as Flux's health check expressions have it). It is pure: the caller reads the object, with the
 // controller's rights and only in the variant's namespace, and gives it
 // here as a map.
 //
@@ -109,6 +110,11 @@ func Validate(prefix string, c *pv.HealthCheck) []Problem {
 	if _, err := compile(conditionKind, c.Condition); err != nil {
 		add("condition", "`%s.condition` %v", prefix, err)
 	}
+	if c.Failed != "" {
+		if _, err := compile(conditionKind, c.Failed); err != nil {
+			add("failed", "`%s.failed` %v", prefix, err)
+		}
+	}
 	return out
 }
 
@@ -133,19 +139,54 @@ func Name(ctx context.Context, c *pv.HealthCheck, v Variant) (string, error) {
 // Healthy evaluates the condition over the object (as read, a map of its
 // fields) and the revision.
 func Healthy(ctx context.Context, c *pv.HealthCheck, v Variant, object map[string]any, rev Revision) (bool, error) {
-	p, err := compile(conditionKind, c.Condition)
+	return evalBool(ctx, "condition", c.Condition, v, object, rev)
+}
+
+// State is what a health check reads: the revision runs, not yet, or
+// failed.
+type State int
+
+// The states of a health check, as Flux's health check expressions
+// (current, inProgress, failed).
+const (
+	InProgress State = iota
+	Current
+	Failed
+)
+
+// Evaluate reads the object in three states: Failed when the check's
+// failed expression holds (evaluated first: a failure wins), Current when
+// its condition holds, InProgress otherwise.
+func Evaluate(ctx context.Context, c *pv.HealthCheck, v Variant, object map[string]any, rev Revision) (State, error) {
+	if c.Failed != "" {
+		failed, err := evalBool(ctx, "failed", c.Failed, v, object, rev)
+		if err != nil || failed {
+			return Failed, err
+		}
+	}
+	ok, err := Healthy(ctx, c, v, object, rev)
+	if err != nil || !ok {
+		return InProgress, err
+	}
+	return Current, nil
+}
+
+// evalBool evaluates a condition-kind expression (the field's name for
+// messages) over the object and the revision.
+func evalBool(ctx context.Context, field, expr string, v Variant, object map[string]any, rev Revision) (bool, error) {
+	p, err := compile(conditionKind, expr)
 	if err != nil {
-		return false, fmt.Errorf("condition %v", err)
+		return false, fmt.Errorf("%s %v", field, err)
 	}
 	vars := v.vars()
 	vars["object"], vars["revision"] = object, rev.value()
 	out, _, err := p.ContextEval(ctx, vars)
 	if err != nil {
-		return false, fmt.Errorf("condition %q: %v", c.Condition, err)
+		return false, fmt.Errorf("%s %q: %v", field, expr, err)
 	}
 	b, ok := out.Value().(bool)
 	if !ok {
-		return false, fmt.Errorf("condition %q gave %v, not a bool", c.Condition, out.Value())
+		return false, fmt.Errorf("%s %q gave %v, not a bool", field, expr, out.Value())
 	}
 	return b, nil
 }

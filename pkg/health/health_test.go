@@ -51,6 +51,49 @@ func TestConditionsOverRealShapes(t *testing.T) {
 	}
 }
 
+// issue 57 #1: three states, Flux's way: the failed expression first (a
+// failure wins), then the condition; without one, never Failed.
+func TestThreeStates(t *testing.T) {
+	c := &pv.HealthCheck{APIVersion: "v1", Kind: "K", NameExpr: "'x'",
+		Condition: `has(object.status.applied) && object.status.applied == revision.ref`,
+		Failed:    `has(object.status.failed) && object.status.failed == revision.ref`}
+	for _, tc := range []struct {
+		name   string
+		object string
+		want   State
+	}{
+		{"applied", `{"status":{"applied":"app/v2"}}`, Current},
+		{"not yet", `{"status":{"applied":"app/v1"}}`, InProgress},
+		{"failed", `{"status":{"applied":"app/v1","failed":"app/v2"}}`, Failed},
+		{"failed and applied: the failure wins", `{"status":{"applied":"app/v2","failed":"app/v2"}}`, Failed},
+		{"an older revision failed", `{"status":{"applied":"app/v2","failed":"app/v1"}}`, Current},
+	} {
+		got, err := Evaluate(context.Background(), c, edge, obj(tc.object), v2)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	noFailed := *c
+	noFailed.Failed = ""
+	if got, err := Evaluate(context.Background(), &noFailed, edge, obj(`{"status":{"failed":"app/v2"}}`), v2); err != nil || got != InProgress {
+		t.Errorf("without failed: %v, %v; want InProgress", got, err)
+	}
+	bad := *c
+	bad.Failed = "object.status.failed"
+	if _, err := Evaluate(context.Background(), &bad, edge, obj(`{"status":{"failed":"app/v2"}}`), v2); err == nil ||
+		err.Error() != `failed "object.status.failed" gave app/v2, not a bool` {
+		t.Errorf("a failed expression that is not a bool: %v", err)
+	}
+	if p := Validate("spec.rollout.health", &bad); len(p) != 0 {
+		t.Errorf("a dyn expression is checked when evaluated: %v", p)
+	}
+	bad.Failed = "'yes'"
+	if p := Validate("spec.rollout.health", &bad); len(p) != 1 || p[0].Field != "spec.rollout.health.failed" ||
+		p[0].Message != "`spec.rollout.health.failed` must evaluate to a bool, found string" {
+		t.Errorf("Validate: %v", p)
+	}
+}
+
 func TestValidateNamesEachField(t *testing.T) {
 	for _, tc := range []struct {
 		check pv.HealthCheck

@@ -163,6 +163,10 @@ const (
 	//
 	// ReasonHealthy: the object's condition holds (status True).
 	ReasonHealthy = "Healthy"
+	// ReasonHealthFailed: the object was read and the check's failed
+	// expression holds (status False): the cluster reports the revision
+	// failed, and a staged rollout fails the child at once.
+	ReasonHealthFailed = "HealthFailed"
 	// ReasonNotHealthy: the object was read and its condition is false
 	// (status False): the cluster has not applied the revision, or reports
 	// it unhealthy.

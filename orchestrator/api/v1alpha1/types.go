@@ -181,8 +181,8 @@ type TargetHealth struct {
 	// why).
 	// +kubebuilder:validation:Enum=True;False;Unknown
 	Status metav1.ConditionStatus `json:"status"`
-	// Reason is Healthy, NotHealthy, ObjectNotFound, KindNotAllowed or
-	// CheckFailed (reasons.go).
+	// Reason is Healthy, NotHealthy, HealthFailed, ObjectNotFound,
+	// KindNotAllowed or CheckFailed (reasons.go).
 	Reason string `json:"reason"`
 	// Message says what was read.
 	// +optional

@@ -78,13 +78,16 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 	case err != nil:
 		return pvapi.TargetHealth{}, fmt.Errorf("reading the health check's %s: %w", object, err)
 	}
-	ok, err := health.Healthy(ctx, c, hv, u.Object, healthRevision(v, t))
+	state, err := health.Evaluate(ctx, c, hv, u.Object, healthRevision(v, t))
 	switch {
 	case err != nil:
 		return unknown(pvapi.ReasonCheckFailed, object, "spec.health.%v", err), nil
-	case ok:
+	case state == health.Current:
 		return pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: pvapi.ReasonHealthy, Object: object,
 			Message: fmt.Sprintf("%s reports %s", object, t.Name), Since: metav1.NewTime(r.now())}, nil
+	case state == health.Failed:
+		return pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: pvapi.ReasonHealthFailed, Object: object,
+			Message: fmt.Sprintf("%s reports %s failed (%s)", object, t.Name, strings.TrimSpace(c.Failed)), Since: metav1.NewTime(r.now())}, nil
 	}
 	return pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: pvapi.ReasonNotHealthy, Object: object,
 		Message: fmt.Sprintf("%s does not report %s (%s)", object, t.Name, strings.TrimSpace(c.Condition)), Since: metav1.NewTime(r.now())}, nil

@@ -77,6 +77,31 @@ func TestHealthOfAPublishedTarget(t *testing.T) {
 	if h = health(); h.Status != metav1.ConditionTrue || h.Reason != pvapi.ReasonHealthy || !h.Since.Time.Equal(testNow.Add(2*time.Minute)) {
 		t.Fatalf("applied: %+v", h)
 	}
+	// The check's failed expression holds: False HealthFailed, naming it,
+	// whatever the condition says (a failure wins).
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Failed = `has(object.status.failed) && object.status.failed == revision.ref` })
+	setStatus(t, e, sync, map[string]any{"applied": "app-prod/v0", "failed": "app-prod/v1"})
+	e.r.Clock = kit.Fixed(testNow.Add(90 * time.Second))
+	if h = health(); h.Status != metav1.ConditionFalse || h.Reason != pvapi.ReasonHealthFailed || !h.Since.Time.Equal(testNow.Add(90*time.Second)) ||
+		h.Message != "Team default/deploy-sync reports "+pub.Name+" failed (has(object.status.failed) && object.status.failed == revision.ref)" {
+		t.Fatalf("failed: %+v", h)
+	}
+	setStatus(t, e, sync, map[string]any{"applied": "app-prod/v1", "failed": "app-prod/v1"})
+	if h = health(); h.Reason != pvapi.ReasonHealthFailed {
+		t.Fatalf("failed and applied: %+v, want HealthFailed (a failure wins)", h)
+	}
+	// A failed expression that cannot be evaluated: Unknown, naming it.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Failed = "object.status.nothing == 1" })
+	if h = health(); h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonCheckFailed ||
+		!strings.Contains(h.Message, `spec.health.failed "object.status.nothing == 1": no such key: nothing`) {
+		t.Fatalf("a failing failed expression: %+v", h)
+	}
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Failed = "" })
+	setStatus(t, e, sync, map[string]any{"applied": "app-prod/v1"})
+	e.r.Clock = kit.Fixed(testNow.Add(2 * time.Minute))
+	if h = health(); h.Status != metav1.ConditionTrue || !h.Since.Time.Equal(testNow.Add(2*time.Minute)) {
+		t.Fatalf("applied again: %+v", h)
+	}
 	before := e.totalWrites()
 	e.r.Clock = kit.Fixed(testNow.Add(3 * time.Minute))
 	if h = health(); !h.Since.Time.Equal(testNow.Add(2 * time.Minute)) {

@@ -304,8 +304,9 @@ func gateOf(spec *v1alpha2.Rollout) gate {
 }
 
 // healthy judges a published target by its health (rule:
-// health-gated-rollouts): done once healthy for minSuccess; failed when
-// not healthy for longer than the deadline (counted from when its health
+// health-gated-rollouts): done once healthy for minSuccess; failed at once
+// when the cluster reports it failed (the check's failed expression);
+// failed when not healthy for longer than the deadline (counted from when its health
 // was first read not healthy: its publication, or its last change);
 // waiting otherwise, saying until when. The messages name times, not
 // durations, so that a wait does not rewrite the set's status each pass.
@@ -314,6 +315,8 @@ func (g gate) healthy(t targetFacts, now time.Time) verdict {
 	switch {
 	case h == nil:
 		return verdict{Why: fmt.Sprintf("%s is published; its health check is not read yet", t.Name)}
+	case h.Status == metav1.ConditionFalse && h.Reason == pvapi.ReasonHealthFailed:
+		return verdict{Failed: true, Why: fmt.Sprintf("%s failed on the cluster (%s: %s)", t.Name, h.Reason, h.Message)}
 	case h.Status != metav1.ConditionTrue:
 		at := h.Since.Add(g.deadline)
 		if now.After(at) {

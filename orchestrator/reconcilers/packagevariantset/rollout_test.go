@@ -250,6 +250,26 @@ func TestHealthGate(t *testing.T) {
 	}
 }
 
+// issue 57 #1: a target whose cluster reports it failed (the check's
+// failed expression) fails the child at once, long before the deadline;
+// one merely not healthy waits.
+func TestFailedHealthFailsAtOnce(t *testing.T) {
+	g := gate{deadline: time.Hour, health: true}
+	since := metav1.NewTime(testNow)
+	target := func(reason string) targetFacts {
+		return targetFacts{Name: "deploy.app.v2", Lifecycle: "Published",
+			Health: &pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: reason, Message: "Kustomization fleet/deploy-app reports deploy.app.v2 failed", Since: since}}
+	}
+	got := g.healthy(target(pvapi.ReasonHealthFailed), testNow.Add(time.Second))
+	want := verdict{Failed: true, Why: "deploy.app.v2 failed on the cluster (HealthFailed: Kustomization fleet/deploy-app reports deploy.app.v2 failed)"}
+	if got != want {
+		t.Errorf("failed: %+v\nwant %+v", got, want)
+	}
+	if got := g.healthy(target(pvapi.ReasonNotHealthy), testNow.Add(time.Second)); got.Failed || got.Recheck != testNow.Add(time.Hour) {
+		t.Errorf("not healthy: %+v, want waiting until the deadline", got)
+	}
+}
+
 // A child's status change that judge reads brings its set back: a
 // target's health, lifecycle, lock or block, not only its conditions
 // (e2e-porch: a canary reported healthy left its wave open, its set not

@@ -125,6 +125,18 @@ type HealthCheck struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Condition string `json:"condition"`
+	// Failed is a CEL expression, a bool, true when the object reports
+	// that the revision failed (the third state beside healthy and not
+	// yet, as Flux's healthCheckExprs `failed`): a staged rollout then
+	// fails the child at once, without waiting out its progress deadline.
+	// Over the same variables as Condition; it is evaluated first (a
+	// failure wins), so it should name the revision, e.g.
+	// `object.status.lastAttemptedRevision.startsWith(revision.ref + "@") &&
+	// object.status.conditions.exists(c, c.type == "Ready" && c.status == "False")`.
+	// Absent: not ready is never failed before the deadline.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Failed string `json:"failed,omitempty"`
 }
 
 // Upstream names an upstream package revision.

@@ -1,0 +1,101 @@
+package docs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/health"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Issue 57 #1: the health check examples of docs/behavior.md (rule
+// health-gated-rollouts), one per GitOps controller, read from the page and
+// evaluated against the status each controller writes: applied at the
+// revision (Current), not yet (InProgress), failed at it (Failed), and a
+// failure of an older revision (not this one's).
+func TestHealthCheckExamples(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(root(t), "docs", "behavior.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(page)
+	start := strings.Index(section, "### health-gated-rollouts")
+	end := strings.Index(section, "### rollout-undo")
+	if start < 0 || end < start {
+		t.Fatal("docs/behavior.md has no health-gated-rollouts rule")
+	}
+	section = section[start:end]
+	checks := map[string]*pv.HealthCheck{}
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		c := &pv.HealthCheck{}
+		if err := sigsyaml.UnmarshalStrict([]byte(m[1]), c); err != nil {
+			t.Fatalf("an example does not read as a health check: %v\n%s", err, m[1])
+		}
+		if p := health.Validate("example", c); len(p) != 0 {
+			t.Errorf("%s: %v", c.Kind, p)
+		}
+		if c.Failed == "" {
+			t.Errorf("%s: the example has no failed expression", c.Kind)
+		}
+		checks[c.Kind] = c
+	}
+	v := health.Variant{Name: "app-edge1", Namespace: "fleet", Repo: "edge1", Package: "app"}
+	rev := health.Revision{Name: "edge1.app.v2", Repo: "edge1", Package: "app", Revision: 2, Ref: health.Ref("app", 2)}
+	cases := map[string]map[health.State][]string{
+		"Kustomization": {
+			health.Current: {`{"status":{"lastAppliedRevision":"app/v2@sha1:ab12","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`},
+			health.InProgress: {`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v1@sha1:9f00","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`,
+				`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"Unknown","reason":"Progressing"}]}}`,
+				`{"status":{"lastAttemptedRevision":"app/v1@sha1:9f00","conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}]}}`,
+				`{"status":{}}`},
+			health.Failed: {`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}]}}`},
+		},
+		"HelmRelease": {
+			health.Current: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"True","reason":"UpgradeSucceeded"}]}}`},
+			health.InProgress: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":2,"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed"}]}}`,
+				`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"Unknown","reason":"Progressing"}]}}`},
+			health.Failed: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed"}]}}`},
+		},
+		"RootSync": {
+			health.Current: {`{"status":{"sync":{"revision":"app/v2"}}}`},
+			health.InProgress: {`{"status":{"sync":{"revision":"app/v1"}}}`,
+				`{"status":{"sync":{"revision":"app/v1","errorSummary":{"totalCount":2}}}}`, `{"status":{}}`},
+			health.Failed: {`{"status":{"sync":{"revision":"app/v2","errorSummary":{"totalCount":1}}}}`},
+		},
+		"Application": {
+			health.Current: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Healthy"}}}`},
+			health.InProgress: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"OutOfSync"},"health":{"status":"Progressing"}}}`,
+				`{"spec":{"source":{"targetRevision":"app/v1"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Degraded"}}}`},
+			health.Failed: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Degraded"}}}`,
+				`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"OutOfSync"},"health":{"status":"Progressing"},"operationState":{"phase":"Failed"}}}`},
+		},
+	}
+	names := map[health.State]string{health.Current: "Current", health.InProgress: "InProgress", health.Failed: "Failed"}
+	for kind, states := range cases {
+		c := checks[kind]
+		if c == nil {
+			t.Errorf("docs/behavior.md has no %s example", kind)
+			continue
+		}
+		for want, objects := range states {
+			for _, o := range objects {
+				var object map[string]any
+				if err := sigsyaml.Unmarshal([]byte(o), &object); err != nil {
+					t.Fatal(err)
+				}
+				got, err := health.Evaluate(context.Background(), c, v, object, rev)
+				if err != nil || got != want {
+					t.Errorf("%s over %s: %s, %v; want %s", kind, o, names[got], err, names[want])
+				}
+			}
+		}
+	}
+	if len(checks) != len(cases) {
+		t.Errorf("docs/behavior.md has %d examples, the test %d: test each", len(checks), len(cases))
+	}
+}
