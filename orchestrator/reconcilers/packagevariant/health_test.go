@@ -79,7 +79,9 @@ func TestHealthOfAPublishedTarget(t *testing.T) {
 	}
 	// The check's failed expression holds: False HealthFailed, naming it,
 	// whatever the condition says (a failure wins).
-	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.Failed = `has(object.status.failed) && object.status.failed == revision.ref` })
+	e.edit("app-prod", func(v *pvapi.PackageVariant) {
+		v.Spec.Health.Failed = `has(object.status.failed) && object.status.failed == revision.ref`
+	})
 	setStatus(t, e, sync, map[string]any{"applied": "app-prod/v0", "failed": "app-prod/v1"})
 	e.r.Clock = kit.Fixed(testNow.Add(90 * time.Second))
 	if h = health(); h.Status != metav1.ConditionFalse || h.Reason != pvapi.ReasonHealthFailed || !h.Since.Time.Equal(testNow.Add(90*time.Second)) ||
