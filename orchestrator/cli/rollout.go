@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -194,8 +195,21 @@ func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVar
 // resumeChange is rollout resume: the pause and the undo lifted. After an
 // undo it says that the target's waves wait for a person's approval again
 // (the undo withdrew them: issue 55 #5).
-func resumeChange(cur map[string]string, _ []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+func resumeChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 	out := map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}
+	if r := set.Status.Rollout; r != nil && r.UndoneOnFailure && cur[packagevariantset.RolloutUndoAnnotation] == "" {
+		// Undone by itself on failure: a retry, once, with the target's
+		// wave approvals withdrawn as an undo's are.
+		out[packagevariantset.RolloutRetryAnnotation] = r.Target.Name + "@" + retryStamp()
+		var kept []string
+		for _, e := range strings.Split(cur[packagevariantset.RolloutApproveAnnotation], ",") {
+			if _, t, _ := strings.Cut(strings.TrimSpace(e), "@"); e != "" && t != r.Target.Name {
+				kept = append(kept, strings.TrimSpace(e))
+			}
+		}
+		out[packagevariantset.RolloutApproveAnnotation] = strings.Join(kept, ",")
+		return out, fmt.Sprintf("retried: %s, undone on failure, rolls out again from wave one (%s), each wave waiting for a person's approval again", r.Target.Name, out[packagevariantset.RolloutRetryAnnotation]), nil
+	}
 	if t := cur[packagevariantset.RolloutUndoAnnotation]; t != "" {
 		return out, fmt.Sprintf("resumed: %s rolls out again from wave one, each wave waiting for a person's approval again (pvctl rollout approve; the undo withdrew the earlier ones)", t), nil
 	}
@@ -418,3 +432,7 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 		}
 	}
 }
+
+// retryStamp makes each rollout retry a value of its own (the rollout acts
+// on a value once): the time, to the second (a variable for tests).
+var retryStamp = func() string { return time.Now().UTC().Format(time.RFC3339) }

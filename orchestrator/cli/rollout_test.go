@@ -539,3 +539,51 @@ func TestSpreadByLocally(t *testing.T) {
 		t.Fatalf("wave early spread by region: %s", got)
 	}
 }
+
+// Issue 57 #1 and #2, through pvctl run: the canary's cluster reports the
+// revision failed (the health check's failed expression): the canary
+// fails at once, well inside its progress deadline, and with onFailure:
+// undo the rollout undoes itself, no person involved: the canary back at
+// v1 (its draft approved by the person who approves every draft here),
+// Paused RolledBack; it stays so run after run; rollout resume retries it
+// once, from wave one.
+func TestOnFailureUndoLocally(t *testing.T) {
+	w := rolloutWS(t)
+	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
+	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
+    onFailure: undo
+    progressDeadlineSeconds: 3600
+    health:
+      apiVersion: example.com/v1
+      kind: ClusterSync
+      nameExpr: downstream.repo
+      condition: has(object.status.applied) && object.status.applied == revision.ref
+      failed: has(object.status.failed) && object.status.failed == revision.ref
+`, 1))
+	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("the canary's draft: %v", d)
+	}
+	out := w.run(ExitStalled) // published, its health read HealthFailed, the rollout undone: one run
+	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster (HealthFailed: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
+	contains(t, w.mustCmd(ExitOK, "events"), "rollout of blueprints.app.v2 undone on failure (1 failed, more than the error budget of 0)")
+	if d := w.approveDrafts(); len(d) != 1 || !strings.HasPrefix(d[0], "fleet-07.") {
+		t.Fatalf("the undo's draft, the canary back to v1: %v", d)
+	}
+	for i := 0; i < 2; i++ {
+		w.run(ExitStalled)
+	}
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "upstream: blueprints app at app/v1")
+	if d := w.drafts(); len(d) != 0 {
+		t.Fatalf("undone on failure, yet drafts: %v", d)
+	}
+	// A person retries it: from wave one, the canary alone, once.
+	contains(t, w.mustCmd(ExitOK, "rollout", "resume", "app"), "retried: blueprints.app.v2, undone on failure, rolls out again from wave one")
+	out = w.run(ExitOK)
+	if n := strings.Count(out, "created"); n != 1 || !strings.Contains(out, "fleet-07") {
+		t.Fatalf("retried: want the canary's draft alone:\n%s", out)
+	}
+}

@@ -374,7 +374,7 @@ func withoutControls(in *input, o client.Object, controls map[string]map[string]
 }
 
 // RolloutControlKeys are the annotations pvctl rollout records locally.
-var RolloutControlKeys = []string{packagevariantset.RolloutPauseAnnotation, packagevariantset.RolloutHoldAnnotation, packagevariantset.RolloutSkipAnnotation, packagevariantset.RolloutUndoAnnotation, packagevariantset.RolloutApproveAnnotation}
+var RolloutControlKeys = []string{packagevariantset.RolloutPauseAnnotation, packagevariantset.RolloutHoldAnnotation, packagevariantset.RolloutSkipAnnotation, packagevariantset.RolloutUndoAnnotation, packagevariantset.RolloutApproveAnnotation, packagevariantset.RolloutRetryAnnotation}
 
 func givenSet(in *input, name string) bool {
 	for _, s := range in.sets {

@@ -70,6 +70,9 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 	if msg := check.QualifiedName(r.SpreadBy); r.SpreadBy != "" && msg != "" {
 		v.errorf("spec.rollout.spreadBy", "`spec.rollout.spreadBy` %q is not a label key: %s", r.SpreadBy, msg)
 	}
+	if r.OnFailure != "" && r.OnFailure != "pause" && r.OnFailure != "undo" {
+		v.errorf("spec.rollout.onFailure", "`spec.rollout.onFailure` must be pause or undo, found %q", r.OnFailure)
+	}
 	if r.MinSuccessSeconds != nil && r.Health == nil {
 		v.errorf("spec.rollout.minSuccessSeconds", "`spec.rollout.minSuccessSeconds` needs `spec.rollout.health`: without a health check there is nothing to stay healthy")
 	}

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,73 @@ func TestSpreadByBatches(t *testing.T) {
 	// 50 in turn from four values: 13, 13, 12, 12 (ap, eu first: sorted).
 	if got := batch(); got["ap"] != 13 || got["eu"] != 13 || got["sa"] != 12 || got["us"] != 12 {
 		t.Fatalf("spread by region: the first batch by region %v, want 13, 13, 12, 12", got)
+	}
+}
+
+// Issue 57 #2: onFailure: undo. A canary that fails past the budget undoes
+// the rollout at once (every child back at v1, Paused RolledBack, one
+// Event); it stays undone, its status unchanged, with no retry; a retry
+// (TARGET@STAMP) rolls it out again from wave one, once; a second failure
+// undoes it again, and the same retry value does not loop it.
+func TestOnFailureUndo(t *testing.T) {
+	f := newFleet(t, 10)
+	f.spec.OnFailure = OnFailureUndo
+	f.plan(ref(1))
+	f.failing["c07"] = true // the canary
+	f.plan(ref(2))          // the canary moves
+	f.events = nil
+	r := f.plan(ref(2)) // it failed: over the budget of 0
+	wantMsg := "undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: c07: Stalled: draft rejected; every child is pinned back to blueprints.app.v1; publish a fix, or retry blueprints.app.v2 from wave one (pvctl rollout resume)"
+	if r.Pause != PausedByUndo || f.status.Phase != Paused || !f.status.Undone || !f.status.UndoneOnFailure || f.status.Message != wantMsg {
+		t.Fatalf("undone on failure: %s %s %v: %s", r.Pause, f.status.Phase, f.status.UndoneOnFailure, f.status.Message)
+	}
+	if got := f.at(ref(2)); len(got) != 0 {
+		t.Fatalf("after the undo %v are at v2", got)
+	}
+	if len(f.events) != 1 || f.events[0] != "RolloutUndone: rollout of blueprints.app.v2 undone on failure (1 failed, more than the error budget of 0): 1 moved child(ren) go back to blueprints.app.v1 at once, with the 9 others" {
+		t.Fatalf("events: %q", f.events)
+	}
+	// No retry: it stays so, said the same way, with no new Event.
+	before := *f.status
+	for i := 0; i < 3; i++ {
+		f.plan(ref(2))
+	}
+	if !f.status.UndoneOnFailure || f.status.Message != before.Message || f.status.FailedCount != 1 || len(f.events) != 1 || len(f.at(ref(2))) != 0 {
+		t.Fatalf("kept undone: %+v; events %q", f.status, f.events)
+	}
+	// A retry of another target is ignored.
+	f.ctl.Retry = "blueprints.app.v9@2026-11-28T15:00:00Z"
+	if f.plan(ref(2)); !f.status.UndoneOnFailure {
+		t.Fatalf("a retry of v9 retried v2: %s", f.status.Message)
+	}
+	// Retried: from wave one, the canary first.
+	f.failing["c07"] = false
+	f.ctl.Retry = "blueprints.app.v2@2026-11-28T15:01:00Z"
+	f.plan(ref(2))
+	if f.status.Undone || f.status.UndoneOnFailure || f.status.Phase != Progressing || f.status.Retried != f.ctl.Retry ||
+		!slices.Equal(f.at(ref(2)), []string{"c07"}) || !slices.Contains(f.events, "RolloutStarted: rolling out blueprints.app.v2 again from blueprints.app.v1 in 3 wave(s), retried (pvkit.dev/rollout-retry blueprints.app.v2@2026-11-28T15:01:00Z) after its undo on failure") {
+		t.Fatalf("retried: %s: %s; at v2 %v; %q", f.status.Phase, f.status.Message, f.at(ref(2)), f.events)
+	}
+	// It fails again in wave early: undone again; the same retry value
+	// does not start it a third time.
+	f.failing["c00"] = true
+	for i := 0; i < 4 && !f.status.Undone; i++ {
+		f.plan(ref(2))
+	}
+	if !f.status.UndoneOnFailure || len(f.at(ref(2))) != 0 {
+		t.Fatalf("a second failure: %s; at v2 %v", f.status.Message, f.at(ref(2)))
+	}
+	for i := 0; i < 3; i++ {
+		if f.plan(ref(2)); !f.status.UndoneOnFailure || f.status.Retried != "blueprints.app.v2@2026-11-28T15:01:00Z" {
+			t.Fatalf("the same retry looped: %s", f.status.Message)
+		}
+	}
+	// Without onFailure, the same failure pauses (the default).
+	g := newFleet(t, 10)
+	g.plan(ref(1))
+	g.failing["c07"] = true
+	g.plan(ref(2))
+	if r := g.plan(ref(2)); r.Pause != PausedByBudget || g.status.Undone {
+		t.Fatalf("default: %s: %s", r.Pause, g.status.Message)
 	}
 }

@@ -32,13 +32,17 @@ func (p *planner) plan() Result {
 	spec, children := p.spec, p.children
 	p.start()
 	p.membership()
-	if p.undoing() {
+	if p.undoing() || p.keptUndone {
 		return p.undo()
 	}
 	if p.st.Phase == Complete && !p.restart {
 		return p.finished()
 	}
 	p.judge()
+	if p.overBudget && p.spec.OnFailure == OnFailureUndo && p.st.From != nil && !p.restart {
+		p.onFailure = true
+		return p.undo()
+	}
 	if empty := emptyWaves(spec, waveStatuses(spec, p.waves)); len(empty) > 0 && !anyMoved(children, p.target) {
 		return p.emptyPause(empty)
 	}
@@ -65,6 +69,19 @@ type planner struct {
 	skip           map[string]bool
 	failed, budget int
 	overBudget     bool
+	// onFailure: this plan undoes the rollout on failure (spec.rollout.
+	// onFailure: undo); keptUndone: an earlier one did, and no retry came.
+	onFailure, keptUndone bool
+}
+
+// OnFailureUndo is spec.rollout.onFailure's undo.
+const OnFailureUndo = "undo"
+
+// retried says whether the retry control asks for this target again, a
+// value the rollout has not acted on yet.
+func (p *planner) retried() bool {
+	t, _, ok := strings.Cut(p.ctl.Retry, "@")
+	return ok && t == p.target.Name && (p.prev == nil || p.ctl.Retry != p.prev.Retried)
 }
 
 func (p *planner) event(reason EventReason, format string, args ...any) {
@@ -74,7 +91,18 @@ func (p *planner) event(reason EventReason, format string, args ...any) {
 // start: a first revision has nothing to roll from (Complete); a new
 // target starts a rollout from the last one; else it goes on.
 func (p *planner) start() {
+	if p.prev != nil {
+		p.st.Retried = p.prev.Retried
+	}
 	switch prev := p.prev; {
+	case prev != nil && prev.UndoneOnFailure && prev.Target.Name == p.target.Name && prev.From != nil:
+		if !p.retried() { // undone on failure: so until a person retries
+			p.st.From, p.keptUndone = prev.From, true
+			return
+		}
+		from := *prev.From
+		p.st.From, p.restart, p.st.Retried = &from, true, p.ctl.Retry
+		p.event(EventRolloutStarted, "rolling out %s again from %s in %d wave(s), retried (pvkit.dev/rollout-retry %s) after its undo on failure", p.target.Name, from.Name, len(p.spec.Waves), p.ctl.Retry)
 	case prev == nil || prev.Target.Name == "":
 		p.st.Phase = Complete
 	case prev.Target.Name != p.target.Name:
@@ -84,7 +112,7 @@ func (p *planner) start() {
 		}
 		p.st.From, p.restart = &from, true
 		p.event(EventRolloutStarted, "rolling out %s from %s in %d wave(s)", p.target.Name, from.Name, len(p.spec.Waves))
-	case prev.Undone && p.ctl.Undo != p.target.Name && prev.From != nil:
+	case prev.Undone && !prev.UndoneOnFailure && p.ctl.Undo != p.target.Name && prev.From != nil:
 		from := *prev.From // resumed after an undo: again from wave one
 		p.st.From, p.restart = &from, true
 		p.event(EventRolloutStarted, "rolling out %s again from %s in %d wave(s), after its undo", p.target.Name, from.Name, len(p.spec.Waves))
@@ -127,7 +155,22 @@ func (p *planner) undo() Result {
 	p.st.Phase, p.res.Pause, p.st.Undone = Paused, PausedByUndo, true
 	p.st.Message = fmt.Sprintf("undone: every child is pinned back to %s (pvkit.dev/rollout-undo); publish a fix, or resume to roll %s out again from wave one",
 		from.Name, p.target.Name)
-	if p.prev == nil || !p.prev.Undone {
+	switch {
+	case p.keptUndone && !p.undoing():
+		// Undone on failure before: the failures and the message as they
+		// were (the status is written once).
+		p.st.UndoneOnFailure, p.st.Failed, p.st.FailedCount, p.st.Message = true, p.prev.Failed, p.prev.FailedCount, p.prev.Message
+	case p.onFailure:
+		more := ""
+		if p.failed > len(p.st.Failed) {
+			more = fmt.Sprintf("; and %d more", p.failed-len(p.st.Failed))
+		}
+		p.st.UndoneOnFailure = true
+		p.st.Message = fmt.Sprintf("undone on failure (spec.rollout.onFailure: undo): %d failed child(ren), more than the error budget of %d: %s%s; every child is pinned back to %s; publish a fix, or retry %s from wave one (pvctl rollout resume)",
+			p.failed, p.budget, strings.Join(p.st.Failed, "; "), more, from.Name, p.target.Name)
+		p.event(EventRolloutUndone, "rollout of %s undone on failure (%d failed, more than the error budget of %d): %d moved child(ren) go back to %s at once, with the %d others",
+			p.target.Name, p.failed, p.budget, back, from.Name, len(p.children)-back)
+	case p.prev == nil || !p.prev.Undone:
 		p.event(EventRolloutUndone, "rollout of %s undone: %d moved child(ren) go back to %s at once, with the %d others", p.target.Name, back, from.Name, len(p.children)-back)
 	}
 	p.res.Status = p.st

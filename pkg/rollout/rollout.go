@@ -126,6 +126,9 @@ type Controls struct {
 	// (pvkit.dev/rollout-undo): it applies while it names the plan's
 	// target, so an undo of v2 does not undo v3's rollout.
 	Undo string
+	// Retry (pvkit.dev/rollout-retry, TARGET@STAMP) rolls a target out
+	// again after the rollout undid itself on failure: once per value.
+	Retry string
 }
 
 // Result is a plan: the upstream each child gets, the rollout's new

@@ -39,6 +39,11 @@ const (
 	// from revision at once; removing it (pvctl rollout resume) rolls the
 	// target out again from wave one.
 	RolloutUndoAnnotation = "pvkit.dev/rollout-undo"
+	// RolloutRetryAnnotation (TARGET@STAMP) rolls TARGET out again from
+	// wave one after the rollout undid itself on failure (spec.rollout.
+	// onFailure: undo); each new value retries once (pvctl rollout resume
+	// writes the time as the stamp).
+	RolloutRetryAnnotation = "pvkit.dev/rollout-retry"
 	// RolloutApproveAnnotation lists waves a person approved, each as
 	// WAVE@TARGET (rule: wave-approval): the wave's children moved to
 	// TARGET get spec.approval, and approval by policy approves their
@@ -153,6 +158,9 @@ func pinChildren(x *pvsexpand.Expansion, res rollout.Result, spec *v1alpha2.Roll
 // the others have none.
 func approveWaves(set *pvsapi.PackageVariantSet, x *pvsexpand.Expansion, res rollout.Result, target v1alpha2.RevisionRef, ref string) {
 	approved := ApprovedWaves(set.Annotations, target.Name)
+	if res.Status.Undone { // undone on failure too: no wave approved
+		approved = nil
+	}
 	by := map[string]string{}
 	for _, w := range res.Status.Waves {
 		if approved[w.Name] {
@@ -418,7 +426,8 @@ func controls(ann map[string]string) rollout.Controls {
 		}
 		return out
 	}
-	c := rollout.Controls{Hold: list(RolloutHoldAnnotation), Skip: list(RolloutSkipAnnotation), Undo: strings.TrimSpace(ann[RolloutUndoAnnotation])}
+	c := rollout.Controls{Hold: list(RolloutHoldAnnotation), Skip: list(RolloutSkipAnnotation), Undo: strings.TrimSpace(ann[RolloutUndoAnnotation]),
+		Retry: strings.TrimSpace(ann[RolloutRetryAnnotation])}
 	if v, ok := ann[RolloutPauseAnnotation]; ok && v != "false" {
 		c.Paused, c.PauseMessage = true, fmt.Sprintf("%s is %q", RolloutPauseAnnotation, v)
 	}

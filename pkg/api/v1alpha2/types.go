@@ -90,6 +90,17 @@ type Rollout struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=317
 	SpreadBy string `json:"spreadBy,omitempty"`
+	// OnFailure is what a rollout does when more children fail than the
+	// error budget allows: pause (the default: it waits, the fleet split
+	// between two revisions, for a person to fix, skip or undo) or undo
+	// (it undoes itself as pvctl rollout undo would: every child back to
+	// the revision it rolled out from, Paused RolledBack, an Event; it
+	// stays so until a person resumes, pvkit.dev/rollout-retry, and a
+	// second failure of the same revision undoes it again, never
+	// looping).
+	// +optional
+	// +kubebuilder:validation:Enum=pause;undo
+	OnFailure string `json:"onFailure,omitempty"`
 }
 
 // Wave is one stage of a rollout.
@@ -278,6 +289,16 @@ type RolloutStatus struct {
 	// wave one) or a new revision starts another from From.
 	// +optional
 	Undone bool `json:"undone,omitempty"`
+	// UndoneOnFailure: the rollout undid itself (spec.rollout.onFailure:
+	// undo) when its failures exceeded the error budget; it stays undone
+	// until a person retries it (pvkit.dev/rollout-retry, pvctl rollout
+	// resume).
+	// +optional
+	UndoneOnFailure bool `json:"undoneOnFailure,omitempty"`
+	// Retried is the last pvkit.dev/rollout-retry the rollout acted on
+	// (TARGET@STAMP): the same value does not retry it again.
+	// +optional
+	Retried string `json:"retried,omitempty"`
 }
 
 // RolloutPhase is where a staged rollout stands.
