@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -165,3 +167,111 @@ func TestHealthGatedRolloutOnPorch(t *testing.T) {
 }
 
 func published2(e *env, repo string) bool { return published(e, repo, "v2") }
+
+// failingSet is healthSet with a failed expression (Flux's Kustomization
+// that attempted the revision and reports its health check failed), a
+// progress deadline of an hour, and onFailure: undo.
+var failingSet = strings.Replace(healthSet,
+	`      condition: has(object.status) && object.status.lastAppliedRevision.startsWith(revision.ref + "@")
+`, `      condition: has(object.status) && object.status.lastAppliedRevision.startsWith(revision.ref + "@")
+      failed: >-
+        has(object.status.lastAttemptedRevision) && object.status.lastAttemptedRevision.startsWith(revision.ref + "@") &&
+        object.status.conditions.exists(c, c.type == "Ready" && c.status == "False" && c.reason == "HealthCheckFailed")
+    progressDeadlineSeconds: 3600
+    onFailure: undo
+`, 1)
+
+// failedKustomization is a Kustomization as Flux leaves it when ref's
+// health check failed: applied at from, attempted at ref, Ready False.
+func failedKustomization(name, from, ref string) string {
+	return fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: %s}
+spec: {path: ./app}
+status:
+  lastAppliedRevision: "%s@sha1:0123456789abcdef"
+  lastAttemptedRevision: "%s@sha1:fedcba9876543210"
+  conditions:
+  - {type: Ready, status: "False", reason: HealthCheckFailed, message: "Deployment/app/app: Progressing"}
+`, name, from, ref)
+}
+
+// Issue 57 #1 and #2 on a real Porch: five stores, a canary whose
+// cluster reports v2 failed. The canary fails at once (its deadline is an
+// hour), the rollout undoes itself (onFailure: undo), and with approval by
+// policy the canary is back at v1, published, no person involved; no
+// other store ever moved, and the set reads Paused RolledBack.
+func TestFailingCanaryUndoneOnPorch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "failing")
+	approvingController(t)
+	const n = 5
+	url, files, _ := e.releaseFleet("f", n, map[string]string{"fleet": "yes", "region": "us-east1"}, true)
+	for i := 0; i < n; i++ {
+		e.apply(kustomization(fmt.Sprintf("f-%03d", i), "app/v1"))
+	}
+	e.apply(failingSet)
+	e.eventually(3*converge, "v1 published in the 5 repositories", func() (bool, string) {
+		c := 0
+		for i := 0; i < n; i++ {
+			if published(e, fmt.Sprintf("f-%03d", i), "v1") {
+				c++
+			}
+		}
+		return c == n, fmt.Sprintf("%d published at v1", c)
+	})
+	status := func() (*pvsapi.PackageVariantSet, string) {
+		var s pvsapi.PackageVariantSet
+		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
+			return nil, err.Error()
+		}
+		if r := s.Status.Rollout; r != nil {
+			return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
+		}
+		return &s, "no status.rollout"
+	}
+	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
+	e.publishUpstream(url, "app", "v2", files)
+	e.eventuallyListed("blueprints", 3*converge, "the canary published at v2", func() (bool, string) {
+		_, msg := status()
+		return published(e, "f-000", "v2"), msg
+	})
+	// Flux attempts v2 on the canary's cluster; its health check fails.
+	failed := time.Now()
+	e.apply(failedKustomization("f-000", "app/v1", "app/v2"))
+	var undone time.Duration
+	e.eventually(3*converge, "the rollout undone on failure", func() (bool, string) {
+		s, msg := status()
+		ok := s != nil && s.Status.Rollout != nil && s.Status.Rollout.UndoneOnFailure && s.Status.Rollout.Phase == "Paused" &&
+			strings.Contains(msg, "undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren)") &&
+			strings.Contains(msg, "f-000.app.") && strings.Contains(msg, "HealthFailed")
+		if ok {
+			undone = time.Since(failed)
+		}
+		return ok, msg
+	})
+	// Back at v1 without a person: the canary's newest published revision
+	// is a new one, locked to v1.
+	e.eventually(3*converge, "the canary published back at v1", func() (bool, string) {
+		owned := e.owned("f-000", "app")
+		newest := -1
+		var at porchapi.PackageRevision
+		for _, r := range owned {
+			if r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished && r.Spec.Revision > newest {
+				newest, at = r.Spec.Revision, r
+			}
+		}
+		l := at.Status.UpstreamLock
+		return newest >= 3 && l != nil && l.Git != nil && l.Git.Ref == "app/v1", fmt.Sprintf("newest published %s (revision %d)", at.Name, newest)
+	})
+	for i := 1; i < n; i++ {
+		if repo := fmt.Sprintf("f-%03d", i); published(e, repo, "v2") {
+			t.Fatalf("%s moved to v2 though the canary failed", repo)
+		}
+	}
+	s, _ := status()
+	if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionReady); c == nil || c.Status != "False" || c.Reason != pvapi.ConditionRolloutPaused {
+		t.Errorf("the undone set's Ready: %+v", c)
+	}
+	t.Logf("the canary's failure reported; the rollout undone %s later (its progress deadline: an hour)", undone.Round(time.Second))
+}
