@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clienttesting "k8s.io/client-go/testing"
 	"strings"
+	"reflect"
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -45,6 +46,64 @@ type Cluster struct {
 	raw    client.WithWatch // the in-memory client, without the API server's checks
 	mu     sync.Mutex
 	writes int
+	// shared are objects read with client.UnsafeDisableDeepCopy, served
+	// again without a copy (as an informer cache serves them) until a
+	// write touches their key; ver counts each key's writes (a read that
+	// raced a write is not kept).
+	shared map[client.ObjectKey]map[reflect.Type]client.Object
+	ver    map[client.ObjectKey]uint64
+}
+
+// Get is the in-memory client's, but for a read with
+// client.UnsafeDisableDeepCopy: the object as last read is given again,
+// not decoded anew (controller-runtime's client without a cache ignores
+// the option and decodes every object; pvkit's variants read their set,
+// whose status names every child, on each reconcile, and that decoding
+// grew with the square of the fleet: docs/scale.md). As with an informer,
+// the caller must not write to what it gets.
+func (c *Cluster) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	var o client.GetOptions
+	o.ApplyOptions(opts)
+	if o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy {
+		return c.WithWatch.Get(ctx, key, obj, opts...)
+	}
+	t := reflect.TypeOf(obj)
+	c.mu.Lock()
+	cached, ok := c.shared[key][t]
+	ver := c.ver[key]
+	c.mu.Unlock()
+	if ok {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(cached).Elem())
+		return nil
+	}
+	if err := c.WithWatch.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	keep := obj.DeepCopyObject().(client.Object)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ver[key] == ver { // no write since the read began
+		if c.shared == nil {
+			c.shared = map[client.ObjectKey]map[reflect.Type]client.Object{}
+		}
+		if c.shared[key] == nil {
+			c.shared[key] = map[reflect.Type]client.Object{}
+		}
+		c.shared[key][t] = keep
+	}
+	return nil
+}
+
+// touch forgets what was read of o's key: a write to it ended.
+func (c *Cluster) touch(o client.Object) {
+	key := client.ObjectKeyFromObject(o)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ver == nil {
+		c.ver = map[client.ObjectKey]uint64{}
+	}
+	c.ver[key]++
+	delete(c.shared, key)
 }
 
 // Seed stores objects as they are, past the schemas (no UID or generation
@@ -53,6 +112,7 @@ type Cluster struct {
 // would not take now.
 func (c *Cluster) Seed(ctx context.Context, objs ...client.Object) error {
 	for _, o := range objs {
+		c.touch(o)
 		if err := c.raw.Create(ctx, o); err != nil {
 			return err
 		}
@@ -154,6 +214,7 @@ func (a *apiServer) count() {
 }
 
 func (a *apiServer) create(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+	defer a.c.touch(o)
 	if err := a.valid(ctx, cl, o, true); err != nil {
 		return err
 	}
@@ -172,6 +233,7 @@ func (a *apiServer) create(ctx context.Context, cl client.WithWatch, o client.Ob
 }
 
 func (a *apiServer) update(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+	defer a.c.touch(o)
 	if err := a.valid(ctx, cl, o, false); err != nil {
 		return err
 	}
@@ -185,6 +247,7 @@ func (a *apiServer) update(ctx context.Context, cl client.WithWatch, o client.Ob
 // patch: pvkit patches with client.MergeFrom, so o is the object as the
 // patch leaves it.
 func (a *apiServer) patch(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+	defer a.c.touch(o)
 	if err := a.valid(ctx, cl, o, false); err != nil {
 		return err
 	}
@@ -209,6 +272,7 @@ func (a *apiServer) patch(ctx context.Context, cl client.WithWatch, o client.Obj
 // delete asks the host before a variant or set is removed (pvctl run
 // holds it back without --prune).
 func (a *apiServer) delete(ctx context.Context, cl client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+	defer a.c.touch(o)
 	k := KindOf(a.scheme, o)
 	pvkits := k == "PackageVariant" || k == "PackageVariantSet"
 	if pvkits {
@@ -227,6 +291,7 @@ func (a *apiServer) delete(ctx context.Context, cl client.WithWatch, o client.Ob
 }
 
 func (a *apiServer) subResourcePatch(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	defer a.c.touch(o)
 	if err := a.valid(ctx, cl, o, false); err != nil {
 		return err
 	}
@@ -235,6 +300,7 @@ func (a *apiServer) subResourcePatch(ctx context.Context, cl client.Client, sub 
 }
 
 func (a *apiServer) subResourceUpdate(ctx context.Context, cl client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+	defer a.c.touch(o)
 	if err := a.valid(ctx, cl, o, false); err != nil {
 		return err
 	}

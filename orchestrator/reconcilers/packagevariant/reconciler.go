@@ -9,7 +9,6 @@ import (
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -114,6 +113,7 @@ const cacheRetry = 500 * time.Millisecond
 // status when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
+	ctx = withParentMemo(ctx)
 	v, err := r.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) { // gone: nothing of it is kept
@@ -235,13 +235,9 @@ func (r *Reconciler) suspendedBy(ctx context.Context, v *pvapi.PackageVariant) s
 	if why := kit.SuspendedBy("PackageVariant "+v.Name, v.Annotations); why != "" {
 		return why
 	}
-	owner := metav1.GetControllerOf(v)
-	if owner == nil || owner.Kind != "PackageVariantSet" {
-		return ""
-	}
-	set := &pvsapi.PackageVariantSet{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err != nil || set.UID != owner.UID {
-		return "" // gone, or another set of that name: not this variant's set
+	set := r.parentSet(ctx, v)
+	if set == nil {
+		return "" // none, gone, or another set of that name: not this variant's set
 	}
 	return kit.SuspendedBy("its PackageVariantSet "+set.Name, set.Annotations)
 }

@@ -6,14 +6,11 @@ import (
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/provenance"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // DraftUpgradeAnnotation chooses what happens to an owned, unapproved
@@ -62,12 +59,9 @@ func (r *Reconciler) policyAnnotation(ctx context.Context, v *pvapi.PackageVaria
 	if val, ok = v.Annotations[key]; ok {
 		return "PackageVariant " + v.Name, val, true
 	}
-	if owner := metav1.GetControllerOf(v); owner != nil && owner.Kind == "PackageVariantSet" {
-		set := &pvsapi.PackageVariantSet{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set); err == nil && set.UID == owner.UID {
-			val, ok = set.Annotations[key]
-			return "its PackageVariantSet " + set.Name, val, ok
-		}
+	if set := r.parentSet(ctx, v); set != nil {
+		val, ok = set.Annotations[key]
+		return "its PackageVariantSet " + set.Name, val, ok
 	}
 	return "PackageVariant " + v.Name, "", false
 }
