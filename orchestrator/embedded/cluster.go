@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clienttesting "k8s.io/client-go/testing"
-	"strings"
 	"reflect"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
