@@ -270,7 +270,7 @@ func TestFailingCanaryUndoneOnPorch(t *testing.T) {
 		}
 	}
 	s, _ := status()
-	if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionReady); c == nil || c.Status != "False" || c.Reason != pvapi.ConditionRolloutPaused {
+	if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionReady); c == nil || c.Status != "False" || c.Reason != pvapi.ReasonRolledBack {
 		t.Errorf("the undone set's Ready: %+v", c)
 	}
 	t.Logf("the canary's failure reported; the rollout undone %s later (its progress deadline: an hour)", undone.Round(time.Second))
