@@ -162,7 +162,7 @@ func (s *standin) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.
 	}
 	s.mu.Unlock()
 	// The merge reads through the engine, not this stand-in: one call.
-	return d, s.Store.MergeLocal(ctx, spec, d)
+	return s.Store.MergeLocal(ctx, spec, d)
 }
 
 func (s *standin) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {

@@ -345,7 +345,7 @@ func (f *faultyStore) CreateDraft(ctx context.Context, spec store.DraftSpec) (st
 	if err != nil || spec.Task.Type != store.Upgrade {
 		return d, err
 	}
-	return d, f.Store.MergeLocal(ctx, spec, d)
+	return f.Store.MergeLocal(ctx, spec, d)
 }
 
 func (f *faultyStore) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {

@@ -250,7 +250,7 @@ func (s *refusedOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (st
 	if err != nil || spec.Task.Type != store.Upgrade {
 		return d, err
 	}
-	return d, s.Store.MergeLocal(ctx, spec, d)
+	return s.Store.MergeLocal(ctx, spec, d)
 }
 
 func (s *refusedOnce) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
@@ -351,5 +351,84 @@ func TestFreshDraftsStepFailsBeforeItsWrite(t *testing.T) {
 	}
 	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
 		t.Fatalf("approval by policy after the failed step: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+	}
+}
+
+// draftUnreadOnce refuses the first read of an upgrade draft right after
+// its creation, as Porch did at N=500 ("error cloning git repository ...
+// error creating main branch").
+type draftUnreadOnce struct {
+	refusedOnce
+	unread string
+}
+
+func (s *draftUnreadOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	d, err := s.refusedOnce.CreateDraft(ctx, spec)
+	if err == nil && spec.Task.Type == store.Upgrade && s.lose {
+		s.lose, s.unread = false, d.Name
+	}
+	return d, err
+}
+
+func (s *draftUnreadOnce) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if name == s.unread {
+		s.unread = ""
+		return store.Resources{}, errors.New("error cloning git repository file:///deploy.git, fetch of remote repository failed: error creating main branch")
+	}
+	return s.refusedOnce.GetResources(ctx, namespace, name)
+}
+
+// e2e-porch-release-bench at N=500 (issue 56): the reconcile that created
+// an upgrade draft could not read it (Porch's clone of the repository
+// failed), so nothing recorded the draft as the variant's; the next
+// reconcile took Porch's upgrade for a person's edit and approval by
+// policy waited for a person, the rollout stuck at 499 of 500. The draft
+// as created is now recorded by its resource version: found unchanged
+// since, it is the variant's, written and approved.
+func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
+	e := approvingEnv(t, false)
+	s := &draftUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	e.r.Store = s
+	draft := e.faultyUpgrade(func() { s.lose = true }, "error creating main branch")
+	if lw := targetOf(e.get("app-prod"), draft.Name).LastWrite; lw != createdMark(draft.ResourceVersion) {
+		t.Fatalf("the draft as created is not recorded: last write %q, want %q", lw, createdMark(draft.ResourceVersion))
+	}
+	for i := 0; i < 4; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
+		t.Fatalf("approval by policy after the unread draft: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+	}
+	// A person's edit after the creation moves the draft's version: not
+	// the variant's as created then; the edit is named (Edited) and kept.
+	s2 := &draftUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	e.r.Store = s2
+	next := blueprint(t)
+	next["third.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: third\n"
+	e.store.Publish(ns, "blueprints", "app", next)
+	s2.lose = true
+	if err := e.reconcile("app-prod"); err == nil || !strings.Contains(err.Error(), "error creating main branch") {
+		t.Fatalf("the fault: %v", err)
+	}
+	var d3 store.Revision
+	for _, r := range e.downstream("app-prod") {
+		if r.Lifecycle == store.Draft {
+			d3 = r
+		}
+	}
+	files := e.store.Files(ns, d3.Name)
+	files["persons.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: persons\n"
+	e.store.SetFiles(ns, d3.Name, files)
+	_ = e.reconcile("app-prod")
+	if tg := targetOf(e.get("app-prod"), d3.Name); !tg.Edited || strings.HasPrefix(tg.LastWrite, "created@") && tg.LastWrite == createdMark(d3.ResourceVersion) {
+		t.Fatalf("a draft changed after its creation: %+v", tg)
+	}
+	for i := 0; i < 3; i++ {
+		_ = e.reconcile("app-prod")
+	}
+	for _, r := range e.downstream("app-prod") {
+		if r.Name == d3.Name && e.store.Files(ns, r.Name)["persons.yaml"] == "" {
+			t.Fatalf("the person's file was lost: %s", e.lifecycles())
+		}
 	}
 }

@@ -23,6 +23,9 @@ type mutation struct {
 	target target
 	wrote  bool
 	in     *inputs // the inputs of the chain run that found the draft as it is
+	// asCreated: the draft was as its creation left it (createdMark), so
+	// the variant's own as a fresh one is.
+	asCreated bool
 	// settled, after a write, is the draft's new version when the store
 	// answered with the result (UpdateResourcesRendered: Porch's rendered files) and
 	// the chain leaves that result unchanged; "" when not known. The memo
@@ -106,7 +109,7 @@ func (r *Reconciler) personsFiles(v *pvapi.PackageVariant, files map[string]stri
 // (approval.Later).
 func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
 	m, err := r.mutateFiles(ctx, v, d, w)
-	fresh := w.fresh
+	fresh := w.fresh || m.asCreated
 	if err != nil || m.conflict != nil {
 		return m, err
 	}
@@ -147,7 +150,19 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
 	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
+		if w.fresh && d.ResourceVersion != "" {
+			// Unread, a draft this reconcile created is recorded by its
+			// version as created (e2e-porch-release-bench, N=500: Porch
+			// failed to read a new upgrade draft, "error cloning git
+			// repository", and the draft, recorded nowhere, waited for a
+			// person).
+			return mutation{target: target{name: d.Name, lastWrite: createdMark(d.ResourceVersion)}}, err
+		}
 		return mutation{}, err
+	}
+	asCreated := !w.fresh && res.ResourceVersion != "" && targetOf(v, d.Name).LastWrite == createdMark(res.ResourceVersion)
+	if asCreated { // unchanged since this variant created it: its own
+		w.fresh = true
 	}
 	// The draft's digest, taken once (a YAML parse of the whole package:
 	// a third of a cold resync when it was taken three times).
@@ -165,7 +180,10 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 		return mutation{}, err
 	}
-	edited := editedSince(v, d.Name, fp)
+	// A draft recorded as created and found at another version: someone
+	// wrote it before the variant ever read it (named; a later write of
+	// the variant keeps what they wrote).
+	edited := editedSince(v, d.Name, fp) || !asCreated && !w.fresh && strings.HasPrefix(targetOf(v, d.Name).LastWrite, createdMark(""))
 	files := res.Files
 	if w.prepare != nil {
 		if files, err = w.prepare(res.Files); err != nil {
@@ -192,7 +210,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		if lastLeft(v, d.Name, fp) == fp {
 			t.lastWrite = fp // (an unconfirmed write, confirmed)
 		}
-		return mutation{target: t, in: in, files: res.Files}, nil
+		return mutation{target: t, in: in, files: res.Files, asCreated: asCreated}, nil
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
@@ -217,7 +235,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 		return mutation{target: t}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}
-	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files}
+	m := mutation{target: target{name: d.Name, render: &render, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}, wrote: true, files: out.Files, asCreated: asCreated}
 	if after.ResourceVersion != "" {
 		return r.checkWrite(ctx, v, d, m, in, after, origins)
 	}
@@ -344,6 +362,13 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	return render, again, nil
 }
 
+// createdMark is a last write that records a draft by its version as its
+// creation left it, when the reconcile that created it could not read it:
+// a later reconcile that finds it at that version takes it for the
+// variant's (nobody wrote it since; any write moves the version); one
+// that finds it moved takes it for a person's (approval waits, named).
+func createdMark(version string) string { return "created@" + version }
+
 // editedSince reports whether a draft read at digest fp differs from the variant's
 // last write of it (someone else edited it); false when the variant knows
 // no last write.
@@ -360,6 +385,9 @@ func lastLeft(v *pvapi.PackageVariant, draft, fp string) string {
 	t := targetOf(v, draft)
 	if t.UnconfirmedWrite != "" && t.UnconfirmedWrite == fp {
 		return fp
+	}
+	if strings.HasPrefix(t.LastWrite, createdMark("")) {
+		return "" // no digest known: not edited by anyone's reckoning
 	}
 	return t.LastWrite
 }

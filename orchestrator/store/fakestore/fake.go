@@ -190,15 +190,16 @@ func (f *Store) Delete(ctx context.Context, namespace, name string) error {
 // MergeLocal makes upgrade draft d as Porch's upgrade makes it: the local
 // revision's files (the variant's mutations and record) with the new
 // upstream's new files merged in (this store's own upgrade takes the new
-// upstream alone). For tests whose faults depend on Porch's shape.
-func (f *Store) MergeLocal(ctx context.Context, spec store.DraftSpec, d store.Revision) error {
+// upstream alone), and returns it as made, as Porch's create answers. For
+// tests whose faults depend on Porch's shape.
+func (f *Store) MergeLocal(ctx context.Context, spec store.DraftSpec, d store.Revision) (store.Revision, error) {
 	local, err := f.GetResources(ctx, spec.Namespace, spec.Task.Local)
 	if err != nil {
-		return err
+		return d, err
 	}
 	up, err := f.GetResources(ctx, spec.Namespace, spec.Task.NewUpstream)
 	if err != nil {
-		return err
+		return d, err
 	}
 	files := maps.Clone(local.Files)
 	for name, text := range up.Files {
@@ -207,5 +208,6 @@ func (f *Store) MergeLocal(ctx context.Context, spec store.DraftSpec, d store.Re
 		}
 	}
 	f.SetFiles(spec.Namespace, d.Name, files)
-	return nil
+	// Porch's create answers with the draft as made.
+	return f.Store.Read(ctx, spec.Namespace, d.Name)
 }
