@@ -83,16 +83,14 @@ func benchPvctlRun(b *testing.B, pipeline string, rt *fnruntime.Runtime) {
 		n = v
 	}
 	in := b.TempDir()
-	var repos strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&repos, "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: c%04d\n  labels: {env: prod}\n---\n", i)
-	}
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(in, name), []byte(content), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
-	write("repos.yaml", repos.String())
+	// Deployment repositories: pvctl makes them (a Repository that is not
+	// one is served only from a repository that exists).
+	write("repos.yaml", deploymentRepositories(n, false))
 	write("set.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n"+
 		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n"+
 		"    template:\n      packageContext:\n        dataExprs:\n        - {key: cluster, valueExpr: repository.name}\n"+
