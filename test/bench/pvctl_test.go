@@ -88,13 +88,26 @@ func benchPvctlRun(b *testing.B, pipeline string, rt *fnruntime.Runtime) {
 			b.Fatal(err)
 		}
 	}
-	// Deployment repositories: pvctl makes them (a Repository that is not
-	// one is served only from a repository that exists).
-	write("repos.yaml", deploymentRepositories(n, false))
-	write("set.yaml", "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: app\nspec:\n"+
-		"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod}\n"+
-		"    template:\n      packageContext:\n        dataExprs:\n        - {key: cluster, valueExpr: repository.name}\n"+
-		"      injectors:\n      - {kind: ConfigMap, name: us-east1-endpoints}\n")
+	// Deployment repositories (pvctl makes them: a Repository that is not
+	// one is served only from a repository that exists), in groups of at
+	// most 5,000, a set each: one set has at most 5,000 children
+	// (pvsexpand.DefaultMaxChildren).
+	var repos, sets strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&repos, "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: c%04d\n  labels: {env: prod, group: g%d}\nspec: {type: git, deployment: true}\n---\n", i, i/5000)
+	}
+	for g := 0; g*5000 < n; g++ {
+		name := "app"
+		if g > 0 {
+			name = fmt.Sprintf("app-g%d", g)
+		}
+		fmt.Fprintf(&sets, "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: %s\nspec:\n"+
+			"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod, group: g%d}\n"+
+			"    template:\n      packageContext:\n        dataExprs:\n        - {key: cluster, valueExpr: repository.name}\n"+
+			"      injectors:\n      - {kind: ConfigMap, name: us-east1-endpoints}\n---\n", name, g)
+	}
+	write("repos.yaml", repos.String())
+	write("set.yaml", sets.String())
 	objs, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "examples", "local", "cluster-objects.yaml"))
 	if err != nil {
 		b.Fatal(err)
