@@ -148,42 +148,27 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 // variant's provenance record for it, when it changed; a draft the variant
 // just made (fresh) gets the record even when the chain changes nothing.
 func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
-	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
+	res, asCreated, err := r.readDraft(ctx, v, d, &w)
 	if err != nil {
 		if w.fresh && d.ResourceVersion != "" {
-			// Unread, a draft this reconcile created is recorded by its
-			// version as created (e2e-porch-release-bench, N=500: Porch
-			// failed to read a new upgrade draft, "error cloning git
-			// repository", and the draft, recorded nowhere, waited for a
-			// person).
 			return mutation{target: target{name: d.Name, lastWrite: createdMark(d.ResourceVersion)}}, err
 		}
 		return mutation{}, err
 	}
-	asCreated := !w.fresh && res.ResourceVersion != "" && targetOf(v, d.Name).LastWrite == createdMark(res.ResourceVersion)
-	if asCreated { // unchanged since this variant created it: its own
-		w.fresh = true
-	}
 	// The draft's digest, taken once (a YAML parse of the whole package:
 	// a third of a cold resync when it was taken three times).
 	fp := variant.Fingerprint(res.Files)
-	// failed: a step before the write failed. A draft this reconcile
-	// created keeps its digest as created as the variant's last write, so
-	// that the next reconcile, no longer fresh, takes it for the
-	// variant's and writes it (unstamped) rather than reading a person's
-	// edit in it (e2e-porch: an upgrade draft's preparation read its
-	// upstream, "ref file is empty", and the draft then waited for a
-	// person).
+	// failed: a step before the write failed. A fresh draft keeps its
+	// digest as the variant's last write: the next reconcile takes it for
+	// the variant's and writes it (unstamped), not for a person's
+	// (e2e-porch: an upgrade's upstream unread, "ref file is empty").
 	failed := func(err error) (mutation, error) {
 		if w.fresh {
 			return mutation{target: target{name: d.Name, lastWrite: fp}}, err
 		}
 		return mutation{}, err
 	}
-	// A draft recorded as created and found at another version: someone
-	// wrote it before the variant ever read it (named; a later write of
-	// the variant keeps what they wrote).
-	edited := editedSince(v, d.Name, fp) || !asCreated && !w.fresh && strings.HasPrefix(targetOf(v, d.Name).LastWrite, createdMark(""))
+	edited := editedSince(v, d.Name, fp) || !w.fresh && writtenBeforeRead(v, d.Name)
 	files := res.Files
 	if w.prepare != nil {
 		if files, err = w.prepare(res.Files); err != nil {
@@ -240,6 +225,24 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return r.checkWrite(ctx, v, d, m, in, after, origins)
 	}
 	return m, nil
+}
+
+// readDraft reads a draft to mutate it. Unread, a draft this reconcile
+// created is recorded by its version as created (the caller records
+// createdMark; e2e-porch-release-bench, N=500: Porch failed to read a new
+// upgrade draft, "error cloning git repository", and the draft, recorded
+// nowhere, waited for a person). Read at that version, the draft is as its
+// creation left it: the variant's own, fresh (asCreated).
+func (r *Reconciler) readDraft(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w *work) (store.Resources, bool, error) {
+	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
+	if err != nil {
+		return res, false, err
+	}
+	asCreated := !w.fresh && res.ResourceVersion != "" && targetOf(v, d.Name).LastWrite == createdMark(res.ResourceVersion)
+	if asCreated {
+		w.fresh = true
+	}
+	return res, asCreated, nil
 }
 
 // checkWrite checks a write as the store answered it (Porch's rendered
@@ -368,6 +371,13 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 // variant's (nobody wrote it since; any write moves the version); one
 // that finds it moved takes it for a person's (approval waits, named).
 func createdMark(version string) string { return "created@" + version }
+
+// writtenBeforeRead: a draft recorded as created (createdMark) and found
+// at another version: someone wrote it before the variant ever read it
+// (named Edited; a later write of the variant keeps what they wrote).
+func writtenBeforeRead(v *pvapi.PackageVariant, draft string) bool {
+	return strings.HasPrefix(targetOf(v, draft).LastWrite, createdMark(""))
+}
 
 // editedSince reports whether a draft read at digest fp differs from the variant's
 // last write of it (someone else edited it); false when the variant knows
