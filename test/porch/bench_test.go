@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvkit/pvkit/internal/procstat"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"k8s.io/apimachinery/pkg/watch"
@@ -331,19 +332,9 @@ func memoryNow() string {
 	sort.Strings(names)
 	var out []string
 	for _, name := range names {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pids[name]))
-		if err != nil {
-			continue
+		if rss, peak := procstat.Memory(pids[name]); rss > 0 {
+			out = append(out, fmt.Sprintf("%s %d MB (peak %d MB)", name, rss>>20, peak>>20))
 		}
-		kb := map[string]int{}
-		for _, l := range strings.Split(string(b), "\n") {
-			for _, key := range []string{"VmRSS:", "VmHWM:"} {
-				if v, ok := strings.CutPrefix(l, key); ok {
-					kb[key], _ = strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				}
-			}
-		}
-		out = append(out, fmt.Sprintf("%s %d MB (peak %d MB)", name, kb["VmRSS:"]>>10, kb["VmHWM:"]>>10))
 	}
 	return strings.Join(out, ", ")
 }

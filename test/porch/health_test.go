@@ -69,32 +69,8 @@ func TestHealthGatedRolloutOnPorch(t *testing.T) {
 	e := newEnv(t, "health")
 	approvingController(t)
 	const n = 3
-	url, files, _ := e.releaseFleet("h", n, map[string]string{"fleet": "yes", "region": "us-east1"}, true)
-	// v1 reported everywhere: the first revision is not rolled out, but the
-	// objects are there as a running fleet has them.
-	for i := 0; i < n; i++ {
-		e.apply(kustomization(fmt.Sprintf("h-%03d", i), "app/v1"))
-	}
-	e.apply(healthSet)
-	e.eventually(3*converge, "v1 published in the 3 repositories", func() (bool, string) {
-		c := 0
-		for i := 0; i < n; i++ {
-			if published(e, fmt.Sprintf("h-%03d", i), "v1") {
-				c++
-			}
-		}
-		return c == n, fmt.Sprintf("%d published at v1", c)
-	})
-	status := func() (*pvsapi.PackageVariantSet, string) {
-		var s pvsapi.PackageVariantSet
-		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
-			return nil, err.Error()
-		}
-		if r := s.Status.Rollout; r != nil {
-			return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
-		}
-		return &s, "no status.rollout"
-	}
+	url, files := healthFleet(e, "h", n, healthSet)
+	status := func() (*pvsapi.PackageVariantSet, string) { return setRollout(e) }
 	health := func(child string) (*pvapi.TargetHealth, string) {
 		var v pvapi.PackageVariant
 		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: child}, &v); err != nil {
@@ -168,6 +144,41 @@ func TestHealthGatedRolloutOnPorch(t *testing.T) {
 
 func published2(e *env, repo string) bool { return published(e, repo, "v2") }
 
+// healthFleet is n repositories (PREFIX-000 the canary) whose clusters'
+// Kustomizations report v1, and set applied over them, waited for until
+// v1 is published in each: the first revision is not rolled out, but the
+// objects are there as a running fleet has them.
+func healthFleet(e *env, prefix string, n int, set string) (string, map[string]string) {
+	e.t.Helper()
+	url, files, _ := e.releaseFleet(prefix, n, map[string]string{"fleet": "yes", "region": "us-east1"}, true)
+	for i := 0; i < n; i++ {
+		e.apply(kustomization(fmt.Sprintf("%s-%03d", prefix, i), "app/v1"))
+	}
+	e.apply(set)
+	e.eventually(3*converge, fmt.Sprintf("v1 published in the %d repositories", n), func() (bool, string) {
+		c := 0
+		for i := 0; i < n; i++ {
+			if published(e, fmt.Sprintf("%s-%03d", prefix, i), "v1") {
+				c++
+			}
+		}
+		return c == n, fmt.Sprintf("%d published at v1", c)
+	})
+	return url, files
+}
+
+// setRollout is set app and where its rollout stands.
+func setRollout(e *env) (*pvsapi.PackageVariantSet, string) {
+	var s pvsapi.PackageVariantSet
+	if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
+		return nil, err.Error()
+	}
+	if r := s.Status.Rollout; r != nil {
+		return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
+	}
+	return &s, "no status.rollout"
+}
+
 // failingSet is healthSet with a failed expression (Flux's Kustomization
 // that attempted the revision and reports its health check failed), a
 // progress deadline of an hour, and onFailure: undo.
@@ -206,30 +217,8 @@ func TestFailingCanaryUndoneOnPorch(t *testing.T) {
 	e := newEnv(t, "failing")
 	approvingController(t)
 	const n = 5
-	url, files, _ := e.releaseFleet("f", n, map[string]string{"fleet": "yes", "region": "us-east1"}, true)
-	for i := 0; i < n; i++ {
-		e.apply(kustomization(fmt.Sprintf("f-%03d", i), "app/v1"))
-	}
-	e.apply(failingSet)
-	e.eventually(3*converge, "v1 published in the 5 repositories", func() (bool, string) {
-		c := 0
-		for i := 0; i < n; i++ {
-			if published(e, fmt.Sprintf("f-%03d", i), "v1") {
-				c++
-			}
-		}
-		return c == n, fmt.Sprintf("%d published at v1", c)
-	})
-	status := func() (*pvsapi.PackageVariantSet, string) {
-		var s pvsapi.PackageVariantSet
-		if err := e.c.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "app"}, &s); err != nil {
-			return nil, err.Error()
-		}
-		if r := s.Status.Rollout; r != nil {
-			return &s, fmt.Sprintf("%s: %s", r.Phase, r.Message)
-		}
-		return &s, "no status.rollout"
-	}
+	url, files := healthFleet(e, "f", n, failingSet)
+	status := func() (*pvsapi.PackageVariantSet, string) { return setRollout(e) }
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "nginx:1.27", "nginx:1.28", 1)
 	e.publishUpstream(url, "app", "v2", files)
 	e.eventuallyListed("blueprints", 3*converge, "the canary published at v2", func() (bool, string) {

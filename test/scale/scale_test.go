@@ -14,11 +14,13 @@ import (
 
 	"github.com/go-logr/logr"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/internal/procstat"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/embedded"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,7 +132,7 @@ func run(t *testing.T, c config) result {
 	if c.rollout {
 		f.st.mark()
 		m = measure()
-		f.st.Publish(ns, "blueprints", "app", blueprint(2))
+		f.st.Publish(ns, "blueprints", "app", storetest.Release(2))
 		f.queueSets(l)
 		f.waitRollout(t, l, c.timeout)
 		r.Rollout = m.phase(c.n, f.st.resetCalls())
@@ -257,21 +259,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// memory is the heap in use after a collection, the RSS and its peak.
+// memory is the heap in use after a collection, the RSS and its peak, in
+// MB.
 func memory() (heap, rss, peak int) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		for key, dst := range map[string]*int{"VmRSS:": &rss, "VmHWM:": &peak} {
-			if v, ok := strings.CutPrefix(l, key); ok {
-				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				*dst = kb >> 10
-			}
-		}
-	}
-	return int(ms.HeapAlloc >> 20), rss, peak
+	r, p := procstat.Memory(0)
+	return int(ms.HeapAlloc >> 20), int(r >> 20), int(p >> 20)
 }
 
 // fleet is the cluster, the stand-in and the controller's reconcilers.
@@ -305,7 +300,7 @@ func newFleet(t *testing.T, c config) *fleet {
 		objs = append(objs, &porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}})
 		f.st.AddRepository(ns, name)
 	}
-	f.st.Publish(ns, "blueprints", "app", blueprint(1))
+	f.st.Publish(ns, "blueprints", "app", storetest.Release(1))
 	f.client = watched(embedded.New(embedded.Options{Scheme: scheme, Objects: objs}), &f.loop)
 	for _, s := range f.sets {
 		o := &pvsapi.PackageVariantSet{}
@@ -452,13 +447,4 @@ spec:
     - name: rest
       maxUpdate: %d
 `, name, name, max(size/4, 1))
-}
-
-// blueprint is the upstream's n'th revision: a Kptfile and a ConfigMap.
-func blueprint(n int) map[string]string {
-	return map[string]string{
-		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
-		"package-context.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: app\n",
-		"app.yaml":             fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  release: \"%d\"\n", n),
-	}
 }

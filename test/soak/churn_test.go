@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -26,7 +27,7 @@ func (s *soak) churn() {
 	}
 	if s.round%15 == 0 {
 		s.upstreams++
-		s.store.Publish(ns, "blueprints", "app", blueprint(s.upstreams))
+		s.store.Publish(ns, "blueprints", "app", storetest.Release(s.upstreams))
 	}
 	owner := s.owners()
 	revs := s.store.All(ns)

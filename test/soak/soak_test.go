@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"github.com/pvkit/pvkit/internal/procstat"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -29,6 +30,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/variant"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,14 +137,7 @@ func sample() (heap, rss uint64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				rss = kb << 10
-			}
-		}
-	}
+	rss, _ = procstat.Memory(0)
 	return ms.HeapAlloc, rss
 }
 
@@ -204,7 +199,7 @@ func newSoak(t *testing.T, c config) *soak {
 		},
 	})
 	s.store = st
-	st.Publish(ns, "blueprints", "app", blueprint(1))
+	st.Publish(ns, "blueprints", "app", storetest.Release(1))
 	s.upstreams = 1
 	for _, name := range sets {
 		s.create(setYAML(name))
@@ -262,15 +257,6 @@ spec:
         dataExprs:
         - {key: repo, valueExpr: repository.name}
 `, name, name, ann)
-}
-
-// blueprint is the upstream's n'th revision: a Kptfile and a ConfigMap.
-func blueprint(n int) map[string]string {
-	return map[string]string{
-		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
-		"package-context.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: app\n",
-		"app.yaml":             fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  release: \"%d\"\n", n),
-	}
 }
 
 // reconcileAll reconciles every set, then every variant, in an order the

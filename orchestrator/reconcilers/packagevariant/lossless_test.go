@@ -314,27 +314,44 @@ func (e *env) faultyUpgrade(arm func(), want string) store.Revision {
 	return store.Revision{}
 }
 
-// upstreamUnreadOnce fails the first read of the new upstream once an
-// upgrade draft exists (Porch's "ref file is empty" on a revision it lists).
-type upstreamUnreadOnce struct {
+// unreadOnce fails one read after an upgrade draft's creation, of what
+// which names (the new upstream, the draft itself), with err.
+type unreadOnce struct {
 	refusedOnce
+	which  func(spec store.DraftSpec, d store.Revision) string
+	err    string
 	unread string
 }
 
-func (s *upstreamUnreadOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+func (s *unreadOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
 	d, err := s.refusedOnce.CreateDraft(ctx, spec)
 	if err == nil && spec.Task.Type == store.Upgrade && s.lose {
-		s.lose, s.unread = false, spec.Task.NewUpstream
+		s.lose, s.unread = false, s.which(spec, d)
 	}
 	return d, err
 }
 
-func (s *upstreamUnreadOnce) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+func (s *unreadOnce) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
 	if name == s.unread {
 		s.unread = ""
-		return store.Resources{}, errors.New("ref file is empty")
+		return store.Resources{}, errors.New(s.err)
 	}
 	return s.refusedOnce.GetResources(ctx, namespace, name)
+}
+
+// upstreamUnreadOnce fails the first read of the new upstream once an
+// upgrade draft exists (Porch's "ref file is empty" on a revision it lists).
+func upstreamUnreadOnce(st *fakestore.Store) *unreadOnce {
+	return &unreadOnce{refusedOnce: refusedOnce{Store: st}, err: "ref file is empty",
+		which: func(spec store.DraftSpec, _ store.Revision) string { return spec.Task.NewUpstream }}
+}
+
+// draftUnreadOnce refuses the first read of an upgrade draft right after
+// its creation, as Porch did at N=500 ("error cloning git repository ...
+// error creating main branch").
+func draftUnreadOnce(st *fakestore.Store) *unreadOnce {
+	return &unreadOnce{refusedOnce: refusedOnce{Store: st}, err: "error cloning git repository file:///deploy.git, fetch of remote repository failed: error creating main branch",
+		which: func(_ store.DraftSpec, d store.Revision) string { return d.Name }}
 }
 
 // e2e-porch (TestRolloutUndoOnPorch, a run after the fix above): the
@@ -343,7 +360,7 @@ func (s *upstreamUnreadOnce) GetResources(ctx context.Context, namespace, name s
 // created stays the variant's, and the next reconcile writes it.
 func TestFreshDraftsStepFailsBeforeItsWrite(t *testing.T) {
 	e := approvingEnv(t, false)
-	s := &upstreamUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	s := upstreamUnreadOnce(e.store)
 	e.r.Store = s
 	draft := e.faultyUpgrade(func() { s.lose = true }, "ref file is empty")
 	for i := 0; i < 4; i++ {
@@ -352,30 +369,6 @@ func TestFreshDraftsStepFailsBeforeItsWrite(t *testing.T) {
 	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
 		t.Fatalf("approval by policy after the failed step: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
 	}
-}
-
-// draftUnreadOnce refuses the first read of an upgrade draft right after
-// its creation, as Porch did at N=500 ("error cloning git repository ...
-// error creating main branch").
-type draftUnreadOnce struct {
-	refusedOnce
-	unread string
-}
-
-func (s *draftUnreadOnce) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
-	d, err := s.refusedOnce.CreateDraft(ctx, spec)
-	if err == nil && spec.Task.Type == store.Upgrade && s.lose {
-		s.lose, s.unread = false, d.Name
-	}
-	return d, err
-}
-
-func (s *draftUnreadOnce) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
-	if name == s.unread {
-		s.unread = ""
-		return store.Resources{}, errors.New("error cloning git repository file:///deploy.git, fetch of remote repository failed: error creating main branch")
-	}
-	return s.refusedOnce.GetResources(ctx, namespace, name)
 }
 
 // e2e-porch-release-bench at N=500 (issue 56): the reconcile that created
@@ -387,7 +380,7 @@ func (s *draftUnreadOnce) GetResources(ctx context.Context, namespace, name stri
 // since, it is the variant's, written and approved.
 func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	e := approvingEnv(t, false)
-	s := &draftUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	s := draftUnreadOnce(e.store)
 	e.r.Store = s
 	draft := e.faultyUpgrade(func() { s.lose = true }, "error creating main branch")
 	if lw := targetOf(e.get("app-prod"), draft.Name).LastWrite; lw != createdMark(draft.ResourceVersion) {
@@ -401,7 +394,7 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	}
 	// A person's edit after the creation moves the draft's version: not
 	// the variant's as created then; the edit is named (Edited) and kept.
-	s2 := &draftUnreadOnce{refusedOnce: refusedOnce{Store: e.store}}
+	s2 := draftUnreadOnce(e.store)
 	e.r.Store = s2
 	next := blueprint(t)
 	next["third.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: third\n"

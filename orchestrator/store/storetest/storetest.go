@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,6 +30,17 @@ var Blueprint = map[string]string{
 	"package-context.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\ndata:\n  name: app\n  upstream-only: dropped-on-clone\n",
 	"deployment.yaml":      "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.26\n",
 	"README.md":            "# app\n",
+}
+
+// Release is an upstream's n'th revision for the long runs (the soak, the
+// scale runs): a Kptfile, the package context and a ConfigMap that names
+// n, all local config but the ConfigMap.
+func Release(n int) map[string]string {
+	return map[string]string{
+		"Kptfile":              "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"package-context.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: app\n",
+		"app.yaml":             fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  release: \"%d\"\n", n),
+	}
 }
 
 // Run runs the suite; newHarness returns a fresh, empty store.
