@@ -183,7 +183,10 @@ func (s *Store) Read(ctx context.Context, namespace, name string) (store.Revisio
 // ApproveRevision implements store.Store: as Porch, only a Proposed
 // revision is approved.
 func (s *Store) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {
-	rev, err := find(s.engine.All(namespace), name)
+	rev, err := s.engine.Read(ctx, namespace, name) // one revision, not the namespace's copy
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Revision{}, fmt.Errorf("package revision %s: %w", name, store.ErrNotFound)
+	}
 	if err != nil {
 		return store.Revision{}, err
 	}
@@ -194,14 +197,6 @@ func (s *Store) ApproveRevision(ctx context.Context, namespace, name string) (st
 }
 
 // find is the revision of revs named name.
-func find(revs []store.Revision, name string) (store.Revision, error) {
-	for _, r := range revs {
-		if r.Name == name {
-			return r, nil
-		}
-	}
-	return store.Revision{}, fmt.Errorf("package revision %s: %w", name, store.ErrNotFound)
-}
 
 // placeholder refreshes Porch's branch placeholder of a package just
 // published on the branch, so that the store serves what a reopened one
