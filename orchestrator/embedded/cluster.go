@@ -16,6 +16,9 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,6 +55,66 @@ type Cluster struct {
 	// raced a write is not kept).
 	shared map[client.ObjectKey]map[reflect.Type]client.Object
 	ver    map[client.ObjectKey]uint64
+	// lists are whole namespaces listed with client.UnsafeDisableDeepCopy,
+	// by list type and namespace, served again (filtered by the labels
+	// asked) until any write (epoch counts them).
+	lists map[listKey]client.ObjectList
+	epoch uint64
+}
+
+type listKey struct {
+	t         reflect.Type
+	namespace string
+}
+
+// List is the in-memory client's, but for a list with
+// client.UnsafeDisableDeepCopy and at most a namespace and a label
+// selector: the namespace's objects as last listed are filtered and given
+// again, not decoded anew, until a write (controller-runtime's client
+// without a cache decodes the whole namespace for every list; 400 sets of
+// 25 listing 10,000 Repositories and PackageVariants each took a steady
+// resync to 130 CPU seconds: docs/scale.md). As with an informer, the
+// caller must not write to what it gets.
+func (c *Cluster) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	var o client.ListOptions
+	o.ApplyOptions(opts)
+	switch list.(type) {
+	case *unstructured.UnstructuredList, *metav1.PartialObjectMetadataList: // one Go type for every kind
+		return c.WithWatch.List(ctx, list, opts...)
+	}
+	if o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy || o.FieldSelector != nil || o.Limit > 0 || o.Continue != "" {
+		return c.WithWatch.List(ctx, list, opts...)
+	}
+	key := listKey{reflect.TypeOf(list), o.Namespace}
+	c.mu.Lock()
+	all, ok := c.lists[key]
+	epoch := c.epoch
+	c.mu.Unlock()
+	if !ok {
+		all = list.DeepCopyObject().(client.ObjectList)
+		if err := c.WithWatch.List(ctx, all, client.InNamespace(o.Namespace)); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if c.epoch == epoch {
+			if c.lists == nil {
+				c.lists = map[listKey]client.ObjectList{}
+			}
+			c.lists[key] = all
+		}
+		c.mu.Unlock()
+	}
+	items, err := apimeta.ExtractList(all)
+	if err != nil {
+		return err
+	}
+	kept := make([]runtime.Object, 0, len(items))
+	for _, it := range items {
+		if m, err := apimeta.Accessor(it); err == nil && (o.LabelSelector == nil || o.LabelSelector.Matches(labels.Set(m.GetLabels()))) {
+			kept = append(kept, it)
+		}
+	}
+	return apimeta.SetList(list, kept)
 }
 
 // Get is the in-memory client's, but for a read with
@@ -104,6 +167,8 @@ func (c *Cluster) touch(o client.Object) {
 	}
 	c.ver[key]++
 	delete(c.shared, key)
+	c.epoch++
+	clear(c.lists)
 }
 
 // Seed stores objects as they are, past the schemas (no UID or generation

@@ -2,7 +2,11 @@ package embedded
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -72,5 +76,58 @@ func TestNoCopyReadsSeeEveryWrite(t *testing.T) {
 	}
 	if err := c.Get(ctx, key, &pvsapi.PackageVariantSet{}, client.UnsafeDisableDeepCopy); err == nil {
 		t.Fatal("a deleted set read without a copy")
+	}
+}
+
+// A list with client.UnsafeDisableDeepCopy is the namespace's objects as
+// last listed, filtered by the labels asked, until any write; typed lists
+// only (an unstructured list is one Go type for every kind).
+func TestNoCopyListsSeeEveryWrite(t *testing.T) {
+	scheme, err := api.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Options{Scheme: scheme})
+	ctx := context.Background()
+	mk := func(name, group string) {
+		t.Helper()
+		r := &porchconfig.Repository{}
+		r.Name, r.Namespace, r.Labels = name, "default", map[string]string{"group": group}
+		if err := c.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a", "x")
+	mk("b", "y")
+	names := func(opts ...client.ListOption) string {
+		t.Helper()
+		var l porchconfig.RepositoryList
+		if err := c.List(ctx, &l, append(opts, client.InNamespace("default"), client.UnsafeDisableDeepCopy)...); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range l.Items {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(); got != "a,b" {
+		t.Fatalf("all: %s", got)
+	}
+	if got := names(client.MatchingLabels{"group": "y"}); got != "b" {
+		t.Fatalf("group y: %s", got)
+	}
+	if len(c.lists) != 1 {
+		t.Fatalf("the namespace's list was not kept: %d lists", len(c.lists))
+	}
+	mk("c", "y")
+	if got := names(client.MatchingLabels{"group": "y"}); got != "b,c" {
+		t.Fatalf("after a create: %s", got)
+	}
+	var u unstructured.UnstructuredList
+	u.SetAPIVersion("config.porch.kpt.dev/v1alpha1")
+	u.SetKind("RepositoryList")
+	if err := c.List(ctx, &u, client.InNamespace("default"), client.UnsafeDisableDeepCopy); err != nil || len(u.Items) != 3 {
+		t.Fatalf("an unstructured list: %d items, %v", len(u.Items), err)
 	}
 }

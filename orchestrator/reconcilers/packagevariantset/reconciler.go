@@ -231,7 +231,9 @@ func rolloutHeld(set *pvsapi.PackageVariantSet) error {
 func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (*pvsexpand.World, []store.Revision, error) {
 	w := pvsexpand.NewWorld(set.Namespace)
 	var repos porchconfig.RepositoryList
-	if err := r.Client.List(ctx, &repos, client.InNamespace(set.Namespace)); err != nil {
+	// Read only (objectOf): from the cache without a copy (a set of 25
+	// over a namespace of 10,000 Repositories copied them all).
+	if err := r.Client.List(ctx, &repos, client.InNamespace(set.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, fmt.Errorf("listing Repositories: %w", err)
 	}
 	for i := range repos.Items {
@@ -279,14 +281,16 @@ func objectOf(o client.Object) pvsexpand.Object {
 // deleted (their finalizer waits for their drafts).
 func (r *Reconciler) children(ctx context.Context, set *pvsapi.PackageVariantSet) ([]*pv.PackageVariant, map[string]bool, error) {
 	var list pvapi.PackageVariantList
+	// Listed without a copy (the cache's own objects), each child copied
+	// once matched: what follows may change them.
 	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace),
-		client.MatchingLabels{v1alpha2.SetLabel: pvsexpand.SetID(set.Core())}); err != nil {
+		client.MatchingLabels{v1alpha2.SetLabel: pvsexpand.SetID(set.Core())}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, fmt.Errorf("listing the set's PackageVariants: %w", err)
 	}
 	out := make([]*pv.PackageVariant, 0, len(list.Items))
 	deleting := map[string]bool{}
 	for i := range list.Items {
-		out = append(out, list.Items[i].Core())
+		out = append(out, list.Items[i].DeepCopy().Core())
 		if !list.Items[i].DeletionTimestamp.IsZero() {
 			deleting[list.Items[i].Name] = true
 		}
