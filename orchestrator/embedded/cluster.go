@@ -52,7 +52,9 @@ type Cluster struct {
 	// shared are objects read with client.UnsafeDisableDeepCopy, served
 	// again without a copy (as an informer cache serves them) until a
 	// write touches their key; ver counts each key's writes (a read that
-	// raced a write is not kept).
+	// raced a write is not kept): one counter per key the process ever
+	// wrote, which bounds it (pvctl run: one run; the controller never
+	// uses the embedded cluster).
 	shared map[client.ObjectKey]map[reflect.Type]client.Object
 	ver    map[client.ObjectKey]uint64
 	// lists are whole namespaces listed with client.UnsafeDisableDeepCopy,

@@ -203,9 +203,11 @@ func TestOnFailureUndo(t *testing.T) {
 		t.Fatalf("kept undone: %+v; events %q", f.status, f.events)
 	}
 	// A retry of another target is ignored.
-	f.ctl.Retry = "blueprints.app.v9@2026-11-28T15:00:00Z"
-	if f.plan(ref(2)); !f.status.UndoneOnFailure {
-		t.Fatalf("a retry of v9 retried v2: %s", f.status.Message)
+	for _, typo := range []string{"blueprints.app.v9@2026-11-28T15:00:00Z", "blueprints.app.v2", "blueprints.app.v2"} {
+		f.ctl.Retry = typo
+		if f.plan(ref(2)); !f.status.UndoneOnFailure || f.status.Message != before.Message+fmt.Sprintf("; the retry control %q does not name this rollout's target blueprints.app.v2 as TARGET@STAMP: not applied", typo) {
+			t.Fatalf("a retry %q: %s", typo, f.status.Message)
+		}
 	}
 	// Retried: from wave one, the canary first.
 	f.failing["c07"] = false

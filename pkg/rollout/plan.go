@@ -24,7 +24,22 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 		// target that a new revision has replaced.
 		res.Status.Message += fmt.Sprintf("; the undo control names %s, not this rollout's target %s: not applied", ctl.Undo, target.Name)
 	}
+	if t, _, ok := strings.Cut(ctl.Retry, "@"); ctl.Retry != "" && (!ok || t != target.Name) && (prev == nil || ctl.Retry != prev.Retried) {
+		// Said too: a typo, a value without its stamp, or another target's.
+		res.Status.Message += fmt.Sprintf("; the retry control %q does not name this rollout's target %s as TARGET@STAMP: not applied", ctl.Retry, target.Name)
+	}
 	return res
+}
+
+// planMessage is a message as plan made it, without what Plan added about
+// controls it did not apply (said again by each Plan, never accumulated).
+func planMessage(msg string) string {
+	for _, note := range []string{"; the undo control names ", "; the retry control "} {
+		if i := strings.Index(msg, note); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	return msg
 }
 
 // plan is Plan's stages.
@@ -159,7 +174,7 @@ func (p *planner) undo() Result {
 	case p.keptUndone && !p.undoing():
 		// Undone on failure before: the failures and the message as they
 		// were (the status is written once).
-		p.st.UndoneOnFailure, p.st.Failed, p.st.FailedCount, p.st.Message = true, p.prev.Failed, p.prev.FailedCount, p.prev.Message
+		p.st.UndoneOnFailure, p.st.Failed, p.st.FailedCount, p.st.Message = true, p.prev.Failed, p.prev.FailedCount, planMessage(p.prev.Message)
 	case p.onFailure:
 		more := ""
 		if p.failed > len(p.st.Failed) {
