@@ -31,17 +31,6 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 	return res
 }
 
-// planMessage is a message as plan made it, without what Plan added about
-// controls it did not apply (said again by each Plan, never accumulated).
-func planMessage(msg string) string {
-	for _, note := range []string{"; the undo control names ", "; the retry control "} {
-		if i := strings.Index(msg, note); i >= 0 {
-			msg = msg[:i]
-		}
-	}
-	return msg
-}
-
 // plan is Plan's stages.
 func (p *planner) plan() Result {
 	spec, children := p.spec, p.children
@@ -87,16 +76,6 @@ type planner struct {
 	// onFailure: this plan undoes the rollout on failure (spec.rollout.
 	// onFailure: undo); keptUndone: an earlier one did, and no retry came.
 	onFailure, keptUndone bool
-}
-
-// OnFailureUndo is spec.rollout.onFailure's undo.
-const OnFailureUndo = "undo"
-
-// retried says whether the retry control asks for this target again, a
-// value the rollout has not acted on yet.
-func (p *planner) retried() bool {
-	t, _, ok := strings.Cut(p.ctl.Retry, "@")
-	return ok && t == p.target.Name && (p.prev == nil || p.ctl.Retry != p.prev.Retried)
 }
 
 func (p *planner) event(reason EventReason, format string, args ...any) {

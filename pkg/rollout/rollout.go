@@ -321,3 +321,24 @@ func names(cs []*Child) []string {
 	sort.Strings(out)
 	return out
 }
+
+// planMessage is a message as plan made it, without what Plan added about
+// controls it did not apply (said again by each Plan, never accumulated).
+func planMessage(msg string) string {
+	for _, note := range []string{"; the undo control names ", "; the retry control "} {
+		if i := strings.Index(msg, note); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	return msg
+}
+
+// OnFailureUndo is spec.rollout.onFailure's undo.
+const OnFailureUndo = "undo"
+
+// retried says whether the retry control asks for this target again, a
+// value the rollout has not acted on yet.
+func (p *planner) retried() bool {
+	t, _, ok := strings.Cut(p.ctl.Retry, "@")
+	return ok && t == p.target.Name && (p.prev == nil || p.ctl.Retry != p.prev.Retried)
+}
