@@ -283,21 +283,21 @@ SOAK_SEED ?= 1
 soak:
 	PVKIT_SOAK_DURATION=$(SOAK_DURATION) PVKIT_SOAK_VARIANTS=$(SOAK_VARIANTS) PVKIT_SOAK_SEED=$(SOAK_SEED) go test -count=1 -timeout 0 -run '^TestSoak$$' -v ./test/soak/
 
-## bench-scale: the controller at SCALE_SIZES variants (sets of up to 5,000 children; and 10,000 in sets of 25) against a
-## Porch stand-in answering with the real stack's measured latency (test/scale): memory, cold start, steady resync and a
-## three-wave staged rollout, one process per size; prints docs/scale.md's tables (.cache/scale/tables.md). About 40 minutes.
+## bench-scale: the controller at SCALE_SIZES variants, in sets of up to 5,000 children (large) and in sets of 25 (small),
+## against a Porch stand-in answering with the real stack's measured latency (test/scale): memory, cold start, steady resync
+## and a three-wave staged rollout, one process per size and shape; prints docs/scale.md's tables (.cache/scale/tables.md).
+## About 80 minutes (SCALE_SHAPES=large: 40).
 SCALE_SIZES ?= 1000 5000 10000
+SCALE_SHAPES ?= large small
 SCALE_WORKERS ?= 32
 bench-scale:
 	@mkdir -p .cache/scale && rm -f .cache/scale/*.json
-	@for n in $(SCALE_SIZES); do \
-	  echo "== bench-scale: $$n variants ($$(date +%T))"; \
-	  PVKIT_SCALE=$$n PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=$(CURDIR)/.cache/scale/large-$$n.json \
-	    go test -count=1 -timeout 0 -run '^TestScale$$' ./test/scale/ >.cache/scale/large-$$n.log 2>&1 || { tail -20 .cache/scale/large-$$n.log; exit 1; }; \
-	done
-	@echo "== bench-scale: 10000 variants in sets of 25 ($$(date +%T))"
-	@PVKIT_SCALE=10000 PVKIT_SCALE_SHAPE=small PVKIT_SCALE_ROLLOUT=0 PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) PVKIT_SCALE_OUT=$(CURDIR)/.cache/scale/small-10000.json \
-	  go test -count=1 -timeout 0 -run '^TestScale$$' ./test/scale/ >.cache/scale/small-10000.log 2>&1 || { tail -20 .cache/scale/small-10000.log; exit 1; }
+	@for shape in $(SCALE_SHAPES); do for n in $(SCALE_SIZES); do \
+	  echo "== bench-scale: $$n variants, $$shape sets ($$(date +%T))"; \
+	  PVKIT_SCALE=$$n PVKIT_SCALE_SHAPE=$$shape PVKIT_SCALE_WORKERS=$(SCALE_WORKERS) PVKIT_SCALE_COMMIT=$$(git rev-parse --short HEAD 2>/dev/null) \
+	    PVKIT_SCALE_OUT=$(CURDIR)/.cache/scale/$$shape-$$n.json \
+	    go test -count=1 -timeout 0 -run '^TestScale$$' ./test/scale/ >.cache/scale/$$shape-$$n.log 2>&1 || { tail -20 .cache/scale/$$shape-$$n.log; exit 1; }; \
+	done; done
 	@go run ./internal/cmd/scaletable .cache/scale/*.json | tee .cache/scale/tables.md
 
 ## bench-pvctl: pvctl run, first and no-op, on a set fanned out to 1,000 repositories; a release with a realistic
