@@ -416,6 +416,13 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 	if r.Message != "" {
 		fmt.Fprintf(w, "  %s\n", r.Message)
 	}
+	if h := r.Window; h != nil {
+		until := ""
+		if h.Until != "" {
+			until = " (until " + h.Until + ")"
+		}
+		fmt.Fprintf(w, "  held by a window: %s%s\n", h.Reason, until)
+	}
 	for _, wv := range r.Waves {
 		fmt.Fprintf(w, "  wave %-12s %-9s %d/%d moved, %d done\n", wv.Name, wv.State, wv.Moved, len(wv.Members), wv.Done)
 	}

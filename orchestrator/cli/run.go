@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"io"
 	"os"
 	"slices"
@@ -36,6 +37,8 @@ type runFlags struct {
 	// provenanceKey and provenanceSigners: --provenance-key and
 	// --provenance-allowed-signers.
 	provenanceKey, provenanceSigners string
+	// now is --now: the instant the run takes as now (empty: the clock).
+	now string
 }
 
 const runLong = `Run the controllers' reconcile once against the repositories in --repos. The files
@@ -114,6 +117,7 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.StringArrayVar(&r.sync, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
 	f.StringVar(&r.provenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase that signs the provenance record of each draft the run writes (pvctl verify --allowed-signers checks it); default: unsigned records")
 	f.StringVar(&r.provenanceSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved only when its record is signed by one of these keys")
+	f.StringVar(&r.now, "now", "", "the instant the run takes as now (RFC 3339, such as 2026-11-27T18:00:00Z): a rollout's windows, deadlines and soaks are read by it; to preview a window, and in tests (default: the clock)")
 	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop the run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
 	r.render.add(c)
 }
@@ -134,7 +138,22 @@ func (r *runFlags) check() error {
 	case r.timeout < 0:
 		return usageErr("--timeout must not be negative, found %s", r.timeout)
 	}
+	if _, err := r.clock(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// clock is --now as the run's clock (nil: the real one).
+func (r *runFlags) clock() (kit.Clock, error) {
+	if r.now == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, r.now)
+	if err != nil {
+		return nil, usageErr("--now %q is not an RFC 3339 instant such as 2026-11-27T18:00:00Z", r.now)
+	}
+	return kit.Fixed(t), nil
 }
 
 // checkFleet refuses a run that would start a fleet nobody asked for: with
@@ -175,7 +194,8 @@ func (r *runFlags) options(o *Options) (local.RunOptions, error) {
 	if err != nil {
 		return local.RunOptions{}, usageErr("%v", err)
 	}
-	return local.RunOptions{Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath,
+	clock, _ := r.clock() // check() refused a bad one
+	return local.RunOptions{Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath, Clock: clock,
 		Prune: r.prune, DryRun: r.dryRun, Diff: r.diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: r.maxChildren,
 		ReadableKinds: r.readable, Render: rendering, Sync: r.sync, Provenance: prov}, nil
 }

@@ -2,6 +2,7 @@ package pvsexpand
 
 import (
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/window"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -72,6 +73,9 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 	}
 	if r.OnFailure != "" && r.OnFailure != "pause" && r.OnFailure != "undo" {
 		v.errorf("spec.rollout.onFailure", "`spec.rollout.onFailure` must be pause or undo, found %q", r.OnFailure)
+	}
+	for _, wp := range window.Check("spec.rollout.windows", r.Windows) {
+		v.errorf(wp.Field, "%s", wp.Message)
 	}
 	if r.MinSuccessSeconds != nil && r.Health == nil {
 		v.errorf("spec.rollout.minSuccessSeconds", "`spec.rollout.minSuccessSeconds` needs `spec.rollout.health`: without a health check there is nothing to stay healthy")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
@@ -50,6 +51,7 @@ func (p *planner) plan() Result {
 	if empty := emptyWaves(spec, waveStatuses(spec, p.waves)); len(empty) > 0 && !anyMoved(children, p.target) {
 		return p.emptyPause(empty)
 	}
+	p.windows()
 	p.phase(p.pin())
 	p.res.Status = p.st
 	return p.res
@@ -76,6 +78,8 @@ type planner struct {
 	// onFailure: this plan undoes the rollout on failure (spec.rollout.
 	// onFailure: undo); keptUndone: an earlier one did, and no retry came.
 	onFailure, keptUndone bool
+	// held: a window holds new moves back (windows).
+	held bool
 }
 
 func (p *planner) event(reason EventReason, format string, args ...any) {
@@ -212,34 +216,6 @@ func (p *planner) membership() {
 	}
 }
 
-// spread orders children (sorted by name) in turn from each value of the
-// label key (values sorted; a child without the label in a group of its
-// own, last): the order in which sized waves take them.
-func spread(cs []*Child, key string) []*Child {
-	groups := map[string][]*Child{}
-	var values []string
-	for _, c := range cs {
-		v, ok := c.Labels[key]
-		if !ok {
-			v = "\xff" // sorts last
-		}
-		if _, seen := groups[v]; !seen {
-			values = append(values, v)
-		}
-		groups[v] = append(groups[v], c)
-	}
-	sort.Strings(values)
-	out := make([]*Child, 0, len(cs))
-	for i := 0; len(out) < len(cs); i++ {
-		for _, v := range values {
-			if i < len(groups[v]) {
-				out = append(out, groups[v][i])
-			}
-		}
-	}
-	return out
-}
-
 // finished is the plan when nothing rolls: every child at the target (a
 // first revision, or a finished rollout); held ones keep theirs.
 func (p *planner) finished() Result {
@@ -357,6 +333,15 @@ func (p *planner) pin() (open int) {
 			if prevState(p.prev, i, p.restart) != WaveComplete {
 				p.event(EventWaveCompleted, "wave %s is at %s (%d children)", ws.Name, p.target.Name, len(p.waves[i]))
 			}
+		case open < 0 && p.held && prevState(p.prev, i, p.restart) != WaveOpen:
+			open = i // the wave to open, held by a window: it opens later
+			for _, c := range p.waves[i] {
+				if pinnedTo(c.Current, p.target) {
+					p.res.Pins[c.Name] = Pin(p.base, p.target)
+				} else {
+					p.res.Pins[c.Name] = p.keep(c)
+				}
+			}
 		case open < 0:
 			open, ws.State = i, WaveOpen
 			if prevState(p.prev, i, p.restart) != WaveOpen {
@@ -442,7 +427,7 @@ func (p *planner) move(i int, ws *v1alpha2.WaveStatus) {
 		switch {
 		case pinnedTo(c.Current, p.target):
 			p.res.Pins[c.Name] = Pin(p.base, p.target) // moved: stays moved
-		case p.ctl.Hold[c.Name] || p.overBudget || p.ctl.Paused || inFlight >= max:
+		case p.ctl.Hold[c.Name] || p.overBudget || p.ctl.Paused || p.held || inFlight >= max:
 			p.res.Pins[c.Name] = p.keep(c)
 		default:
 			p.res.Pins[c.Name] = Pin(p.base, p.target)
@@ -478,5 +463,15 @@ func (p *planner) phase(open int) {
 		w := st.Waves[open]
 		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
 			waiting(p.waves[open], p.target, p.skip)
+		if h := st.Window; h != nil {
+			verb := "moves no new child"
+			if w.State == WavePending {
+				verb = "does not open"
+			}
+			st.Message = fmt.Sprintf("wave %s %s: %s; ", w.Name, verb, h.Reason) + st.Message
+		}
+	}
+	if open < 0 {
+		st.Window, p.res.Recheck = nil, time.Time{} // complete: no window matters
 	}
 }

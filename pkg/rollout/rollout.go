@@ -44,6 +44,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -129,6 +130,9 @@ type Controls struct {
 	// Retry (pvkit.dev/rollout-retry, TARGET@STAMP) rolls a target out
 	// again after the rollout undid itself on failure: once per value.
 	Retry string
+	// Now is the plan's clock, for spec.rollout.windows (zero, with
+	// windows: they hold, as no instant is known).
+	Now time.Time
 }
 
 // Result is a plan: the upstream each child gets, the rollout's new
@@ -139,6 +143,9 @@ type Result struct {
 	Events []Event
 	// Pause is why a Paused rollout is paused ("" otherwise).
 	Pause PauseCause
+	// Recheck, when set, is when the windows' verdict may change: the
+	// caller plans again then though nothing else changes.
+	Recheck time.Time
 }
 
 // PauseCause is why a rollout is paused.
@@ -341,4 +348,32 @@ const OnFailureUndo = "undo"
 func (p *planner) retried() bool {
 	t, _, ok := strings.Cut(p.ctl.Retry, "@")
 	return ok && t == p.target.Name && (p.prev == nil || p.ctl.Retry != p.prev.Retried)
+}
+
+// spread orders children (sorted by name) in turn from each value of the
+// label key (values sorted; a child without the label in a group of its
+// own, last): the order in which sized waves take them.
+func spread(cs []*Child, key string) []*Child {
+	groups := map[string][]*Child{}
+	var values []string
+	for _, c := range cs {
+		v, ok := c.Labels[key]
+		if !ok {
+			v = "\xff" // sorts last
+		}
+		if _, seen := groups[v]; !seen {
+			values = append(values, v)
+		}
+		groups[v] = append(groups[v], c)
+	}
+	sort.Strings(values)
+	out := make([]*Child, 0, len(cs))
+	for i := 0; len(out) < len(cs); i++ {
+		for _, v := range values {
+			if i < len(groups[v]) {
+				out = append(out, groups[v][i])
+			}
+		}
+	}
+	return out
 }

@@ -119,15 +119,18 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 			}
 			ch.Done, ch.Failed, ch.Why = vd.Done, vd.Failed, vd.Why
 			if !vd.Recheck.IsZero() {
-				if d := vd.Recheck.Sub(r.now()) + time.Second; again == 0 || d < again {
-					again = d
-				}
+				again = sooner(again, vd.Recheck.Sub(r.now())+time.Second)
 			}
 		}
 		children = append(children, ch)
 	}
 	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
-	res := rollout.Plan(spec, prev, *u, target, children, controls(set.Annotations))
+	ctl := controls(set.Annotations)
+	ctl.Now = r.now()
+	res := rollout.Plan(spec, prev, *u, target, children, ctl)
+	if !res.Recheck.IsZero() { // a window opens or closes then (rule: rollout-windows)
+		again = sooner(again, res.Recheck.Sub(ctl.Now)+time.Second)
+	}
 	pinChildren(x, res, spec)
 	approveWaves(set, x, res, target, store.LockFor(up).Ref)
 	set.Status.Rollout = &res.Status
@@ -432,6 +435,14 @@ func controls(ann map[string]string) rollout.Controls {
 		c.Paused, c.PauseMessage = true, fmt.Sprintf("%s is %q", RolloutPauseAnnotation, v)
 	}
 	return c
+}
+
+// sooner is the sooner of two requeues (0: none).
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 func (r *Reconciler) now() time.Time {

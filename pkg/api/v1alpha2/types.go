@@ -101,6 +101,40 @@ type Rollout struct {
 	// +optional
 	// +kubebuilder:validation:Enum=pause;undo
 	OnFailure string `json:"onFailure,omitempty"`
+	// Windows say when the rollout may move children (Argo CD's sync
+	// windows): with allow windows, only while one is open; never while a
+	// deny window is open. A window held back opens no wave and moves no
+	// new child; children already moved finish, and an undo is never held
+	// (package window).
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	Windows []Window `json:"windows,omitempty"`
+}
+
+// Window is an allow or deny window of a rollout: it opens at each start
+// its cron schedule names, in its time zone, for its duration.
+type Window struct {
+	// Name, shown in messages.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+	// Kind is allow or deny.
+	// +kubebuilder:validation:Enum=allow;deny
+	Kind string `json:"kind"`
+	// Schedule is a five-field cron line (minute hour day-of-month month
+	// day-of-week) or a descriptor such as @daily: when the window opens.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	Schedule string `json:"schedule"`
+	// Duration is how long it stays open from each start (1h, 90m; from
+	// 1m to 168h).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	Duration string `json:"duration"`
+	// TimeZone is an IANA name (Europe/Berlin); default UTC.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // Wave is one stage of a rollout.
@@ -299,6 +333,20 @@ type RolloutStatus struct {
 	// (TARGET@STAMP): the same value does not retry it again.
 	// +optional
 	Retried string `json:"retried,omitempty"`
+	// Window, while a window holds the rollout back (spec.rollout.
+	// windows), says which and until when.
+	// +optional
+	Window *WindowHold `json:"window,omitempty"`
+}
+
+// WindowHold is a window holding a rollout back.
+type WindowHold struct {
+	// Reason names the window (or says that no allow window is open).
+	Reason string `json:"reason"`
+	// Until is when it stops holding (RFC 3339): the deny window's end,
+	// or the next allow window's start; empty when none is due.
+	// +optional
+	Until string `json:"until,omitempty"`
 }
 
 // RolloutPhase is where a staged rollout stands.
