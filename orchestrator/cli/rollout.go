@@ -416,6 +416,10 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 	if r.Message != "" {
 		fmt.Fprintf(w, "  %s\n", r.Message)
 	}
+	if u := r.UndoProgress; u != nil && r.From != nil {
+		fmt.Fprintf(w, "  undo: %d of %d children back at %s (published and Ready there), %d pinned to it, %d on their way\n",
+			u.Done, u.Children, r.From.Name, u.Back, u.Children-u.Done)
+	}
 	if h := r.Window; h != nil {
 		until := ""
 		if h.Until != "" {

@@ -451,11 +451,17 @@ func TestRolloutUndoLocally(t *testing.T) {
 	// Issue 57 #6: the run applied the undo: no longer pending (it read
 	// pending forever, compared with the saved annotations, which never
 	// carry pvctl's controls).
-	if st := w.mustCmd(ExitOK, "rollout", "status", "app"); strings.Contains(st, "pending") {
+	st := w.mustCmd(ExitOK, "rollout", "status", "app")
+	if strings.Contains(st, "pending") {
 		t.Fatalf("the run applied the undo, and rollout status still says pending:\n%s", st)
 	}
+	// And it counts the undo's progress: the 4 moved ones wait for their
+	// drafts back to v1, the 6 others are there.
+	contains(t, st, "undo: 6 of 10 children back at blueprints.app.v1 (published and Ready there), 10 pinned to it, 4 on their way")
 	w.approveDrafts()
 	w.run(ExitStalled)
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "undo: 10 of 10 children back at blueprints.app.v1 (published and Ready there), 10 pinned to it, 0 on their way")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "json"), `"undoProgress": {`)
 	if d := w.drafts(); len(d) != 0 {
 		t.Fatalf("drafts after the undo's were approved: %v", d)
 	}

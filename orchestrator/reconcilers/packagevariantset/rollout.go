@@ -133,6 +133,9 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	}
 	pinChildren(x, res, spec)
 	approveWaves(set, x, res, target, store.LockFor(up).Ref)
+	if err := r.undoProgress(ctx, set, &res.Status, names(children), revs, g); err != nil {
+		return 0, err
+	}
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
@@ -140,6 +143,15 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		again = 0
 	}
 	return again, nil
+}
+
+// names are the children's names.
+func names(cs []rollout.Child) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
 }
 
 // pinChildren gives each computed child the upstream the plan pins and

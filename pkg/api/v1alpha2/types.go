@@ -337,6 +337,20 @@ type RolloutStatus struct {
 	// windows), says which and until when.
 	// +optional
 	Window *WindowHold `json:"window,omitempty"`
+	// UndoProgress, while the rollout is undone, counts the children on
+	// their way back to From.
+	// +optional
+	UndoProgress *UndoProgress `json:"undoProgress,omitempty"`
+}
+
+// UndoProgress counts an undone rollout's children on their way back:
+// of Children, Back are pinned to From again and Done are there (the
+// revision published and Ready, and healthy when the rollout has a health
+// check), read from the children's status.
+type UndoProgress struct {
+	Children int `json:"children"`
+	Back     int `json:"back"`
+	Done     int `json:"done"`
 }
 
 // WindowHold is a window holding a rollout back.
