@@ -248,7 +248,7 @@ func clusterObjects(in *input, st *state.State) (objs, deleted []client.Object) 
 	for _, s := range in.sets {
 		s.UID, s.Generation = UID("PackageVariantSet", s.Namespace, s.Name), 1
 		if old, ok := oldS[s.Name]; ok {
-			s.UID, s.Generation, s.Status = old.UID, old.Generation, old.Status
+			s.UID, s.Generation, s.Status, s.Finalizers = old.UID, old.Generation, old.Status, old.Finalizers
 			if !equality.Semantic.DeepEqual(old.Spec, s.Spec) {
 				s.Generation++
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"time"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
@@ -78,6 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !set.DeletionTimestamp.IsZero() {
+		if controllerutil.ContainsFinalizer(set, ChildrenFinalizer) {
+			return r.reconcileDeletion(ctx, set, start) // wave by wave (rule set-deletion)
+		}
 		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
 		return ctrl.Result{}, nil // children go with it (owner references)
 	}
@@ -135,6 +139,9 @@ const ExpandTimeout = 10 * time.Second
 // again though nothing changes (applyRollout).
 func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVariantSet, again *time.Duration) error {
 	if err := r.handOver(ctx, set); err != nil {
+		return err
+	}
+	if err := r.ensureFinalizer(ctx, set); err != nil {
 		return err
 	}
 	core := set.Core()
