@@ -96,7 +96,7 @@ undeploy:
 	kubectl delete -k config/rbac --ignore-not-found
 
 ## uninstall: the controller goes (undeploy), then pvctl release -A: every revision a variant owns is
-## released (ownerless, in place) and every variant loses pvkit's finalizer; nothing is deleted
+## released (ownerless, in place) and every variant and set loses pvkit's finalizer; nothing is deleted
 uninstall: undeploy bin/pvctl
 	bin/pvctl release -A
 

@@ -10,6 +10,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +23,7 @@ import (
 // Release is the uninstall step that makes the controller's removal safe:
 // with the controller stopped (make undeploy), every PackageRevision owned
 // by a PackageVariant loses that owner reference, and every PackageVariant
-// loses pvkit's finalizer. Nothing is deleted: the revisions stay in Porch,
+// and PackageVariantSet loses pvkit's finalizer. Nothing is deleted: the revisions stay in Porch,
 // ownerless, and the variants stay, for Porch's controllers (or a later
 // pvkit) to take over, or for the CRDs to be removed without any variant
 // hanging in Terminating. With dryRun it only says what it would do.
@@ -77,6 +79,35 @@ func Release(ctx context.Context, c client.Client, namespace string, dryRun bool
 			}
 		}
 		fmt.Fprintf(w, "%s the finalizer of PackageVariant %s\n", verb, key(v))
+	}
+	errs = append(errs, releaseSets(ctx, c, namespace, dryRun, verb, w))
+	return errors.Join(errs...)
+}
+
+// releaseSets removes the sets' finalizer (packagevariantset.
+// ChildrenFinalizer: a deleted set removes its children wave by wave),
+// so that no set hangs in Terminating without its controller.
+func releaseSets(ctx context.Context, c client.Client, namespace string, dryRun bool, verb string, w io.Writer) error {
+	var sets pvsapi.PackageVariantSetList
+	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("listing PackageVariantSets: %w", err)
+	}
+	sort.Slice(sets.Items, func(i, j int) bool { return key(&sets.Items[i]) < key(&sets.Items[j]) })
+	var errs []error
+	for i := range sets.Items {
+		s := &sets.Items[i]
+		if !controllerutil.ContainsFinalizer(s, packagevariantset.ChildrenFinalizer) {
+			continue
+		}
+		if !dryRun {
+			orig := s.DeepCopy()
+			controllerutil.RemoveFinalizer(s, packagevariantset.ChildrenFinalizer)
+			if err := c.Patch(ctx, s, client.MergeFrom(orig)); err != nil {
+				errs = append(errs, fmt.Errorf("removing the finalizer of PackageVariantSet %s: %w", key(s), err))
+				continue
+			}
+		}
+		fmt.Fprintf(w, "%s the finalizer of PackageVariantSet %s\n", verb, key(s))
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,8 @@ import (
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,13 +30,14 @@ func TestRelease(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: pv.APIVersion, Kind: pv.Kind, Name: "app", UID: "uid-app"}, {APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "uid-cm"}}}}
 	other := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Name: "deploy.other.x", Namespace: "ns",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: pv.APIVersion, Kind: pv.Kind, Name: "gone", UID: "uid-gone"}}}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(v, owned, other).Build()
+	set := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "ns", Finalizers: []string{packagevariantset.ChildrenFinalizer}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(v, owned, other, set).Build()
 	ctx := context.Background()
 	var out bytes.Buffer
 	if err := Release(ctx, c, "", true, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "would release PackageRevision ns/deploy.app.packagevariant-1 (no PackageVariant owns it now)\nwould remove the finalizer of PackageVariant ns/app\n" {
+	if out.String() != "would release PackageRevision ns/deploy.app.packagevariant-1 (no PackageVariant owns it now)\nwould remove the finalizer of PackageVariant ns/app\nwould remove the finalizer of PackageVariantSet ns/fleet\n" {
 		t.Fatalf("dry run said:\n%s", out.String())
 	}
 	var got porchapi.PackageRevision
@@ -53,6 +56,10 @@ func TestRelease(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(other), &got); err != nil || len(got.OwnerReferences) != 1 {
 		t.Fatalf("a revision owned by no current variant changed: %v %+v", err, got.OwnerReferences)
+	}
+	var gotS pvsapi.PackageVariantSet
+	if err := c.Get(ctx, client.ObjectKeyFromObject(set), &gotS); err != nil || len(gotS.Finalizers) != 0 {
+		t.Fatalf("set: %v %+v", err, gotS.Finalizers)
 	}
 	var gotV pvapi.PackageVariant
 	if err := c.Get(ctx, client.ObjectKeyFromObject(v), &gotV); err != nil || len(gotV.Finalizers) != 0 {

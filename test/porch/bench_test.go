@@ -253,9 +253,14 @@ func (e *env) benchRepos(t *testing.T, n int) []string {
 // (which deletes the drafts), then the repositories, which Porch would
 // otherwise keep syncing every 5 s for the rest of the benchmark.
 func (e *env) retire(t *testing.T) {
-	// No kube-controller-manager here, so no garbage collector: the
-	// children are deleted by name once their set is gone.
-	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariantsets", "--all"); err != nil {
+	// A set deletes its children itself, the last wave first, under its
+	// mass-deletion guard (rule set-deletion): lifted here. No
+	// kube-controller-manager, so no garbage collector: whatever is left
+	// is deleted by name.
+	if _, err := kubectl("", "annotate", "-n", e.ns, "packagevariantsets", "--all", "--overwrite", "pvkit.dev/allow-mass-deletion=true"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariantsets", "--all", "--wait=false"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kubectl("", "delete", "-n", e.ns, "packagevariants", "--all", "--wait=false"); err != nil {
@@ -267,6 +272,13 @@ func (e *env) retire(t *testing.T) {
 			return false, err.Error()
 		}
 		return len(l.Items) == 0, fmt.Sprintf("%d children", len(l.Items))
+	})
+	e.eventually(2*converge, "the sets gone", func() (bool, string) {
+		var l pvsapi.PackageVariantSetList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		return len(l.Items) == 0, fmt.Sprintf("%d sets", len(l.Items))
 	})
 	if _, err := kubectl("", "delete", "-n", e.ns, "repositories", "--all", "--timeout=120s"); err != nil {
 		t.Fatal(err)
