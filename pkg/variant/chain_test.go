@@ -298,3 +298,36 @@ func TestFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// The fingerprint's format is fixed: every variant's status records its
+// last write by it (status.downstreamTargets[].lastWrite), so a change of
+// format would read every draft as a person's edit. The memo of files'
+// parts (contributions) changes no digest, the first time or the second.
+func TestFingerprintFormat(t *testing.T) {
+	files := map[string]string{
+		"Kptfile":         "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app # the name\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    internal.config.kubernetes.io/path: deployment.yaml\nspec:\n  replicas: 2\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+		"README.md":       "# app\n",
+		"bad.yaml":        "a: [\n",
+	}
+	for i := 0; i < 2; i++ {
+		if got := Fingerprint(files); got != "sha256:935fb85039b7786675fcb0965af9aa9b466116f4aa042aca6500b796b30537ba" {
+			t.Fatalf("pass %d: %s", i, got)
+		}
+		if got := FileDigests(files)["deployment.yaml"]; got != "sha256:34fccad7481ab2c5dd56f0df59e492b10ec8dac7fc2da2ba149062ac6cea84aa" {
+			t.Fatalf("pass %d: deployment.yaml %s", i, got)
+		}
+		if got := FileDigests(files)["bad.yaml"]; got != "sha256:9a47c342662729759e0eb658ae48165bd1d3907eac16953405ad2d5b724d1cfc" {
+			t.Fatalf("pass %d: bad.yaml %s", i, got)
+		}
+	}
+	// The memo is bounded: filled past its size it starts again.
+	m := &memo{m: map[[32]byte][]byte{}}
+	part := make([]byte, memoBytes/64)
+	for i := 0; i < 70; i++ {
+		m.put(memoKey("f", string(rune(i))), part)
+	}
+	if m.size > memoBytes || len(m.m) > 64 {
+		t.Fatalf("the memo holds %d bytes in %d entries, past its bound %d", m.size, len(m.m), memoBytes)
+	}
+}

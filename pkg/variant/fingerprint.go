@@ -1,9 +1,11 @@
 package variant
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -26,22 +28,89 @@ func Fingerprint(files map[string]string) string {
 	h := sha256.New()
 	for _, name := range names {
 		fmt.Fprintf(h, "%s\x00", name)
-		items, err := krm.FilesToItems(map[string]string{name: files[name]})
-		if err != nil || !krm.IsResourceFile(name) {
-			fmt.Fprintf(h, "%d\x00%s", len(files[name]), files[name])
-			continue
-		}
-		for _, it := range items {
-			it = it.Copy()
-			dropKptAnnotations(it.YNode())
-			b, err := it.MarshalJSON()
-			if err != nil || it.YNode().Kind != yaml.MappingNode {
-				b = []byte(it.MustString())
-			}
-			fmt.Fprintf(h, "%d\x00%s", len(b), b)
-		}
+		h.Write(contribution(name, files[name]))
 	}
 	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
+// contribution is a file's part of its package's Fingerprint: each object
+// as canonical JSON, or the file as it is, each with its length.
+// Resource files' parts are memoized (contributions).
+func contribution(name, content string) []byte {
+	if !krm.IsResourceFile(name) {
+		return []byte(fmt.Sprintf("%d\x00%s", len(content), content))
+	}
+	key := memoKey(name, content)
+	if b, ok := contributions.get(key); ok {
+		return b
+	}
+	var buf bytes.Buffer
+	items, err := krm.FilesToItems(map[string]string{name: content})
+	if err != nil {
+		items = nil
+		fmt.Fprintf(&buf, "%d\x00%s", len(content), content)
+	}
+	for _, it := range items {
+		it = it.Copy()
+		dropKptAnnotations(it.YNode())
+		b, err := it.MarshalJSON()
+		if err != nil || it.YNode().Kind != yaml.MappingNode {
+			b = []byte(it.MustString())
+		}
+		fmt.Fprintf(&buf, "%d\x00%s", len(b), b)
+	}
+	contributions.put(key, buf.Bytes())
+	return buf.Bytes()
+}
+
+// contributions memoizes resource files' parts of fingerprints, by the
+// digest of the file's name and content (a digest by meaning is a function
+// of them: the memo changes no fingerprint, TestFingerprintFormat). A
+// package's files are fingerprinted several times a reconcile (its write,
+// the check of what the store answered, approval's, drift's, the
+// provenance record's), and parsing them was 7% of a realistic first run
+// (issue 56 #4). Its memory has a bound: past memoBytes it starts again
+// empty (a memo, not a store: a miss only parses again).
+var contributions = &memo{m: map[[sha256.Size]byte][]byte{}}
+
+const memoBytes = 32 << 20
+
+type memo struct {
+	mu   sync.Mutex
+	m    map[[sha256.Size]byte][]byte
+	size int
+}
+
+func memoKey(name, content string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(content))
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+func (c *memo) get(k [sha256.Size]byte) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *memo) put(k [sha256.Size]byte, b []byte) {
+	if len(b) > memoBytes/64 {
+		return // a large file: not worth the room
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size+len(b) > memoBytes {
+		c.m, c.size = map[[sha256.Size]byte][]byte{}, 0
+	}
+	if _, ok := c.m[k]; !ok {
+		c.m[k] = b
+		c.size += len(b) + sha256.Size
+	}
 }
 
 // dropKptAnnotations removes the path, index and id annotations kpt and
