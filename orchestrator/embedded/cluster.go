@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clienttesting "k8s.io/client-go/testing"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,9 +61,17 @@ type Cluster struct {
 	ver    map[client.ObjectKey]uint64
 	// lists are whole namespaces listed with client.UnsafeDisableDeepCopy,
 	// by list type and namespace, served again (filtered by the labels
-	// asked) until any write (epoch counts them).
-	lists map[listKey]client.ObjectList
-	epoch uint64
+	// asked), as an informer's indexer serves them: a write marks its
+	// object's name dirty in the lists of its kind and namespace (dirty),
+	// and the next list reads those objects again, one each, not the
+	// whole namespace (epoch counts the writes, for a list built whole
+	// while one ran). listMu makes one list at a time bring a kept list up
+	// to date.
+	lists  map[listKey]client.ObjectList
+	kinds  map[listKey]string
+	dirty  map[listKey]map[string]bool
+	epoch  uint64
+	listMu sync.Mutex
 }
 
 type listKey struct {
@@ -88,23 +98,11 @@ func (c *Cluster) List(ctx context.Context, list client.ObjectList, opts ...clie
 		return c.WithWatch.List(ctx, list, opts...)
 	}
 	key := listKey{reflect.TypeOf(list), o.Namespace}
-	c.mu.Lock()
-	all, ok := c.lists[key]
-	epoch := c.epoch
-	c.mu.Unlock()
-	if !ok {
-		all = list.DeepCopyObject().(client.ObjectList)
-		if err := c.WithWatch.List(ctx, all, client.InNamespace(o.Namespace)); err != nil {
-			return err
-		}
-		c.mu.Lock()
-		if c.epoch == epoch {
-			if c.lists == nil {
-				c.lists = map[listKey]client.ObjectList{}
-			}
-			c.lists[key] = all
-		}
-		c.mu.Unlock()
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	all, err := c.kept(ctx, key, list)
+	if err != nil {
+		return err
 	}
 	items, err := apimeta.ExtractList(all)
 	if err != nil {
@@ -117,6 +115,94 @@ func (c *Cluster) List(ctx context.Context, list client.ObjectList, opts ...clie
 		}
 	}
 	return apimeta.SetList(list, kept)
+}
+
+// kept is the namespace's list as kept, brought up to date: listed whole
+// the first time (kept unless a write ran meanwhile), then each object a
+// write marked dirty read again (gone: dropped).
+func (c *Cluster) kept(ctx context.Context, key listKey, list client.ObjectList) (client.ObjectList, error) {
+	c.mu.Lock()
+	all, ok := c.lists[key]
+	epoch := c.epoch
+	names := c.dirty[key]
+	delete(c.dirty, key)
+	c.mu.Unlock()
+	if !ok {
+		all = list.DeepCopyObject().(client.ObjectList)
+		if err := c.WithWatch.List(ctx, all, client.InNamespace(key.namespace)); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.epoch == epoch {
+			if c.lists == nil {
+				c.lists, c.kinds = map[listKey]client.ObjectList{}, map[listKey]string{}
+			}
+			c.lists[key], c.kinds[key] = all, strings.TrimSuffix(KindOf(c.Scheme(), all), "List")
+		}
+		c.mu.Unlock()
+		return all, nil
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	fresh, err := c.refresh(ctx, key, all, names)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if _, still := c.lists[key]; still {
+		c.lists[key] = fresh
+	}
+	c.mu.Unlock()
+	return fresh, nil
+}
+
+// refresh is a kept list with the named objects read again: a new list
+// (what callers were given stays as it was), sorted by name as the
+// in-memory client lists.
+func (c *Cluster) refresh(ctx context.Context, key listKey, all client.ObjectList, names map[string]bool) (client.ObjectList, error) {
+	items, err := apimeta.ExtractList(all)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]runtime.Object, len(items))
+	for _, it := range items {
+		if m, err := apimeta.Accessor(it); err == nil {
+			byName[m.GetName()] = it
+		}
+	}
+	itemType := reflect.TypeOf(all).Elem()
+	f, ok := itemType.FieldByName("Items")
+	if !ok {
+		return nil, fmt.Errorf("embedded cluster: list type %s has no Items", itemType)
+	}
+	for name := range names {
+		obj, ok := reflect.New(f.Type.Elem()).Interface().(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("embedded cluster: the items of %s are not objects", itemType)
+		}
+		err := c.WithWatch.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			delete(byName, name)
+		case err != nil:
+			return nil, err
+		default:
+			byName[name] = obj
+		}
+	}
+	sorted := make([]string, 0, len(byName))
+	for n := range byName {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	out := make([]runtime.Object, len(sorted))
+	for i, n := range sorted {
+		out[i] = byName[n]
+	}
+	fresh := reflect.New(itemType).Interface().(client.ObjectList)
+	fresh.GetObjectKind().SetGroupVersionKind(all.GetObjectKind().GroupVersionKind())
+	return fresh, apimeta.SetList(fresh, out)
 }
 
 // Get is the in-memory client's, but for a read with
@@ -170,7 +256,22 @@ func (c *Cluster) touch(o client.Object) {
 	c.ver[key]++
 	delete(c.shared, key)
 	c.epoch++
-	clear(c.lists)
+	kind := KindOf(c.Scheme(), o)
+	for k := range c.lists {
+		switch {
+		case kind == "":
+			clear(c.lists) // a kind not known: every list is read whole again
+			return
+		case k.namespace == key.Namespace && c.kinds[k] == kind:
+			if c.dirty == nil {
+				c.dirty = map[listKey]map[string]bool{}
+			}
+			if c.dirty[k] == nil {
+				c.dirty[k] = map[string]bool{}
+			}
+			c.dirty[k][key.Name] = true
+		}
+	}
 }
 
 // Seed stores objects as they are, past the schemas (no UID or generation

@@ -2,10 +2,12 @@ package embedded
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/pvkit/pvkit/orchestrator/api"
@@ -123,6 +125,42 @@ func TestNoCopyListsSeeEveryWrite(t *testing.T) {
 	mk("c", "y")
 	if got := names(client.MatchingLabels{"group": "y"}); got != "b,c" {
 		t.Fatalf("after a create: %s", got)
+	}
+	// A write brings only its object up to date in the kept list (read
+	// again, not the whole namespace): an update, a delete, a create.
+	kept := c.lists[listKey{reflect.TypeOf(&porchconfig.RepositoryList{}), "default"}]
+	r := &porchconfig.Repository{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "a"}, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Labels["group"] = "y"
+	if err := c.Update(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &porchconfig.Repository{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	mk("aa", "y")
+	if got := names(client.MatchingLabels{"group": "y"}); got != "a,aa,c" {
+		t.Fatalf("after an update, a delete and a create: %s", got)
+	}
+	if got := names(); got != "a,aa,c" {
+		t.Fatalf("all, after them: %s", got)
+	}
+	if d := len(c.dirty); d != 0 || c.lists[listKey{reflect.TypeOf(&porchconfig.RepositoryList{}), "default"}] == kept {
+		t.Fatalf("the kept list was not brought up to date: %d dirty", d)
+	}
+	// A write of another kind leaves the list as kept.
+	kept = c.lists[listKey{reflect.TypeOf(&porchconfig.RepositoryList{}), "default"}]
+	set := &pvsapi.PackageVariantSet{}
+	set.Name, set.Namespace = "s", "default"
+	set.Spec.Upstream = &pvcore.Upstream{Repo: "r", Package: "p"}
+	set.Spec.Targets = []v1alpha2.Target{{Repositories: []v1alpha2.RepositoryTarget{{Name: "a"}}}}
+	if err := c.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if names(); c.lists[listKey{reflect.TypeOf(&porchconfig.RepositoryList{}), "default"}] != kept {
+		t.Fatal("a set's write made the Repositories' list be read again")
 	}
 	var u unstructured.UnstructuredList
 	u.SetAPIVersion("config.porch.kpt.dev/v1alpha1")
