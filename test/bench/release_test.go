@@ -141,7 +141,8 @@ func newReleaseFleet(b *testing.B, n int) *releaseFleet {
 	r := &releaseFleet{b: b, in: b.TempDir()}
 	write := func(name, content string) { writeFile(b, r.in, name, content) }
 	write("repos.yaml", regionRepositories(n))
-	write("set.yaml", releaseSets(n))
+	light := os.Getenv("PVKIT_BENCH_SET") == "light"
+	write("set.yaml", releaseSets(n, light))
 	objs, err := os.ReadFile(filepath.Join(fntest.RepoRoot(), "examples", "local", "cluster-objects.yaml"))
 	if err != nil {
 		b.Fatal(err)
@@ -150,7 +151,9 @@ func newReleaseFleet(b *testing.B, n int) *releaseFleet {
 	r.blueprint = fntest.ReadTree(b, filepath.Join(fntest.RepoRoot(), "examples", "app"))
 	kf, _, _ := strings.Cut(r.blueprint["Kptfile"], "pipeline:")
 	r.blueprint["Kptfile"] = kf + nephioPipeline
-	r.key = signingKey(b)
+	if !light {
+		r.key = signingKey(b)
+	}
 	return r
 }
 
@@ -179,12 +182,23 @@ func regionRepositories(n int) string {
 // by CEL (dataExprs), a per-region injector (nameExpr), a prepended
 // catalog function with a CEL config, approval by policy, and a staged
 // rollout (a canary, 10%, the rest). pvctl signs each record (r.key).
-func releaseSets(n int) string {
+//
+// light (PVKIT_BENCH_SET=light) is the lighter set this benchmark had
+// before (issue 43 #7: one CEL key, one injector, no prepended function,
+// unsigned records), for a release at 10,000 targets within a session.
+func releaseSets(n int, light bool) string {
 	var sets strings.Builder
 	for g := 0; g*5000 < n; g++ {
 		name := "app"
 		if g > 0 {
 			name = fmt.Sprintf("app-g%d", g)
+		}
+		extra := "        - {key: region, valueExpr: repository.labels.region}\n" +
+			"      injectors:\n      - {kind: ConfigMap, nameExpr: \"repository.labels.region + '-endpoints'\"}\n" +
+			"      pipeline:\n        mutators:\n        - image: gcr.io/kpt-fn/set-annotations:v0.1.4\n          name: region\n" +
+			"          configMapExprs:\n          - {key: nephio.org/region, valueExpr: repository.labels.region}\n"
+		if light {
+			extra = "      injectors:\n      - {kind: ConfigMap, name: us-east1-endpoints}\n"
 		}
 		canary := "    - name: canary\n      selector: {matchLabels: {ring: canary}}\n      size: 1\n"
 		if g > 0 {
@@ -194,11 +208,8 @@ func releaseSets(n int) string {
 			"  upstream: {repo: blueprints, package: app}\n  targets:\n  - repositorySelector:\n      matchLabels: {env: prod, group: g%d}\n"+
 			"    template:\n      annotations: {approval.nephio.org/policy: always}\n"+
 			"      packageContext:\n        dataExprs:\n        - {key: cluster, valueExpr: repository.name}\n"+
-			"        - {key: region, valueExpr: repository.labels.region}\n"+
-			"      injectors:\n      - {kind: ConfigMap, nameExpr: \"repository.labels.region + '-endpoints'\"}\n"+
-			"      pipeline:\n        mutators:\n        - image: gcr.io/kpt-fn/set-annotations:v0.1.4\n          name: region\n"+
-			"          configMapExprs:\n          - {key: nephio.org/region, valueExpr: repository.labels.region}\n"+
-			"  rollout:\n    waves:\n%s    - {name: early, size: 10%%}\n    - {name: rest}\n---\n", name, g, canary)
+			"%s"+
+			"  rollout:\n    waves:\n%s    - {name: early, size: 10%%}\n    - {name: rest}\n---\n", name, g, extra, canary)
 	}
 	return sets.String()
 }
@@ -219,7 +230,7 @@ func signingKey(b *testing.B) string {
 // provenance signs each record with the fleet's key, as pvctl run
 // --provenance-key does.
 func (r *releaseFleet) provenance() packagevariant.Provenance {
-	prov, err := packagevariant.NewProvenance("pvctl", r.key, "")
+	prov, err := packagevariant.NewProvenance("pvctl", r.key, "") // no key (light): unsigned
 	if err != nil {
 		r.b.Fatal(err)
 	}
