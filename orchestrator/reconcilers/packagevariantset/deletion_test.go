@@ -21,15 +21,7 @@ import (
 // gone, under the mass-deletion guard (its annotation lifts it); the
 // finalizer goes with the last child. The order of deletions is asserted.
 func TestSetDeletedWaveByWave(t *testing.T) {
-	var objs []client.Object
-	for i := 0; i < 10; i++ {
-		labels := map[string]string{"env": "prod"}
-		if i == 3 {
-			labels["ring"] = "canary"
-		}
-		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
-	}
-	e := newEnv(t, objs...)
+	e := newEnv(t, canaryFleet()...)
 	e.set(churnSet)
 	e.reconcile()
 	set := e.getSet()
@@ -151,4 +143,18 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// canaryFleet is ten repositories labelled env: prod, r-003 the canary
+// (churnSet's waves: canary, early, rest).
+func canaryFleet() []client.Object {
+	var objs []client.Object
+	for i := 0; i < 10; i++ {
+		labels := map[string]string{"env": "prod"}
+		if i == 3 {
+			labels["ring"] = "canary"
+		}
+		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
+	}
+	return objs
 }

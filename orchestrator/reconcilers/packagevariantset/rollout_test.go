@@ -2,7 +2,6 @@ package packagevariantset
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -303,15 +302,7 @@ func TestChildProgressedSeesWhatJudgeReads(t *testing.T) {
 // the pause's cause in the message, observedGeneration current (decided,
 // not retried); Ready again once it resumes.
 func TestPausedRolloutIsNotReady(t *testing.T) {
-	var objs []client.Object
-	for i := 0; i < 10; i++ {
-		labels := map[string]string{"env": "prod"}
-		if i == 3 {
-			labels["ring"] = "canary"
-		}
-		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
-	}
-	e := newEnv(t, objs...)
+	e := newEnv(t, canaryFleet()...)
 	e.set(churnSet)
 	e.reconcile()
 	ready := func() *metav1.Condition {

@@ -2,7 +2,6 @@ package packagevariantset
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -23,15 +21,7 @@ import (
 // and until when, and the set asks to be reconciled when it closes;
 // moving the clock out of it opens the wave.
 func TestDenyWindowHoldsTheSet(t *testing.T) {
-	var objs []client.Object
-	for i := 0; i < 10; i++ {
-		labels := map[string]string{"env": "prod"}
-		if i == 3 {
-			labels["ring"] = "canary"
-		}
-		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
-	}
-	e := newEnv(t, objs...)
+	e := newEnv(t, canaryFleet()...)
 	e.set(churnSet + "    windows:\n    - {name: sunday, kind: deny, schedule: \"0 0 * * sun\", duration: 24h}\n")
 	e.reconcile()
 	e.r.Store.(*fakestore.Store).Publish(ns, "blueprints", "app", storetest.Blueprint)
