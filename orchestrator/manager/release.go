@@ -63,51 +63,45 @@ func Release(ctx context.Context, c client.Client, namespace string, dryRun bool
 		}
 		fmt.Fprintf(w, "%s PackageRevision %s (no PackageVariant owns it now)\n", verb, key(pr))
 	}
-	sort.Slice(variants.Items, func(i, j int) bool { return key(&variants.Items[i]) < key(&variants.Items[j]) })
 	verb = map[bool]string{true: "would remove", false: "removed"}[dryRun]
+	vs := make([]client.Object, len(variants.Items))
 	for i := range variants.Items {
-		v := &variants.Items[i]
-		if !controllerutil.ContainsFinalizer(v, pv.Finalizer) {
-			continue
-		}
-		if !dryRun {
-			orig := v.DeepCopy()
-			controllerutil.RemoveFinalizer(v, pv.Finalizer)
-			if err := c.Patch(ctx, v, client.MergeFrom(orig)); err != nil {
-				errs = append(errs, fmt.Errorf("removing the finalizer of PackageVariant %s: %w", key(v), err))
-				continue
-			}
-		}
-		fmt.Fprintf(w, "%s the finalizer of PackageVariant %s\n", verb, key(v))
+		vs[i] = &variants.Items[i]
 	}
-	errs = append(errs, releaseSets(ctx, c, namespace, dryRun, verb, w))
+	errs = append(errs, unfinalize(ctx, c, vs, "PackageVariant", pv.Finalizer, dryRun, verb, w))
+	// A set's finalizer (packagevariantset.ChildrenFinalizer: a deleted
+	// set removes its children wave by wave) goes too, so that no set
+	// hangs in Terminating without its controller.
+	var sets pvsapi.PackageVariantSetList
+	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("listing PackageVariantSets: %w", err))...)
+	}
+	ss := make([]client.Object, len(sets.Items))
+	for i := range sets.Items {
+		ss[i] = &sets.Items[i]
+	}
+	errs = append(errs, unfinalize(ctx, c, ss, "PackageVariantSet", packagevariantset.ChildrenFinalizer, dryRun, verb, w))
 	return errors.Join(errs...)
 }
 
-// releaseSets removes the sets' finalizer (packagevariantset.
-// ChildrenFinalizer: a deleted set removes its children wave by wave),
-// so that no set hangs in Terminating without its controller.
-func releaseSets(ctx context.Context, c client.Client, namespace string, dryRun bool, verb string, w io.Writer) error {
-	var sets pvsapi.PackageVariantSetList
-	if err := c.List(ctx, &sets, client.InNamespace(namespace)); err != nil {
-		return fmt.Errorf("listing PackageVariantSets: %w", err)
-	}
-	sort.Slice(sets.Items, func(i, j int) bool { return key(&sets.Items[i]) < key(&sets.Items[j]) })
+// unfinalize removes pvkit's finalizer from each object that has it, in
+// name order, saying so (or, dryRun, what it would do).
+func unfinalize(ctx context.Context, c client.Client, objs []client.Object, kind, finalizer string, dryRun bool, verb string, w io.Writer) error {
+	sort.Slice(objs, func(i, j int) bool { return key(objs[i]) < key(objs[j]) })
 	var errs []error
-	for i := range sets.Items {
-		s := &sets.Items[i]
-		if !controllerutil.ContainsFinalizer(s, packagevariantset.ChildrenFinalizer) {
+	for _, o := range objs {
+		if !controllerutil.ContainsFinalizer(o, finalizer) {
 			continue
 		}
 		if !dryRun {
-			orig := s.DeepCopy()
-			controllerutil.RemoveFinalizer(s, packagevariantset.ChildrenFinalizer)
-			if err := c.Patch(ctx, s, client.MergeFrom(orig)); err != nil {
-				errs = append(errs, fmt.Errorf("removing the finalizer of PackageVariantSet %s: %w", key(s), err))
+			orig := o.DeepCopyObject().(client.Object)
+			controllerutil.RemoveFinalizer(o, finalizer)
+			if err := c.Patch(ctx, o, client.MergeFrom(orig)); err != nil {
+				errs = append(errs, fmt.Errorf("removing the finalizer of %s %s: %w", kind, key(o), err))
 				continue
 			}
 		}
-		fmt.Fprintf(w, "%s the finalizer of PackageVariantSet %s\n", verb, key(s))
+		fmt.Fprintf(w, "%s the finalizer of %s %s\n", verb, kind, key(o))
 	}
 	return errors.Join(errs...)
 }
