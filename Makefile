@@ -137,7 +137,7 @@ test:
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory images; \
 	  else echo "SKIP: no Docker engine (docker info failed); the image end-to-end tests are skipped"; fi
 	@echo "== make test: go test ./... ($$(date +%T))"
-	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test ./...
+	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml PVKIT_IMAGE_TESTS=$$(docker info >/dev/null 2>&1 && echo 1) go test -timeout 20m ./...
 	@echo "== make test: go test ./... done ($$(date +%T))"
 	@if ! command -v etcd >/dev/null 2>&1; then \
 	  echo "SKIP: etcd is not installed (apt-get install etcd-server); the real-Porch end-to-end tests (make e2e-porch) are skipped"; \
