@@ -3,7 +3,8 @@ package packagevariantset
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,7 +148,7 @@ func deletionOrder(set *pvsapi.PackageVariantSet, present map[string]bool) []gro
 		}
 	}
 	if len(waves) == 0 {
-		return []group{{what: "all of them", names: sortedNames(present)}}
+		return []group{{what: "all of them", names: slices.Sorted(maps.Keys(present))}}
 	}
 	named := map[string]bool{}
 	for _, w := range waves {
@@ -155,7 +156,7 @@ func deletionOrder(set *pvsapi.PackageVariantSet, present map[string]bool) []gro
 			named[n] = true
 		}
 	}
-	for _, n := range sortedNames(present) {
+	for _, n := range slices.Sorted(maps.Keys(present)) {
 		if !named[n] {
 			waves[0].names = append(waves[0].names, n)
 		}
@@ -184,13 +185,4 @@ func upNext(gs []group) string {
 		return ""
 	}
 	return "; then wave(s) " + strings.Join(next, ", ")
-}
-
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
