@@ -160,6 +160,35 @@ func (r *Reconciler) listed(ctx context.Context, v *pvapi.PackageVariant, mine [
 		}
 		mine = append(mine, rev)
 	}
+	return r.statusNamed(ctx, v, mine)
+}
+
+// statusNamed is mine with the revisions the variant's status names that
+// the listing lacks, read directly: the tracker remembers only what this
+// process created, and a variant handed over from another shard, or met
+// after a restart, has its draft in the status alone (e2e-porch
+// TestShardsOnPorch: the listing lagged the hand-over, and the new shard
+// cloned packagevariant-2 beside the packagevariant-1 its status named).
+// A named revision that is gone, no longer the variant's, or of another
+// package is left out. Steady state costs nothing: the listing shows them.
+func (r *Reconciler) statusNamed(ctx context.Context, v *pvapi.PackageVariant, mine []store.Revision) ([]store.Revision, error) {
+	key := downstreamKey(v)
+	for _, t := range v.Status.DownstreamTargets {
+		if t.Name == "" || slices.ContainsFunc(mine, func(rev store.Revision) bool { return rev.Name == t.Name }) {
+			continue
+		}
+		rev, err := r.Store.Read(ctx, v.Namespace, t.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s, which the status names and the listing does not show: %w", t.Name, err)
+		case rev.Key() != key || !rev.OwnedBy(string(v.UID)):
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("the listing does not show a revision the status names; read directly", "revision", rev.Name)
+		mine = append(mine, rev)
+	}
 	return mine, nil
 }
 

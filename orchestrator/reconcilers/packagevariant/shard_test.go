@@ -71,3 +71,41 @@ func TestShardNoDraftOnceHandedOver(t *testing.T) {
 		t.Fatalf("still this shard's: drafts %+v, want one", revs)
 	}
 }
+
+// A variant handed over to another process (a shard relabelled, a
+// restart) while the listing lags: the new process remembers no draft of
+// it, its status names one. The status's draft is read directly and
+// mutated; no second draft (e2e-porch TestShardsOnPorch made
+// packagevariant-2 beside the packagevariant-1 the status named). A
+// named draft deleted since is not waited for: the next clone comes.
+func TestHandedOverDraftTheListingDoesNotShow(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.mustReconcile("app-prod")
+	revs := e.downstream("app-prod")
+	if len(revs) != 1 || len(e.get("app-prod").Status.DownstreamTargets) != 1 {
+		t.Fatalf("before the hand-over: %+v", revs)
+	}
+	lag := &lagging{Store: e.store, hidden: map[string]bool{revs[0].Name: true}}
+	e.r = &Reconciler{Client: e.client, Store: lag, Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
+	before := e.totalWrites()
+	e.mustReconcile("app-prod")
+	if got := e.downstream("app-prod"); len(got) != 1 || got[0].Name != revs[0].Name {
+		t.Fatalf("after the hand-over, the listing without the draft: %+v; want %s alone", got, revs[0].Name)
+	}
+	if w := e.totalWrites() - before; w != 0 {
+		t.Fatalf("the hand-over wrote %d times; want none (the draft is as the variant left it)", w)
+	}
+	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
+		t.Fatalf("Ready = %+v", c)
+	}
+	if err := e.store.Delete(context.Background(), ns, revs[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	e.r = &Reconciler{Client: e.client, Store: lag, Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
+	e.mustReconcile("app-prod")
+	if got := e.downstream("app-prod"); len(got) != 1 || got[0].ResourceVersion == revs[0].ResourceVersion {
+		t.Fatalf("the named draft deleted: %+v; want a new clone", got)
+	}
+}
