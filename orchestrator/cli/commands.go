@@ -89,6 +89,7 @@ func printReport(w io.Writer, rep *local.Report, output string, paint painter) e
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
+	printNextGate(w, rep)
 	for _, d := range rep.Diffs {
 		fmt.Fprintf(w, "\n%s", d)
 	}

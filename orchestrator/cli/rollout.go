@@ -21,6 +21,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/rollout"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -429,6 +431,12 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 	}
 	for _, wv := range r.Waves {
 		fmt.Fprintf(w, "  wave %-12s %-9s %d/%d moved, %d done\n", wv.Name, wv.State, wv.Moved, len(wv.Members), wv.Done)
+		if len(wv.Waiting) > 0 {
+			fmt.Fprintf(w, "    waiting: %s\n", waitingSince(wv.Waiting))
+		}
+	}
+	if n := r.Next; n != nil {
+		fmt.Fprintf(w, "  next gate: %s at %s\n", n.What, n.At)
 	}
 	for _, l := range []struct {
 		what  string
@@ -442,6 +450,33 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 			fmt.Fprintf(w, "  %s: %s%s\n", l.what, strings.Join(l.names, "; "), more)
 		}
 	}
+}
+
+// waitingSince names a wave's waiting members with the time each was
+// moved, the longest waiting first: at most MaxListed, and the count of
+// the rest.
+func waitingSince(ms []v1alpha2.WaitingMember) string {
+	ms = slices.Clone(ms)
+	slices.SortStableFunc(ms, func(a, b v1alpha2.WaitingMember) int {
+		switch {
+		case a.Since == b.Since:
+			return strings.Compare(a.Name, b.Name)
+		case a.Since == "":
+			return 1
+		case b.Since == "":
+			return -1
+		}
+		return strings.Compare(a.Since, b.Since) // RFC 3339 in UTC: the text sorts as the time
+	})
+	var out []string
+	for _, m := range ms {
+		if m.Since == "" {
+			out = append(out, m.Name)
+		} else {
+			out = append(out, fmt.Sprintf("%s (since %s)", m.Name, m.Since))
+		}
+	}
+	return krm.Listed(out, rollout.MaxListed)
 }
 
 // retryStamp makes each rollout retry a value of its own (the rollout acts

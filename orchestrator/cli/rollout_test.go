@@ -55,7 +55,8 @@ func (w *ws) approveDrafts() []string {
 func TestStagedRolloutLocally(t *testing.T) {
 	w := rolloutWS(t)
 	w.publishV2()
-	out := w.run(ExitOK)
+	// A fixed clock: the golden status carries when the canary moved.
+	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--now", "2026-11-28T09:00:00Z")
 	if n := strings.Count(out, "created draft"); n != 1 || !strings.Contains(out, "created draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)") {
 		t.Fatalf("only the canary moves first:\n%s", out)
 	}
@@ -139,10 +140,10 @@ func TestStagedRolloutLocally(t *testing.T) {
 func TestRolloutPlan(t *testing.T) {
 	w := rolloutWS(t)
 	w.publishV2()
-	out := w.mustCmd(ExitChanges, "plan", "-f", w.in)
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--now", "2026-11-28T09:00:00Z")
 	golden(t, "rollout-plan.txt", out)
 	contains(t, out, "would create draft fleet-07.app.packagevariant-2 (upgrade of fleet-07.app.packagevariant-1 to blueprints.app.v2)",
-		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; waiting for app-fleet-07-app (draft fleet-07.app.packagevariant-2 is Draft, not yet approved); wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
+		"PackageVariantSet app rollout to blueprints.app.v2: Progressing: wave canary: 1 of 1 children moved, 0 done; waiting for app-fleet-07-app (since 2026-11-28T09:00:00Z: draft fleet-07.app.packagevariant-2 is Draft, not yet approved); wave canary Open (1/1 moved); wave early Pending (0/3 moved); wave rest Pending (0/6 moved)")
 	if strings.Count(out, "would create draft") != 1 {
 		t.Fatalf("the plan moves more than the canary:\n%s", out)
 	}
@@ -389,7 +390,7 @@ func TestHealthGatedWaveLocally(t *testing.T) {
 	// No ClusterSync given: pvctl may not read the kind (it reads the
 	// kinds its files give), and says so.
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "wave canary       Open      1/1 moved, 0 done",
-		"waiting for app-fleet-07-app (fleet-07.app.packagevariant-2 is published, the cluster has not reported it healthy (KindNotAllowed: spec.health names kind ClusterSync")
+		"waiting for app-fleet-07-app (since ", ": fleet-07.app.packagevariant-2 is published, the cluster has not reported it healthy (KindNotAllowed: spec.health names kind ClusterSync")
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
 		"health: Unknown KindNotAllowed: spec.health names kind ClusterSync, a kind pvkit may not read (allowed: ConfigMap, Team.example.com); pvctl run reads the kinds of the objects its files give (-f)")
 	syncs := ""

@@ -39,6 +39,8 @@ type runFlags struct {
 	provenanceKey, provenanceSigners string
 	// now is --now: the instant the run takes as now (empty: the clock).
 	now string
+	// until is --until: run again at each rollout gate due before it.
+	until string
 }
 
 const runLong = `Run the controllers' reconcile once against the repositories in --repos. The files
@@ -118,7 +120,10 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.StringVar(&r.provenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase that signs the provenance record of each draft the run writes (pvctl verify --allowed-signers checks it); default: unsigned records")
 	f.StringVar(&r.provenanceSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved only when its record is signed by one of these keys")
 	f.StringVar(&r.now, "now", "", "the instant the run takes as now (RFC 3339, such as 2026-11-27T18:00:00Z): a rollout's windows, deadlines and soaks are read by it; to preview a window, and in tests (default: the clock)")
-	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop the run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
+	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop each run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
+	if !r.plan {
+		f.StringVar(&r.until, "until", "", "run again when a staged rollout's next gate falls due (a soak ends, a progress deadline, a window opens or closes: status.rollout.next), as long as it falls due by this instant (RFC 3339) or this long from now (such as 2h); with --now the clock jumps to each gate instead of sleeping")
+	}
 	r.render.add(c)
 }
 
@@ -139,6 +144,12 @@ func (r *runFlags) check() error {
 		return usageErr("--timeout must not be negative, found %s", r.timeout)
 	}
 	if _, err := r.clock(); err != nil {
+		return err
+	}
+	if r.until != "" && r.dryRun {
+		return usageErr("--until goes with a run that writes: a dry run changes nothing a gate could wait on")
+	}
+	if _, err := r.untilAt(time.Now()); err != nil {
 		return err
 	}
 	return nil
@@ -210,12 +221,7 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	if r.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("the run's --timeout (%s) passed", r.timeout))
-		defer cancel()
-	}
-	rep, err := do(ctx)
+	rep, err := r.runUntil(ctx, o.Stderr, do)
 	if err != nil {
 		return err
 	}
@@ -230,7 +236,7 @@ func (r *runFlags) run(ctx context.Context, o *Options) error {
 
 // runner is what run does: local.Run on the repositories, or, for plan
 // --kubeconfig/--context, local.PlanCluster on the cluster.
-func (r *runFlags) runner(o *Options) (func(context.Context) (*local.Report, error), error) {
+func (r *runFlags) runner(o *Options) (func(context.Context, kit.Clock) (*local.Report, error), error) {
 	if !r.cluster.set() {
 		if r.approveByPolicy {
 			return nil, usageErr("--approve-by-policy goes with --kubeconfig or --context: pvctl run always approves by policy")
@@ -242,7 +248,10 @@ func (r *runFlags) runner(o *Options) (func(context.Context) (*local.Report, err
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (*local.Report, error) { return local.Run(ctx, opts) }, nil
+		return func(ctx context.Context, clock kit.Clock) (*local.Report, error) {
+			opts.Clock = clock
+			return local.Run(ctx, opts)
+		}, nil
 	}
 	switch {
 	case r.diff:
@@ -262,7 +271,7 @@ func (r *runFlags) runner(o *Options) (func(context.Context) (*local.Report, err
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (*local.Report, error) {
+	return func(ctx context.Context, _ kit.Clock) (*local.Report, error) {
 		return local.PlanCluster(ctx, local.ClusterPlanOptions{Client: c, Namespace: o.Namespace, Files: opts.Files, Stdin: opts.Stdin,
 			ReadableKinds: opts.ReadableKinds, MaxChildren: opts.MaxChildren, ApproveByPolicy: r.approveByPolicy, Render: opts.Render})
 	}, nil

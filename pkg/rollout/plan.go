@@ -52,7 +52,9 @@ func (p *planner) plan() Result {
 		return p.emptyPause(empty)
 	}
 	p.windows()
-	p.phase(p.pin())
+	open := p.pin()
+	p.stamp()
+	p.phase(open)
 	p.res.Status = p.st
 	return p.res
 }
@@ -147,7 +149,7 @@ func (p *planner) undo() Result {
 	if p.prev != nil {
 		p.st.Waves = append(p.st.Waves, p.prev.Waves...)
 		for i := range p.st.Waves {
-			p.st.Waves[i].DoneMembers = nil
+			p.st.Waves[i].DoneMembers, p.st.Waves[i].Waiting = nil, nil
 		}
 	}
 	p.st.Phase, p.res.Pause, p.st.Undone = Paused, PausedByUndo, true
@@ -462,7 +464,7 @@ func (p *planner) phase(open int) {
 		st.Phase = Progressing
 		w := st.Waves[open]
 		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
-			waiting(p.waves[open], p.target, p.skip)
+			waiting(p.waves[open], w, p.target, p.skip)
 		if h := st.Window; h != nil {
 			verb := "moves no new child"
 			if w.State == WavePending {

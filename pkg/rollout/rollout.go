@@ -197,9 +197,14 @@ func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string
 func listed(ns []string) string { return krm.Listed(ns, MaxListed) }
 
 // waiting names the open wave's moved children that are neither done nor
-// failed, and what each waits for: at most five, and the count of the rest
-// ("200 of 200 moved, 0 done" used to name none).
-func waiting(wave []*Child, target v1alpha2.RevisionRef, skip map[string]bool) string {
+// failed, what each waits for and since when (the wave's Waiting): at most
+// five, and the count of the rest ("200 of 200 moved, 0 done" used to name
+// none).
+func waiting(wave []*Child, ws v1alpha2.WaveStatus, target v1alpha2.RevisionRef, skip map[string]bool) string {
+	since := map[string]string{}
+	for _, m := range ws.Waiting {
+		since[m.Name] = m.Since
+	}
 	var named []string
 	n := 0
 	for _, c := range wave {
@@ -208,8 +213,15 @@ func waiting(wave []*Child, target v1alpha2.RevisionRef, skip map[string]bool) s
 		}
 		n++
 		if len(named) < 5 {
+			var about []string
+			if s := since[c.Name]; s != "" {
+				about = append(about, "since "+s)
+			}
 			if c.Why != "" {
-				named = append(named, fmt.Sprintf("%s (%s)", c.Name, Short(c.Why, 160)))
+				about = append(about, Short(c.Why, 160))
+			}
+			if len(about) > 0 {
+				named = append(named, fmt.Sprintf("%s (%s)", c.Name, strings.Join(about, ": ")))
 			} else {
 				named = append(named, c.Name)
 			}

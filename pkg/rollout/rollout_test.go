@@ -35,8 +35,10 @@ type fleet struct {
 	names   []string
 	labels  map[string]map[string]string
 	failing map[string]bool
-	ctl     Controls
-	events  []string
+	// slow: moved children that wait (neither done nor failed), and why.
+	slow   map[string]string
+	ctl    Controls
+	events []string
 }
 
 func newFleet(t *testing.T, n int) *fleet {
@@ -69,6 +71,9 @@ func (f *fleet) plan(target v1alpha2.RevisionRef) Result {
 			c.Done = pinnedTo(&p, target) && !f.failing[n]
 			c.Failed = pinnedTo(&p, target) && f.failing[n]
 			c.Why = "Stalled: draft rejected"
+			if why, ok := f.slow[n]; ok && pinnedTo(&p, target) {
+				c.Done, c.Why = false, why
+			}
 		}
 		cs = append(cs, c)
 	}

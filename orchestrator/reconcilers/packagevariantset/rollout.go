@@ -104,6 +104,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 	}
 	g := gateOf(spec)
+	var next due // the next gate due at a known instant (issue 57 #8)
 	children := make([]rollout.Child, 0, len(x.Children))
 	for _, c := range x.Children {
 		ch := rollout.Child{Name: c.Name, Labels: c.Labels, Current: current[c.Name]}
@@ -118,9 +119,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 				return 0, err
 			}
 			ch.Done, ch.Failed, ch.Why = vd.Done, vd.Failed, vd.Why
-			if !vd.Recheck.IsZero() {
-				again = sooner(again, vd.Recheck.Sub(r.now())+time.Second)
-			}
+			next.sooner(vd.Recheck, c.Name+": "+vd.Due)
 		}
 		children = append(children, ch)
 	}
@@ -128,8 +127,9 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	ctl := controls(set.Annotations)
 	ctl.Now = r.now()
 	res := rollout.Plan(spec, prev, *u, target, children, ctl)
-	if !res.Recheck.IsZero() { // a window opens or closes then (rule: rollout-windows)
-		again = sooner(again, res.Recheck.Sub(ctl.Now)+time.Second)
+	next.window(res)
+	if res.Status.Phase != rollout.Complete {
+		res.Status.Next, again = next.gate(), next.after(ctl.Now)
 	}
 	pinChildren(x, res, spec)
 	approveWaves(set, x, res, target, store.LockFor(up).Ref)
@@ -139,9 +139,6 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
-	if res.Status.Phase == rollout.Complete {
-		again = 0
-	}
 	return again, nil
 }
 
@@ -253,6 +250,8 @@ type verdict struct {
 	Done, Failed bool
 	Why          string
 	Recheck      time.Time
+	// Due says what happens at Recheck ("its soak ends").
+	Due string
 }
 
 // observe judges a moved child from its status alone (rule:
@@ -345,11 +344,12 @@ func (g gate) healthy(t targetFacts, now time.Time) verdict {
 		if now.After(at) {
 			return verdict{Failed: true, Why: fmt.Sprintf("%s not healthy for %s (%s: %s)", t.Name, g.deadline, h.Reason, h.Message)}
 		}
-		return verdict{Why: fmt.Sprintf("%s is published, the cluster has not reported it healthy (%s: %s)", t.Name, h.Reason, h.Message), Recheck: at}
+		return verdict{Why: fmt.Sprintf("%s is published, the cluster has not reported it healthy (%s: %s)", t.Name, h.Reason, h.Message), Recheck: at,
+			Due: "fails unless reported healthy by then (progressDeadlineSeconds)"}
 	}
 	if at := h.Since.Add(g.minSuccess); now.Before(at) {
 		return verdict{Why: fmt.Sprintf("%s healthy since %s, done at %s if it stays so (minSuccessSeconds)", t.Name,
-			h.Since.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)), Recheck: at}
+			h.Since.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)), Recheck: at, Due: "done if still healthy then (minSuccessSeconds)"}
 	}
 	return verdict{Done: true}
 }
@@ -427,7 +427,7 @@ func notReady(ready *metav1.Condition, deadline time.Duration, now time.Time) ve
 	if now.After(at) {
 		return verdict{Failed: true, Why: fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message)}
 	}
-	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at}
+	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at, Due: "fails unless Ready by then (progressDeadlineSeconds)"}
 }
 
 // controls reads the rollout's controls from the set's annotations.
@@ -447,14 +447,6 @@ func controls(ann map[string]string) rollout.Controls {
 		c.Paused, c.PauseMessage = true, fmt.Sprintf("%s is %q", RolloutPauseAnnotation, v)
 	}
 	return c
-}
-
-// sooner is the sooner of two requeues (0: none).
-func sooner(a, b time.Duration) time.Duration {
-	if a == 0 || b < a {
-		return b
-	}
-	return a
 }
 
 func (r *Reconciler) now() time.Time {

@@ -216,11 +216,13 @@ func TestHealthGate(t *testing.T) {
 	}{
 		{"not read yet", pub(nil), at(time.Hour), verdict{Why: "deploy.app.v2 is published; its health check is not read yet"}},
 		{"not reported", pub(&pvapi.TargetHealth{Status: metav1.ConditionUnknown, Reason: "ObjectNotFound", Message: "no Kustomization", Since: since}), at(time.Minute),
-			verdict{Why: "deploy.app.v2 is published, the cluster has not reported it healthy (ObjectNotFound: no Kustomization)", Recheck: at(10 * time.Minute)}},
+			verdict{Why: "deploy.app.v2 is published, the cluster has not reported it healthy (ObjectNotFound: no Kustomization)", Recheck: at(10 * time.Minute),
+				Due: "fails unless reported healthy by then (progressDeadlineSeconds)"}},
 		{"not healthy past the deadline", pub(&pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: "NotHealthy", Message: "at v1", Since: since}), at(11 * time.Minute),
 			verdict{Failed: true, Why: "deploy.app.v2 not healthy for 10m0s (NotHealthy: at v1)"}},
 		{"healthy, soaking", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(time.Minute),
-			verdict{Why: "deploy.app.v2 healthy since 2026-11-22T00:00:00Z, done at 2026-11-22T00:05:00Z if it stays so (minSuccessSeconds)", Recheck: at(5 * time.Minute)}},
+			verdict{Why: "deploy.app.v2 healthy since 2026-11-22T00:00:00Z, done at 2026-11-22T00:05:00Z if it stays so (minSuccessSeconds)", Recheck: at(5 * time.Minute),
+				Due: "done if still healthy then (minSuccessSeconds)"}},
 		{"healthy long enough", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(5*time.Minute + time.Second), verdict{Done: true}},
 	} {
 		if got := g.healthy(factsOf(&pvapi.PackageVariant{Status: pvapi.PackageVariantStatus{DownstreamTargets: []pvapi.DownstreamTarget{tc.t}}}).Targets[0], tc.now); got != tc.want {

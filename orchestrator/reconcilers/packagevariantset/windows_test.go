@@ -50,12 +50,24 @@ func TestDenyWindowHoldsTheSet(t *testing.T) {
 	if res.RequeueAfter != 24*time.Hour+time.Second {
 		t.Fatalf("requeue after %s, want when the window closes (24h1s)", res.RequeueAfter)
 	}
+	// Issue 57 #8: the status says when the next gate is due, and what.
+	if n := set.Status.Rollout.Next; n == nil || n.At != "2026-11-23T00:00:00Z" || !strings.HasPrefix(n.What, `the windows are read again: in deny window "sunday"`) {
+		t.Fatalf("next gate: %+v", n)
+	}
 	e.r.Clock = kit.Fixed(testNow.Add(24 * time.Hour))
 	e.reconcile()
-	if m := moved(); len(m) != 1 || !strings.Contains(m[0], "r-003") {
+	m := moved()
+	if len(m) != 1 || !strings.Contains(m[0], "r-003") {
 		t.Fatalf("out of the window: moved %v, want the canary", m)
 	}
-	if set := e.getSet(); set.Status.Rollout.Window != nil {
+	set = e.getSet()
+	if set.Status.Rollout.Window != nil {
 		t.Fatalf("out of the window: %+v", set.Status.Rollout.Window)
+	}
+	if wt := set.Status.Rollout.Waves[0].Waiting; len(wt) != 1 || wt[0].Name != m[0] || wt[0].Since != "2026-11-23T00:00:00Z" {
+		t.Fatalf("the moved canary waits since its move: %+v", wt)
+	}
+	if n := set.Status.Rollout.Next; n == nil || n.At != "2026-11-29T00:00:00Z" || n.What != "a window may hold the rollout back from then (spec.rollout.windows)" {
+		t.Fatalf("next gate out of the window: %+v", n)
 	}
 }

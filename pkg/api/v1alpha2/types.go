@@ -341,6 +341,20 @@ type RolloutStatus struct {
 	// their way back to From.
 	// +optional
 	UndoProgress *UndoProgress `json:"undoProgress,omitempty"`
+	// Next is the next gate the rollout waits on that is due at a known
+	// instant (a child's soak or progress deadline, a window opening or
+	// closing): nothing changes before it unless a child's status does.
+	// pvctl run --until waits for it.
+	// +optional
+	Next *NextGate `json:"next,omitempty"`
+}
+
+// NextGate is a gate due at a known instant.
+type NextGate struct {
+	// At is when (RFC 3339).
+	At string `json:"at"`
+	// What happens then.
+	What string `json:"what"`
 }
 
 // UndoProgress counts an undone rollout's children on their way back:
@@ -408,4 +422,19 @@ type WaveStatus struct {
 	// the set does not read them again. A complete wave drops the list.
 	// +optional
 	DoneMembers []string `json:"doneMembers,omitempty"`
+	// Waiting, while the wave is not complete, are its members moved to
+	// the target and neither done nor failed, each with the instant the
+	// rollout moved it (RFC 3339): the time it started waiting. A member
+	// moved before the rollout kept this (an older pvkit) is listed
+	// without. Bounded by the wave's in-flight children (maxUpdate).
+	// +optional
+	Waiting []WaitingMember `json:"waiting,omitempty"`
+}
+
+// WaitingMember is a member of a wave moved to the target and not done.
+type WaitingMember struct {
+	Name string `json:"name"`
+	// Since is when the rollout moved it (RFC 3339); empty when not known.
+	// +optional
+	Since string `json:"since,omitempty"`
 }
