@@ -22,6 +22,9 @@ const (
 	ExitChanges  = 3 // plan: something would change; run: a removal was held back for want of --prune
 	ExitStalled  = 4 // run and plan: some set or variant is stalled: it waits for a change of its input (a paused rollout too)
 	ExitDrift    = 5 // run: all else done, but some variant's downstream package changed behind its back (PublishedDrift)
+	// ExitInterrupted: run and plan stopped by Ctrl-C or SIGTERM (128 + SIGINT, as a shell and kubectl
+	// report it); run saved what it did.
+	ExitInterrupted = 130
 )
 
 type usageError struct{ msg string }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // fromCoreEvents keeps the Events of PackageVariants and
@@ -126,7 +127,13 @@ func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
 					return nil, time.Time{}, err
 				}
 				if kind != "" {
-					return only(f.events, kind, name), f.now, nil
+					ev := only(f.events, kind, name)
+					if len(ev) == 0 && len(f.objects(kind, name, labels.Everything())) == 0 {
+						// As status says it (issue 62 #1: "No events found", exit 0,
+						// hid a typo); a removed object's events still show.
+						return nil, time.Time{}, fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
+					}
+					return ev, f.now, nil
 				}
 				return f.events, f.now, nil
 			}

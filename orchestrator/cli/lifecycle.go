@@ -24,6 +24,7 @@ var (
 	errDiffers     = errors.New("the revisions differ")
 	errStalled     = errors.New("a set or variant is stalled")
 	errDrift       = errors.New("a variant's downstream package drifted")
+	errStopped     = errors.New("interrupted")
 )
 
 // lifecycleVerb is one of porchctl's lifecycle commands.

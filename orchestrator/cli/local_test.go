@@ -271,6 +271,18 @@ func TestPullEditPush(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "holds no Kptfile") {
 		t.Fatalf("push without a Kptfile: exit %d, %q", code, errs)
 	}
+	// Issue 62 #1: a missing directory is named, a usage error.
+	missing := filepath.Join(empty, "nosuch")
+	for _, args := range [][]string{{"publish", "--repo", "blueprints", "--package", "app", missing}, {"push", name, missing}} {
+		code, _, errs = w.cmd(args[0], args[1:]...)
+		if want := "pvctl " + args[0] + ": the package directory " + missing + " does not exist"; code != ExitUsage || !strings.Contains(errs, want) {
+			t.Fatalf("%v: exit %d, %q; want %d and %q", args, code, errs, ExitUsage, want)
+		}
+	}
+	code, _, errs = w.cmd("publish", "--repo", "blueprints", "--package", "app", filepath.Join(empty, "x.yaml"))
+	if code != ExitUsage || !strings.Contains(errs, "x.yaml is not a directory: a package is a directory of files") {
+		t.Fatalf("publish of a file: exit %d, %q", code, errs)
+	}
 }
 
 // Issue 19 #2: a draft whose variant's mutation fails cannot be proposed or

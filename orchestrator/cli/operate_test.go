@@ -71,6 +71,14 @@ func TestEvents(t *testing.T) {
 	if out := w.mustCmd(ExitOK, "events", "-o", "yaml"); strings.Contains(out, "lost") {
 		t.Fatalf("a deleted variant's events stay:\n%s", out)
 	}
+	// Issue 62 #1: a name that is not there fails as status does, not
+	// "No events found" and exit 0.
+	for _, name := range []string{"pv/nope", "packagevariant/lost"} {
+		code, _, errs = w.cmd("events", name)
+		if want := "not found in the last run's state (pvctl status lists them)"; code != ExitNotReady || !strings.Contains(errs, want) {
+			t.Fatalf("events %s: exit %d, %q; want %d and %q", name, code, errs, ExitNotReady, want)
+		}
+	}
 	code, _, errs = w.cmd("events", "configmap/x")
 	if code != ExitUsage || !strings.Contains(errs, `pvctl events: want packagevariant/NAME or packagevariantset/NAME, not kind "configmap"`) {
 		t.Fatalf("events configmap/x: exit %d, %q", code, errs)

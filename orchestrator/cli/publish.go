@@ -135,6 +135,12 @@ func enclosingPublished(s *local.Repos, namespace, repo, pkg string) (store.Revi
 // follows nothing outside the directory.
 func readDir(dir string) (map[string]string, error) {
 	files := map[string]string{}
+	switch st, err := os.Stat(dir); {
+	case os.IsNotExist(err): // named, and a usage error (issue 62 #1: "lstat DIR: no such file or directory", exit 1)
+		return nil, usageErr("the package directory %s does not exist", dir)
+	case err == nil && !st.IsDir():
+		return nil, usageErr("%s is not a directory: a package is a directory of files", dir)
+	}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

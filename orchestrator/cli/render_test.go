@@ -205,8 +205,14 @@ func TestOneWriterAndInterrupt(t *testing.T) {
 	time.AfterFunc(2*time.Second, func() { cancel(ErrInterrupted) }) // Ctrl-C, as pvctl's main delivers it
 	var out, errb bytes.Buffer
 	code = Command(ctx, "run", []string{"--repos", w.repos, "-f", w.in, "--allow-exec"}, &out, &errb)
-	if code != ExitNotReady || !regexp.MustCompile(`pvctl run: interrupted after \d+ changes; what it did is saved, run again to go on`).MatchString(errb.String()) {
-		t.Fatalf("interrupted: exit %d\n%s", code, errb.String())
+	if code != ExitInterrupted || !regexp.MustCompile(`pvctl run: interrupted after \d+ changes; what it did is saved, run again to go on`).MatchString(errb.String()) {
+		t.Fatalf("interrupted: exit %d, want %d\n%s", code, ExitInterrupted, errb.String())
+	}
+	// The variant it stopped reads Interrupted, not RenderFailed.
+	st := w.mustCmd(ExitOK, "status", "pv/slow")
+	contains(t, st, "Ready=False  Interrupted: stopped before it finished (interrupted); the next reconcile goes on")
+	if strings.Contains(st, "RenderFailed") {
+		t.Fatalf("an interrupted render reads failed:\n%s", st)
 	}
 	if st := w.stateFile(); len(st.Variants) < 4 {
 		t.Fatalf("the state of an interrupted run: %d variants", len(st.Variants))

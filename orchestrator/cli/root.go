@@ -138,6 +138,8 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 		return ExitStalled
 	case errors.Is(err, errDrift):
 		return ExitDrift
+	case errors.Is(err, errStopped):
+		return ExitInterrupted
 	}
 	prefix := "pvctl"
 	if cmd != nil && cmd != root {

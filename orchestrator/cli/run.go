@@ -52,7 +52,11 @@ no longer selects, owned drafts of an old downstream are listed under "Not remov
 the run exits 3 (the set says RemovalHeld). A set that would lose more than half of its children (and more than one)
 stalls with MassDeletion even with --prune; files that no longer give more than half of
 the variants of the last run (and more than one) stop the run before it does anything.
---prune=all lifts both guards. A set may have at most --max-children-per-set children.`
+--prune=all lifts both guards. A set may have at most --max-children-per-set children.
+
+Exit codes: 0 every set and variant Ready; 1 not yet; 2 usage or input error; 3 a removal
+held back; 4 something stalled (a paused rollout too); 5 a downstream package drifted;
+130 interrupted (Ctrl-C: what the run did is saved).`
 
 const planLong = `Print what pvctl run -f would change, and write nothing: the same reconcile, run on a
 copy of the repositories (pvctl run --dry-run). --diff adds each package revision's
@@ -68,7 +72,7 @@ Removals are listed as held back (the controller would make them); --approve-by-
 plans as the controller run with that flag.
 
 Exit codes: 0 nothing would change; 3 something would change, or a removal would wait
-for --prune; 4 some set or variant would stall; 2 usage or input error.`
+for --prune; 4 some set or variant would stall; 2 usage or input error; 130 interrupted.`
 
 func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	r := &runFlags{plan: plan, maxChildren: pvsexpand.DefaultMaxChildren, dryRun: plan}
@@ -289,7 +293,7 @@ func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) e
 		} else {
 			fmt.Fprintf(o.Stderr, "pvctl run: interrupted after %s; what it did is saved, run again to go on\n", plural(len(rep.Changes), "change"))
 		}
-		return errNotReady
+		return errStopped // exit 130 (issue 62 #1: it was 1, as a variant not Ready yet)
 	}
 	if rep.Unsettled != "" {
 		if r.dryRun {

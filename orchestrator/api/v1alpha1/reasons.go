@@ -103,6 +103,10 @@ const (
 	// has Porch's render status. Retried (the function runner may have been
 	// down); fix the pipeline if the render itself fails.
 	ReasonRenderFailed = "RenderFailed"
+	// ReasonInterrupted (transient): the reconcile was stopped before it
+	// finished (pvctl run's Ctrl-C, the controller shutting down): what it
+	// did is kept, the next reconcile goes on. Not a failure of the variant.
+	ReasonInterrupted = "Interrupted"
 	// ReasonDeleting (transient): the PackageVariant is being deleted and some
 	// owned revisions could not be deleted, proposed for deletion or orphaned
 	// yet; the finalizer stays until they are (rule: finalizer-waits). Retried.

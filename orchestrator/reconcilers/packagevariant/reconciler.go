@@ -278,6 +278,10 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	unlock := r.pkgs.Lock(downstreamKey(v).String())
 	targets, err := r.reconcileDownstream(ctx, v, up)
 	unlock()
+	if err != nil && ctx.Err() != nil {
+		// Stopped, not failed (issue 62 #1: a Ctrl-C read RenderFailed).
+		return kit.Retry(pvapi.ReasonInterrupted, fmt.Errorf("stopped before it finished (%v); the next reconcile goes on", context.Cause(ctx)))
+	}
 	var rf *renderFailure
 	if errors.As(err, &rf) {
 		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
