@@ -356,6 +356,17 @@ func TestPlanWritesNothing(t *testing.T) {
 	if code, _, errs := w.cmd("run", "-o", "wide", "-f", w.in, "--diff"); code != ExitUsage || !strings.Contains(errs, "--diff goes with --dry-run") {
 		t.Fatalf("--diff without --dry-run: exit %d, %q", code, errs)
 	}
+	// Issue 62 #1: a set whose targets' CEL fails changes nothing, and the
+	// plan says so and exits 1, as run does (it said "no changes", exit 0).
+	w.run(ExitOK)
+	set := readFile(t, filepath.Join(w.in, "fleet-set.yaml"))
+	w.write("fleet-set.yaml", strings.Replace(set, "valueExpr: repository.labels.region\n", "valueExpr: repository.labels.nosuchlabel\n", 1))
+	code, out, errs := w.cmd("plan", "-f", w.in)
+	if want := "pvctl plan: PackageVariantSet app would not be Ready: PartiallyReconciled: "; code != ExitNotReady || !strings.Contains(errs, want) ||
+		!strings.Contains(errs, "`spec.targets[0].template.labelExprs[0].valueExpr`: no such key: nosuchlabel") {
+		t.Fatalf("plan of a failing set: exit %d\n%s\n%s\nwant %d and %q", code, out, errs, ExitNotReady, want)
+	}
+	w.run(ExitNotReady)
 }
 
 func readFile(t *testing.T, path string) string {

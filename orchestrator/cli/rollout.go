@@ -86,7 +86,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				}
 				return nil
 			},
-			RunE: func(_ *cobra.Command, a []string) error {
+			RunE: func(self *cobra.Command, a []string) error {
 				check := knownChildren
 				switch {
 				case strings.HasPrefix(c.use, "skip "):
@@ -94,7 +94,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				case c.wave:
 					check = anyWave
 				}
-				return o.rolloutControl(ctx, ccf, a[0], a[1:], check, c.change)
+				return o.rolloutControl(ctx, ccf, "rollout "+self.Name(), a[0], a[1:], check, c.change)
 			},
 		}
 		ccf.add(cmd)
@@ -284,9 +284,9 @@ func (o *Options) readSet(ctx context.Context, cf clusterFlags, name string) (*p
 
 // rolloutControl changes a set's rollout annotations (controlTarget: the
 // cluster's set, or the last run's state). An empty value removes the key.
-func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, name string, children []string, check childCheck,
+func (o *Options) rolloutControl(ctx context.Context, cf clusterFlags, verb, name string, children []string, check childCheck,
 	change func(map[string]string, []string, *pvsapi.PackageVariantSet) (map[string]string, string, error)) error {
-	t, err := o.openControl(ctx, cf, "rollout", "PackageVariantSet", name)
+	t, err := o.openControl(ctx, cf, verb, "PackageVariantSet", name)
 	if err != nil {
 		return err
 	}

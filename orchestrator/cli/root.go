@@ -143,7 +143,8 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 	}
 	prefix := "pvctl"
 	if cmd != nil && cmd != root {
-		prefix += " " + cmd.Name()
+		// The whole path: "pvctl rollout pause", not "pvctl pause" (issue 62 #2).
+		prefix += strings.TrimPrefix(cmd.CommandPath(), root.Name())
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 	var ue *usageError

@@ -11,13 +11,16 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // runFlags are pvctl run's (and plan's) options.
@@ -72,7 +75,9 @@ Removals are listed as held back (the controller would make them); --approve-by-
 plans as the controller run with that flag.
 
 Exit codes: 0 nothing would change; 3 something would change, or a removal would wait
-for --prune; 4 some set or variant would stall; 2 usage or input error; 130 interrupted.`
+for --prune; 4 some set or variant would stall; 1 nothing would change but some set or
+variant would not be Ready (each is named, as run would exit 1); 2 usage or input error;
+130 interrupted.`
 
 func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
 	r := &runFlags{plan: plan, maxChildren: pvsexpand.DefaultMaxChildren, dryRun: plan}
@@ -304,11 +309,26 @@ func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) e
 		return errNotReady
 	}
 	_, notReady, stalled := rep.Counts()
+	failing := 0
+	for _, obj := range rep.Objects {
+		if r.dryRun && obj.Ready != metav1.ConditionTrue && !obj.Stalled && !obj.Deleting && obj.Reason != pvapi.ReasonRemovalHeld {
+			// Said, as run exits 1 on it, not "no changes" and exit 0 (issue
+			// 62 #1: a set's targets whose CEL fails).
+			why := obj.Reason + ": " + obj.Message
+			if obj.ReconcileErr != "" && !strings.Contains(why, obj.ReconcileErr) {
+				why += " (" + obj.ReconcileErr + ")"
+			}
+			fmt.Fprintf(o.Stderr, "pvctl plan: %s %s would not be Ready: %s\n", obj.Kind, obj.Name, why)
+			failing++
+		}
+	}
 	switch {
 	case stalled > 0:
 		return errStalled
 	case r.dryRun && (len(rep.Changes) > 0 || len(rep.Held) > 0):
-		return errWouldChange
+		return errWouldChange // what would change wins for a plan; the others are said above
+	case failing > 0:
+		return errNotReady
 	case r.dryRun:
 		return nil
 	case notReady > 0:
