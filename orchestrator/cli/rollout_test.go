@@ -129,6 +129,11 @@ func TestStagedRolloutLocally(t *testing.T) {
 	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset nosuch: not found in the last run's state") {
 		t.Fatalf("status nosuch: exit %d: %s", code, errs)
 	}
+	// The error names the whole command (issue 62 #2: it said "pvctl pause").
+	code, _, errs = w.cmd("rollout", "pause", "nosuch")
+	if code != ExitNotReady || !strings.HasPrefix(errs, "pvctl rollout pause: packagevariantset/nosuch: not found in the last run's state") {
+		t.Fatalf("rollout pause nosuch: exit %d: %s", code, errs)
+	}
 	code, _, errs = w.cmd("rollout", "hold", "app")
 	if code != ExitUsage || !strings.Contains(errs, "usage: pvctl rollout hold SET CHILD...") {
 		t.Fatalf("hold without a child: exit %d: %s", code, errs)
