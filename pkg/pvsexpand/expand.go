@@ -95,7 +95,7 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 		} else if repo := w.Repository(spec.Downstream.Repo); repo != nil {
 			labels = repo.Labels
 		}
-		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.where, Spec: spec, Labels: labels})
+		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.rendered(key[0], key[1]), Spec: spec, Labels: labels})
 	}
 	// Two entries rendering one downstream are both failures (rule: one-downstream-one-entry): neither
 	// may win silently.

@@ -14,11 +14,29 @@ import (
 type instance struct {
 	target         int    // index in spec.targets
 	field          string // the entry's field path
-	where          string // names the entry in messages
+	where          string // names the entry in messages (with the default package)
+	subject        string // the repository or object it is for, in words (whereFor)
 	repoDefault    string // default downstream repository
 	packageDefault string // default downstream package
 	targetVar      any    // *RepoTarget or *Object, the CEL `target`
 	scope          scope
+}
+
+// whereFor names a target entry's instance in messages: its field, what it
+// is for, and the downstream package (the default before the template
+// renders, the rendered one after: a set's Events name the package its
+// packageExpr made, issue 62 #2).
+func whereFor(field, subject, pkg string) string {
+	return fmt.Sprintf("`%s` (%s, package %q)", field, subject, pkg)
+}
+
+// rendered names the instance with the downstream its template made (a
+// repoExpr's repository, a packageExpr's package).
+func (in instance) rendered(repo, pkg string) string {
+	if repo == in.repoDefault {
+		return whereFor(in.field, in.subject, pkg)
+	}
+	return fmt.Sprintf("`%s` (%s, downstream repository %q, package %q)", in.field, in.subject, repo, pkg)
 }
 
 // failure is a target (or one of its entries) that could not be computed.
@@ -60,7 +78,8 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure, e
 				}
 				for _, name := range names {
 					f := fmt.Sprintf("%s.repositories[%d]", field, j)
-					out = append(out, instance{target: i, field: f, where: fmt.Sprintf("`%s` (repository %q, package %q)", f, r.Name, name),
+					subject := fmt.Sprintf("repository %q", r.Name)
+					out = append(out, instance{target: i, field: f, where: whereFor(f, subject, name), subject: subject,
 						repoDefault: r.Name, packageDefault: name, targetVar: &RepoTarget{Repo: r.Name, Package: name}, scope: listScope})
 				}
 			}
@@ -113,7 +132,8 @@ func selected(i int, field string, w *World, g krm.GVK, sel *meta.LabelSelector,
 			return nil, err
 		}
 		for _, n := range names {
-			out = append(out, instance{target: i, field: field, where: fmt.Sprintf("`%s` (%s %q, package %q)", field, g.Kind, obj.Name, n),
+			subject := fmt.Sprintf("%s %q", g.Kind, obj.Name)
+			out = append(out, instance{target: i, field: field, where: whereFor(field, subject, n), subject: subject,
 				repoDefault: obj.Name, packageDefault: n, targetVar: obj, scope: objectScope})
 		}
 	}
