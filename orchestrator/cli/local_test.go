@@ -484,3 +484,17 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status configmap/x: exit %d, %q", code, errs)
 	}
 }
+
+// Issue 62 #2: `pvctl run -f .` in the fleet's directory, whose
+// repositories directory is below it, does not read that directory (its
+// state file is no input: the second run failed on it).
+func TestRunReadsNotItsOwnRepositories(t *testing.T) {
+	w := newWS(t)
+	in := &ws{t: t, repos: filepath.Join(w.in, "repositories"), in: w.in}
+	in.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	in.run(ExitOK)
+	if _, err := os.Stat(filepath.Join(in.repos, "pvctl-state.yaml")); err != nil {
+		t.Fatalf("the state file is not where the test needs it: %v", err)
+	}
+	contains(t, in.run(ExitOK), "No changes")
+}

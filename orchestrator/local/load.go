@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,8 +56,17 @@ func (e *inputError) Error() string { return strings.Join(e.msgs, "\n") }
 
 // readInput reads YAML files, and the *.yaml / *.yml files below
 // directories, in name order. Objects without a namespace get namespace;
-// PackageVariants, PackageVariantSets and Repositories must be in it.
-func readInput(paths []string, namespace string, stdin []byte) (*input, error) {
+// PackageVariants, PackageVariantSets and Repositories must be in it. A
+// directory below one given that is one of skip (the run's repositories
+// directory: `pvctl run -f .` in the fleet's directory read its state
+// file, issue 62 #2) is not read.
+func readInput(paths []string, namespace string, stdin []byte, skip ...string) (*input, error) {
+	var skipped []os.FileInfo
+	for _, d := range skip {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			skipped = append(skipped, st)
+		}
+	}
 	var files []string
 	fromStdin := false
 	for _, p := range paths {
@@ -75,6 +85,11 @@ func readInput(paths []string, namespace string, stdin []byte) (*input, error) {
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if d.IsDir() && path != p && len(skipped) > 0 {
+				if st, err := os.Stat(path); err == nil && slices.ContainsFunc(skipped, func(s os.FileInfo) bool { return os.SameFile(s, st) }) {
+					return filepath.SkipDir
+				}
 			}
 			if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
 				files = append(files, path)

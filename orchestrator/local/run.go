@@ -166,7 +166,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	o.defaults()
 	if o.DryRun {
 		// Input errors first, from the real files, before any copying.
-		if _, err := readInput(o.Files, o.Namespace, o.Stdin); err != nil {
+		if _, err := readInput(o.Files, o.Namespace, o.Stdin, o.Repos); err != nil {
 			return nil, err
 		}
 		return dryRun(ctx, o)
