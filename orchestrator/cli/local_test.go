@@ -497,4 +497,5 @@ func TestRunReadsNotItsOwnRepositories(t *testing.T) {
 		t.Fatalf("the state file is not where the test needs it: %v", err)
 	}
 	contains(t, in.run(ExitOK), "No changes")
+	contains(t, in.mustCmd(ExitOK, "plan", "-f", in.in), "Plan: no changes") // a plan runs on a copy: the real directory is skipped too
 }

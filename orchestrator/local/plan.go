@@ -44,7 +44,7 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 	}
 	real := o
-	o.Repos, o.State, o.DryRun, o.Progress = scratch, statePath, false, nil
+	o.Repos, o.State, o.DryRun, o.Progress, o.realRepos = scratch, statePath, false, nil, o.Repos
 	rep, err := Run(ctx, o)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,9 @@ type RunOptions struct {
 	// Repos is the directory of bare repositories (pvctl publish creates
 	// them; so does a Repository object in the files).
 	Repos string
+	// realRepos, for a plan, is the repositories directory Repos is a
+	// scratch copy of: below a directory of -f, it is not read either.
+	realRepos string
 	// Files are YAML files or directories: PackageVariants,
 	// PackageVariantSets, Repositories, and the objects injected or
 	// selected (ConfigMaps, custom resources).
@@ -166,7 +169,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	o.defaults()
 	if o.DryRun {
 		// Input errors first, from the real files, before any copying.
-		if _, err := readInput(o.Files, o.Namespace, o.Stdin, o.Repos); err != nil {
+		if _, err := readInput(o.Files, o.Namespace, o.Stdin, o.Repos, o.realRepos); err != nil {
 			return nil, err
 		}
 		return dryRun(ctx, o)

@@ -60,7 +60,7 @@ type loaded struct {
 // nothing is written: more than half of the last run's variants leaving
 // the files (an -f typo, an empty directory) is one.
 func load(o RunOptions) (*loaded, error) {
-	in, err := readInput(o.Files, o.Namespace, o.Stdin, o.Repos)
+	in, err := readInput(o.Files, o.Namespace, o.Stdin, o.Repos, o.realRepos)
 	if err != nil {
 		return nil, err
 	}
