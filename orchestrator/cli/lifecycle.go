@@ -235,7 +235,42 @@ func (ses *lifecycleSession) one(ctx context.Context, v lifecycleVerb, name stri
 		}
 	}
 	msg, err := v.do(ctx, s, rev)
+	if err == nil && v.name == "reject" && rev.Lifecycle == store.Proposed {
+		err = ses.recordRejection(rev)
+	}
 	return msg, rev, err
+}
+
+// recordRejection makes a rejection seen by the next run (issue 62 #6): a
+// variant knows a draft was rejected when it read it Proposed and then
+// Draft again, and a person who proposes and rejects between two runs
+// leaves it nothing to read Proposed. Its target in the state is set to
+// what a controller watching would have read (Proposed), so that the next
+// run reads the rejection. A revision no variant of the state owns is left.
+func (ses *lifecycleSession) recordRejection(rev store.Revision) error {
+	st, err := ses.state()
+	if err != nil {
+		return err
+	}
+	changed := false
+	for i := range st.Variants {
+		v := &st.Variants[i]
+		if !rev.OwnedBy(string(v.UID)) {
+			continue
+		}
+		for j := range v.Status.DownstreamTargets {
+			if t := &v.Status.DownstreamTargets[j]; t.Name == rev.Name && t.Lifecycle != string(store.Proposed) {
+				t.Lifecycle, changed = string(store.Proposed), true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := st.Write(filepath.Join(ses.o.Repos, state.File)); err != nil {
+		return fmt.Errorf("rejected %s, but recording it in the state for the next run failed: %w", rev.Name, err)
+	}
+	return nil
 }
 
 // reportedError is a failure whose details were printed already; the

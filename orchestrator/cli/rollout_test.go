@@ -259,8 +259,9 @@ func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
 		t.Fatalf("wave early's drafts: %v", drafts)
 	}
 	rejected := drafts[0]
+	// Proposed and rejected with no run between (issue 62 #6: the reject
+	// records itself; it needed propose, run, reject, run).
 	contains(t, w.mustCmd(ExitOK, "propose", rejected), rejected)
-	w.run(ExitOK)
 	contains(t, w.mustCmd(ExitOK, "reject", rejected), rejected)
 	contains(t, w.run(ExitStalled), "RolloutPaused  -                              ErrorBudgetExceeded: paused in wave early: 1 failed child(ren)")
 	st := w.mustCmd(ExitOK, "rollout", "status", "app")
