@@ -12,6 +12,7 @@ FUNCTIONS := package-context pipeline-prepend config-inject pvs-expand
 BINARIES  := $(addprefix bin/,$(FUNCTIONS))
 # Images are $(IMAGE_REPO)/<function>:$(VERSION) and :dev (contract.md).
 VERSION    ?= $(shell cat VERSION)
+COMMIT     ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 IMAGE_REPO := pvkit
 BENCH_COUNT ?= 5
 # make bench takes about 15 minutes (Porch's PackageVariantSet reconciler alone is 30 s a run).
@@ -58,7 +59,7 @@ build:
 
 # The controller's own binary, for its image (make images): `pvctl controller` alone.
 bin/pvkit-controller: FORCE
-	@mkdir -p .cache/gobuild && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION)' \
+	@mkdir -p .cache/gobuild && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/pvkit/pvkit.release=$(VERSION) -X github.com/pvkit/pvkit.commit=$(COMMIT)' \
 	  -o .cache/gobuild/pvkit-controller ./orchestrator/cmd/pvkit-controller
 	@cmp -s .cache/gobuild/pvkit-controller $@ || { cp .cache/gobuild/pvkit-controller $@.new && mv -f $@.new $@ && echo "built $@"; }
 
@@ -244,7 +245,7 @@ fuzz-short:
 
 ## release: VERSION=vX.Y.Z [IMAGE_REPO=ghcr.io/you] [SIGNING_KEY=~/.ssh/key]: dist/ with install.yaml (CRDs, RBAC, Deployment at IMAGE_REPO/controller:VERSION@sha256:...), install-without-crds.yaml, install-namespaced.yaml, install-sharded.yaml, function-runner-config.yaml, pvctl for linux and darwin (amd64, arm64), images/*.oci.tar (the controller and the functions, built without Docker, by digest), a CycloneDX SBOM per binary and image, provenance.intoto.json (SLSA v1), checksums.txt and, with SIGNING_KEY, checksums.txt.sig (ssh-keygen -Y sign). VERSION must be the file VERSION's and have a CHANGELOG.md section. Verify: pvctl verify-release dist --allowed-signers FILE
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-RELEASE_LDFLAGS = -s -w -X github.com/pvkit/pvkit.release=$(VERSION)
+RELEASE_LDFLAGS = -s -w -X github.com/pvkit/pvkit.release=$(VERSION) -X github.com/pvkit/pvkit.commit=$(COMMIT)
 release:
 	@go run ./internal/cmd/release --check --version '$(VERSION)' --image-repo '$(IMAGE_REPO)'
 	@rm -rf dist.tmp .cache/release-bin && mkdir -p dist.tmp .cache/release-bin

@@ -21,6 +21,19 @@ var versionFile string
 // github.com/pvkit/pvkit.release=vX.Y.Z); empty in a plain go build.
 var release string
 
+// commit is the git commit the binary was built from, set by make (-ldflags
+// -X github.com/pvkit/pvkit.commit=abcdef012345); empty in a plain go build.
+var commit string
+
+// Commit is the commit a binary was built from ("unknown" when make did
+// not stamp it: a plain go build, or a tree without git).
+func Commit() string {
+	if commit == "" {
+		return "unknown"
+	}
+	return commit
+}
+
 // Version is the version a binary reports: the one make stamped, else
 // VERSION's with "-dev" (a build from a working tree, not a release).
 func Version() string {

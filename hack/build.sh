@@ -7,9 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version="$(cat VERSION)"
+commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" # pvctl version prints it
 stage=.cache/gobuild
 mkdir -p "$stage" bin
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pvkit/pvkit.release=$version" -o "$stage/" \
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/pvkit/pvkit.release=$version -X github.com/pvkit/pvkit.commit=$commit" -o "$stage/" \
   ./functions/package-context ./functions/pipeline-prepend ./functions/config-inject ./functions/pvs-expand \
   ./orchestrator/cmd/pvctl ./orchestrator/cmd/pvkit-catalog
 # install SRC DST: DST becomes SRC's content when it differs (a new file,

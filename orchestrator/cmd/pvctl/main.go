@@ -47,7 +47,8 @@ func main() {
 		os.Exit(130)
 	}()
 	root := cli.NewRoot(ctx, os.Stdin, os.Stdout, os.Stderr)
-	root.Version = pvkit.Version()
+	root.Version = pvkit.Version() + " (commit " + pvkit.Commit() + ")"
+
 	root.AddCommand(&cobra.Command{
 		Use:                "controller [flags]",
 		Short:              "Reconcile PackageVariants and PackageVariantSets against Porch, until stopped",
@@ -82,7 +83,7 @@ func main() {
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Println(pvkit.Version()) },
+		Run:   func(*cobra.Command, []string) { fmt.Printf("%s (commit %s)\n", pvkit.Version(), pvkit.Commit()) },
 	})
 	os.Exit(cli.Execute(root, os.Stderr))
 }

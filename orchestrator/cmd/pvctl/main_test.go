@@ -53,6 +53,8 @@ func TestBinaryLocalCommands(t *testing.T) {
 		{[]string{"controller", "--kubeconfig", filepath.Join(dir, "nope"), "--metrics-bind-address", "0"}, 1, "pvctl controller: loading the kubeconfig:"},
 		{[]string{"controller", "--bogus"}, 2, "pvctl controller: unknown flag: --bogus\nRun 'pvctl controller --help' for the flags."},
 		{[]string{"controller", "--version"}, 0, pvkit.Version() + "\n"}, // a go build: VERSION with -dev
+		// Issue 62 #7: the commit too ("unknown" in a plain go build; make stamps it).
+		{[]string{"version"}, 0, pvkit.Version() + " (commit unknown)\n"},
 		// Issue 22 #4: no cluster to talk to is an error, not a stack trace.
 		{[]string{"controller", "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, 1, "pvctl controller: "},
 	} {
