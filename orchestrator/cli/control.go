@@ -215,6 +215,13 @@ kubectl wait --for=condition does: STATUS defaults to True. It reads the cluster
 		},
 	}
 	c.Flags().StringVar(&forCond, "for", "condition=Ready", "the condition: condition=TYPE or condition=TYPE=STATUS (True, False or Unknown)")
+	completeFlag(c, "for", func() []string {
+		var out []string
+		for _, typ := range []string{"Ready", "Stalled", "Reconciling"} {
+			out = append(out, "condition="+typ, "condition="+typ+"=True", "condition="+typ+"=False")
+		}
+		return out
+	})
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	cf.add(c)
 	return c

@@ -217,26 +217,29 @@ func TestLifecycleVerbOutput(t *testing.T) {
 	}
 }
 
+// complete is what `pvctl __complete ARGS` offers.
+func (w *ws) complete(args ...string) []string {
+	w.t.Helper()
+	code, out, errs := w.cmd("__complete", args...)
+	if code != ExitOK {
+		w.t.Fatalf("__complete %v: exit %d %s", args, code, errs)
+	}
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
 // Issue 31 #5: completion offers what the verb takes: KIND/NAME of the
 // sets and variants, the revisions in the lifecycles a verb acts on, and
 // flag values.
 func TestCompletion(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
-	complete := func(args ...string) []string {
-		t.Helper()
-		code, out, errs := w.cmd("__complete", args...)
-		if code != ExitOK {
-			t.Fatalf("__complete %v: exit %d %s", args, code, errs)
-		}
-		var got []string
-		for _, l := range strings.Split(out, "\n") {
-			if l != "" && !strings.HasPrefix(l, ":") && !strings.HasPrefix(l, "Completion ended") {
-				got = append(got, l)
-			}
-		}
-		return got
-	}
+	complete := w.complete
 	has := func(got []string, want ...string) {
 		t.Helper()
 		for _, w := range want {

@@ -46,9 +46,10 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 	var cf clusterFlags
 	var output string
 	status := &cobra.Command{
-		Use:   "status SET",
-		Short: "Where a set's rollout stands: target, phase, each wave's state and counts, what blocks it",
-		Args:  args(1, 1, "rollout status takes one set"),
+		Use:               "status SET",
+		Short:             "Where a set's rollout stands: target, phase, each wave's state and counts, what blocks it",
+		Args:              args(1, 1, "rollout status takes one set"),
+		ValidArgsFunction: rolloutArgs(o, false, false),
 		RunE: func(_ *cobra.Command, a []string) error {
 			set, err := o.readSet(ctx, cf, a[0])
 			if err != nil {
@@ -76,8 +77,9 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 	for _, c := range rolloutControls() {
 		var ccf clusterFlags
 		cmd := &cobra.Command{
-			Use:   c.use,
-			Short: c.short,
+			Use:               c.use,
+			Short:             c.short,
+			ValidArgsFunction: rolloutArgs(o, c.children, c.wave),
 			Args: func(_ *cobra.Command, a []string) error {
 				switch {
 				case c.wave && len(a) >= 1 && len(a) <= 2:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -598,5 +599,46 @@ func TestOnFailureUndoLocally(t *testing.T) {
 	out = w.run(ExitOK)
 	if n := strings.Count(out, "created"); n != 1 || !strings.Contains(out, "fleet-07") {
 		t.Fatalf("retried: want the canary's draft alone:\n%s", out)
+	}
+}
+
+// Issue 62 #4: `pvctl __complete` answers for every rollout verb's
+// arguments: the sets with a rollout, then the set's waves (approve) or
+// its children not given yet (hold, release, skip, unskip); nothing past
+// what a verb takes.
+func TestRolloutCompletion(t *testing.T) {
+	w := rolloutWS(t)
+	verbs := []string{"status"}
+	for _, c := range rolloutControls() {
+		verbs = append(verbs, strings.Fields(c.use)[0])
+	}
+	for _, verb := range verbs {
+		if got := w.complete("rollout", verb, ""); !slices.Equal(got, []string{"app"}) {
+			t.Errorf("rollout %s: %v, want the set", verb, got)
+		}
+	}
+	if got := w.complete("rollout", "approve", "app", ""); !slices.Equal(got, []string{"canary", "early", "rest"}) {
+		t.Errorf("rollout approve app: %v, want its waves", got)
+	}
+	for _, verb := range []string{"hold", "release", "skip", "unskip"} {
+		got := w.complete("rollout", verb, "app", "app-fleet-07-app", "app-fleet-0")
+		if len(got) != 9 || slices.Contains(got, "app-fleet-07-app") || !slices.Contains(got, "app-fleet-00-app") {
+			t.Errorf("rollout %s app app-fleet-07-app: %v, want the nine other children", verb, got)
+		}
+	}
+	// Flag values: --prune=, --sync, wait --for=.
+	if got := w.complete("run", "--prune="); !slices.Equal(got, []string{"true", "false", "all"}) {
+		t.Errorf("run --prune: %v", got)
+	}
+	if got := w.complete("run", "--sync", "fleet-0"); len(got) != 10 || !slices.Contains(got, "fleet-07") {
+		t.Errorf("run --sync fleet-0: %v, want the ten fleet repositories", got)
+	}
+	if got := w.complete("wait", "pvs/app", "--for", "condition=R"); !slices.Contains(got, "condition=Ready") || !slices.Contains(got, "condition=Reconciling=False") {
+		t.Errorf("wait --for condition=R: %v", got)
+	}
+	for _, args := range [][]string{{"pause", "app", ""}, {"approve", "app", "canary", ""}, {"status", "app", ""}, {"hold", "nosuch", ""}} {
+		if got := w.complete(append([]string{"rollout"}, args...)...); len(got) != 0 {
+			t.Errorf("rollout %v: %v, want nothing", args, got)
+		}
 	}
 }

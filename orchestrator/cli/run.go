@@ -103,6 +103,9 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
   pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
 	}
 	r.add(c)
+	// Flag values complete too (issue 62 #4).
+	completeFlag(c, "prune", func() []string { return []string{"true", "false", "all"} })
+	completeFlag(c, "sync", func() []string { return repoNames(o) })
 	if plan { // a plan is a dry run; the flag is run's
 		_ = c.Flags().MarkHidden("dry-run")
 		r.cluster.add(c)
