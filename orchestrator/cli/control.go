@@ -217,7 +217,7 @@ kubectl wait --for=condition does: STATUS defaults to True. It reads the cluster
 	c.Flags().StringVar(&forCond, "for", "condition=Ready", "the condition: condition=TYPE or condition=TYPE=STATUS (True, False or Unknown)")
 	completeFlag(c, "for", func() []string {
 		var out []string
-		for _, typ := range []string{"Ready", "Stalled", "Reconciling"} {
+		for _, typ := range []string{pvapi.ConditionReady, pvapi.ConditionStalled, pvapi.ConditionReconciling} {
 			out = append(out, "condition="+typ, "condition="+typ+"=True", "condition="+typ+"=False")
 		}
 		return out

@@ -176,7 +176,7 @@ func TestInputErrors(t *testing.T) {
 		{"namespace", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\n  namespace: other\n",
 			"bad.yaml: PackageVariant \"x\": `metadata.namespace` is \"other\"; pvctl run serves one namespace, \"default\" (--namespace)"},
 		{"unknown field", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n  upstrem: {}\n",
-			"bad.yaml: PackageVariant \"x\": `spec.upstrem` is not a field of PackageVariant; refused, as kubectl's strict field validation refuses it"},
+			"bad.yaml: PackageVariant \"x\": `spec.upstrem` is not a field of PackageVariant (did you mean `upstream`?); refused, as kubectl's strict field validation refuses it"},
 		// Issue 29 #5: every type error of a spec at once (they came one per
 		// run), and a revision given as a name hints at workspaceName.
 		{"every type error at once", "bad.yaml", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: x\nspec:\n" +

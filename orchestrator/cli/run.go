@@ -75,8 +75,8 @@ Removals are listed as held back (the controller would make them); --approve-by-
 plans as the controller run with that flag.
 
 Exit codes: 0 nothing would change; 3 something would change, or a removal would wait
-for --prune; 4 some set or variant would stall; 1 nothing would change but some set or
-variant would not be Ready (each is named, as run would exit 1); 2 usage or input error;
+for --prune; 4 some set or variant would stall; 1 some set or variant would not be Ready,
+and no other change (each is named, as run would exit 1); 2 usage or input error;
 130 interrupted.`
 
 func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {

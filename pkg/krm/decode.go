@@ -52,8 +52,13 @@ const Ignored = "; it is ignored"
 // not declare (the API server would drop them silently, hiding typos).
 func unknownFieldProblems(obj *yaml.RNode, v any) []Problem {
 	var problems []Problem
-	for _, f := range unknownFields(obj.YNode(), reflect.TypeOf(v), "") {
-		problems = append(problems, Warningf(obj, f, "`%s` is not a field of %s"+Ignored, f, reflect.TypeOf(v).Elem().Name()))
+	root := reflect.TypeOf(v)
+	for _, u := range unknownFields(obj.YNode(), root, "", root) {
+		hint := ""
+		if u.suggest != "" {
+			hint = " (did you mean `" + u.suggest + "`?)"
+		}
+		problems = append(problems, Warningf(obj, u.field, "`%s` is not a field of %s%s"+Ignored, u.field, root.Elem().Name(), hint))
 	}
 	return problems
 }
@@ -177,11 +182,11 @@ func typeMismatches(n *yaml.Node, t reflect.Type, prefix string) []mismatch {
 }
 
 // unknownFields lists the keys of n, recursively, that t does not declare.
-func unknownFields(n *yaml.Node, t reflect.Type, prefix string) []string {
+func unknownFields(n *yaml.Node, t reflect.Type, prefix string, root reflect.Type) []unknownField {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var out []string
+	var out []unknownField
 	switch {
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
 		fields := jsonFields(t)
@@ -189,23 +194,27 @@ func unknownFields(n *yaml.Node, t reflect.Type, prefix string) []string {
 			k := n.Content[i].Value
 			ft, ok := fields[k]
 			if !ok {
-				out = append(out, JoinField(prefix, k))
+				out = append(out, unknownField{field: JoinField(prefix, k), suggest: suggest(k, fields, root)})
 				continue
 			}
-			out = append(out, unknownFields(n.Content[i+1], ft, JoinField(prefix, k))...)
+			out = append(out, unknownFields(n.Content[i+1], ft, JoinField(prefix, k), root)...)
 		}
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			out = append(out, unknownFields(n.Content[i+1], t.Elem(), JoinField(prefix, n.Content[i].Value))...)
+			out = append(out, unknownFields(n.Content[i+1], t.Elem(), JoinField(prefix, n.Content[i].Value), root)...)
 		}
 	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
 		for i, c := range n.Content {
-			out = append(out, unknownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i))...)
+			out = append(out, unknownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i), root)...)
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].field < out[j].field })
 	return out
 }
+
+// unknownField is a field its type does not declare, and what it may
+// have meant.
+type unknownField struct{ field, suggest string }
 
 // jsonFields maps the JSON names of t's fields (inlined structs included) to
 // their types.

@@ -28,8 +28,8 @@ func TestDecode(t *testing.T) {
 		{"spec:\n  targets:\n  - names: [a]\n  - names: [b, 3]\n", "error spec.targets[1].names[1]: `spec.targets[1].names[1]` must be a string, found a number"},
 		{"spec:\n  targets:\n  - names: x\n", "error spec.targets[0].names: `spec.targets[0].names` must be a list, found a string"},
 		{"spec:\n  targets:\n  - labels: {a: [1]}\n", "error spec.targets[0].labels.a: `spec.targets[0].labels.a` must be a string, found a list"},
-		{"spec:\n  revison: 1\n  targets:\n  - labels: {a: b}\n    nmes: []\n", "warning spec.revison: `spec.revison` is not a field of decodeSpec; it is ignored\n" +
-			"warning spec.targets[0].nmes: `spec.targets[0].nmes` is not a field of decodeSpec; it is ignored"},
+		{"spec:\n  revison: 1\n  targets:\n  - labels: {a: b}\n    nmes: []\n", "warning spec.revison: `spec.revison` is not a field of decodeSpec (did you mean `revision`?); it is ignored\n" +
+			"warning spec.targets[0].nmes: `spec.targets[0].nmes` is not a field of decodeSpec (did you mean `names`?); it is ignored"},
 		{"spec:\n  revision: 3\n  targets:\n  - labels: {a: b}\n", ""},
 		// Every value of the wrong type at once, with the unknown fields.
 		{"spec:\n  revision: v1\n  targets:\n  - names: x\n    labels: {a: true}\n  typo: 1\n",
