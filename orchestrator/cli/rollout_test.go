@@ -39,6 +39,23 @@ func rolloutWS(t *testing.T) *ws {
 	return w
 }
 
+// rolloutSpec adds lines (indented four spaces, under spec.rollout) to
+// the example's set.
+func (w *ws) rolloutSpec(lines string) {
+	w.t.Helper()
+	set := readFile(w.t, filepath.Join(w.in, "app-set.yaml"))
+	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", "  rollout:\n"+lines, 1))
+}
+
+// clusterSyncHealth is a rollout's health check on a ClusterSync named for
+// the target's repository, healthy when it reports the revision's tag.
+const clusterSyncHealth = `    health:
+      apiVersion: example.com/v1
+      kind: ClusterSync
+      nameExpr: downstream.repo
+      condition: has(object.status) && object.status.applied == revision.ref
+`
+
 // approveDrafts approves every draft pvctl get lists and returns them.
 func (w *ws) approveDrafts() []string {
 	w.t.Helper()
@@ -375,14 +392,7 @@ func TestGatedChildBlocksTheWave(t *testing.T) {
 // named in the rollout's status and the child's.
 func TestHealthGatedWaveLocally(t *testing.T) {
 	w := rolloutWS(t)
-	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
-	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
-    health:
-      apiVersion: example.com/v1
-      kind: ClusterSync
-      nameExpr: downstream.repo
-      condition: has(object.status) && object.status.applied == revision.ref
-`, 1))
+	w.rolloutSpec(clusterSyncHealth)
 	w.run(ExitOK)
 	w.publishV2()
 	w.run(ExitOK)
@@ -563,9 +573,7 @@ func TestSpreadByLocally(t *testing.T) {
 // once, from wave one.
 func TestOnFailureUndoLocally(t *testing.T) {
 	w := rolloutWS(t)
-	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
-	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
-    onFailure: undo
+	w.rolloutSpec(`    onFailure: undo
     progressDeadlineSeconds: 3600
     health:
       apiVersion: example.com/v1
@@ -573,7 +581,7 @@ func TestOnFailureUndoLocally(t *testing.T) {
       nameExpr: downstream.repo
       condition: has(object.status.applied) && object.status.applied == revision.ref
       failed: has(object.status.failed) && object.status.failed == revision.ref
-`, 1))
+`)
 	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
 	w.run(ExitOK)
 	w.publishV2()

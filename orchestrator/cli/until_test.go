@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,15 +12,7 @@ import (
 // refused, named, and a dry run refuses it.
 func TestNextGateLocally(t *testing.T) {
 	w := rolloutWS(t)
-	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
-	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
-    minSuccessSeconds: 600
-    health:
-      apiVersion: example.com/v1
-      kind: ClusterSync
-      nameExpr: downstream.repo
-      condition: has(object.status) && object.status.applied == revision.ref
-`, 1))
+	w.rolloutSpec("    minSuccessSeconds: 600\n" + clusterSyncHealth)
 	sync := func(applied string) {
 		w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: "+applied+"\n")
 	}

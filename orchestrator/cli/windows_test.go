@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,11 +11,9 @@ import (
 // clock out of it opens the wave. A bad --now is refused, named.
 func TestWindowsLocally(t *testing.T) {
 	w := rolloutWS(t)
-	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
-	w.write("app-set.yaml", strings.Replace(set, "  rollout:\n", `  rollout:
-    windows:
+	w.rolloutSpec(`    windows:
     - {name: freeze, kind: deny, schedule: "0 18 * * fri", duration: 62h, timeZone: Europe/Berlin}
-`, 1))
+`)
 	w.publishV2()
 	friday := "2026-11-27T19:00:00Z" // 20:00 in Berlin, in the freeze
 	out := w.mustCmd(ExitOK, "run", "-o", "wide", "-f", w.in, "--now", friday)

@@ -380,30 +380,9 @@ func inputMessage(p krm.Problem) string {
 // edits away, and not it), or "".
 func nearPorchGroup(g string) string {
 	for _, porch := range []string{pvapi.GroupVersion.Group, "porch.kpt.dev"} {
-		if g != porch && editDistance(g, porch) <= 3 {
+		if g != porch && krm.EditDistance(g, porch) <= 3 {
 			return porch
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

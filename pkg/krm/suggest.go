@@ -14,7 +14,7 @@ import (
 func suggest(key string, siblings map[string]reflect.Type, root reflect.Type) string {
 	best, bestD := "", 0
 	for _, k := range sortedKeys(siblings) {
-		d := editDistance(strings.ToLower(key), strings.ToLower(k))
+		d := EditDistance(strings.ToLower(key), strings.ToLower(k))
 		if d <= maxTypos(key) && (best == "" || d < bestD) {
 			best, bestD = k, d
 		}
@@ -82,9 +82,9 @@ func sortedKeys(m map[string]reflect.Type) []string {
 	return out
 }
 
-// editDistance is Levenshtein's distance between a and b (bytes; field
-// names are ASCII).
-func editDistance(a, b string) int {
+// EditDistance is Levenshtein's distance between a and b (bytes: for
+// names, which are ASCII).
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -58,8 +58,8 @@ func TestUnknownFieldSuggestions(t *testing.T) {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"abc", "", 3}, {"selecter", "selector", 1}, {"kitten", "sitting", 3}} {
-		if d := editDistance(tc.a, tc.b); d != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
+		if d := EditDistance(tc.a, tc.b); d != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
 		}
 	}
 }
