@@ -124,16 +124,16 @@ func rolloutControls() []rolloutControlVerb {
 		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one, its waves waiting for approval again)", false, false, resumeChange},
 		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, false, undoChange},
 		{"approve SET [WAVE]", "Approve a wave's drafts as one decision (default: the open wave): the next run approves its children's finished drafts", false, true, approveWaveChange},
-		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, false, listChange(packagevariantset.RolloutHoldAnnotation, true)},
-		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, false, listChange(packagevariantset.RolloutHoldAnnotation, false)},
-		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, false, listChange(packagevariantset.RolloutSkipAnnotation, true)},
-		{"unskip SET CHILD...", "Undo a skip: the rollout waits for the children again", true, false, listChange(packagevariantset.RolloutSkipAnnotation, false)},
+		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, false, listChange(packagevariantset.RolloutHoldAnnotation, true, "held")},
+		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, false, listChange(packagevariantset.RolloutHoldAnnotation, false, "released")},
+		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, false, listChange(packagevariantset.RolloutSkipAnnotation, true, "skipped")},
+		{"unskip SET CHILD...", "Undo a skip: the rollout waits for the children again", true, false, listChange(packagevariantset.RolloutSkipAnnotation, false, "unskipped")},
 	}
 }
 
 // listChange adds (add) or removes the children named to or from a
 // comma-separated list annotation, kept sorted.
-func listChange(key string, add bool) func(cur map[string]string, children []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+func listChange(key string, add bool, verb string) func(cur map[string]string, children []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 	return func(cur map[string]string, children []string, _ *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 		var names []string
 		for _, n := range strings.Split(cur[key], ",") {
@@ -150,7 +150,8 @@ func listChange(key string, add bool) func(cur map[string]string, children []str
 		}
 		slices.Sort(names)
 		out := map[string]string{key: strings.Join(names, ",")}
-		return out, fmt.Sprintf("%s: %s", key, strings.Join(names, ",")), nil
+		// The verb names itself, then the list it leaves (issue 62 #2).
+		return out, fmt.Sprintf("%s %s (%s: %s)", verb, strings.Join(children, ", "), key, strings.Join(names, ",")), nil
 	}
 }
 

@@ -123,7 +123,7 @@ func TestStagedRolloutLocally(t *testing.T) {
 	if code != ExitNotReady || !strings.Contains(errs, `packagevariantset/app has no child "app-fleet-9-app" (pvctl status lists its PackageVariants)`) {
 		t.Fatalf("hold of a typo: exit %d: %s", code, errs)
 	}
-	contains(t, w.mustCmd(ExitOK, "rollout", "hold", "app", "app-fleet-09-app"), "rollout pvkit.dev/rollout-hold: app-fleet-09-app")
+	contains(t, w.mustCmd(ExitOK, "rollout", "hold", "app", "app-fleet-09-app"), "rollout held app-fleet-09-app (pvkit.dev/rollout-hold: app-fleet-09-app)")
 	contains(t, w.mustCmd(ExitOK, "rollout", "resume", "app"), "rollout resumed")
 	for i := 0; i < 8; i++ {
 		w.run(ExitOK)
@@ -232,8 +232,8 @@ func TestRolloutAgainstACluster(t *testing.T) {
 		return s.Annotations
 	}
 	contains(t, run("pause", "fleet"), "packagevariantset/fleet rollout paused")
-	contains(t, run("hold", "fleet", "fleet-b", "fleet-a"), "rollout pvkit.dev/rollout-hold: fleet-a,fleet-b")
-	contains(t, run("skip", "fleet", "fleet-a"), "rollout pvkit.dev/rollout-skip: fleet-a")
+	contains(t, run("hold", "fleet", "fleet-b", "fleet-a"), "rollout held fleet-b, fleet-a (pvkit.dev/rollout-hold: fleet-a,fleet-b)")
+	contains(t, run("skip", "fleet", "fleet-a"), "rollout skipped fleet-a (pvkit.dev/rollout-skip: fleet-a)")
 	if a := annotations(); a["pvkit.dev/rollout-pause"] != "true" || a["pvkit.dev/rollout-hold"] != "fleet-a,fleet-b" || a["pvkit.dev/rollout-skip"] != "fleet-a" {
 		t.Fatalf("annotations: %v", a)
 	}
@@ -251,7 +251,7 @@ func TestRolloutAgainstACluster(t *testing.T) {
 		t.Fatalf("resumed and released, annotations: %v", a)
 	}
 	// Issue 43 #5: a skip is taken back with unskip.
-	contains(t, run("unskip", "fleet", "fleet-a"), "rollout pvkit.dev/rollout-skip: ")
+	contains(t, run("unskip", "fleet", "fleet-a"), "rollout unskipped fleet-a (pvkit.dev/rollout-skip: )")
 	if a := annotations(); a["pvkit.dev/rollout-skip"] != "" {
 		t.Fatalf("unskipped, annotations: %v", a)
 	}
