@@ -314,7 +314,9 @@ func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) e
 	_, notReady, stalled := rep.Counts()
 	failing := 0
 	for _, obj := range rep.Objects {
-		if r.dryRun && obj.Ready != metav1.ConditionTrue && !obj.Stalled && !obj.Deleting && obj.Reason != pvapi.ReasonRemovalHeld {
+		// A local plan only: against a cluster the controller's reading of
+		// readiness (its approval rights, its watches) is not the plan's.
+		if r.dryRun && !r.cluster.set() && obj.Ready != metav1.ConditionTrue && !obj.Stalled && !obj.Deleting && obj.Reason != pvapi.ReasonRemovalHeld {
 			// Said, as run exits 1 on it, not "no changes" and exit 0 (issue
 			// 62 #1: a set's targets whose CEL fails).
 			why := obj.Reason + ": " + obj.Message

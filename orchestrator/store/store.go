@@ -278,6 +278,10 @@ var (
 	ErrNotFound      = errors.New("not found")
 	ErrAlreadyExists = errors.New("already exists")
 	ErrConflict      = errors.New("conflict")
+	// ErrNoResources: the revision is listed but holds no files at all (Porch
+	// v1.5.3 leaves such a draft when its create fails half-way and the
+	// rollback cannot delete the draft's branch).
+	ErrNoResources = errors.New("has no resources")
 	// ErrRenderFailed: the package's Kptfile pipeline failed to render after
 	// an update, so the files were not written (Porch: "Package has NOT been
 	// pushed to remote"). UpdateResourcesRendered then returns what it knows of the

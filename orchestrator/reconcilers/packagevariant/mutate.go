@@ -109,6 +109,9 @@ func (r *Reconciler) personsFiles(v *pvapi.PackageVariant, files map[string]stri
 // (approval.Later).
 func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w work) (mutation, error) {
 	m, err := r.mutateFiles(ctx, v, d, w)
+	if errors.Is(err, store.ErrNoResources) {
+		return m, r.emptyDraft(ctx, v, d, err)
+	}
 	fresh := w.fresh || m.asCreated
 	if err != nil || m.conflict != nil {
 		return m, err

@@ -40,6 +40,7 @@ const (
 	EventRevisionOrphaned    = "RevisionOrphaned"    // deletionPolicy orphan released a revision
 	EventDeletionWithdrawn   = "DeletionWithdrawn"   // a DeletionProposed revision wanted again
 	EventDraftReclaimed      = "DraftReclaimed"      // the draft asked for, recorded by Porch without owner, taken back
+	EventEmptyDraftDeleted   = "EmptyDraftDeleted"   // Warning: the draft pvkit asked for holds no file (a create Porch failed half-way): deleted, made again
 	EventOwnerlessDraft      = "OwnerlessDraft"      // Warning: an ownerless draft in a pvkit workspace next to a new one
 	EventDraftApproved       = "DraftApproved"       // --approve-by-policy published a draft its variant asks to be approved
 	EventApprovalRefused     = "ApprovalRefused"     // Warning: a bad approval.nephio.org annotation

@@ -2,10 +2,13 @@ package packagevariant
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -107,5 +110,53 @@ func TestHandedOverDraftTheListingDoesNotShow(t *testing.T) {
 	e.mustReconcile("app-prod")
 	if got := e.downstream("app-prod"); len(got) != 1 || got[0].ResourceVersion == revs[0].ResourceVersion {
 		t.Fatalf("the named draft deleted: %+v; want a new clone", got)
+	}
+}
+
+// emptied is the store with the named drafts holding no file (Porch's
+// half-failed create), once each.
+type emptied struct {
+	store.Store
+	empty map[string]bool
+}
+
+func (s *emptied) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if s.empty[name] {
+		delete(s.empty, name)
+		return store.Resources{}, fmt.Errorf("package revision %s/%s %w", namespace, name, store.ErrNoResources)
+	}
+	return s.Store.GetResources(ctx, namespace, name)
+}
+
+// The draft a variant just made holds no file (e2e-porch TestShardsOnPorch:
+// Porch answered a create 500 and left the draft listed, empty, for good):
+// it is deleted, said in a Warning Event, and made again; a draft holding
+// no file that is not the one the variant made last is named, not deleted.
+func TestEmptyDraftIsMadeAgain(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.r.Store = &emptied{Store: e.store, empty: map[string]bool{"deploy.app-prod.packagevariant-1": true}}
+	err := e.reconcile("app-prod")
+	if revs := e.downstream("app-prod"); len(revs) != 0 {
+		t.Fatalf("the empty draft was kept: %+v (%v)", revs, err)
+	}
+	if ev := strings.Join(e.events(), "\n"); !strings.Contains(ev, "Warning EmptyDraftDeleted draft deploy.app-prod.packagevariant-1 holds no file (Porch's create of it failed half-way): deleted; the downstream is made again") {
+		t.Fatalf("events: %s", ev)
+	}
+	e.mustReconcile("app-prod")
+	if revs := e.downstream("app-prod"); len(revs) != 1 || e.condition("app-prod", "Ready").Status != "True" {
+		t.Fatalf("made again: %+v, Ready %+v", revs, e.condition("app-prod", "Ready"))
+	}
+	// Another process meets the draft empty: not its own last, named.
+	e.r = &Reconciler{Client: e.client, Store: &emptied{Store: e.store, empty: map[string]bool{"deploy.app-prod.packagevariant-1": true}},
+		Clock: kit.Fixed(testNow), Recorder: e.rec, Kinds: teamKinds}
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Labels = map[string]string{"env": "prod", "tier": "2"} })
+	err = e.reconcile("app-prod")
+	if err == nil || !strings.Contains(err.Error(), "has no resources: it is not the draft this variant made last, so it is left for a person to delete (porchctl rpkg del deploy.app-prod.packagevariant-1)") {
+		t.Fatalf("an empty draft not its last: %v", err)
+	}
+	if revs := e.downstream("app-prod"); len(revs) != 1 {
+		t.Fatalf("a draft not its last was deleted: %+v", revs)
 	}
 }

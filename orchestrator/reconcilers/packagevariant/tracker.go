@@ -1,9 +1,14 @@
 package packagevariant
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -246,4 +251,44 @@ func (t *memory) askedFor(uid types.UID) (string, bool) {
 // meanwhile.
 func cacheBehind(name string) *kit.Waiting {
 	return kit.Wait(cacheRetry, "waiting for Porch to show draft %s", name)
+}
+
+// emptyDraft deals with a draft that holds no file at all (store.
+// ErrNoResources; e2e-porch TestShardsOnPorch: three controllers creating
+// drafts in one repository at once, Porch v1.5.3 answered one create 500,
+// its rollback could not delete the draft's branch, and it listed the
+// draft with no resources for good; the variant retried reading it until
+// the test gave up). Only the draft this variant asked for last (created,
+// or taken back after a failed create) is its to delete: it holds nothing
+// of anyone's, so it is deleted, said in a Warning Event, forgotten, and
+// the next reconcile makes the downstream again. Any other is an error that
+// names it, for a person.
+func (r *Reconciler) emptyDraft(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, cause error) error {
+	last, ok := r.mem.last(v.UID)
+	asked, _ := r.mem.askedFor(v.UID)
+	mine := d.Lifecycle == store.Draft && (len(d.Owners) == 0 || d.OwnedBy(string(v.UID))) && ((ok && last.name == d.Name) || asked == d.Name)
+	if !mine {
+		return fmt.Errorf("%w: it is not the draft this variant made last, so it is left for a person to delete (porchctl rpkg del %s)", cause, d.Name)
+	}
+	if err := r.Store.Delete(ctx, d.Namespace, d.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w; deleting it to make it again: %v", cause, err)
+	}
+	r.mem.forgetDraft(v.UID, d.Name)
+	r.events().Warning(v, EventEmptyDraftDeleted, "draft %s holds no file (Porch's create of it failed half-way): deleted; the downstream is made again", d.Name)
+	ctrl.LoggerFrom(ctx).Info("deleted an empty draft the variant asked for", "revision", d.Name)
+	return kit.Wait(cacheRetry, "draft %s held no file (Porch's create of it failed half-way): deleted, made again", d.Name)
+}
+
+// forgetDraft drops the draft created or asked for, when it is name.
+func (t *memory) forgetDraft(uid types.UID, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.rec(uid, false); r != nil {
+		if r.created != nil && r.created.name == name {
+			r.created = nil
+		}
+		if r.asked == name {
+			r.asked = ""
+		}
+	}
 }

@@ -321,7 +321,7 @@ func (p *Store) GetResources(ctx context.Context, namespace, name string) (store
 		return store.Resources{}, wrap(err)
 	}
 	if prr.Spec.Resources == nil {
-		return store.Resources{}, fmt.Errorf("package revision %s/%s has no resources", namespace, name)
+		return store.Resources{}, fmt.Errorf("package revision %s/%s %w", namespace, name, store.ErrNoResources)
 	}
 	return store.Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion, Origin: &prr}, nil
 }
