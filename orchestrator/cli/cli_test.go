@@ -466,8 +466,18 @@ func TestSemverLocally(t *testing.T) {
 	files["deployment.yaml"] = strings.Replace(files["deployment.yaml"], "image: nginx:1.27", "image: nginx:2.0", 1)
 	v3 := filepath.Join(t.TempDir(), "app")
 	fntest.WriteTree(t, v3, files)
-	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", v3)
-	tag("app/v2.0.0", "app/v3")
+	// Issue 62 #7: publish tags a version itself (git tag above is the
+	// same thing by hand); bad or taken tags are refused, named.
+	contains(t, w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "app", "--tag", "v2.0.0", v3),
+		"published blueprints.app.v3", "tagged blueprints.app.v3 as app/v2.0.0 (blueprints.app.v2.0.0)")
+	for _, c := range []struct{ tag, want string }{
+		{"v4", `--tag "v4" is not a version such as v1.4.2`},
+		{"v2.0.0", "tag app/v2.0.0: already exists in repository blueprints"},
+	} {
+		if code, _, errs := w.cmd("publish", "--repo", "blueprints", "--package", "app", "--tag", c.tag, v3); code == ExitOK || !strings.Contains(errs, c.want) {
+			t.Errorf("publish --tag %s: exit %d, %q; want %q", c.tag, code, errs, c.want)
+		}
+	}
 	out = w.mustCmd(ExitChanges, "plan", "-f", w.in)
 	contains(t, out, "would upgrade core-euwest1.app-semver.packagevariant-1 in place from app/v1.0.0 to app/v1.1.0",
 		"PackageVariant app-semver follows semver \"1\" of blueprints/app: blueprints.app.v1.1.0 (v1.1.0); not taken, outside the range: v2.0.0")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
@@ -17,7 +18,7 @@ import (
 
 // publish publishes a directory's files as the next revision of a package,
 // creating the repository when it is missing.
-func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *renderFlags, checkRender bool, w, warn io.Writer) error {
+func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf *renderFlags, checkRender bool, w, warn io.Writer) error {
 	// Names become paths (the repository's git directory, the package's
 	// directory on main): checked before anything is created.
 	if msg := validate.DNS1123Subdomain(repo); msg != "" {
@@ -25,6 +26,9 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	}
 	if msg := validate.PackagePath(pkg); msg != "" {
 		return usageErr("--package %s", msg)
+	}
+	if tag != "" && !versionTag.MatchString(tag) {
+		return usageErr("--tag %q is not a version such as v1.4.2 or 1.4.2-rc.1 (a revision's own tags are vN; a version tag has three numbers)", tag)
 	}
 	files, err := readDir(src)
 	if err != nil {
@@ -61,16 +65,37 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src string, rf *ren
 	if created {
 		fmt.Fprintf(w, "created repository %s (%s)\n", repo, gitDir)
 	}
-	if done, err := alreadyPublished(s, namespace, repo, pkg, files, w); done || err != nil {
-		return err
-	}
-	rev, err := s.PublishFiles(namespace, repo, pkg, files)
+	done, err := alreadyPublished(s, namespace, repo, pkg, files, w)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
+	var rev store.Revision
+	if done {
+		rev, _ = latestPublished(s, namespace, repo, pkg)
+	} else {
+		if rev, err = s.PublishFiles(namespace, repo, pkg, files); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "published %s: package %s revision %d in %s\n", rev.Name, pkg, rev.Revision, repo)
+	}
+	if tag == "" {
+		return nil
+	}
+	// The latest revision holds the files (just published, or already):
+	// it gets the version tag too (issue 62 #7).
+	if rev.Name == "" || rev.Package != pkg {
+		return usageErr("--tag %s: the files are a subpackage of another package's revision; tag that package instead", tag)
+	}
+	if err := s.Tag(rev, tag); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "tagged %s as %s/%s (%s)\n", rev.Name, pkg, tag, store.RevisionName(repo, pkg, tag))
 	return nil
 }
+
+// versionTag is what publish --tag takes: a semantic version, with or
+// without its v (a catalog's release tags; never vN, a revision's own).
+var versionTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]{1,64})?$`)
 
 // alreadyPublished reports whether the files are published already, and
 // says so: as the package's latest revision (publishing them again would
@@ -177,13 +202,13 @@ func readDir(dir string) (map[string]string, error) {
 }
 
 func publishCommand(ctx context.Context, o *Options) *cobra.Command {
-	var repo, pkg string
+	var repo, pkg, tag string
 	var rf renderFlags
 	var checkRender bool
 	c := &cobra.Command{
 		Use:     "publish --repo REPO --package PACKAGE DIR",
 		Short:   "Publish a directory as the next revision of a package (creating the repository if missing)",
-		Example: "  pvctl publish --repo blueprints --package app examples/app",
+		Example: "  pvctl publish --repo blueprints --package app examples/app\n  pvctl publish --repo blueprints --package app --tag v1.4.2 examples/app   # and tag it app/v1.4.2",
 		Args:    args(1, 1, "publish needs --repo, --package and one directory"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			if repo == "" || pkg == "" {
@@ -192,11 +217,12 @@ func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 			if checkRender && rf.noRender {
 				return usageErr("--check-render and --no-render exclude each other")
 			}
-			return publish(ctx, o.Repos, o.Namespace, repo, pkg, a[0], &rf, checkRender, o.Stdout, o.Stderr)
+			return publish(ctx, o.Repos, o.Namespace, repo, pkg, a[0], tag, &rf, checkRender, o.Stdout, o.Stderr)
 		},
 	}
 	c.Flags().StringVar(&repo, "repo", "", "the repository (created if missing)")
 	c.Flags().StringVar(&pkg, "package", "", "the package name (a path, like team/app)")
+	c.Flags().StringVar(&tag, "tag", "", "also tag the revision as PACKAGE/TAG, a version such as v1.4.2 (what a semver upstream selects)")
 	rf.add(c)
 	c.Flags().Lookup("no-render").Usage = "publish without rendering what a clone would hold (by default a clone that would not render is a warning)"
 	c.Flags().BoolVar(&checkRender, "check-render", false, "refuse a package whose clone would not render on its own (by default a warning: git renders nothing, and Porch renders a clone once its variant has injected and set what it needs)")

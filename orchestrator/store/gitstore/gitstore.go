@@ -415,3 +415,23 @@ func (s *Store) Repositories() []Repository {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// Tag gives a published revision a second tag, <package>/<tag>, on its
+// commit, as `git tag` would: a catalog's version, which a semver upstream
+// selects (rule floating-versions; pvctl publish --tag). The tag must not
+// exist yet; it is served from the next read of the repository.
+func (s *Store) Tag(rev store.Revision, tag string) error {
+	r, err := s.git.repoOf(rev)
+	if err != nil {
+		return err
+	}
+	sha := r.refs[r.refFor(rev)]
+	if !rev.Lifecycle.IsPublished() || sha == "" {
+		return fmt.Errorf("package revision %s is %s: only a published revision is tagged", rev.Name, rev.Lifecycle)
+	}
+	ref := tagsPrefix + rev.Package + "/" + tag
+	if _, ok := r.refs[ref]; ok {
+		return fmt.Errorf("tag %s/%s: %w in repository %s", rev.Package, tag, store.ErrAlreadyExists, rev.Repository)
+	}
+	return r.update([2]string{ref, sha})
+}
