@@ -121,10 +121,8 @@ echo
 echo "== 12. examples/nephio: Nephio's registration and management flow, offline"
 pvctl publish --repo catalog --package infra/capi/workload-cluster examples/nephio/catalog/workload-cluster
 pvctl publish --repo catalog --package infra/capi/cluster-capi-kind examples/nephio/catalog/cluster-capi-kind
-pvctl publish --repo catalog --package infra/capi/kindnet examples/nephio/catalog/kindnet-v1.0.0
+pvctl publish --repo catalog --package infra/capi/kindnet --tag v1.0.0 examples/nephio/catalog/kindnet-v1.0.0
 pvctl publish --repo catalog --package nephio/optional/rootsync examples/nephio/catalog/rootsync
-echo "   \$ git tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1    (the catalog's version tag)"
-git --git-dir="$repos/catalog.git" tag infra/capi/kindnet/v1.0.0 infra/capi/kindnet/v1
 pvctl run -f "$mgmt" --sync mgmt
 echo "   edge01's own repository, registered by its cluster package in the same run: its RootSync"
 echo "   (the package's nested variant, approved by policy) and its kindnet draft (the set, for a person):"
@@ -144,8 +142,7 @@ sed -i 's/memory: 50Mi/memory: 100Mi/' "$work/kindnet/daemonset.yaml"
 pvctl push edge01.kindnet.packagevariant-1 "$work/kindnet"
 pvctl approve $("$PWD/bin/pvctl" get --repos "$repos" | awk '$6 == "Draft" {print $1}') | sed -n '1,2p'
 echo "   (the catalog publishes kindnet v1.1.0; the set moves to it)"
-pvctl publish --repo catalog --package infra/capi/kindnet examples/nephio/catalog/kindnet-v1.1.0
-git --git-dir="$repos/catalog.git" tag infra/capi/kindnet/v1.1.0 infra/capi/kindnet/v2
+pvctl publish --repo catalog --package infra/capi/kindnet --tag v1.1.0 examples/nephio/catalog/kindnet-v1.1.0
 sed -i 's/workspaceName: v1.0.0/workspaceName: v1.1.0/' "$mgmt/kindnet.yaml"
 pvctl run -f "$mgmt" --sync mgmt | sed -n '1,4p'
 echo "   git diff of edge01's upgrade: the new image, and the local edit kept"

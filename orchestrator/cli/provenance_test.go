@@ -168,3 +168,20 @@ func TestVerifyErrors(t *testing.T) {
 		t.Fatalf("an error wrote:\n%s", d)
 	}
 }
+
+// Issue 62 #2: plan --diff of a signed fleet without the key does not show
+// each signature removed: the new record's signature reads that the writer
+// signs it again; with the key, no such note.
+func TestPlanDiffOfASignedRecord(t *testing.T) {
+	key, _ := newSSHKey(t, "pvkit@example.com")
+	w := newWS(t)
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--provenance-key", key)
+	w.write("app-staging.yaml", strings.Replace(readFile(t, filepath.Join(w.in, "app-staging.yaml")), "region: eu-west1", "region: eu-west1\n      tier: canary", 1))
+	out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
+	contains(t, out, "+  signature: "+unsignedNoteText, "-  signature: |")
+	if out := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff", "--provenance-key", key); strings.Contains(out, unsignedNoteText) {
+		t.Fatalf("a plan with the key says it has none:\n%s", out)
+	}
+}
+
+const unsignedNoteText = "(signed again when written with --provenance-key; this plan has no key)"

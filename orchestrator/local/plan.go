@@ -13,6 +13,9 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/provenance"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // dryRun runs o on a scratch copy of the repositories directory (and the
@@ -177,7 +180,7 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 				from, fromName = old.files[b], b
 			}
 		}
-		d, err := UnifiedDiff(tmp, fromName, n, from, now.files[n])
+		d, err := UnifiedDiff(tmp, fromName, n, from, resigned(from, now.files[n]))
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +189,42 @@ func diffRevisions(before, after, namespace, tmp string) ([]string, error) {
 		}
 	}
 	return diffs, nil
+}
+
+// unsignedNote stands in a plan's diff for the signature a run without
+// --provenance-key does not make: the diff would show it removed.
+const unsignedNote = "(signed again when written with --provenance-key; this plan has no key)"
+
+// resigned is files with, in its provenance record, the signature the
+// record before it had replaced by unsignedNote when the plan wrote it
+// unsigned (issue 62 #2: a plan of a signed fleet without the key showed
+// every signature removed). Anything else is as the plan wrote it.
+func resigned(before, files map[string]string) map[string]string {
+	old, now := before[provenance.FileName], files[provenance.FileName]
+	if old == "" || now == "" {
+		return files
+	}
+	on, err1 := yaml.Parse(old)
+	nn, err2 := yaml.Parse(now)
+	if err1 != nil || err2 != nil {
+		return files
+	}
+	if sig, _ := krm.ScalarAt(on.YNode(), "data", "signature"); sig == "" {
+		return files
+	}
+	if sig, _ := krm.ScalarAt(nn.YNode(), "data", "signature"); sig != "" {
+		return files
+	}
+	if err := nn.PipeE(yaml.LookupCreate(yaml.MappingNode, "data"), yaml.SetField("signature", yaml.NewStringRNode(unsignedNote))); err != nil {
+		return files
+	}
+	text, err := nn.String()
+	if err != nil {
+		return files
+	}
+	out := maps.Clone(files)
+	out[provenance.FileName] = text
+	return out
 }
 
 // UnifiedDiff is `git diff --no-index` of two versions of a package's
