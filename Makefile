@@ -32,7 +32,7 @@ BENCH_TIME  ?= 3s
 .PHONY: catalog-functions catalog-modules catalog-e2e
 .PHONY: envtest
 .PHONY: soak bench-scale
-.PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-node e2e-porch-bench e2e-porch-release-bench function-runner release generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
+.PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-node e2e-porch-bench e2e-porch-release-bench function-runner release release-manifests generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
 CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
@@ -259,6 +259,11 @@ release:
 	go run ./internal/cmd/release --version '$(VERSION)' --image-repo '$(IMAGE_REPO)' --out dist.tmp --images-from .cache/release-bin \
 	  --commit "$$(git rev-parse HEAD 2>/dev/null || echo unknown)" --epoch "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" --signing-key '$(SIGNING_KEY)'
 	@rm -rf dist && mv dist.tmp dist && echo "dist/: $$(cd dist && find . -type f | sort | tr '\n' ' ')"
+
+## release-manifests: make release without pvctl's four cross-compiles: the manifests (their images by digest), the images,
+## their SBOMs, the provenance and the checksums in dist/, for an operator who installs from source (issue 62 #8)
+release-manifests:
+	@$(MAKE) --no-print-directory release RELEASE_PLATFORMS=
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:

@@ -69,3 +69,22 @@ func sshKeygen(t *testing.T, args ...string) {
 		t.Fatalf("ssh-keygen: %v: %s", err, out)
 	}
 }
+
+// Issue 62 #8: make release-manifests is make release without pvctl's
+// cross-compiles: the same release tool and image builds, no pvctl
+// platform (make -n shows the recipe; a run is in the issue's note).
+func TestReleaseManifestsTarget(t *testing.T) {
+	out, err := exec.Command("make", "-C", fntest.RepoRoot(), "--no-print-directory", "-n", "release-manifests", "VERSION=v0.1.0").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n release-manifests: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"for p in ; do", "./orchestrator/cmd/pvkit-controller", "go run ./internal/cmd/release --version 'v0.1.0'"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("make -n release-manifests lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "darwin") {
+		t.Errorf("make -n release-manifests cross-compiles pvctl:\n%s", s)
+	}
+}
