@@ -499,3 +499,17 @@ func TestRunReadsNotItsOwnRepositories(t *testing.T) {
 	contains(t, in.run(ExitOK), "No changes")
 	contains(t, in.mustCmd(ExitOK, "plan", "-f", in.in), "Plan: no changes") // a plan runs on a copy: the real directory is skipped too
 }
+
+// Issue 62 #5 (rule child-labels): a set that names its targets' labels
+// (pvkit.dev/child-labels) gives them to its children, and pvctl status -l
+// finds a target's child by them.
+func TestStatusFindsChildrenByTheirTargetsLabels(t *testing.T) {
+	w := newWS(t)
+	set := readFile(t, filepath.Join(w.in, "fleet-set.yaml"))
+	w.write("fleet-set.yaml", strings.Replace(set, "metadata:\n  name: app\n", "metadata:\n  name: app\n  annotations:\n    pvkit.dev/child-labels: region\n", 1))
+	w.run(ExitOK)
+	out := w.mustCmd(ExitOK, "status", "-l", "region=us-east1", "-o", "name")
+	if out != "packagevariant/app-edge-useast1-app\n" {
+		t.Fatalf("status -l region=us-east1: %q", out)
+	}
+}

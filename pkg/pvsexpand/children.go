@@ -3,6 +3,9 @@ package pvsexpand
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -97,7 +100,7 @@ func Plan(set *v1alpha2.PackageVariantSet, x *Expansion, existing []*v1alpha1.Pa
 			matched[cur] = true
 			step.Name, desired.Metadata.Name = cur.Metadata.Name, cur.Metadata.Name
 			step.Action = Update
-			if sameSpec(cur.Spec, desired.Spec) && SameShard(cur, desired) {
+			if sameSpec(cur.Spec, desired.Spec) && SameMetadata(cur, desired) {
 				step.Action = Unchanged
 			}
 		}
@@ -144,12 +147,19 @@ func SameShard(cur, desired *v1alpha1.PackageVariant) bool {
 // spec.
 func NewChild(set *v1alpha2.PackageVariantSet, c Child) *v1alpha1.PackageVariant {
 	labels := map[string]string{v1alpha2.SetLabel: SetID(set)}
+	copied := targetLabels(set, c.Labels) // rule child-labels
+	for k, v := range copied {
+		labels[k] = v
+	}
 	if shard := set.Metadata.Labels[v1alpha2.ShardLabel]; shard != "" {
 		labels[v1alpha2.ShardLabel] = shard
 	}
 	pv := &v1alpha1.PackageVariant{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind,
 		Metadata: meta.ObjectMeta{Name: c.Name, Namespace: set.Metadata.Namespace, Labels: labels},
 		Spec:     *c.Spec}
+	if len(copied) > 0 {
+		pv.Metadata.Annotations = map[string]string{v1alpha2.CopiedLabelsAnnotation: strings.Join(slices.Sorted(maps.Keys(copied)), ",")}
+	}
 	if set.Metadata.UID != "" {
 		pv.Metadata.OwnerReferences = []meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,
 			Name: set.Metadata.Name, UID: set.Metadata.UID, Controller: true}}

@@ -1,6 +1,8 @@
 package pvsexpand
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
@@ -126,13 +128,8 @@ func ApplyItems(items []*yaml.RNode, steps []Step) ([]*yaml.RNode, error) {
 				return nil, err
 			}
 			krm.SetField(s.item.YNode(), "spec", spec)
-			if !SameShard(s.Current, s.Desired) {
-				labels := krm.EnsureMap(krm.EnsureMap(s.item.YNode(), "metadata"), "labels")
-				if shard := s.Desired.Metadata.Labels[v1alpha2.ShardLabel]; shard != "" {
-					krm.SetField(labels, v1alpha2.ShardLabel, krm.StringNode(shard))
-				} else {
-					krm.RemoveField(labels, v1alpha2.ShardLabel)
-				}
+			if !SameMetadata(s.Current, s.Desired) {
+				applyMetadata(s.item, ChildMetadata(s.Current, s.Desired))
 			}
 		case Remove:
 			drop[s.item] = true
@@ -155,4 +152,26 @@ func ApplyItems(items []*yaml.RNode, steps []Step) ([]*yaml.RNode, error) {
 		}
 	}
 	return append(out, created...), nil
+}
+
+// applyMetadata makes a child's metadata change on its item, the rest of
+// the item kept.
+func applyMetadata(item *yaml.RNode, ch MetadataChange) {
+	md := krm.EnsureMap(item.YNode(), "metadata")
+	for _, f := range []struct {
+		field  string
+		set    map[string]string
+		remove []string
+	}{{"labels", ch.SetLabels, ch.RemoveLabels}, {"annotations", ch.SetAnnotations, ch.RemoveAnnotations}} {
+		if len(f.set) == 0 && len(f.remove) == 0 {
+			continue
+		}
+		m := krm.EnsureMap(md, f.field)
+		for _, k := range slices.Sorted(maps.Keys(f.set)) {
+			krm.SetField(m, k, krm.StringNode(f.set[k]))
+		}
+		for _, k := range f.remove {
+			krm.RemoveField(m, k)
+		}
+	}
 }

@@ -90,7 +90,7 @@ func (r *Reconciler) applyStep(ctx context.Context, set *pvsapi.PackageVariantSe
 
 func (r *Reconciler) create(ctx context.Context, desired *pv.PackageVariant) error {
 	child := &pvapi.PackageVariant{Spec: desired.Spec}
-	child.Name, child.Namespace, child.Labels = desired.Metadata.Name, desired.Metadata.Namespace, desired.Metadata.Labels
+	child.Name, child.Namespace, child.Labels, child.Annotations = desired.Metadata.Name, desired.Metadata.Namespace, desired.Metadata.Labels, desired.Metadata.Annotations
 	child.OwnerReferences = api.OwnerRefs(desired.Metadata.OwnerReferences)
 	controllerutil.AddFinalizer(child, pv.Finalizer)
 	err := r.Client.Create(ctx, child)
@@ -152,8 +152,10 @@ func (r *Reconciler) update(ctx context.Context, namespace string, s pvsexpand.S
 	}
 	orig := child.DeepCopy()
 	child.Spec = s.Desired.Spec
-	if !pvsexpand.SameShard(s.Current, s.Desired) {
-		setShard(child, s.Desired.Metadata.Labels[v1alpha2.ShardLabel])
+	if !pvsexpand.SameMetadata(s.Current, s.Desired) { // its shard label, the target's labels it copies (rule child-labels)
+		labels, ann := pvsexpand.ChildMetadata(s.Current, s.Desired).Apply(child.Labels, child.Annotations)
+		child.SetLabels(labels)
+		child.SetAnnotations(ann)
 	}
 	return r.Client.Patch(ctx, child, client.MergeFrom(orig))
 }

@@ -23,6 +23,18 @@ const (
 	// started without --shard). A set's children carry its value, or none
 	// when it has none: a set and its children always share a shard.
 	ShardLabel = "pvkit.dev/shard"
+
+	// ChildLabelsAnnotation on a set names the labels of each target (its
+	// Repository's, or its selected object's) that the target's child
+	// carries, comma-separated, or "*" for all of them (rule child-labels):
+	// `kubectl get pv -l region=us-east1` then finds a target's children.
+	// Off without it. pvkit's and Porch's own label keys are never copied.
+	ChildLabelsAnnotation = "pvkit.dev/child-labels"
+
+	// CopiedLabelsAnnotation on a child lists the label keys its set copied
+	// from its target, so that a key dropped since is removed and a label a
+	// person put on the child is never touched.
+	CopiedLabelsAnnotation = "pvkit.dev/target-labels"
 )
 
 // PackageVariantSet generates one PackageVariant per target. This is the set
