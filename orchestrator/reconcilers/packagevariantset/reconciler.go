@@ -78,6 +78,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if set.Spec.Rollout != nil && r.Reader != nil {
+		// A rollout's plan starts from where the last one left it (status.
+		// rollout), so the set is read past the cache, which can lag that
+		// status write: e2e-porch TestFailingCanaryUndoneOnPorch saw a
+		// reconcile that read the set before its undo on failure was
+		// cached move the canary to the target again, and its status
+		// write, rebased, mix the two plans. One read a set reconcile.
+		if err := r.Reader.Get(ctx, req.NamespacedName, set); err != nil {
+			r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
 	if !set.DeletionTimestamp.IsZero() {
 		if controllerutil.ContainsFinalizer(set, ChildrenFinalizer) {
 			return r.reconcileDeletion(ctx, set, start) // wave by wave (rule set-deletion)

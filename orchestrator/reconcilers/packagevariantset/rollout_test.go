@@ -8,6 +8,7 @@ import (
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
@@ -343,5 +344,59 @@ func TestPausedRolloutIsNotReady(t *testing.T) {
 	}
 	if c := ready(); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("resumed: Ready %+v", c)
+	}
+}
+
+// staleSets is the cache lagging the set's own status writes: a
+// PackageVariantSet reads as it was when taken; the rest passes through.
+type staleSets struct {
+	client.Client
+	set *pvsapi.PackageVariantSet
+}
+
+func (s staleSets) Get(ctx context.Context, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+	if set, ok := o.(*pvsapi.PackageVariantSet); ok && key.Name == s.set.Name {
+		s.set.DeepCopyInto(set)
+		return nil
+	}
+	return s.Client.Get(ctx, key, o, opts...)
+}
+
+// A rollout is planned from the set read past the cache: a cache that
+// lags the undo (e2e-porch TestFailingCanaryUndoneOnPorch) does not move
+// the canary to the target again.
+func TestRolloutPlansFromTheFreshSet(t *testing.T) {
+	e := newEnv(t, canaryFleet()...)
+	e.set(churnSet)
+	e.reconcile()
+	e.r.Store.(*fakestore.Store).Publish(ns, "blueprints", "app", storetest.Blueprint)
+	e.reconcile()
+	atV2 := func() []string {
+		var out []string
+		for name, c := range e.children() {
+			if c.Spec.Upstream != nil && c.Spec.Upstream.Revision == 2 {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	if m := atV2(); len(m) != 1 {
+		t.Fatalf("the canary moved: %v", m)
+	}
+	stale := e.getSet() // before the undo
+	s := e.getSet()
+	s.Annotations = map[string]string{RolloutUndoAnnotation: s.Status.Rollout.Target.Name}
+	if err := e.client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile()
+	if m := atV2(); len(m) != 0 || !e.getSet().Status.Rollout.Undone {
+		t.Fatalf("undone: %v at v2, %+v", m, e.getSet().Status.Rollout)
+	}
+	fresh := e.r.Client
+	e.r.Client, e.r.Reader = staleSets{Client: fresh, set: stale}, fresh
+	e.reconcile()
+	if m := atV2(); len(m) != 0 || !e.getSet().Status.Rollout.Undone {
+		t.Fatalf("with the cache behind the undo: %v at v2, %+v", m, e.getSet().Status.Rollout)
 	}
 }
