@@ -321,7 +321,7 @@ lint:
 	go vet ./...
 
 ## demo: run the functions on examples/ (through kpt when installed), then pvctl run on local git repositories
-demo: build
+demo:
 	@hack/demo.sh
 
 clean:

@@ -5,7 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+build_pid=""
+trap '[ -n "$build_pid" ] && kill "$build_pid" 2>/dev/null; rm -rf "$work"' EXIT
+# A newcomer's first minutes (issue 62 #9): the four functions build first
+# (about half a minute on a cold Go cache) and their part of the demo runs
+# while pvctl, its catalog and Kubernetes' client libraries build in the
+# background (about two minutes more, cold); pvctl's part waits for them.
+echo "== building the four functions; pvctl and the catalog build in the background meanwhile"
+echo "   (a cold Go cache compiles Kubernetes' client libraries: about two minutes; then seconds)"
+hack/build.sh functions
+hack/build.sh > "$work.build.log" 2>&1 &
+build_pid=$!
 cp -r examples "$work/examples"
 ln -s "$PWD/bin" "$work/bin"
 
@@ -58,6 +68,18 @@ if command -v kpt >/dev/null 2>&1; then
   (cd "$work" && kpt fn render examples/render/app --allow-exec)
   (cd "$work" && diff -ru before examples/render/app | sed "s/^/   /") || true
 fi
+
+echo
+echo "== waiting for pvctl's build (started in the background)"
+if ! wait "$build_pid"; then
+  build_pid=""
+  cat "$work.build.log"
+  echo "pvctl's build failed (above)"
+  exit 1
+fi
+build_pid=""
+sed 's/^/   /' "$work.build.log"
+rm -f "$work.build.log"
 
 # 7. The orchestrator, on a laptop: pvctl run reconciles PackageVariants and
 # PackageVariantSets with the controllers' own code against local bare git
