@@ -100,7 +100,11 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), due))
 			} else {
 				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
-				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], dec.Why)))
+				why := dec.Why
+				if !strings.HasPrefix(why, "policy ") { // said once (issue 62 #2: "policy initial: policy initial: ...")
+					why = fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], why)
+				}
+				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), why))
 			}
 			continue
 		}

@@ -72,6 +72,17 @@ func TestApproveByPolicy(t *testing.T) {
 				if got := e.lifecycles(); got != want {
 					t.Fatalf("after the upgrade: %s, want %s", got, want)
 				}
+				if policy == "initial" { // the wait says the policy once (issue 62 #2)
+					var b string
+					for _, tg := range e.get("app-prod").Status.DownstreamTargets {
+						if tg.Blocked != nil {
+							b = tg.Blocked.Message
+						}
+					}
+					if b != "Draft, not yet approved: policy initial: the package has a published revision already" {
+						t.Fatalf("the wait: %q", b)
+					}
+				}
 			})
 		}
 	}
