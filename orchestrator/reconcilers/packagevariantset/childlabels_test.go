@@ -63,16 +63,8 @@ func TestChildrenCarryNoTargetLabelsUnasked(t *testing.T) {
 	}
 }
 
-const labelledSet = `apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata:
-  name: app
-spec:
-  upstream: {repo: blueprints, package: app}
-  targets:
-  - repositorySelector:
-      matchLabels: {env: prod}
-`
+// labelledSet is churnSet without its rollout.
+var labelledSet = churnSet[:strings.Index(churnSet, "  rollout:\n")]
 
 // childrenMatching lists, with a label selector as kubectl get -l does,
 // the names of the PackageVariants it selects.

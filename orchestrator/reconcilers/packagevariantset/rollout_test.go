@@ -371,15 +371,7 @@ func TestRolloutPlansFromTheFreshSet(t *testing.T) {
 	e.reconcile()
 	e.r.Store.(*fakestore.Store).Publish(ns, "blueprints", "app", storetest.Blueprint)
 	e.reconcile()
-	atV2 := func() []string {
-		var out []string
-		for name, c := range e.children() {
-			if c.Spec.Upstream != nil && c.Spec.Upstream.Revision == 2 {
-				out = append(out, name)
-			}
-		}
-		return out
-	}
+	atV2 := func() []string { return e.pinnedTo(2) }
 	if m := atV2(); len(m) != 1 {
 		t.Fatalf("the canary moved: %v", m)
 	}
@@ -399,4 +391,15 @@ func TestRolloutPlansFromTheFreshSet(t *testing.T) {
 	if m := atV2(); len(m) != 0 || !e.getSet().Status.Rollout.Undone {
 		t.Fatalf("with the cache behind the undo: %v at v2, %+v", m, e.getSet().Status.Rollout)
 	}
+}
+
+// pinnedTo names the children pinned to upstream revision rev.
+func (e *env) pinnedTo(rev int) []string {
+	var out []string
+	for name, c := range e.children() {
+		if c.Spec.Upstream != nil && c.Spec.Upstream.Revision == rev {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -29,15 +29,7 @@ func TestDenyWindowHoldsTheSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved := func() []string {
-		var out []string
-		for name, c := range e.children() {
-			if c.Spec.Upstream != nil && c.Spec.Upstream.Revision == 2 {
-				out = append(out, name)
-			}
-		}
-		return out
-	}
+	moved := func() []string { return e.pinnedTo(2) }
 	if m := moved(); len(m) != 0 {
 		t.Fatalf("moved in a deny window: %v", m)
 	}
