@@ -55,6 +55,18 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 			if err != nil {
 				return err
 			}
+			if output == "wide" {
+				children, err := o.readChildren(ctx, cf, set)
+				if err != nil {
+					return err
+				}
+				printRollout(o.Stdout, set)
+				printHealth(o.Stdout, children)
+				if !cf.set() {
+					return o.printPending(set)
+				}
+				return nil
+			}
 			if output == "json" || output == "yaml" {
 				if set.Status.Rollout == nil {
 					return writeDoc(o.Stdout, map[string]any{}, output)
@@ -62,7 +74,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				return writeDoc(o.Stdout, set.Status.Rollout, output)
 			}
 			if output != "" {
-				return usageErr("-o must be json or yaml, not %q", output)
+				return usageErr("-o must be wide, json or yaml, not %q", output)
 			}
 			printRollout(o.Stdout, set)
 			if !cf.set() {
@@ -71,7 +83,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 			return nil
 		},
 	}
-	status.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the set's status.rollout")
+	status.Flags().StringVarP(&output, "output", "o", "", "wide: also each child's health as its cluster reports it, in the cluster's words; json or yaml: the set's status.rollout")
 	cf.add(status)
 	root.AddCommand(status)
 	for _, c := range rolloutControls() {

@@ -590,7 +590,7 @@ func TestOnFailureUndoLocally(t *testing.T) {
 		t.Fatalf("the canary's draft: %v", d)
 	}
 	out := w.run(ExitStalled) // published, its health read HealthFailed, the rollout undone: one run
-	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster (HealthFailed: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
+	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
 	contains(t, w.mustCmd(ExitOK, "events"), "rollout of blueprints.app.v2 undone on failure (1 failed, more than the error budget of 0)")
 	if d := w.approveDrafts(); len(d) != 1 || !strings.HasPrefix(d[0], "fleet-07.") {
 		t.Fatalf("the undo's draft, the canary back to v1: %v", d)

@@ -31,9 +31,11 @@ type runFlags struct {
 	prune             local.Prune
 	maxChildren       int
 	readable, sync    []string
-	render            renderFlags
-	timeout           time.Duration
-	dryRun, diff      bool
+	// clusters are --cluster NAME=CONTEXT (health checks' other clusters).
+	clusters     []string
+	render       renderFlags
+	timeout      time.Duration
+	dryRun, diff bool
 	// cluster is plan --kubeconfig/--context: plan against a cluster.
 	cluster         clusterFlags
 	approveByPolicy bool
@@ -131,6 +133,7 @@ func (r *runFlags) add(c *cobra.Command) {
 	f.StringArrayVar(&r.sync, "sync", nil, "REPO: apply the published packages of this repository to the embedded cluster, as ConfigSync would, so that the variants and sets they nest are reconciled in the same run (repeatable)")
 	f.StringVar(&r.provenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase that signs the provenance record of each draft the run writes (pvctl verify --allowed-signers checks it); default: unsigned records")
 	f.StringVar(&r.provenanceSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved only when its record is signed by one of these keys")
+	f.StringArrayVar(&r.clusters, "cluster", nil, "NAME=CONTEXT: read the objects of cluster NAME, which a health check names (spec.health.clusterExpr), through this context of your kubeconfig ($KUBECONFIG or ~/.kube/config) instead of from files annotated pvkit.dev/cluster: NAME (repeatable)")
 	f.StringVar(&r.now, "now", "", "the instant the run takes as now (RFC 3339, such as 2026-11-27T18:00:00Z): a rollout's windows, deadlines and soaks are read by it; to preview a window, and in tests (default: the clock)")
 	f.DurationVar(&r.timeout, "timeout", 30*time.Minute, "stop each run after this long (0: never), saving what it did; each draft's render has its own deadline (--render-timeout)")
 	if !r.plan {
@@ -157,6 +160,9 @@ func (r *runFlags) check() error {
 	}
 	if _, err := r.clock(); err != nil {
 		return err
+	}
+	if _, err := local.ParseClusters(r.clusters); err != nil {
+		return usageErr("%v", err)
 	}
 	if r.until != "" && r.dryRun {
 		return usageErr("--until goes with a run that writes: a dry run changes nothing a gate could wait on")
@@ -218,7 +224,8 @@ func (r *runFlags) options(o *Options) (local.RunOptions, error) {
 		return local.RunOptions{}, usageErr("%v", err)
 	}
 	clock, _ := r.clock() // check() refused a bad one
-	return local.RunOptions{Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath, Clock: clock,
+	clusters, _ := local.ParseClusters(r.clusters)
+	return local.RunOptions{Clusters: clusters, Repos: o.Repos, Files: r.files, Namespace: o.Namespace, State: r.statePath, Clock: clock,
 		Prune: r.prune, DryRun: r.dryRun, Diff: r.diff, Stdin: stdin, Progress: progressWriter(o.Stderr), MaxChildren: r.maxChildren,
 		ReadableKinds: r.readable, Render: rendering, Sync: r.sync, Provenance: prov}, nil
 }

@@ -34,8 +34,11 @@ type input struct {
 	variants     []*pvapi.PackageVariant
 	sets         []*pvsapi.PackageVariantSet
 	repositories []*porchconfig.Repository
-	others       []client.Object   // injection and selection candidates
-	files        map[string]string // "<Kind>/<name>" -> file, for messages
+	others       []client.Object // injection and selection candidates
+	// remote are the objects of other clusters (annotated ClusterAnnotation),
+	// by cluster: health checks that name the cluster read them.
+	remote map[string][]client.Object
+	files  map[string]string // "<Kind>/<name>" -> file, for messages
 	// annotations are the sets' and variants' annotations as their files
 	// give them, by state.ControlKey: taken before pvctl's controls are
 	// laid on the same objects (fileAnnotations).
@@ -179,6 +182,9 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		return fmt.Sprintf("%s: the object is %d bytes as JSON, at most %d, what an API server stores (etcd's default request bound)", where, len(b), MaxObjectSize)
 	}
 	key := kind + "/" + name
+	if cl, ok := n.GetAnnotations()[ClusterAnnotation]; ok {
+		key = cl + ":" + key // the same name on another cluster is another object
+	}
 	if prev, dup := in.files[key]; dup {
 		return fmt.Sprintf("%s: defined again (first in %s)", where, prev)
 	}
@@ -255,7 +261,27 @@ func (in *input) addOther(n *yaml.RNode, where, apiVersion, kind string) string 
 	if err != nil {
 		return fmt.Sprintf("%s: %v", where, err)
 	}
+	if cl, ok := u.GetAnnotations()[ClusterAnnotation]; ok {
+		return in.addRemote(u, where, cl)
+	}
 	in.others = append(in.others, u)
+	return ""
+}
+
+// ClusterAnnotation puts an object of a file on another cluster: the one
+// a health check names (spec.health.clusterExpr) reads it there, and no
+// variant injects or selects it.
+const ClusterAnnotation = "pvkit.dev/cluster"
+
+// addRemote keeps an object of another cluster.
+func (in *input) addRemote(u *unstructured.Unstructured, where, cluster string) string {
+	if cluster == "" {
+		return fmt.Sprintf("%s: annotation %s is empty; it names the cluster the object is on", where, ClusterAnnotation)
+	}
+	if in.remote == nil {
+		in.remote = map[string][]client.Object{}
+	}
+	in.remote[cluster] = append(in.remote[cluster], u)
 	return ""
 }
 
@@ -291,7 +317,11 @@ func schemaProblems(o client.Object) []string {
 // there only the operator's list counts (docs/security.md).
 func (in *input) readableKinds(extra []string) (kit.ReadableKinds, error) {
 	entries := append(append([]string(nil), kit.DefaultReadableKinds...), extra...)
-	for _, o := range in.others {
+	all := in.others
+	for _, cl := range sortedKeys(in.remote) {
+		all = append(all[:len(all):len(all)], in.remote[cl]...)
+	}
+	for _, o := range all {
 		gvk := o.GetObjectKind().GroupVersionKind()
 		if gvk.Group == "" && gvk.Kind == "Secret" {
 			continue

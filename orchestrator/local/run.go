@@ -89,6 +89,11 @@ type RunOptions struct {
 	// --provenance-key, --provenance-allowed-signers); its Builder is
 	// pvctl's.
 	Provenance packagevariant.Provenance
+	// Clusters are the kubeconfig contexts of other clusters a health
+	// check names (pvctl run --cluster NAME=CONTEXT); Kubeconfig the file
+	// they are in ("": kubectl's rules).
+	Clusters   map[string]string
+	Kubeconfig string
 }
 
 // DefaultMaxSyncCreates is how many objects --sync creates in one run at

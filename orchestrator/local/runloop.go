@@ -271,7 +271,8 @@ func (w *world) openCluster(ctx context.Context, o RunOptions, l *loaded) error 
 	// Approval by policy (--approve-by-policy) is always on in pvctl:
 	// Nephio's approval controller is not there to do it.
 	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Clock: o.Clock, Recorder: w.events, Kinds: l.kinds,
-		MaxChildren: o.MaxChildren, ApproveByPolicy: true, AllowMassDeletion: o.Prune == PruneAll, Provenance: withBuilder(o.Provenance)})
+		MaxChildren: o.MaxChildren, ApproveByPolicy: true, AllowMassDeletion: o.Prune == PruneAll, Provenance: withBuilder(o.Provenance),
+		Clusters: newClusters(l.in.remote, o.Clusters, o.Kubeconfig)})
 	return nil
 }
 

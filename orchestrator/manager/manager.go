@@ -40,6 +40,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/remote"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/pflag"
@@ -95,8 +96,12 @@ type Options struct {
 	ProvenanceKey              string // OpenSSH private key that signs drafts' provenance records
 	ProvenanceAllowedSigners   string // allowed_signers file that checks them for pvkit.dev/require-provenance
 	ObserveInterval            time.Duration
-	Shard                      string // pvkit.dev/shard value this process reconciles; empty: the unlabelled objects
-	zap                        zap.Options
+	// The health checks' other clusters (orchestrator/remote).
+	HealthClusters       int
+	HealthClusterTimeout time.Duration
+	HealthClusterPoll    time.Duration
+	Shard                string // pvkit.dev/shard value this process reconciles; empty: the unlabelled objects
+	zap                  zap.Options
 }
 
 // flags declares the controller's flags on fs.
@@ -122,6 +127,9 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.StringVar(&o.ProvenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase (ssh-keygen -t ed25519 -N '') that signs the provenance record of every draft pvkit writes (namespace pvkit-provenance; pvctl verify and ssh-keygen -Y verify check it); empty: records are unsigned")
 	fs.StringVar(&o.ProvenanceAllowedSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved by policy only when its record is signed by one of these keys; empty: the record's content is checked, not its signature")
 	fs.DurationVar(&o.ObserveInterval, "observe-interval", packagevariant.DefaultObserveInterval, "how often a variant with a published revision is reconciled though nothing changes, with up to a tenth more at random (its branch's content, its health; pvkit.dev/observe-interval on a variant or set overrides it, at least 1m); 0: only when something changes")
+	fs.IntVar(&o.HealthClusters, "health-clusters", remote.DefaultMaxClusters, "the most clients of other clusters held at once, for health checks that name a cluster (spec.health.clusterExpr: its kubeconfig in the Secret <cluster>-kubeconfig, key value); the least recently used is forgotten, and made again when needed")
+	fs.DurationVar(&o.HealthClusterTimeout, "health-cluster-timeout", remote.DefaultTimeout, "how long one request to another cluster's API server may take (a health check that names a cluster); past it the target's health reads ClusterUnreachable")
+	fs.DurationVar(&o.HealthClusterPoll, "health-cluster-poll", packagevariant.DefaultClusterPoll, "how often a variant whose health is read from another cluster, and is not True, is read again (other clusters are polled, not watched)")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -242,7 +250,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := Setup(ctx, mgr, reconcilers.Options{Kinds: kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy,
-		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard}); err != nil {
+		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard,
+		Clusters:    &remote.Clusters{Secrets: mgr.GetAPIReader(), Options: remote.Options{MaxClusters: o.HealthClusters, Timeout: o.HealthClusterTimeout}},
+		ClusterPoll: o.HealthClusterPoll}); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,

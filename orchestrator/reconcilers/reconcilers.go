@@ -53,12 +53,18 @@ type Options struct {
 	ObserveInterval time.Duration
 	// Shard is --shard (nil: no sharding, pvctl run).
 	Shard *kit.Shard
+	// Clusters reads health objects of other clusters (the controller's
+	// orchestrator/remote; pvctl's files and contexts); ClusterPoll is
+	// --health-cluster-poll.
+	Clusters    packagevariant.Clusters
+	ClusterPoll time.Duration
 }
 
 // New builds the PackageVariant and PackageVariantSet reconcilers.
 func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
 	pv := &packagevariant.Reconciler{Client: o.Client, Reader: o.Reader, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval, Shard: o.Shard}
+		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval, Shard: o.Shard,
+		Clusters: o.Clusters, ClusterPoll: o.ClusterPoll}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
 		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader, Shard: o.Shard}
 	return pv, pvs

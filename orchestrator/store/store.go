@@ -150,9 +150,10 @@ type Revision struct {
 	// package's directory): equal non-empty Contents are equal files; ""
 	// when not known (Porch, the memory store).
 	Content string
-	// Commit is the git commit a branch placeholder's content is at, where
-	// the store knows it (the git store: the branch's head; Porch: the
-	// placeholder's resource version, which is its commit); "" otherwise.
+	// Commit is the git commit a branch placeholder's content is at, or
+	// the commit that published a numbered revision (its tag's), where the
+	// store knows it (the git store; Porch v1.5.3: the revision's resource
+	// version, which its git cache makes the commit); "" otherwise.
 	Commit string
 	// Unreadable, when not "", says why the store lists a branch
 	// placeholder whose package it cannot read (a Kptfile that does not
@@ -309,4 +310,17 @@ func Overlay(base, add map[string]string) map[string]string {
 	}
 	maps.Copy(out, add)
 	return out
+}
+
+// IsCommit reports whether s is a git commit id (40 lower-case hex digits).
+func IsCommit(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

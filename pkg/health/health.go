@@ -58,7 +58,18 @@ type Revision struct {
 	// "<package>/v<revision>": what a GitOps source that tracks the tag
 	// reports back (Flux: "<ref>@sha1:<commit>").
 	Ref string
-	// Upstream is the upstream revision it was made from.
+	// Commit is the git commit that published it ("" where the store does
+	// not know it); Branch the deployment repository's branch it was
+	// published on ("" when not known); Commits the commits known to hold
+	// it: Commit, and the branch's head when the package there is still
+	// this revision (another package's publish moved the branch on), so a
+	// branch-tracking agent ("main@sha1:<commit>") is judged by them.
+	Commit, Branch string
+	Commits        []string
+	// Upstream is the upstream revision it was made from; UpstreamRef in
+	// Porch's shape, the short name of the upstream's git ref:
+	// "<package>/v<N>" for a numbered revision, "<package>/<tag>" for a tag
+	// Porch could not number, the branch for a branch.
 	UpstreamRepo, UpstreamPackage, UpstreamRef, UpstreamCommit string
 }
 
@@ -74,8 +85,10 @@ func (v Variant) vars() map[string]any {
 }
 
 func (r Revision) value() map[string]any {
+	commits := make([]string, 0, len(r.Commits))
+	commits = append(commits, r.Commits...)
 	return map[string]any{"name": r.Name, "repo": r.Repo, "package": r.Package,
-		"revision": int64(r.Revision), "ref": r.Ref,
+		"revision": int64(r.Revision), "ref": r.Ref, "commit": r.Commit, "branch": r.Branch, "commits": commits,
 		"upstream": map[string]any{"repo": r.UpstreamRepo, "package": r.UpstreamPackage, "ref": r.UpstreamRef, "commit": r.UpstreamCommit}}
 }
 
@@ -104,6 +117,14 @@ func Validate(prefix string, c *pv.HealthCheck) []Problem {
 	if c.Kind == "" || c.Kind[0] < 'A' || c.Kind[0] > 'Z' {
 		add("kind", "`%s.kind` must be a kind (it starts with a capital letter), found %q", prefix, c.Kind)
 	}
+	if c.ClusterExpr != "" {
+		if _, err := compile(nameKind, c.ClusterExpr); err != nil {
+			add("clusterExpr", "`%s.clusterExpr` %v", prefix, err)
+		}
+	}
+	if c.Namespace != "" && !isDNSLabel(c.Namespace) {
+		add("namespace", "`%s.namespace` must be a namespace's name (lower-case letters, digits and '-', at most 63), found %q", prefix, c.Namespace)
+	}
 	if _, err := compile(nameKind, c.NameExpr); err != nil {
 		add("nameExpr", "`%s.nameExpr` %v", prefix, err)
 	}
@@ -115,25 +136,70 @@ func Validate(prefix string, c *pv.HealthCheck) []Problem {
 			add("failed", "`%s.failed` %v", prefix, err)
 		}
 	}
+	if c.Message != "" {
+		if _, err := compile(messageKind, c.Message); err != nil {
+			add("message", "`%s.message` %v", prefix, err)
+		}
+	}
 	return out
 }
 
 // Name is the object's name for a variant: NameExpr's value, which must be
 // a name (non-empty, at most 253 bytes, no '/').
 func Name(ctx context.Context, c *pv.HealthCheck, v Variant) (string, error) {
-	p, err := compile(nameKind, c.NameExpr)
+	return evalName(ctx, "nameExpr", c.NameExpr, v, "an object name", func(s string) bool {
+		return s != "" && len(s) <= 253 && !strings.ContainsAny(s, "/\x00")
+	})
+}
+
+// Cluster is the name of the cluster whose API server holds the object
+// (ClusterExpr's value; "" without one: the management cluster). It names
+// a Secret, `<cluster>-kubeconfig`, so it must be a DNS subdomain of at
+// most 242 bytes (the Secret's name at most 253).
+func Cluster(ctx context.Context, c *pv.HealthCheck, v Variant) (string, error) {
+	if c.ClusterExpr == "" {
+		return "", nil
+	}
+	return evalName(ctx, "clusterExpr", c.ClusterExpr, v, "a cluster's name (a DNS subdomain, at most 242 bytes)", func(s string) bool {
+		if s == "" || len(s) > 242 {
+			return false
+		}
+		for _, l := range strings.Split(s, ".") {
+			if !isDNSLabel(l) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func evalName(ctx context.Context, field, expr string, v Variant, what string, ok func(string) bool) (string, error) {
+	p, err := compile(nameKind, expr)
 	if err != nil {
-		return "", fmt.Errorf("nameExpr %v", err)
+		return "", fmt.Errorf("%s %v", field, err)
 	}
 	out, _, err := p.ContextEval(ctx, v.vars())
 	if err != nil {
-		return "", fmt.Errorf("nameExpr %q: %v", c.NameExpr, err)
+		return "", fmt.Errorf("%s %q: %v", field, expr, err)
 	}
-	s, ok := out.Value().(string)
-	if !ok || s == "" || len(s) > 253 || strings.ContainsAny(s, "/\x00") {
-		return "", fmt.Errorf("nameExpr %q gave %v, not an object name", c.NameExpr, out.Value())
+	s, isString := out.Value().(string)
+	if !isString || !ok(s) {
+		return "", fmt.Errorf("%s %q gave %v, not %s", field, expr, out.Value(), what)
 	}
 	return s, nil
+}
+
+// isDNSLabel reports whether s is a DNS-1123 label.
+func isDNSLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // Healthy evaluates the condition over the object (as read, a map of its
@@ -196,10 +262,11 @@ type exprKind int
 const (
 	nameKind exprKind = iota
 	conditionKind
+	messageKind
 )
 
-var envs = sync.OnceValues(func() ([2]*cel.Env, error) {
-	var out [2]*cel.Env
+var envs = sync.OnceValues(func() ([3]*cel.Env, error) {
+	var out [3]*cel.Env
 	for k := range out {
 		opts := []cel.EnvOption{
 			cel.Variable("variant", cel.MapType(cel.StringType, cel.DynType)),
@@ -208,7 +275,7 @@ var envs = sync.OnceValues(func() ([2]*cel.Env, error) {
 			cel.OptionalTypes(),
 			ext.Strings(ext.StringsVersion(2)),
 		}
-		if exprKind(k) == conditionKind {
+		if exprKind(k) != nameKind {
 			opts = append(opts, cel.Variable("object", cel.MapType(cel.StringType, cel.DynType)),
 				cel.Variable("revision", cel.MapType(cel.StringType, cel.DynType)))
 		}

@@ -182,6 +182,17 @@ const (
 	// (a field the object lacks, a cost limit; status Unknown); the message
 	// has CEL's words. KindNotAllowed (above) when the kind is not readable.
 	ReasonCheckFailed = "CheckFailed"
+	// ReasonKubeconfigUnavailable: the check names another cluster
+	// (clusterExpr) and its kubeconfig cannot be had: no Secret
+	// `<cluster>-kubeconfig` in the variant's namespace, one the
+	// controller may not read, or one whose `value` is not a kubeconfig
+	// (status Unknown; the message names the Secret).
+	ReasonKubeconfigUnavailable = "KubeconfigUnavailable"
+	// ReasonClusterUnreachable: the other cluster's API server did not
+	// answer, or refused the controller (a connection refused, a timeout,
+	// an expired credential; status Unknown; the message has the
+	// connection's words).
+	ReasonClusterUnreachable = "ClusterUnreachable"
 
 	// ReasonNewerRevision (DownstreamTarget.Drift; rule published-drift): a
 	// published revision of the downstream package newer than the

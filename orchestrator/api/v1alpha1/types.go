@@ -97,6 +97,13 @@ type DownstreamTarget struct {
 	// Revision is the revision's number once published, as listed.
 	// +optional
 	Revision int `json:"revision,omitempty"`
+	// Commit is the git commit that published the revision, where the
+	// store knows it (pvctl's git store: its tag's commit; Porch v1.5.3:
+	// the revision's resourceVersion, which its git cache makes the
+	// commit): what a GitOps agent that tracks the branch reports back
+	// (revision.commit of a health check).
+	// +optional
+	Commit string `json:"commit,omitempty"`
 	// Edited: the variant read this draft different from its own last
 	// write of it (LastWrite): someone else edited it, a person's push, say.
 	// It stays true while the draft is there (a later write of the variant
@@ -182,7 +189,8 @@ type TargetHealth struct {
 	// +kubebuilder:validation:Enum=True;False;Unknown
 	Status metav1.ConditionStatus `json:"status"`
 	// Reason is Healthy, NotHealthy, HealthFailed, ObjectNotFound,
-	// KindNotAllowed or CheckFailed (reasons.go).
+	// KindNotAllowed, CheckFailed, KubeconfigUnavailable or
+	// ClusterUnreachable (reasons.go).
 	Reason string `json:"reason"`
 	// Message says what was read.
 	// +optional
@@ -190,9 +198,15 @@ type TargetHealth struct {
 	// Since is when Status last changed (a staged rollout's minSuccessTime
 	// and progress deadline count from it).
 	Since metav1.Time `json:"since"`
-	// Object is the object read, "Kind namespace/name".
+	// Object is the object read, "Kind namespace/name", with "cluster
+	// NAME: " before it when it was read from another cluster.
 	// +optional
 	Object string `json:"object,omitempty"`
+	// Reported is what the object says in the cluster's words (the health
+	// check's message expression, or its Ready condition's reason and
+	// message), at most 512 bytes; unset when the object was not read.
+	// +optional
+	Reported string `json:"reported,omitempty"`
 }
 
 // UpstreamLock names the upstream revision a downstream revision was made

@@ -43,6 +43,9 @@ type target struct {
 	// revision is the revision's number as listed (0: not published, or
 	// not known).
 	revision int
+	// commit is the git commit that published it, where the store knows
+	// it (pvapi.DownstreamTarget.Commit; "" to keep the status's).
+	commit string
 	// edited: the chain read the draft different from the variant's last
 	// write of it (pvapi.DownstreamTarget.Edited, which stays once set).
 	edited bool

@@ -118,19 +118,33 @@ func (d *drift) status() *pvapi.TargetDrift {
 // One listing of the package (Porch: the informer cache's index); the
 // content is read only when the branch moved since the last check
 // (driftMemo): a steady resync writes and reads nothing.
-func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) error {
+// It returns the branch as it read it, for the health check's
+// revision.commits.
+func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) (branchHead, error) {
 	var d *drift
+	var head branchHead
 	if len(v.Status.DownstreamTargets) > 0 {
 		revs, err := r.Store.ListRevisions(ctx, downstreamKey(v))
 		if err != nil {
-			return err
+			return head, err
 		}
 		if pub := newestOwned(v, revs); pub != nil {
-			if d, err = r.driftOf(ctx, v, *pub, revs); err != nil {
-				return err
+			if d, head, err = r.driftOf(ctx, v, *pub, revs); err != nil {
+				return head, err
 			}
 		}
 	}
+	return head, r.reportDrift(ctx, v, d)
+}
+
+// branchHead is the deployment branch as the drift check read it: its
+// name, its head's commit, and the name of the variant's published
+// revision the package there still is ("" when it drifted, or the branch
+// is not listed).
+type branchHead struct{ branch, commit, holds string }
+
+// reportDrift writes the drift d (nil: none) into the status.
+func (r *Reconciler) reportDrift(ctx context.Context, v *pvapi.PackageVariant, d *drift) error {
 	var td *pvapi.TargetDrift
 	if d != nil {
 		td = d.status()
@@ -197,7 +211,7 @@ func newerUnowned(v *pvapi.PackageVariant, pub store.Revision, revs []store.Revi
 // and the answer is remembered for these two versions.
 // The branch holding what the variant last wrote of a draft (its approval
 // the listing does not show yet) is no drift either.
-func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) (*drift, error) {
+func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub store.Revision, revs []store.Revision) (*drift, branchHead, error) {
 	newer := newerUnowned(v, pub, revs)
 	var branch *store.Revision
 	for i := range revs {
@@ -205,41 +219,58 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 			branch = &revs[i]
 		}
 	}
+	var head branchHead
+	if branch != nil {
+		head.branch, head.commit = branch.Workspace, branch.Commit
+	}
+	holds := func(d *drift) (*drift, branchHead, error) {
+		if d == nil && branch != nil {
+			head.holds = pub.Name
+		}
+		return d, head, nil
+	}
 	switch {
 	case newer != nil:
-		return &drift{reason: pvapi.ReasonNewerRevision, pub: pub, rev: *newer}, nil
+		return &drift{reason: pvapi.ReasonNewerRevision, pub: pub, rev: *newer}, head, nil
 	case branch != nil && branch.Unreadable != "":
-		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: branch.Unreadable}, nil
+		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: branch.Unreadable}, head, nil
 	case branch == nil || branch.ResourceVersion == pub.ResourceVersion || (branch.Content != "" && branch.Content == pub.Content):
-		return nil, nil
+		return holds(nil)
 	}
 	pubKey := pub.Name + "@" + pub.ResourceVersion
 	key := pubKey + "|" + branch.Name + "@" + branch.ResourceVersion
 	e, ok := r.mem.drift(v.UID)
 	if ok && e.key == key {
-		return e.drift, nil
+		if e.drift == nil && !e.same {
+			return nil, head, nil
+		}
+		return holds(e.drift)
 	}
 	pubFiles := e.pubFiles
 	if !ok || e.pubKey != pubKey { // a published revision never changes: read once
 		from, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
+			return nil, head, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
 		}
 		pubFiles = variant.FileDigests(from.Files)
 	}
 	to, err := r.Store.GetResources(ctx, v.Namespace, branch.Name)
 	if errors.Is(err, store.ErrUnreadable) { // listed, not served: not remembered, it is read again
-		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: err.Error()}, nil
+		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: err.Error()}, head, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
+		return nil, head, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
 	}
 	var d *drift
-	if files := variant.ChangedFiles(pubFiles, variant.FileDigests(to.Files)); len(files) > 0 && !wroteLast(v, to.Files) {
+	files := variant.ChangedFiles(pubFiles, variant.FileDigests(to.Files))
+	if len(files) > 0 && !wroteLast(v, to.Files) {
 		d = &drift{reason: pvapi.ReasonContentChanged, pub: pub, rev: *branch, files: files, branch: to.Files}
 	}
-	r.mem.setDrift(v.UID, driftEntry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles})
-	return d, nil
+	r.mem.setDrift(v.UID, driftEntry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles, same: len(files) == 0})
+	if len(files) > 0 {
+		return d, head, nil
+	}
+	return holds(d)
 }
 
 // wroteLast reports whether files are what the variant last wrote of one
@@ -269,6 +300,9 @@ type driftEntry struct {
 	drift    *drift
 	pubKey   string
 	pubFiles map[string]string
+	// same: the branch holds pub's files (no change at all; a branch that
+	// holds a draft's last write is no drift, but not pub either).
+	same bool
 }
 
 // drift is the variant's last content comparison, if any.

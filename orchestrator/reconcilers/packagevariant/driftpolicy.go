@@ -49,7 +49,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 	if err != nil {
 		return nil, false, err
 	}
-	d, err := r.driftOf(ctx, v, pub, revs)
+	d, _, err := r.driftOf(ctx, v, pub, revs)
 	if err != nil || d == nil || (policy == DriftAdopt && d.reason == pvapi.ReasonBranchUnreadable) {
 		return nil, false, err // an unreadable branch has nothing to adopt: reported (its message says so)
 	}

@@ -2,11 +2,14 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/remote"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/health"
 	"github.com/pvkit/pvkit/pkg/krm"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,7 +30,7 @@ import (
 // up to date), and a staged rollout waits for the cluster, then fails the
 // child past its progress deadline. Since changes only when the status
 // does: a steady resync writes nothing.
-func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant) error {
+func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant, b branchHead) error {
 	c := v.Spec.Health
 	for i := range v.Status.DownstreamTargets {
 		t := &v.Status.DownstreamTargets[i]
@@ -35,7 +38,7 @@ func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant)
 			t.Health = nil
 			continue
 		}
-		h, err := r.readHealth(ctx, v, t)
+		h, err := r.readHealth(ctx, v, t, b)
 		if err != nil {
 			return err
 		}
@@ -50,8 +53,22 @@ func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant)
 	return nil
 }
 
-// readHealth evaluates the check for one published target.
-func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t *pvapi.DownstreamTarget) (pvapi.TargetHealth, error) {
+// Clusters reads objects of other clusters, for health checks that name
+// one (spec.health.clusterExpr; rule health-from-the-clusters): the
+// controller's orchestrator/remote, pvctl's files and kubeconfig contexts.
+type Clusters interface {
+	// Reader is a reader of cluster's API server for a variant in
+	// namespace; a *remote.KubeconfigError when its kubeconfig cannot be
+	// had.
+	Reader(ctx context.Context, namespace, cluster string) (client.Reader, error)
+	// Failed says a read through the cluster's reader failed.
+	Failed(namespace, cluster string)
+}
+
+// readHealth evaluates the check for one published target: the object is
+// read from the cluster the check names (none: the management cluster,
+// watched), in the check's namespace (none: the variant's).
+func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b branchHead) (pvapi.TargetHealth, error) {
 	c := v.Spec.Health
 	unknown := func(reason, object, format string, a ...any) pvapi.TargetHealth {
 		return pvapi.TargetHealth{Status: metav1.ConditionUnknown, Reason: reason, Object: object,
@@ -62,35 +79,95 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 	if err != nil {
 		return unknown(pvapi.ReasonCheckFailed, "", "spec.health.%v", err), nil
 	}
-	object := fmt.Sprintf("%s %s/%s", c.Kind, v.Namespace, name)
-	gvk := schema.FromAPIVersionAndKind(c.APIVersion, c.Kind)
+	cluster, err := health.Cluster(ctx, c, hv)
+	if err != nil {
+		return unknown(pvapi.ReasonCheckFailed, "", "spec.health.%v", err), nil
+	}
+	ns := v.Namespace
+	if c.Namespace != "" {
+		ns = c.Namespace
+	}
+	object := fmt.Sprintf("%s %s/%s", c.Kind, ns, name)
+	where := fmt.Sprintf("namespace %q", ns)
+	if cluster != "" {
+		object, where = "cluster "+cluster+": "+object, fmt.Sprintf("namespace %q of cluster %s", ns, cluster)
+	}
 	if !r.Kinds.Allows(krm.GVK{APIVersion: c.APIVersion, Kind: c.Kind}) {
 		return unknown(pvapi.ReasonKindNotAllowed, object, "%s", r.Kinds.Refusal("spec.health names kind "+c.Kind)), nil
 	}
-	if err := r.watchKind(c.APIVersion, c.Kind); err != nil {
+	reader, err := r.healthReader(ctx, v, cluster, c)
+	var ke *remote.KubeconfigError
+	switch {
+	case errors.As(err, &ke):
+		return unknown(pvapi.ReasonKubeconfigUnavailable, object, "cannot read %s: %v", object, err), nil
+	case err != nil:
 		return pvapi.TargetHealth{}, err
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: name}, u); {
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(c.APIVersion, c.Kind))
+	switch err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); {
 	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err):
-		return unknown(pvapi.ReasonObjectNotFound, object, "no %s %q in namespace %q: the cluster has not reported on %s", c.Kind, name, v.Namespace, t.Name), nil
+		return unknown(pvapi.ReasonObjectNotFound, object, "no %s %q in %s: the cluster has not reported on %s", c.Kind, name, where, t.Name), nil
+	case err != nil && cluster != "":
+		r.Clusters.Failed(v.Namespace, cluster)
+		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (kubeconfig Secret %s/%s) did not answer reading %s: %v",
+			cluster, v.Namespace, remote.SecretName(cluster), object, oneLineErr(err)), nil
 	case err != nil:
 		return pvapi.TargetHealth{}, fmt.Errorf("reading the health check's %s: %w", object, err)
 	}
-	state, err := health.Evaluate(ctx, c, hv, u.Object, healthRevision(v, t))
-	switch {
-	case err != nil:
-		return unknown(pvapi.ReasonCheckFailed, object, "spec.health.%v", err), nil
-	case state == health.Current:
-		return pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: pvapi.ReasonHealthy, Object: object,
-			Message: fmt.Sprintf("%s reports %s", object, t.Name), Since: metav1.NewTime(r.now())}, nil
-	case state == health.Failed:
-		return pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: pvapi.ReasonHealthFailed, Object: object,
-			Message: fmt.Sprintf("%s reports %s failed (%s)", object, t.Name, strings.TrimSpace(c.Failed)), Since: metav1.NewTime(r.now())}, nil
+	return r.judgeHealth(ctx, c, hv, u.Object, healthRevision(v, t, b), object, t.Name), nil
+}
+
+// healthReader is where the object is read: the management cluster
+// (watched: a change wakes the variant) or the cluster's reader.
+func (r *Reconciler) healthReader(ctx context.Context, v *pvapi.PackageVariant, cluster string, c *pv.HealthCheck) (client.Reader, error) {
+	if cluster == "" {
+		return r.Client, r.watchKind(c.APIVersion, c.Kind)
 	}
-	return pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: pvapi.ReasonNotHealthy, Object: object,
-		Message: fmt.Sprintf("%s does not report %s (%s)", object, t.Name, strings.TrimSpace(c.Condition)), Since: metav1.NewTime(r.now())}, nil
+	if r.Clusters == nil {
+		return nil, &remote.KubeconfigError{Secret: v.Namespace + "/" + remote.SecretName(cluster), Err: errors.New("this controller reads no other cluster")}
+	}
+	return r.Clusters.Reader(ctx, v.Namespace, cluster)
+}
+
+// judgeHealth is the health of an object read: Healthy, HealthFailed or
+// NotHealthy, with the cluster's words (the check's message).
+func (r *Reconciler) judgeHealth(ctx context.Context, c *pv.HealthCheck, hv health.Variant, obj map[string]any, rev health.Revision, object, target string) pvapi.TargetHealth {
+	h := pvapi.TargetHealth{Object: object, Since: metav1.NewTime(r.now())}
+	state, err := health.Evaluate(ctx, c, hv, obj, rev)
+	if err != nil {
+		h.Status, h.Reason, h.Message = metav1.ConditionUnknown, pvapi.ReasonCheckFailed, fmt.Sprintf("spec.health.%v", err)
+		return h
+	}
+	words, err := health.Reported(ctx, c, hv, obj, rev)
+	if err != nil {
+		words = fmt.Sprintf("(spec.health.%v)", err)
+	}
+	h.Reported = words
+	said := func(expr string) string {
+		if words != "" {
+			return ": " + words
+		}
+		return " (" + strings.TrimSpace(expr) + ")"
+	}
+	switch state {
+	case health.Current:
+		h.Status, h.Reason, h.Message = metav1.ConditionTrue, pvapi.ReasonHealthy, fmt.Sprintf("%s reports %s", object, target)
+	case health.Failed:
+		h.Status, h.Reason, h.Message = metav1.ConditionFalse, pvapi.ReasonHealthFailed, fmt.Sprintf("%s reports %s failed%s", object, target, said(c.Failed))
+	default:
+		h.Status, h.Reason, h.Message = metav1.ConditionFalse, pvapi.ReasonNotHealthy, fmt.Sprintf("%s does not report %s%s", object, target, said(c.Condition))
+	}
+	return h
+}
+
+// oneLineErr is an error's text on one line, at most 300 bytes.
+func oneLineErr(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
 }
 
 func healthVariant(v *pvapi.PackageVariant) health.Variant {
@@ -105,8 +182,14 @@ func healthVariant(v *pvapi.PackageVariant) health.Variant {
 // downstream's repository and package, its number (from the name's
 // lifecycle: the store's listing has it; the status keeps the name) and
 // its upstream lock.
-func healthRevision(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget) health.Revision {
-	rev := health.Revision{Name: t.Name}
+func healthRevision(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b branchHead) health.Revision {
+	rev := health.Revision{Name: t.Name, Commit: t.Commit, Branch: b.branch}
+	if t.Commit != "" {
+		rev.Commits = append(rev.Commits, t.Commit)
+	}
+	if b.holds == t.Name && b.commit != "" && b.commit != t.Commit {
+		rev.Commits = append(rev.Commits, b.commit)
+	}
 	if d := v.Spec.Downstream; d != nil {
 		rev.Repo, rev.Package = d.Repo, d.Package
 	}

@@ -7,6 +7,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -38,6 +39,9 @@ func (r *Reconciler) observeAgain(ctx context.Context, v *pvapi.PackageVariant) 
 		return 0
 	}
 	d := r.observeInterval(ctx, v)
+	if p := r.clusterPoll(); waitsOnACluster(v) && p < d {
+		d = p // another cluster is polled, not watched
+	}
 	if r.Jitter != nil {
 		return d + r.Jitter(d)
 	}
@@ -60,4 +64,30 @@ func (r *Reconciler) observeInterval(ctx context.Context, v *pvapi.PackageVarian
 		return MinObserveInterval
 	}
 	return d
+}
+
+// DefaultClusterPoll is how often a variant whose health is read from
+// another cluster, and is not True, is read again (--health-cluster-poll).
+const DefaultClusterPoll = 30 * time.Second
+
+func (r *Reconciler) clusterPoll() time.Duration {
+	if r.ClusterPoll > 0 {
+		return r.ClusterPoll
+	}
+	return DefaultClusterPoll
+}
+
+// waitsOnACluster reports whether a target's health comes from another
+// cluster (spec.health.clusterExpr) and is not True: nothing there wakes
+// the variant.
+func waitsOnACluster(v *pvapi.PackageVariant) bool {
+	if v.Spec.Health == nil || v.Spec.Health.ClusterExpr == "" {
+		return false
+	}
+	for _, t := range v.Status.DownstreamTargets {
+		if t.Health != nil && t.Health.Status != metav1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

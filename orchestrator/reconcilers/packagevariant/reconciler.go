@@ -85,6 +85,13 @@ type Reconciler struct {
 	// Jitter is added to each interval (nil: up to a tenth of it, at
 	// random), so that a fleet's observations spread out.
 	Jitter func(time.Duration) time.Duration
+	// Clusters reads the objects of health checks that name another
+	// cluster (nil: such a check reads KubeconfigUnavailable, saying this
+	// process reads no other cluster); ClusterPoll is how often a variant
+	// whose health from another cluster is not True is read again (0:
+	// DefaultClusterPoll; other clusters are polled, not watched).
+	Clusters    Clusters
+	ClusterPoll time.Duration
 	// Shard is the shard this process reconciles (nil: no sharding). The
 	// cache holds only its variants; before creating a draft the variant
 	// is read fresh, and one handed over to another shard meanwhile is
@@ -164,7 +171,8 @@ func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcom
 		again, err = r.approveByPolicy(ctx, v)
 		outcomes = append(outcomes, err)
 	}
-	outcomes = append(outcomes, r.observeHealth(ctx, v), r.observeDrift(ctx, v))
+	head, driftErr := r.observeDrift(ctx, v)
+	outcomes = append(outcomes, r.observeHealth(ctx, v, head), driftErr)
 	return kit.FirstOutcome(outcomes...), kit.Soonest(again, r.observeAgain(ctx, v))
 }
 

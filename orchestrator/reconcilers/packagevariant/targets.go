@@ -130,6 +130,9 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		switch rev := listed(t.name); {
 		case rev != nil:
 			lc, t.revision = rev.Lifecycle, rev.Revision
+			if lc.IsPublished() && rev.Revision > 0 {
+				t.commit = rev.Commit
+			}
 			if t.lock == nil {
 				t.lock = rev.Lock
 			}
@@ -177,6 +180,9 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 		}
 		if t.revision > 0 {
 			dt.Revision = t.revision
+		}
+		if t.commit != "" {
+			dt.Commit = t.commit
 		}
 		dt.Edited = dt.Edited || t.edited
 		if t.kept != nil {

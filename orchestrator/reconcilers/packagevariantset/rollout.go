@@ -338,11 +338,11 @@ func (g gate) healthy(t targetFacts, now time.Time) verdict {
 	case h == nil:
 		return verdict{Why: fmt.Sprintf("%s is published; its health check is not read yet", t.Name)}
 	case h.Status == metav1.ConditionFalse && h.Reason == pvapi.ReasonHealthFailed:
-		return verdict{Failed: true, Why: fmt.Sprintf("%s failed on the cluster (%s: %s)", t.Name, h.Reason, h.Message)}
+		return verdict{Failed: true, Why: fmt.Sprintf("%s failed on the cluster: %s", t.Name, reported(h))}
 	case h.Status != metav1.ConditionTrue:
 		at := h.Since.Add(g.deadline)
 		if now.After(at) {
-			return verdict{Failed: true, Why: fmt.Sprintf("%s not healthy for %s (%s: %s)", t.Name, g.deadline, h.Reason, h.Message)}
+			return verdict{Failed: true, Why: fmt.Sprintf("%s not healthy for %s: %s", t.Name, g.deadline, reported(h))}
 		}
 		return verdict{Why: fmt.Sprintf("%s is published, the cluster has not reported it healthy (%s: %s)", t.Name, h.Reason, h.Message), Recheck: at,
 			Due: "fails unless reported healthy by then (progressDeadlineSeconds)"}
@@ -352,6 +352,16 @@ func (g gate) healthy(t targetFacts, now time.Time) verdict {
 			h.Since.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)), Recheck: at, Due: "done if still healthy then (minSuccessSeconds)"}
 	}
 	return verdict{Done: true}
+}
+
+// reported is what a target's cluster says of it in its own words (the
+// health check's message, with the reason and the object), else the
+// health's message and reason.
+func reported(h *pvapi.TargetHealth) string {
+	if h.Reported != "" {
+		return fmt.Sprintf("%s (%s, %s)", h.Reported, h.Reason, h.Object)
+	}
+	return fmt.Sprintf("%s (%s)", h.Message, h.Reason)
 }
 
 // judge is a moved child's verdict from its status: done when Ready at its

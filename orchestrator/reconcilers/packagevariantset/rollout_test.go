@@ -220,7 +220,7 @@ func TestHealthGate(t *testing.T) {
 			verdict{Why: "deploy.app.v2 is published, the cluster has not reported it healthy (ObjectNotFound: no Kustomization)", Recheck: at(10 * time.Minute),
 				Due: "fails unless reported healthy by then (progressDeadlineSeconds)"}},
 		{"not healthy past the deadline", pub(&pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: "NotHealthy", Message: "at v1", Since: since}), at(11 * time.Minute),
-			verdict{Failed: true, Why: "deploy.app.v2 not healthy for 10m0s (NotHealthy: at v1)"}},
+			verdict{Failed: true, Why: "deploy.app.v2 not healthy for 10m0s: at v1 (NotHealthy)"}},
 		{"healthy, soaking", pub(&pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: since}), at(time.Minute),
 			verdict{Why: "deploy.app.v2 healthy since 2026-11-22T00:00:00Z, done at 2026-11-22T00:05:00Z if it stays so (minSuccessSeconds)", Recheck: at(5 * time.Minute),
 				Due: "done if still healthy then (minSuccessSeconds)"}},
@@ -263,7 +263,7 @@ func TestFailedHealthFailsAtOnce(t *testing.T) {
 			Health: &pvapi.TargetHealth{Status: metav1.ConditionFalse, Reason: reason, Message: "Kustomization fleet/deploy-app reports deploy.app.v2 failed", Since: since}}
 	}
 	got := g.healthy(target(pvapi.ReasonHealthFailed), testNow.Add(time.Second))
-	want := verdict{Failed: true, Why: "deploy.app.v2 failed on the cluster (HealthFailed: Kustomization fleet/deploy-app reports deploy.app.v2 failed)"}
+	want := verdict{Failed: true, Why: "deploy.app.v2 failed on the cluster: Kustomization fleet/deploy-app reports deploy.app.v2 failed (HealthFailed)"}
 	if got != want {
 		t.Errorf("failed: %+v\nwant %+v", got, want)
 	}

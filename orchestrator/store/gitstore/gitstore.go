@@ -206,6 +206,9 @@ func (s *Store) placeholder(pub store.Revision, files map[string]string) {
 	if r == nil {
 		return
 	}
+	if pub.Revision > 0 {
+		s.engine.SetCommit(pub.Namespace, pub.Name, r.refs[r.refFor(pub)])
+	}
 	lock, _ := r.lockOf(files)
 	s.engine.SetPlaceholder(store.Revision{Namespace: pub.Namespace, Repository: pub.Repository, Package: pub.Package,
 		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock, Commit: r.refs[branchRef(r.Branch)],

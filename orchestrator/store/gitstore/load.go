@@ -220,6 +220,9 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		Lifecycle: p.lifecycle, Revision: p.revision}
 	if p.lifecycle == store.Published {
 		rev.Workspace = p.publishedRef()
+		if p.revision > 0 {
+			rev.Commit = commit // its tag's: the commit that published it
+		}
 	}
 	rev.Name = store.RevisionName(r.Name, rev.Package, rev.Workspace)
 	if p.lifecycle == store.Published && p.revision > 0 {

@@ -189,6 +189,16 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	s.add(copyRev(rev), copyFiles(files))
 }
 
+// SetCommit records the commit that published a revision (the git store
+// calls it when it publishes one), as a store that reads it lists it.
+func (s *Store) SetCommit(namespace, name, commit string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.revs[key(namespace, name)]; ok {
+		e.rev.Commit = commit
+	}
+}
+
 var _ store.Store = (*Store)(nil)
 
 // AddRepository registers a deployment repository (Porch's

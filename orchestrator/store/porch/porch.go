@@ -155,6 +155,12 @@ func FromAPI(pr *porchapi.PackageRevision) store.Revision {
 	if r.Lifecycle == "" {
 		r.Lifecycle = store.Draft
 	}
+	if r.Lifecycle.IsPublished() && r.Revision > 0 && store.IsCommit(r.ResourceVersion) {
+		// Porch v1.5.3's git cache makes a revision's resource version
+		// the commit its ref points at (its tag's, for a published one);
+		// a database cache's is no commit: then none is known.
+		r.Commit = r.ResourceVersion
+	}
 	if l := pr.Status.UpstreamLock; l != nil && l.Git != nil {
 		r.Lock = &store.Lock{Package: l.Git.Directory, Ref: l.Git.Ref}
 	}

@@ -100,10 +100,29 @@ type WaveApproval struct {
 
 // HealthCheck names an object that another controller keeps (Flux's
 // Kustomization, Config Sync's RootSync, or any object whose status says
-// what a cluster applied), read in the variant's own namespace with the
-// controller's rights (its kind must be a readable kind), and a condition
-// over it.
+// what a cluster applied), read with the controller's rights (its kind must
+// be a readable kind) in the variant's own namespace, or in Namespace, of
+// the management cluster or of the cluster ClusterExpr names, and a
+// condition over it.
 type HealthCheck struct {
+	// ClusterExpr (absent: the management cluster, where the controller
+	// runs) is a CEL expression giving the name of the cluster whose API
+	// server holds the object, over the same variables as NameExpr; e.g.
+	// `downstream.repo` where a deployment repository is named after its
+	// cluster (Nephio's). The cluster is reached through the kubeconfig in
+	// the Secret `<cluster>-kubeconfig`, key `value`, in the variant's
+	// namespace (Cluster API's convention); pvctl takes the cluster's
+	// objects from files annotated pvkit.dev/cluster or from a kubeconfig
+	// context (--cluster NAME=CONTEXT).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	ClusterExpr string `json:"clusterExpr,omitempty"`
+	// Namespace is the object's namespace where it is not the variant's
+	// (argocd, flux-system); on another cluster, the namespace there.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
 	// APIVersion and Kind of the object, e.g.
 	// kustomize.toolkit.fluxcd.io/v1 Kustomization.
 	// +kubebuilder:validation:MinLength=1
@@ -119,8 +138,10 @@ type HealthCheck struct {
 	// Condition is a CEL expression, a bool, true when the object reports
 	// the revision applied and healthy: over `object` (the object as read),
 	// `revision` (the published downstream revision: name, repo, package,
-	// revision, ref, the git tag Porch made for it, and upstream: repo,
-	// package, ref, commit), `variant` and `downstream`; e.g.
+	// revision, ref, the git tag Porch made for it, commit, the commit
+	// that published it where known, branch, commits, the commits known
+	// to hold it, and upstream: repo, package, ref, commit; docs/behavior.md
+	// rule health-gated-rollouts), `variant` and `downstream`; e.g.
 	// `object.status.lastAppliedRevision.startsWith(revision.ref + "@")`.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
@@ -137,6 +158,15 @@ type HealthCheck struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Failed string `json:"failed,omitempty"`
+	// Message is a CEL expression, a string, saying in the cluster's words
+	// what the object reports, over the same variables as Condition: a
+	// waiting or failed target's health carries it, and so do the wave's
+	// message and `pvctl rollout status -o wide`. Absent: the reason and
+	// message of the object's Ready (or Healthy) condition, or of Argo
+	// CD's status.health.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
 }
 
 // Upstream names an upstream package revision.
