@@ -50,38 +50,7 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 		Short:             "Where a set's rollout stands: target, phase, each wave's state and counts, what blocks it",
 		Args:              args(1, 1, "rollout status takes one set"),
 		ValidArgsFunction: rolloutArgs(o, false, false),
-		RunE: func(_ *cobra.Command, a []string) error {
-			set, err := o.readSet(ctx, cf, a[0])
-			if err != nil {
-				return err
-			}
-			if output == "wide" {
-				children, err := o.readChildren(ctx, cf, set)
-				if err != nil {
-					return err
-				}
-				printRollout(o.Stdout, set)
-				printHealth(o.Stdout, children)
-				if !cf.set() {
-					return o.printPending(set)
-				}
-				return nil
-			}
-			if output == "json" || output == "yaml" {
-				if set.Status.Rollout == nil {
-					return writeDoc(o.Stdout, map[string]any{}, output)
-				}
-				return writeDoc(o.Stdout, set.Status.Rollout, output)
-			}
-			if output != "" {
-				return usageErr("-o must be wide, json or yaml, not %q", output)
-			}
-			printRollout(o.Stdout, set)
-			if !cf.set() {
-				return o.printPending(set)
-			}
-			return nil
-		},
+		RunE:              func(_ *cobra.Command, a []string) error { return o.rolloutStatus(ctx, cf, output, a[0]) },
 	}
 	status.Flags().StringVarP(&output, "output", "o", "", "wide: also each child's health as its cluster reports it, in the cluster's words; json or yaml: the set's status.rollout")
 	cf.add(status)
@@ -270,6 +239,37 @@ func undoChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet
 	}
 	return out, fmt.Sprintf("undo of %s: every child goes back to %s at once (%s)%s; pvctl rollout resume rolls %s out again from wave one, each wave waiting for a person's approval",
 		r.Target.Name, r.From.Name, strings.Join(moved, ", "), said, r.Target.Name), nil
+}
+
+// rolloutStatus prints where a set's rollout stands (-o wide: with each
+// child's health in its cluster's words; json, yaml: status.rollout).
+func (o *Options) rolloutStatus(ctx context.Context, cf clusterFlags, output, name string) error {
+	set, err := o.readSet(ctx, cf, name)
+	if err != nil {
+		return err
+	}
+	switch output {
+	case "json", "yaml":
+		if set.Status.Rollout == nil {
+			return writeDoc(o.Stdout, map[string]any{}, output)
+		}
+		return writeDoc(o.Stdout, set.Status.Rollout, output)
+	case "", "wide":
+	default:
+		return usageErr("-o must be wide, json or yaml, not %q", output)
+	}
+	printRollout(o.Stdout, set)
+	if output == "wide" {
+		children, err := o.readChildren(ctx, cf, set)
+		if err != nil {
+			return err
+		}
+		printHealth(o.Stdout, children)
+	}
+	if !cf.set() {
+		return o.printPending(set)
+	}
+	return nil
 }
 
 // readSet reads one set from the cluster or the last run's state.

@@ -25,16 +25,18 @@ func TestHealthCheckExamples(t *testing.T) {
 	}
 	section := string(page)
 	start := strings.Index(section, "### health-gated-rollouts")
-	end := strings.Index(section, "### rollout-undo")
-	if start < 0 || end < start {
+	if start < 0 {
 		t.Fatal("docs/behavior.md has no health-gated-rollouts rule")
 	}
-	section = section[start:end]
+	section = section[start+4:]
+	if end := strings.Index(section, "\n### "); end > 0 {
+		section = section[:end]
+	}
 	checks := map[string]*pv.HealthCheck{}
-	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
+	for _, m := range regexp.MustCompile("(?s)```yaml\n# ([^(\n]*?) \\((.*?)```").FindAllStringSubmatch(section, -1) {
 		c := &pv.HealthCheck{}
-		if err := sigsyaml.UnmarshalStrict([]byte(m[1]), c); err != nil {
-			t.Fatalf("an example does not read as a health check: %v\n%s", err, m[1])
+		if err := sigsyaml.UnmarshalStrict([]byte("# ("+m[2]), c); err != nil {
+			t.Fatalf("an example does not read as a health check: %v\n%s", err, m[2])
 		}
 		if p := health.Validate("example", c); len(p) != 0 {
 			t.Errorf("%s: %v", c.Kind, p)
@@ -42,12 +44,24 @@ func TestHealthCheckExamples(t *testing.T) {
 		if c.Failed == "" {
 			t.Errorf("%s: the example has no failed expression", c.Kind)
 		}
-		checks[c.Kind] = c
+		checks[m[1]] = c
 	}
 	v := health.Variant{Name: "app-edge1", Namespace: "fleet", Repo: "edge1", Package: "app"}
-	rev := health.Revision{Name: "edge1.app.v2", Repo: "edge1", Package: "app", Revision: 2, Ref: health.Ref("app", 2)}
+	// v2 was published by commit ab12..., and another package's publish
+	// moved the branch on to c0de... (the package there unchanged).
+	const published, head = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12", "c0dec0dec0dec0dec0dec0dec0dec0dec0dec0de"
+	rev := health.Revision{Name: "edge1.app.v2", Repo: "edge1", Package: "app", Revision: 2, Ref: health.Ref("app", 2),
+		Commit: published, Branch: "main", Commits: []string{published, head}}
 	cases := map[string]map[health.State][]string{
-		"Kustomization": {
+		"Flux Kustomization on a branch, on the edge cluster": {
+			health.Current: {`{"status":{"lastAppliedRevision":"main@sha1:` + published + `","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`,
+				`{"status":{"lastAppliedRevision":"main@sha1:` + head + `","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`},
+			health.InProgress: {`{"status":{"lastAppliedRevision":"main@sha1:9f009f009f009f009f009f009f009f009f009f00","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`,
+				`{"status":{"lastAppliedRevision":"other@sha1:` + published + `","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`,
+				`{"status":{}}`},
+			health.Failed: {`{"status":{"lastAppliedRevision":"main@sha1:9f009f009f009f009f009f009f009f009f009f00","lastAttemptedRevision":"main@sha1:` + head + `","conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed","message":"Deployment/app/app: CrashLoopBackOff"}]}}`},
+		},
+		"Flux Kustomization on a tag": {
 			health.Current: {`{"status":{"lastAppliedRevision":"app/v2@sha1:ab12","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`},
 			health.InProgress: {`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v1@sha1:9f00","conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}`,
 				`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"Unknown","reason":"Progressing"}]}}`,
@@ -55,19 +69,19 @@ func TestHealthCheckExamples(t *testing.T) {
 				`{"status":{}}`},
 			health.Failed: {`{"status":{"lastAppliedRevision":"app/v1@sha1:9f00","lastAttemptedRevision":"app/v2@sha1:ab12","conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}]}}`},
 		},
-		"HelmRelease": {
-			health.Current: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"True","reason":"UpgradeSucceeded"}]}}`},
-			health.InProgress: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":2,"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed"}]}}`,
-				`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"Unknown","reason":"Progressing"}]}}`},
-			health.Failed: {`{"metadata":{"generation":3},"status":{"lastAttemptedGeneration":3,"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed"}]}}`},
+		"Flux HelmRelease on a chart version": {
+			health.Current: {`{"metadata":{"generation":3},"spec":{"chart":{"spec":{"version":"6.6.0"}}},"status":{"lastAttemptedGeneration":3,"history":[{"chartVersion":"6.6.0","status":"deployed"},{"chartVersion":"6.5.0","status":"superseded"}],"conditions":[{"type":"Ready","status":"True","reason":"UpgradeSucceeded"}]}}`},
+			health.InProgress: {`{"metadata":{"generation":3},"spec":{"chart":{"spec":{"version":"6.6.0"}}},"status":{"lastAttemptedGeneration":2,"history":[{"chartVersion":"6.5.0","status":"deployed"}],"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed"}]}}`,
+				`{"metadata":{"generation":3},"spec":{"chart":{"spec":{"version":"6.6.0"}}},"status":{"lastAttemptedGeneration":3,"history":[{"chartVersion":"6.5.0","status":"deployed"}],"conditions":[{"type":"Ready","status":"Unknown","reason":"Progressing"}]}}`},
+			health.Failed: {`{"metadata":{"generation":3},"spec":{"chart":{"spec":{"version":"6.6.0"}}},"status":{"lastAttemptedGeneration":3,"history":[{"chartVersion":"6.6.0","status":"failed"}],"conditions":[{"type":"Ready","status":"False","reason":"UpgradeFailed","message":"Helm upgrade failed for release flux-system/app with chart podinfo@6.6.0: context deadline exceeded"}]}}`},
 		},
-		"RootSync": {
-			health.Current: {`{"status":{"sync":{"revision":"app/v2"}}}`},
-			health.InProgress: {`{"status":{"sync":{"revision":"app/v1"}}}`,
-				`{"status":{"sync":{"revision":"app/v1","errorSummary":{"totalCount":2}}}}`, `{"status":{}}`},
-			health.Failed: {`{"status":{"sync":{"revision":"app/v2","errorSummary":{"totalCount":1}}}}`},
+		"Config Sync RootSync on a commit": {
+			health.Current: {`{"status":{"sync":{"commit":"` + published + `","gitStatus":{"branch":"main"}}}}`, `{"status":{"sync":{"commit":"` + head + `"}}}`},
+			health.InProgress: {`{"status":{"sync":{"commit":"9f009f009f009f009f009f009f009f009f009f00"}}}`,
+				`{"status":{"sync":{"commit":"9f009f009f009f009f009f009f009f009f009f00","errorSummary":{"totalCount":2}}}}`, `{"status":{}}`},
+			health.Failed: {`{"status":{"sync":{"commit":"` + head + `","errorSummary":{"totalCount":1}}}}`},
 		},
-		"Application": {
+		"Argo CD Application, central": {
 			health.Current: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Healthy"}}}`},
 			health.InProgress: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"OutOfSync"},"health":{"status":"Progressing"}}}`,
 				`{"spec":{"source":{"targetRevision":"app/v1"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Degraded"}}}`},
@@ -91,6 +105,10 @@ func TestHealthCheckExamples(t *testing.T) {
 				got, err := health.Evaluate(context.Background(), c, v, object, rev)
 				if err != nil || got != want {
 					t.Errorf("%s over %s: %s, %v; want %s", kind, o, names[got], err, names[want])
+				}
+				// A failure is said in the cluster's words (issue 58 #3).
+				if words, err := health.Reported(context.Background(), c, v, object, rev); want == health.Failed && (err != nil || words == "") {
+					t.Errorf("%s over %s: failed, and says %q, %v", kind, o, words, err)
 				}
 			}
 		}

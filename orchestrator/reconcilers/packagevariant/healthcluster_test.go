@@ -1,0 +1,131 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/api"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/embedded"
+	"github.com/pvkit/pvkit/orchestrator/remote"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// edgeClusters is a Clusters of test: one reader per cluster, or an error.
+type edgeClusters struct {
+	readers map[string]client.Reader
+	err     error
+	failed  []string
+}
+
+func (c *edgeClusters) Reader(_ context.Context, namespace, cluster string) (client.Reader, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	if r, ok := c.readers[cluster]; ok {
+		return r, nil
+	}
+	return nil, &remote.KubeconfigError{Secret: namespace + "/" + remote.SecretName(cluster), Err: errors.New("not found")}
+}
+
+func (c *edgeClusters) Failed(namespace, cluster string) { c.failed = append(c.failed, cluster) }
+
+// refusingReader answers every read as a stopped API server does.
+type refusingReader struct{ client.Reader }
+
+func (refusingReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return errors.New(`Get "https://127.0.0.1:6444/apis/example.com/v1/namespaces/flux-system/teams/deploy-sync": dial tcp 127.0.0.1:6444: connect: connection refused`)
+}
+
+// Issue 58 #1 and #3 (rule health-from-the-clusters): a check that names
+// a cluster reads its object there, in the check's namespace, never in
+// the management cluster; a controller that reads no other cluster, a
+// missing kubeconfig and a stopped API server are each named in the
+// target's health (Unknown), the last one marked failed for the next
+// read; the object's own words are in the health (reported); a variant
+// waiting on another cluster comes back on the poll, not the observe
+// interval.
+func TestHealthFromAnotherCluster(t *testing.T) {
+	// The same object in the management cluster must never be read.
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "ana"), team("deploy-sync", "local"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(strings.Replace(healthVariantYAML, "    nameExpr:", "    clusterExpr: downstream.repo\n    namespace: flux-system\n    nameExpr:", 1))
+	e.mustReconcile("app-prod")
+	pub, err := e.store.Approve(ns, e.downstream("app-prod")[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := func() pvapi.TargetHealth {
+		t.Helper()
+		e.mustReconcile("app-prod")
+		ts := e.get("app-prod").Status.DownstreamTargets
+		if len(ts) != 1 || ts[0].Health == nil {
+			t.Fatalf("targets: %+v", ts)
+		}
+		return *ts[0].Health
+	}
+	const object = "cluster deploy: Team flux-system/deploy-sync"
+	h := health() // no Clusters: this process reads no other cluster
+	if h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonKubeconfigUnavailable || h.Object != object ||
+		h.Message != "cannot read "+object+": the kubeconfig Secret default/deploy-kubeconfig: this controller reads no other cluster" {
+		t.Fatalf("no clusters: %+v", h)
+	}
+	edges := &edgeClusters{readers: map[string]client.Reader{}}
+	e.r.Clusters = edges
+	if h = health(); h.Reason != pvapi.ReasonKubeconfigUnavailable || h.Message != "cannot read "+object+": the kubeconfig Secret default/deploy-kubeconfig: not found" {
+		t.Fatalf("no Secret: %+v", h)
+	}
+	// The edge cluster holds the object, in flux-system, at an older
+	// revision, Flux's words in its Ready condition.
+	sync := team("deploy-sync", "edge")
+	sync.SetNamespace("flux-system")
+	sync.Object["status"] = map[string]any{"applied": "app-prod/v0", "conditions": []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "HealthCheckFailed", "message": "Deployment/app/app: CrashLoopBackOff"}}}
+	s, err := api.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges.readers["deploy"] = embedded.New(embedded.Options{Scheme: s, Objects: []client.Object{sync}})
+	if h = health(); h.Status != metav1.ConditionFalse || h.Reason != pvapi.ReasonNotHealthy || h.Object != object ||
+		h.Reported != "HealthCheckFailed: Deployment/app/app: CrashLoopBackOff" ||
+		h.Message != object+" does not report "+pub.Name+": HealthCheckFailed: Deployment/app/app: CrashLoopBackOff" {
+		t.Fatalf("at v0 on the edge: %+v", h)
+	}
+	// Waiting on another cluster: polled.
+	e.r.ObserveInterval, e.r.Jitter = 5*time.Minute, func(time.Duration) time.Duration { return 0 }
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
+	if err != nil || res.RequeueAfter != DefaultClusterPoll {
+		t.Fatalf("a variant waiting on another cluster comes back after %s (%v), want %s", res.RequeueAfter, err, DefaultClusterPoll)
+	}
+	// The edge reports the revision: True, and the cadence is the
+	// observe interval again.
+	sync.Object["status"] = map[string]any{"applied": "app-prod/v1"}
+	edges.readers["deploy"] = embedded.New(embedded.Options{Scheme: s, Objects: []client.Object{sync}})
+	if h = health(); h.Status != metav1.ConditionTrue || h.Message != object+" reports "+pub.Name {
+		t.Fatalf("at v1 on the edge: %+v", h)
+	}
+	res, _ = e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
+	if res.RequeueAfter != 5*time.Minute {
+		t.Fatalf("a healthy variant comes back after %s, want 5m", res.RequeueAfter)
+	}
+	// The edge's API server stops: ClusterUnreachable, the connection's
+	// words, and the cluster marked failed (its Secret is read again).
+	edges.readers["deploy"] = refusingReader{}
+	if h = health(); h.Status != metav1.ConditionUnknown || h.Reason != pvapi.ReasonClusterUnreachable ||
+		!strings.HasPrefix(h.Message, "cluster deploy (kubeconfig Secret default/deploy-kubeconfig) did not answer reading "+object+": ") ||
+		!strings.Contains(h.Message, "connect: connection refused") || len(edges.failed) == 0 || edges.failed[0] != "deploy" {
+		t.Fatalf("a stopped API server: %+v (failed %v)", h, edges.failed)
+	}
+	// A clusterExpr that gives no cluster name: CheckFailed, named.
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Health.ClusterExpr = `"Edge_1"` })
+	if h = health(); h.Reason != pvapi.ReasonCheckFailed ||
+		h.Message != `spec.health.clusterExpr "\"Edge_1\"" gave Edge_1, not a cluster's name (a DNS subdomain, at most 242 bytes)` {
+		t.Fatalf("a bad cluster name: %+v", h)
+	}
+}
