@@ -8,6 +8,8 @@
 #   test/porch/stack.sh down DIR     stop exactly what `up DIR` started
 #   test/porch/stack.sh kill-porch DIR | restart-porch DIR
 #                                    porch-server killed (SIGKILL) / started again
+#   test/porch/stack.sh edge-up DIR | edge-down DIR
+#                                    a second kube-apiserver (an edge cluster's, 6444)
 #
 # Pieces: etcd from Debian's etcd-server; kube-apiserver v1.34.1, porch-server,
 # Porch's function runner and Porch's own PackageVariant controllers (for the
@@ -196,6 +198,47 @@ start_porch() {
 	KUBECONFIG=$DIR/admin.kubeconfig wait_for porch-server 60 kubectl get packagerevisions -A
 }
 
+# edge-up: a second kube-apiserver, an edge cluster's (issue 58), on port
+# 6444, its objects in the same etcd under another prefix (/edge), the same
+# CA and admin certificate; DIR/edge.kubeconfig carries its data inline, as
+# Cluster API's <cluster>-kubeconfig Secrets do. edge-down stops it (its
+# objects stay in etcd: edge-up again serves them).
+edge_up() {
+	port_free 6444 || { log "port 6444 on 127.0.0.1 is taken: is an edge API server up?"; return 1; }
+	start edge-apiserver "$BIN/kube-apiserver" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=6444 \
+		--etcd-servers=http://127.0.0.1:2379 --etcd-prefix=/edge --endpoint-reconciler-type=none --service-cluster-ip-range=10.0.1.0/24 \
+		--authorization-mode=RBAC --anonymous-auth=false \
+		--tls-cert-file="$DIR/pki/apiserver.crt" --tls-private-key-file="$DIR/pki/apiserver.key" --client-ca-file="$DIR/pki/ca.crt" \
+		--service-account-key-file="$DIR/pki/sa.pub" --service-account-signing-key-file="$DIR/pki/sa.key" \
+		--service-account-issuer=https://kubernetes.default.svc --enable-aggregator-routing=false
+	b64() { base64 -w0 <"$1"; }
+	cat >"$DIR/edge.kubeconfig" <<-EOF
+	apiVersion: v1
+	kind: Config
+	clusters:
+	- name: edge
+	  cluster: {server: "https://127.0.0.1:6444", certificate-authority-data: $(b64 "$DIR/pki/ca.crt")}
+	contexts:
+	- name: edge
+	  context: {cluster: edge, user: admin}
+	current-context: edge
+	users:
+	- name: admin
+	  user: {client-certificate-data: $(b64 "$DIR/pki/admin.crt"), client-key-data: $(b64 "$DIR/pki/admin.key")}
+	EOF
+	KUBECONFIG=$DIR/edge.kubeconfig wait_for edge-apiserver 60 kubectl get --raw /readyz
+}
+
+edge_down() {
+	[[ -f $DIR/edge-apiserver.pid ]] || return 0
+	local pid
+	pid=$(cat "$DIR/edge-apiserver.pid")
+	kill "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$DIR/edge-apiserver.pid"
+}
+
 # kill-porch: porch-server killed (SIGKILL, mid-request); restart-porch: started again.
 kill_porch() {
 	local pid
@@ -208,7 +251,7 @@ kill_porch() {
 down() {
 	[[ -d $DIR ]] || return 0
 	local name pid
-	for name in porch-controllers pvkit-controller porch-server function-runner kube-apiserver etcd; do
+	for name in porch-controllers pvkit-controller porch-server function-runner edge-apiserver kube-apiserver etcd; do
 		[[ -f $DIR/$name.pid ]] || continue
 		pid=$(cat "$DIR/$name.pid")
 		kill "$pid" 2>/dev/null || true
@@ -224,8 +267,10 @@ up) DIR=${2:?usage: stack.sh up DIR} up ;;
 down) DIR=${2:?usage: stack.sh down DIR} down ;;
 kill-porch) DIR=${2:?usage: stack.sh kill-porch DIR} kill_porch ;;
 restart-porch) DIR=${2:?usage: stack.sh restart-porch DIR} start_porch ;;
+edge-up) DIR=${2:?usage: stack.sh edge-up DIR} edge_up ;;
+edge-down) DIR=${2:?usage: stack.sh edge-down DIR} edge_down ;;
 *)
-	echo "usage: $0 build | up DIR | down DIR | kill-porch DIR | restart-porch DIR" >&2
+	echo "usage: $0 build | up DIR | down DIR | kill-porch DIR | restart-porch DIR | edge-up DIR | edge-down DIR" >&2
 	exit 2
 	;;
 esac
