@@ -47,7 +47,7 @@ func (c *clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 	case named:
 		var err error
 		if r, err = contextReader(c.kubeconfig, context); err != nil {
-			return nil, &remote.KubeconfigError{Secret: "(pvctl: --cluster " + cluster + "=" + context + ")", Err: err}
+			return nil, &remote.KubeconfigError{Err: fmt.Errorf("--cluster %s=%s: %v", cluster, context, err)}
 		}
 	case c.objects[cluster] != nil:
 		s, err := api.Scheme()
@@ -56,7 +56,7 @@ func (c *clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 		}
 		r = embedded.New(embedded.Options{Scheme: s, Objects: c.objects[cluster]})
 	default:
-		return nil, &remote.KubeconfigError{Secret: "(pvctl)",
+		return nil, &remote.KubeconfigError{
 			Err: fmt.Errorf("pvctl has no objects of cluster %s: give them in files annotated %s: %s, or name a kubeconfig context with --cluster %s=CONTEXT", cluster, ClusterAnnotation, cluster, cluster)}
 	}
 	c.readers[cluster] = r

@@ -90,13 +90,18 @@ type entry struct {
 	failedSince time.Time
 }
 
-// KubeconfigError says why a cluster's Secret gives no client.
+// KubeconfigError says why a cluster's kubeconfig gives no client: its
+// Secret's (Secret: namespace/name), or pvctl's (Secret empty: Err says
+// which flag or file).
 type KubeconfigError struct {
-	Secret string // namespace/name
+	Secret string
 	Err    error
 }
 
 func (e *KubeconfigError) Error() string {
+	if e.Secret == "" {
+		return e.Err.Error()
+	}
 	return fmt.Sprintf("the kubeconfig Secret %s: %v", e.Secret, e.Err)
 }
 

@@ -70,18 +70,23 @@ func (l *Lock) Revision() int {
 	return n
 }
 
-// LockFor is the lock a clone or upgrade from r records: ref
-// `<package>/v<N>` when r is published, `drafts/<package>/<workspace>`
-// otherwise (Porch's git refs).
+// LockFor is the lock a clone or upgrade from r records, its ref the short
+// name of r's git ref as Porch records it: `<package>/v<N>` when r is
+// published, `<package>/<tag>` for a tag Porch could not number (the
+// catalog's podinfo-helm/v6.6.0; it was `v6.6.0`, a ref git does not
+// have), the branch for Porch's branch placeholder,
+// `drafts/<package>/<workspace>` otherwise.
 func LockFor(r Revision) *Lock {
 	ref := fmt.Sprintf("drafts/%s/%s", r.Package, r.Workspace)
 	switch {
 	case r.Lifecycle.IsPublished() && r.Revision > 0:
 		ref = fmt.Sprintf("%s/v%d", r.Package, r.Revision)
-	case r.Lifecycle.IsPublished():
+	case r.Lifecycle.IsPublished() && r.Placeholder:
 		// Revision -1: Porch's placeholder for the branch head, whose
 		// workspace is the branch, and a clone of it is locked to the branch.
 		ref = r.Workspace
+	case r.Lifecycle.IsPublished():
+		ref = r.Package + "/" + r.Workspace // a tag Porch could not number
 	}
 	return &Lock{Repository: r.Repository, Package: r.Package, Ref: ref}
 }
@@ -155,6 +160,10 @@ type Revision struct {
 	// store knows it (the git store; Porch v1.5.3: the revision's resource
 	// version, which its git cache makes the commit); "" otherwise.
 	Commit string
+	// Branch is the repository's branch a published revision is on
+	// (Porch: its Repository's spec.git.branch, main by default; the git
+	// store's), "" where not known.
+	Branch string
 	// Unreadable, when not "", says why the store lists a branch
 	// placeholder whose package it cannot read (a Kptfile that does not
 	// parse, a symbolic link, a file over the bounds): nothing on the

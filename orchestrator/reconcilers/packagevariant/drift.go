@@ -132,6 +132,11 @@ func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) 
 			if d, head, err = r.driftOf(ctx, v, *pub, revs); err != nil {
 				return head, err
 			}
+			if head.branch == "" {
+				// Porch's watch does not announce the placeholder an
+				// approval made: its cache may not list the branch.
+				head.branch = pub.Branch
+			}
 		}
 	}
 	return head, r.reportDrift(ctx, v, d)

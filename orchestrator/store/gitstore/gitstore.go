@@ -207,11 +207,11 @@ func (s *Store) placeholder(pub store.Revision, files map[string]string) {
 		return
 	}
 	if pub.Revision > 0 {
-		s.engine.SetCommit(pub.Namespace, pub.Name, r.refs[r.refFor(pub)])
+		s.engine.SetCommit(pub.Namespace, pub.Name, r.refs[r.refFor(pub)], r.Branch)
 	}
 	lock, _ := r.lockOf(files)
 	s.engine.SetPlaceholder(store.Revision{Namespace: pub.Namespace, Repository: pub.Repository, Package: pub.Package,
-		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock, Commit: r.refs[branchRef(r.Branch)],
+		Workspace: r.Branch, Revision: -1, Lifecycle: store.Published, Lock: lock, Commit: r.refs[branchRef(r.Branch)], Branch: r.Branch,
 		Name: store.RevisionName(pub.Repository, pub.Package, r.Branch)}, files)
 }
 

@@ -175,7 +175,7 @@ func (s *backend) loadBranch(r *repo, cat *objectReader, head string, deletion m
 		}
 		rev := store.Revision{Namespace: s.namespace, Repository: r.Name, Package: pkg, Workspace: r.Branch,
 			Lifecycle: store.Published, Revision: -1, Name: store.RevisionName(r.Name, pkg, r.Branch),
-			Placeholder: true, Content: trees[path].String(), Commit: head}
+			Placeholder: true, Content: trees[path].String(), Commit: head, Branch: r.Branch}
 		if deletion[pkg+"/"+r.Branch] {
 			rev.Lifecycle = store.DeletionProposed
 		}
@@ -220,6 +220,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 		Lifecycle: p.lifecycle, Revision: p.revision}
 	if p.lifecycle == store.Published {
 		rev.Workspace = p.publishedRef()
+		rev.Branch = r.Branch
 		if p.revision > 0 {
 			rev.Commit = commit // its tag's: the commit that published it
 		}

@@ -189,13 +189,14 @@ func (s *Store) SetPlaceholder(rev store.Revision, files map[string]string) {
 	s.add(copyRev(rev), copyFiles(files))
 }
 
-// SetCommit records the commit that published a revision (the git store
-// calls it when it publishes one), as a store that reads it lists it.
-func (s *Store) SetCommit(namespace, name, commit string) {
+// SetCommit records the commit that published a revision and the branch
+// it is on (the git store calls it when it publishes one), as a store
+// that reads it lists it.
+func (s *Store) SetCommit(namespace, name, commit, branch string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.revs[key(namespace, name)]; ok {
-		e.rev.Commit = commit
+		e.rev.Commit, e.rev.Branch = commit, branch
 	}
 }
 

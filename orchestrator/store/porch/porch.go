@@ -98,9 +98,13 @@ func (p *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.
 	revs := fromList(l.Items)
 	branch := ""
 	for i := range revs {
-		if r := &revs[i]; r.Lifecycle.IsPublished() && r.Revision < 0 {
+		if r := &revs[i]; r.Lifecycle.IsPublished() {
 			if branch == "" {
 				branch = p.branch(ctx, k.Namespace, k.Repository)
+			}
+			r.Branch = branch
+			if r.Revision >= 0 {
+				continue
 			}
 			r.Placeholder = r.Workspace == branch
 			if r.Placeholder {

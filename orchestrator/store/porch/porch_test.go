@@ -230,7 +230,7 @@ func TestPorchStoreUpdateWithoutRereading(t *testing.T) {
 // not number) matches the branch or the tag it stands for.
 func TestLockMatches(t *testing.T) {
 	v2 := store.Revision{Repository: "blueprints", Package: "app", Workspace: "v2", Revision: 2, Lifecycle: store.Published}
-	main := store.Revision{Repository: "blueprints", Package: "app", Workspace: "main", Revision: -1, Lifecycle: store.Published}
+	main := store.Revision{Repository: "blueprints", Package: "app", Workspace: "main", Revision: -1, Lifecycle: store.Published, Placeholder: true}
 	semver := store.Revision{Repository: "blueprints", Package: "app", Workspace: "v2.0.0", Revision: -1, Lifecycle: store.Published}
 	draft := store.Revision{Repository: "blueprints", Package: "app", Workspace: "ws", Lifecycle: store.Draft}
 	for _, tt := range []struct {
@@ -256,6 +256,11 @@ func TestLockMatches(t *testing.T) {
 	}
 	if l := store.LockFor(main); l.Ref != "main" {
 		t.Errorf("LockFor(the main placeholder) = %+v, want ref main", l)
+	}
+	// A tag Porch could not number is locked to the tag, as Porch locks it
+	// (the short name of the git ref: it was v2.0.0, which git lacks).
+	if l := store.LockFor(semver); l.Ref != "app/v2.0.0" {
+		t.Errorf("LockFor(a tag Porch could not number) = %+v, want ref app/v2.0.0", l)
 	}
 }
 
