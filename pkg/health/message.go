@@ -40,6 +40,12 @@ func Reported(ctx context.Context, c *pv.HealthCheck, v Variant, object map[stri
 	return bound(s), nil
 }
 
+// agentConditions are the condition types of the GitOps agents' objects
+// whose words a health says, in the order they are read: Flux's and most
+// controllers' readiness, Argo CD's and others' health, Config Sync's
+// syncing (other controllers' types, not pvkit's: pvapi names pvkit's).
+var agentConditions = []string{"Ready", "Healthy", "Syncing"}
+
 // defaultReported reads the object's own words, as the controllers that
 // keep these kinds write them.
 func defaultReported(object map[string]any) string {
@@ -48,7 +54,7 @@ func defaultReported(object map[string]any) string {
 		return ""
 	}
 	conds, _ := status["conditions"].([]any)
-	for _, want := range []string{"Ready", "Healthy", "Syncing"} {
+	for _, want := range agentConditions {
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
 			if t, _ := m["type"].(string); t != want {
