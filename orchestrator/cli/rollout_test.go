@@ -393,13 +393,7 @@ func TestGatedChildBlocksTheWave(t *testing.T) {
 func TestHealthGatedWaveLocally(t *testing.T) {
 	w := rolloutWS(t)
 	w.rolloutSpec(clusterSyncHealth)
-	w.run(ExitOK)
-	w.publishV2()
-	w.run(ExitOK)
-	if d := w.approveDrafts(); len(d) != 1 {
-		t.Fatalf("the canary's draft: %v", d)
-	}
-	w.run(ExitOK)
+	w.canaryPublishedAtV2()
 	w.run(ExitOK)
 	if d := w.drafts(); len(d) != 0 {
 		t.Fatalf("wave early opened before the canary's cluster reported: %v", d)

@@ -64,13 +64,7 @@ func TestBranchTrackingKustomizationCompletesAWave(t *testing.T) {
 `)
 	old := w.gitRef("fleet-07", "main")
 	w.write("edge.yaml", edgeKustomization("fleet-07", "main@sha1:"+old))
-	w.run(ExitOK)
-	w.publishV2()
-	w.run(ExitOK)
-	if d := w.approveDrafts(); len(d) != 1 {
-		t.Fatalf("the canary's draft: %v", d)
-	}
-	w.run(ExitOK)
+	w.canaryPublishedAtV2()
 	published := w.gitRef("fleet-07", "refs/tags/app/v2")
 	if head := w.gitRef("fleet-07", "main"); head != published {
 		t.Fatalf("the branch's head %s is not the commit that published app/v2 (%s)", head, published)
@@ -122,13 +116,7 @@ func TestFailedHelmReleaseWordsInRolloutStatusWide(t *testing.T) {
 	// Another cluster's HelmRelease only: the kind is readable (a file
 	// gives it), fleet-07 has no objects.
 	w.write("edge.yaml", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\n  namespace: flux-system\n  annotations: {pvkit.dev/cluster: fleet-00}\n")
-	w.run(ExitOK)
-	w.publishV2()
-	w.run(ExitOK)
-	if d := w.approveDrafts(); len(d) != 1 {
-		t.Fatalf("the canary's draft: %v", d)
-	}
-	w.run(ExitOK)
+	w.canaryPublishedAtV2()
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
 		"health: Unknown KubeconfigUnavailable: cannot read cluster fleet-07: HelmRelease flux-system/app: pvctl has no objects of cluster fleet-07: give them in files annotated pvkit.dev/cluster: fleet-07, or name a kubeconfig context with --cluster fleet-07=CONTEXT")
 	// A cluster named by a context the kubeconfig does not have: named.
@@ -166,4 +154,17 @@ status:
 	if code != ExitUsage || !strings.Contains(errs, `--cluster "fleet-07": want NAME=CONTEXT`) {
 		t.Fatalf("--cluster without a context: exit %d: %s", code, errs)
 	}
+}
+
+// canaryPublishedAtV2 runs, publishes v2 and approves the canary's draft
+// (the only one), and runs again: the canary is published at v2.
+func (w *ws) canaryPublishedAtV2() {
+	w.t.Helper()
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 1 {
+		w.t.Fatalf("the canary's draft: %v", d)
+	}
+	w.run(ExitOK)
 }

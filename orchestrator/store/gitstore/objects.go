@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	"k8s.io/utils/lru"
 )
 
@@ -67,12 +68,12 @@ func packedRefs(gitDir string) (m, peeled map[string]string, err error) {
 		switch {
 		case line == "" || strings.HasPrefix(line, "#"):
 		case strings.HasPrefix(line, "^"):
-			if p := strings.TrimPrefix(line, "^"); last != "" && isHash(p) {
+			if p := strings.TrimPrefix(line, "^"); last != "" && store.IsCommit(p) {
 				peeled[last] = p
 			}
 		default:
 			sha, name, ok := strings.Cut(line, " ")
-			if ok && isHash(sha) && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
+			if ok && store.IsCommit(sha) && (strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")) {
 				m[name], last = sha, name
 			} else {
 				last = ""
@@ -106,7 +107,7 @@ func looseRefs(gitDir string, m, peeled map[string]string) error {
 				return err
 			}
 			sha := strings.TrimSpace(string(b))
-			if !isHash(sha) { // a symbolic ref, or a broken one
+			if !store.IsCommit(sha) { // a symbolic ref, or a broken one
 				return nil
 			}
 			name := filepath.ToSlash(rel)
@@ -159,19 +160,6 @@ func peelTags(gitDir string, m, peeled map[string]string) error {
 var tagTargets = lru.New(tagTargetsMax)
 
 const tagTargetsMax = 1 << 14
-
-// isHash: 40 lower-case hex digits, as git writes an object name.
-func isHash(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // objectReader reads commits and trees of one repository.
 type objectReader struct {
