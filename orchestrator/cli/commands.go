@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"k8s.io/apimachinery/pkg/labels"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -161,8 +162,20 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos
 		return nil, err
 	}
 	warnSkipped(warn, s)
+	if key := os.Getenv(ProvenanceKeyEnv); key != "" {
+		p, err := packagevariant.NewProvenance("pvctl", key, "")
+		if err != nil {
+			return nil, usageErr("$%s: %v", ProvenanceKeyEnv, err)
+		}
+		s.Store.SignCommits(p.SignCommit)
+	}
 	return s, nil
 }
+
+// ProvenanceKeyEnv names the key every pvctl verb that writes a commit
+// signs it with (approve, publish, push and the rest; run's --provenance-key
+// defaults to it): one key for the records and the commits (issue 60 #3).
+const ProvenanceKeyEnv = "PVCTL_PROVENANCE_KEY"
 
 // openLocked takes the writers' lock of --repos for a verb that writes
 // (one that exists: nothing is created) and opens its repositories; the

@@ -212,6 +212,9 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 	if w.gs, err = gitstore.Open(o.Namespace, repos); err != nil {
 		return nil, err
 	}
+	if o.Provenance.SignCommit != nil { // every commit the run writes, signed (issue 60 #3)
+		w.gs.SignCommits(o.Provenance.SignCommit)
+	}
 	if o.Clock != nil { // one clock: the drafts' creation times too (approval delays)
 		w.gs.SetClock(o.Clock.Now)
 	}

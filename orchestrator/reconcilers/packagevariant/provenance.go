@@ -27,7 +27,17 @@ type Provenance struct {
 	// pvkit.dev/require-provenance (nil: the content is checked against the
 	// statement, the signature is not).
 	Verify provenance.Verifier
+	// SignCommit signs a git commit's payload with the same key, in git's
+	// own format (an SSH signature, namespace "git": `git verify-commit`
+	// checks it); pvctl's git store signs every commit it writes with it
+	// (nil: unsigned). On Porch, Porch writes the commits: the controller
+	// signs records, not commits.
+	SignCommit func(payload []byte) ([]byte, error)
 }
+
+// GitSignatureNamespace is the SSH signature namespace of git's signed
+// commits (gpg.format=ssh).
+const GitSignatureNamespace = "git"
 
 // RequireProvenanceAnnotation, "true" on a draft (the variant's
 // spec.annotations put it there), the variant or its set, makes approval
@@ -141,6 +151,7 @@ func NewProvenance(builder, keyFile, allowedSignersFile string) (Provenance, err
 			return p, fmt.Errorf("--provenance-key: %w", err)
 		}
 		p.Sign = func(stmt []byte) ([]byte, error) { return sshsig.Sign(stmt, key, provenance.SignatureNamespace) }
+		p.SignCommit = func(payload []byte) ([]byte, error) { return sshsig.Sign(payload, key, GitSignatureNamespace) }
 	}
 	if allowedSignersFile != "" {
 		allowed, err := os.ReadFile(allowedSignersFile)

@@ -223,7 +223,20 @@ type backend struct {
 	now       func() time.Time
 	skipped   []Skip
 	edit      bool // the write under way is a person's (PushFiles)
+	// sign signs each commit the store writes (SignCommits; nil: unsigned).
+	sign CommitSigner
 }
+
+// CommitSigner signs a commit's payload (the commit object without its
+// signature header), returning the armored signature git keeps in its
+// gpgsig header: an SSH signature in the namespace "git" is one `git
+// verify-commit` checks with gpg.ssh.allowedSignersFile (issue 60 #3;
+// rule signed-commits).
+type CommitSigner func(payload []byte) ([]byte, error)
+
+// SignCommits signs every commit the store writes from now on (nil:
+// unsigned).
+func (s *Store) SignCommits(sign CommitSigner) { s.git.sign = sign }
 
 type repo struct {
 	Repository

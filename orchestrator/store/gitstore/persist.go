@@ -98,7 +98,7 @@ func (s *backend) write(r *repo, parent string, rev store.Revision, files map[st
 	if err := checkFiles(files); err != nil { // what is written can be read back (bounds.go)
 		return "", fmt.Errorf("package revision %s: %w", rev.Name, err)
 	}
-	return writeCommit(r.GitDir, parent, r.full(rev.Package), files, message(summary, r.abs(rev)), s.now())
+	return writeCommit(r.GitDir, parent, r.full(rev.Package), files, message(summary, r.abs(rev)), s.now(), s.sign)
 }
 
 // Create implements memory.Persister: a draft branch from the repository's
@@ -197,7 +197,7 @@ func (s *backend) deletePlaceholder(r *repo, rev store.Revision) error {
 	if _, err := r.current(branch, r.deletionRef(rev)); err != nil {
 		return err
 	}
-	sha, err := writeCommit(r.GitDir, r.refs[branch], r.full(rev.Package), nil, message("pvctl: delete "+r.full(rev.Package)+" from "+r.Branch, r.abs(rev)), s.now())
+	sha, err := writeCommit(r.GitDir, r.refs[branch], r.full(rev.Package), nil, message("pvctl: delete "+r.full(rev.Package)+" from "+r.Branch, r.abs(rev)), s.now(), s.sign)
 	if err != nil {
 		return err
 	}

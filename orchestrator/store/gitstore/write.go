@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,8 +21,9 @@ import (
 // of parent ("" for a root commit), replacing whatever dir held, and returns
 // its id. It moves no ref: the caller does (setRef for one branch, an
 // update-ref transaction for a publication). A git process per commit cost
-// more than the rest of a first run.
-func writeCommit(gitDir, parent, dir string, files map[string]string, message string, when time.Time) (string, error) {
+// more than the rest of a first run. With sign, the commit is signed as
+// git signs one (its gpgsig header).
+func writeCommit(gitDir, parent, dir string, files map[string]string, message string, when time.Time, sign CommitSigner) (string, error) {
 	repo, err := gogit.PlainOpen(gitDir)
 	if err != nil {
 		return "", fmt.Errorf("opening %s: %w", gitDir, err)
@@ -49,6 +51,11 @@ func writeCommit(gitDir, parent, dir string, files map[string]string, message st
 	}
 	sig := object.Signature{Name: "pvctl", Email: "pvctl@pvkit.dev", When: when.UTC()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: parents}
+	if sign != nil {
+		if err := signCommit(st, c, sign); err != nil {
+			return "", fmt.Errorf("signing a commit in %s: %w", gitDir, err)
+		}
+	}
 	obj := st.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return "", err
@@ -58,6 +65,30 @@ func writeCommit(gitDir, parent, dir string, files map[string]string, message st
 		return "", fmt.Errorf("writing a commit in %s: %w", gitDir, err)
 	}
 	return h.String(), nil
+}
+
+// signCommit signs c's payload, the commit as git hashes it without the
+// signature, and keeps the armored signature in c (gpgsig).
+func signCommit(st storer.EncodedObjectStorer, c *object.Commit, sign CommitSigner) error {
+	payload := st.NewEncodedObject()
+	if err := c.EncodeWithoutSignature(payload); err != nil {
+		return err
+	}
+	r, err := payload.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	armored, err := sign(b)
+	if err != nil {
+		return err
+	}
+	c.PGPSignature = string(armored)
+	return nil
 }
 
 // writeTree writes files (path -> content) as a tree; the zero hash for no
