@@ -39,7 +39,7 @@ func TestSignedCommitsVerifyWithGit(t *testing.T) {
 	}
 	key, allowed := newSSHKey(t, "pvctl@pvkit.dev")
 	other, _ := newSSHKey(t, "someone@example.com")
-	w := newWS(t) // blueprints/app published without a key
+	w := newWS(t)                                                     // blueprints/app published without a key
 	if out, ok := w.verifyCommit("blueprints", "main", allowed); ok { // git says nothing of a commit without a signature
 		t.Fatalf("an unsigned commit verified: %s", out)
 	}
