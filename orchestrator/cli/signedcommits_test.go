@@ -39,8 +39,10 @@ func TestSignedCommitsVerifyWithGit(t *testing.T) {
 	}
 	key, allowed := newSSHKey(t, "pvctl@pvkit.dev")
 	other, _ := newSSHKey(t, "someone@example.com")
-	w := newWS(t)                                                     // blueprints/app published without a key
-	if out, ok := w.verifyCommit("blueprints", "main", allowed); ok { // git says nothing of a commit without a signature
+	// blueprints/app is published without a key: git says nothing of a
+	// commit without a signature, and refuses it.
+	w := newWS(t)
+	if out, ok := w.verifyCommit("blueprints", "main", allowed); ok {
 		t.Fatalf("an unsigned commit verified: %s", out)
 	}
 	t.Setenv(ProvenanceKeyEnv, key)
