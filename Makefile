@@ -156,13 +156,15 @@ test-short: build catalog-functions
 	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml go test -short ./...
 
 ## envtest: both CRDs' schemas on a real kube-apiserver (envtest, with the etcd and kube-apiserver
-## make e2e-porch uses), and pvctl's embedded cluster saying exactly what it says (config/crd/crdtest)
+## make e2e-porch uses), and pvctl's embedded cluster saying exactly what it says (config/crd/crdtest);
+## pvctl run --cluster NAME=CONTEXT reading a health object from a real API server
 ENVTEST_ASSETS := $(CURDIR)/.cache/porch/envtest
 envtest:
 	test/porch/stack.sh build
 	@mkdir -p $(ENVTEST_ASSETS) && ln -sf $(CURDIR)/.cache/porch/bin/kube-apiserver $(ENVTEST_ASSETS)/kube-apiserver && \
 	  ln -sf $$(command -v etcd) $(ENVTEST_ASSETS)/etcd
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) PVKIT_REQUIRE_ENVTEST=1 go test -count=1 -run 'TestSchemasOnAnAPIServer|TestEmbeddedSchemaCases' -v ./orchestrator/embedded/
+	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) PVKIT_REQUIRE_ENVTEST=1 go test -count=1 -run 'TestClusterContextOnAnAPIServer' -v ./orchestrator/cli/
 
 ## e2e-porch: a real Porch v1.5.3 on 127.0.0.1 (etcd from Debian, kube-apiserver and Porch built
 ## from the module proxy, cached in .cache/porch), pvkit's controller run with its ServiceAccount's

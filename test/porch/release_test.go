@@ -327,9 +327,17 @@ func TestInstallFromReleaseManifest(t *testing.T) {
 		}
 	}
 
-	// Its metrics: an anonymous scrape refused.
-	req, _ := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
-	resp, err := metricsClient.Do(req)
+	// Its metrics: an anonymous scrape refused. The metrics server serves
+	// after the readiness probe passes (its self-signed certificate is made
+	// first: CI at 503164d scraped 1 s early and met "connection refused"),
+	// so a refused connection is tried again, for at most 30 s.
+	var resp *http.Response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
+		if resp, err = metricsClient.Do(req); err == nil || !strings.Contains(err.Error(), "connection refused") || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
