@@ -21,7 +21,10 @@
 //     of any value, key or non-YAML byte changes the digest, a comment does
 //     not.
 //   - buildDefinition.externalParameters: the variant (namespace, name,
-//     UID, generation), its upstream and downstream as its spec names them;
+//     UID, generation), its upstream and downstream as its spec names them,
+//     and its whole spec as the chain read it (parameters: what a rebuild
+//     needs besides the upstream and the injected objects; a record
+//     written before issue 60 has none);
 //   - buildDefinition.resolvedDependencies: the upstream as the Kptfile's
 //     upstreamLock pins it (git repository, directory, ref and commit), and
 //     each injected object (the injection point's kind, the object's name,

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -76,6 +77,11 @@ func TestStampRecordsWhereThePackageCameFrom(t *testing.T) {
 	bd := st.Predicate.BuildDefinition
 	if v := bd.ExternalParameters.Variant; v != (VariantRef{Namespace: "team-a", Name: "app-prod", UID: "uid-1", Generation: 7}) {
 		t.Errorf("variant = %+v", v)
+	}
+	// What a rebuild needs (issue 60 #1): the variant's spec as the chain
+	// read it.
+	if p := bd.ExternalParameters.Parameters; p == nil || !reflect.DeepEqual(*p, inputs().Variant.Spec) {
+		t.Errorf("parameters = %+v, want the variant's spec", p)
 	}
 	if u := bd.ExternalParameters.Upstream; u["revision"] != "3" || u["repo"] != "blueprints" {
 		t.Errorf("upstream = %v", u)
@@ -361,4 +367,30 @@ func FuzzRecord(f *testing.F) {
 			t.Fatal("a stamped record does not read back")
 		}
 	})
+}
+
+// Issue 60 #1: a record written before pvkit recorded a rebuild's inputs
+// (no parameters) still reads and checks; it says it has none.
+func TestRecordWithoutParametersStillChecks(t *testing.T) {
+	st, err := Build(pkg(), inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Predicate.BuildDefinition.ExternalParameters.Parameters = nil
+	stmt, err := st.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(stmt), `"parameters"`) {
+		t.Fatalf("a statement without parameters names them: %s", stmt)
+	}
+	files := pkg()
+	files[FileName] = record(stmt, nil)
+	res, err := Check(files, nil)
+	if err != nil {
+		t.Fatalf("Check of a record without parameters: %v", err)
+	}
+	if p := res.Record.Statement.Predicate.BuildDefinition.ExternalParameters.Parameters; p != nil {
+		t.Fatalf("parameters read from a record without them: %+v", p)
+	}
 }

@@ -70,6 +70,12 @@ type External struct {
 	Upstream   map[string]string `json:"upstream,omitempty"`
 	Downstream map[string]string `json:"downstream,omitempty"`
 	Revision   *RevisionRef      `json:"revision,omitempty"`
+	// Parameters are the variant's spec as the chain read it (package
+	// context, injectors, pipeline, labels, annotations, the upstream and
+	// downstream): with the upstream the lock pins, the injected objects'
+	// digests and the functions below, what a rebuild of the package needs
+	// (issue 60 #1). A record written before pvkit recorded them has none.
+	Parameters *pv.PackageVariantSpec `json:"parameters,omitempty"`
 }
 
 // RevisionRef names the package revision a record was written for: a
@@ -177,6 +183,8 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 		bd.ExternalParameters.Downstream = nonEmpty(map[string]string{"repo": d.Repo, "package": d.Package})
 	}
 	bd.ExternalParameters.Revision = in.Revision
+	spec := v.Spec
+	bd.ExternalParameters.Parameters = &spec
 	// Only the Kptfile and the files that name an injected object are
 	// read as objects (each file's digest above parsed it already).
 	parse := map[string]string{}
