@@ -2,17 +2,16 @@ package cli
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pvkit/pvkit/internal/fntest"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -23,12 +22,6 @@ import (
 // when it reports the revision. Without the binaries it skips, unless
 // PVKIT_REQUIRE_ENVTEST is set.
 func TestClusterContextOnAnAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("PVKIT_REQUIRE_ENVTEST") != "" {
-			t.Fatal("KUBEBUILDER_ASSETS is not set (make envtest sets it)")
-		}
-		t.Skip("KUBEBUILDER_ASSETS is not set: make envtest runs this test on a real kube-apiserver")
-	}
 	apply := edgeAPIServer(t)
 
 	w := rolloutWS(t)
@@ -82,16 +75,7 @@ spec:
 `), crd); err != nil {
 		t.Fatal(err)
 	}
-	env := &envtest.Environment{CRDs: []*apiextv1.CustomResourceDefinition{crd}}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	cfg := fntest.APIServer(t, crd)
 	edge, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,16 +2,15 @@ package embedded
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/pvkit/pvkit/config/crd"
 	"github.com/pvkit/pvkit/config/crd/crdtest"
+	"github.com/pvkit/pvkit/internal/fntest"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -47,12 +46,6 @@ func TestEmbeddedSchemaCases(t *testing.T) {
 // Without the binaries it skips, unless PVKIT_REQUIRE_ENVTEST is set (make
 // envtest sets it: there a skip is a failure).
 func TestSchemasOnAnAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("PVKIT_REQUIRE_ENVTEST") != "" {
-			t.Fatal("KUBEBUILDER_ASSETS is not set (make envtest sets it)")
-		}
-		t.Skip("KUBEBUILDER_ASSETS is not set: make envtest runs this test on a real kube-apiserver")
-	}
 	var crds []*apiextv1.CustomResourceDefinition
 	for _, b := range [][]byte{crd.PackageVariants, crd.PackageVariantSets} {
 		c := &apiextv1.CustomResourceDefinition{}
@@ -61,16 +54,7 @@ func TestSchemasOnAnAPIServer(t *testing.T) {
 		}
 		crds = append(crds, c)
 	}
-	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	cfg := fntest.APIServer(t, crds...)
 	cl, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)
