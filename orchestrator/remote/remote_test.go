@@ -167,7 +167,7 @@ func TestKubeconfigRefusals(t *testing.T) {
 	fileCA := strings.Replace(kubeconfig("https://127.0.0.1:1"), "insecure-skip-tls-verify: true", "certificate-authority: /etc/ssl/ca.crt", 1)
 	tokenFile := strings.Replace(kubeconfig("https://127.0.0.1:1"), "user: {token: abc}", "user: {tokenFile: /var/run/secrets/token}", 1)
 	noKey := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "nokey-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte("x")}}
-	c := &Clusters{Secrets: secrets(t, noKey, secret("garbage", "{{{"), secret("exec", execConfig), secret("fileca", fileCA), secret("tokenfile", tokenFile))}
+	c := &Clusters{Secrets: secrets(t, noKey, secret("garbage", "{{{"), secret("exec", execConfig), secret("fileca", fileCA), secret("tokenfile", tokenFile), secret("big", strings.Repeat("#", MaxKubeconfig+1)))}
 	for cluster, want := range map[string]string{
 		"missing":   "the kubeconfig Secret fleet/missing-kubeconfig: not found (Cluster API makes it with the cluster; pvkit reads key \"value\")",
 		"nokey":     "the kubeconfig Secret fleet/nokey-kubeconfig: has no key \"value\" (Cluster API's; the Secret has 1 other key(s))",
@@ -175,6 +175,7 @@ func TestKubeconfigRefusals(t *testing.T) {
 		"exec":      "the kubeconfig Secret fleet/exec-kubeconfig: key \"value\": user \"pvkit\" runs a command or an auth provider for its credential; pvkit takes certificates and tokens only",
 		"fileca":    "the kubeconfig Secret fleet/fileca-kubeconfig: key \"value\": cluster \"edge\" names a file of the controller's file system (certificate-authority)",
 		"tokenfile": "the kubeconfig Secret fleet/tokenfile-kubeconfig: key \"value\": user \"pvkit\" names files of the controller's file system",
+		"big":       "the kubeconfig Secret fleet/big-kubeconfig: key \"value\" is 1048577 bytes, at most 1048576",
 	} {
 		_, err := c.Reader(context.Background(), "fleet", cluster)
 		var ke *KubeconfigError
