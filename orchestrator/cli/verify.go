@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pvkit/pvkit/internal/sshsig"
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
@@ -29,20 +30,33 @@ The signature verifies with OpenSSH alone too: write data.statement and data.sig
 of the record to files, then
   ssh-keygen -Y verify -f allowed_signers -I ID -n pvkit-provenance -s signature < statement
 
-Exit codes: 0 every revision checked holds; 1 one does not (each named with the files
-that differ); 2 usage.`
+With --rebuild, each revision is also built again from what its record names: the
+upstream at the recorded commit, the variant's recorded spec, the injected objects as the
+package holds them (each checked against the digest the record has of what was read),
+through the controller's own reconcilers and the drafts' render (the flags of pvctl run:
+--function-config, --no-render...), and compared with the package by meaning. Every
+field that differs is named; a file the record says a person edited (an upgrade kept
+the edit) or pvkit adopted is named as such and does not fail. A record written before
+records carried a rebuild's inputs still verifies; it is said it cannot be rebuilt (a
+named revision then fails).
+
+Exit codes: 0 every revision checked holds; 1 one does not (each named with the files,
+objects and fields that differ); 2 usage.`
 
 // errNotVerified ends verify with exit 1 after it listed what failed.
 var errNotVerified = errors.New("provenance not verified")
 
 func verifyCommand(ctx context.Context, o *Options) *cobra.Command {
 	var signers, identity string
+	var rebuild bool
+	var rf renderFlags
 	c := &cobra.Command{
 		Use:   "verify [NAME...]",
 		Short: "Check that package revisions are what their provenance records say (and who signed them)",
 		Long:  verifyLong,
 		Example: `  pvctl verify                                        # every revision with a record
-  pvctl verify deployments.app-prod.v2 --allowed-signers allowed_signers`,
+  pvctl verify deployments.app-prod.v2 --allowed-signers allowed_signers
+  pvctl verify --rebuild                              # and each built again from its recorded inputs`,
 		ValidArgsFunction: revisionNames(o),
 		RunE: func(_ *cobra.Command, a []string) error {
 			var verify provenance.Verifier
@@ -60,9 +74,19 @@ func verifyCommand(ctx context.Context, o *Options) *cobra.Command {
 			} else if identity != "" {
 				return usageErr("--identity goes with --allowed-signers")
 			}
-			return verifyRevisions(ctx, o, a, verify)
+			var rb *rebuilder
+			if rebuild {
+				r, err := rf.options()
+				if err != nil {
+					return err
+				}
+				rb = &rebuilder{render: r}
+			}
+			return verifyRevisions(ctx, o, a, verify, rb)
 		},
 	}
+	rf.add(c)
+	c.Flags().BoolVar(&rebuild, "rebuild", false, "build each revision again from the upstream commit, the variant's spec and the injected objects its record names, and compare")
 	c.Flags().StringVar(&signers, "allowed-signers", "", "OpenSSH allowed_signers file: the records must be signed by one of its keys")
 	c.Flags().StringVar(&identity, "identity", "", "with --allowed-signers: the principal the signature must be made by (default: any of the file)")
 	return c
@@ -70,7 +94,7 @@ func verifyCommand(ctx context.Context, o *Options) *cobra.Command {
 
 // verifyRevisions checks the named revisions (every one with a record when
 // none is named) and prints a line for each.
-func verifyRevisions(ctx context.Context, o *Options, names []string, verify provenance.Verifier) error {
+func verifyRevisions(ctx context.Context, o *Options, names []string, verify provenance.Verifier, rb *rebuilder) error {
 	s, err := openRepos(o.Repos, o.Namespace, false, o.Stderr)
 	if err != nil {
 		return err
@@ -116,20 +140,23 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 			continue
 		}
 		checked++
-		r, err := provenance.Check(res.Files, verify)
-		if err == nil {
-			err = r.Record.Describes(provenance.RevisionRef{Name: rev.Name, Repository: rev.Repository, Package: rev.Package, Workspace: rev.Workspace}, rev.Placeholder)
-		}
+		line, ok, err := verifyOne(ctx, s, o.Namespace, rev, res.Files, verify, rb, !all)
 		if err != nil {
+			return err
+		}
+		if !ok {
 			failed++
-			fmt.Fprintf(o.Stdout, "FAIL %s: %v\n", rev.Name, err)
+			fmt.Fprintf(o.Stdout, "FAIL %s: %s\n", rev.Name, line)
 			continue
 		}
-		fmt.Fprintf(o.Stdout, "ok   %s: %s\n", rev.Name, vouchedFor(r))
+		fmt.Fprintf(o.Stdout, "ok   %s: %s\n", rev.Name, line)
 	}
 	fmt.Fprintf(o.Stdout, "%d checked, %d failed", checked, failed)
 	if all {
 		fmt.Fprintf(o.Stdout, ", %d without a record", unrecorded)
+	}
+	if rb != nil {
+		fmt.Fprintf(o.Stdout, ", %d rebuilt, %d cannot be rebuilt", rb.rebuilt, rb.impossible)
 	}
 	fmt.Fprintln(o.Stdout)
 	if failed > 0 {
@@ -139,6 +166,26 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 		return fmt.Errorf("no package revision has a provenance record")
 	}
 	return nil
+}
+
+// verifyOne checks one revision's files against their record (and
+// rebuilds it, with rb): the words of its line and whether it holds.
+func verifyOne(ctx context.Context, s *local.Repos, namespace string, rev store.Revision, files map[string]string, verify provenance.Verifier, rb *rebuilder, named bool) (string, bool, error) {
+	r, err := provenance.Check(files, verify)
+	if err == nil {
+		err = r.Record.Describes(provenance.RevisionRef{Name: rev.Name, Repository: rev.Repository, Package: rev.Package, Workspace: rev.Workspace}, rev.Placeholder)
+	}
+	line, ok := "", err == nil
+	if err != nil {
+		line = err.Error()
+	} else {
+		line = vouchedFor(r)
+	}
+	if rb == nil {
+		return line, ok, nil
+	}
+	more, held, err := rb.rebuild(ctx, s, namespace, rev, files, named)
+	return line + more, ok && held, err
 }
 
 // vouchedFor says what a verified record vouches for.

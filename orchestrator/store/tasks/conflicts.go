@@ -127,7 +127,12 @@ func unionKeys(ms ...map[string]string) []string {
 // flatten maps an object's leaves to their values: mappings by key, lists
 // of mappings that all have a name by that name (as kpt merges them), any
 // other list as one value. Comments and key order do not count.
-func flatten(it *yaml.RNode) map[string]string {
+func flatten(it *yaml.RNode) map[string]string { return flattenWith(it, false) }
+
+// flattenWith is flatten; byIndex: a list whose entries are not all named
+// is walked entry by entry, by index ([0]), so that a difference is named
+// as narrowly as it can be (FieldChanges).
+func flattenWith(it *yaml.RNode, byIndex bool) map[string]string {
 	out := map[string]string{}
 	var walk func(n *yaml.Node, p string)
 	walk = func(n *yaml.Node, p string) {
@@ -154,6 +159,12 @@ func flatten(it *yaml.RNode) map[string]string {
 			if names, ok := namedEntries(n, key); ok {
 				for i, e := range n.Content {
 					walk(e, p+"["+key+"="+names[i]+"]")
+				}
+				return
+			}
+			if byIndex && len(n.Content) > 0 {
+				for i, e := range n.Content {
+					walk(e, p+"["+strconv.Itoa(i)+"]")
 				}
 				return
 			}

@@ -1,0 +1,247 @@
+package local
+
+// pvctl verify --rebuild: a package revision pvkit wrote, built again from
+// what its provenance record names, by the controller's reconcilers on an
+// in-memory Porch, and compared with what the repository holds (issue 60
+// #1; rule provenance-rebuild in docs/behavior.md).
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	"github.com/pvkit/pvkit/orchestrator/store/memory"
+	"github.com/pvkit/pvkit/orchestrator/store/tasks"
+	"github.com/pvkit/pvkit/pkg/provenance"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Rebuilt is what a rebuild found.
+type Rebuilt struct {
+	// From says what the package was rebuilt from (the upstream ref and
+	// commit, the variant).
+	From string
+	// Problems are what does not hold before the comparison: an injected
+	// object the package holds otherwise than the record says.
+	Problems []string
+	// Differences are the fields (objects, files) where the package is
+	// not what its inputs give, unexplained.
+	Differences []tasks.FieldChange
+	// Explained are the differences in files the record says a person
+	// edited (or pvkit adopted), by file, with the record's words.
+	Explained map[string]string
+	// Version is set when the record was written by another pvkit
+	// version than this one: its.
+	Version string
+}
+
+// OK reports whether the package is what its inputs give (a person's
+// recorded edits aside).
+func (r *Rebuilt) OK() bool { return len(r.Problems) == 0 && len(r.Differences) == 0 }
+
+// RebuildOptions are a rebuild's: the store the package revision and its
+// upstream are read from, and how drafts render (nil: not rendered, as
+// pvctl run --no-render).
+type RebuildOptions struct {
+	Store     *gitstore.Store
+	Namespace string
+	Render    *Render
+	// Version is this pvkit's version, to say when the record's was
+	// another.
+	Version string
+}
+
+// Rebuild builds rev's package again from what its record (in files)
+// names: the upstream at its recorded commit, the variant's recorded spec,
+// the injected objects as the package holds them (checked against their
+// recorded digests), with the controller's reconcilers on an in-memory
+// Porch, and compares the draft they write with files by meaning. The
+// error is provenance.ErrNoParameters for a record written before records
+// carried what a rebuild needs, or names what could not be read.
+func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files map[string]string) (*Rebuilt, error) {
+	rec, err := provenance.Read(files)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := rec.Rebuild()
+	if err != nil {
+		return nil, err
+	}
+	spec := rb.Parameters
+	if spec.Upstream == nil || spec.Downstream == nil {
+		return nil, fmt.Errorf("%s: externalParameters.parameters names no upstream or downstream", provenance.FileName)
+	}
+	out := &Rebuilt{From: fmt.Sprintf("upstream %s at %s, variant %s/%s", rb.Ref, shortCommit(rb.Commit), rb.Variant.Namespace, rb.Variant.Name)}
+	if o.Version != "" && rb.Version != "" && rb.Version != o.Version {
+		out.Version = rb.Version
+	}
+	objs, problems, err := rb.Objects(files)
+	if err != nil {
+		return nil, err
+	}
+	out.Problems = problems
+	mem, err := rebuildStore(ctx, o, rb)
+	if err != nil {
+		return nil, err
+	}
+	draft, err := rebuildDraft(ctx, o, mem, rb, objs)
+	if err != nil {
+		return nil, err
+	}
+	rebuilt, err := mem.GetResources(ctx, o.Namespace, draft)
+	if err != nil {
+		return nil, err
+	}
+	marked := rec.Marked()
+	for _, c := range tasks.FieldChanges(provenance.WithoutRecord(files), provenance.WithoutRecord(rebuilt.Files), "published", "rebuilt") {
+		if origin := marked[c.File]; origin != "" {
+			if out.Explained == nil {
+				out.Explained = map[string]string{}
+			}
+			out.Explained[c.File] = origin
+			continue
+		}
+		out.Differences = append(out.Differences, c)
+	}
+	return out, nil
+}
+
+// rebuildStore is an in-memory Porch holding the upstream revision at the
+// recorded commit (as the repository's revision that the lock names
+// lists it) and the downstream repository, empty.
+func rebuildStore(ctx context.Context, o RebuildOptions, rb *provenance.Rebuild) (*memory.Store, error) {
+	up, down := rb.Parameters.Upstream, rb.Parameters.Downstream
+	revs, err := o.Store.ListRevisions(ctx, store.PackageKey{Namespace: o.Namespace, Repository: up.Repo, Package: up.Package})
+	if err != nil {
+		return nil, err
+	}
+	lock := &store.Lock{Repository: up.Repo, Package: up.Package, Ref: rb.Ref}
+	var upRev *store.Revision
+	for i := range revs {
+		if revs[i].Lifecycle.IsPublished() && lock.Matches(revs[i]) {
+			upRev = &revs[i]
+		}
+	}
+	if upRev == nil {
+		return nil, fmt.Errorf("the upstream %s of repository %s is not served (pvctl get --repo %s lists what is)", rb.Ref, up.Repo, up.Repo)
+	}
+	upFiles, err := o.Store.FilesAt(up.Repo, rb.Commit, up.Package)
+	if err != nil {
+		return nil, fmt.Errorf("the upstream at its recorded commit: %w", err)
+	}
+	mem := memory.New()
+	deployment := false
+	for _, r := range o.Store.Repositories() {
+		if r.Name == down.Repo {
+			deployment = r.Deployment
+		}
+	}
+	mem.SetDeployment(o.Namespace, down.Repo, deployment)
+	u := *upRev
+	u.Commit, u.Owners, u.Annotations, u.Labels = rb.Commit, nil, nil, nil
+	mem.Restore(u, upFiles)
+	mem.SetDeployment(o.Namespace, up.Repo, false)
+	mem.SetOrigin(func(r store.Revision) (string, string, string) {
+		if r.Name == u.Name {
+			return rb.URL, rb.Ref, rb.Commit
+		}
+		return "", "", ""
+	})
+	if o.Render != nil {
+		mem.SetRenderer(o.Render.renderer(ctx))
+	}
+	return mem, nil
+}
+
+// rebuildDraft runs the reconcilers on the recorded variant and the
+// injected objects until they settle, and names the draft they wrote.
+func rebuildDraft(ctx context.Context, o RebuildOptions, mem *memory.Store, rb *provenance.Rebuild, injected []map[string]any) (string, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return "", err
+	}
+	v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Name: rb.Variant.Name, Namespace: o.Namespace, UID: types.UID(rb.Variant.UID)}, Spec: *rb.Parameters}
+	objs := []client.Object{v}
+	var kinds []string
+	for _, m := range injected {
+		u := &unstructured.Unstructured{Object: m}
+		u.SetNamespace(o.Namespace)
+		objs = append(objs, u)
+		k := u.GetKind()
+		if g := u.GroupVersionKind().Group; g != "" {
+			k += "." + g
+		}
+		kinds = append(kinds, k)
+	}
+	readable, err := kit.ParseReadableKinds(append(append([]string(nil), kit.DefaultReadableKinds...), kinds...))
+	if err != nil {
+		return "", err
+	}
+	pr := newPruner(PruneNone)
+	w := &world{pr: pr}
+	w.j = &journal{Store: mem, pruner: pr}
+	w.c = newCluster(scheme, pr, w.j.note, objs...)
+	w.events = newEventLog(scheme, nil, nil)
+	builder := rb.Builder
+	if builder == "" {
+		builder = "pvctl"
+	}
+	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Recorder: w.events, Kinds: readable,
+		Provenance: packagevariant.Provenance{Builder: builder}})
+	rep, errs, err := w.loop(ctx, RunOptions{Namespace: o.Namespace, MaxPasses: defaultMaxPasses})
+	if err != nil {
+		return "", err
+	}
+	var drafts []string
+	for _, r := range mem.All(o.Namespace) {
+		if r.Repository == rb.Parameters.Downstream.Repo && r.Package == rb.Parameters.Downstream.Package && !r.Lifecycle.IsPublished() {
+			drafts = append(drafts, r.Name)
+		}
+	}
+	sort.Strings(drafts)
+	if len(drafts) != 1 {
+		why := rep.Unsettled
+		for _, e := range errs {
+			why = e.Error()
+		}
+		return "", fmt.Errorf("the rebuild wrote %d drafts of %s/%s, not one%s", len(drafts), rb.Parameters.Downstream.Repo, rb.Parameters.Downstream.Package, because(why, w, o.Namespace, rb.Variant.Name))
+	}
+	return drafts[0], nil
+}
+
+// because says why a rebuild made no draft: the reconcile's error, else
+// the variant's conditions.
+func because(err string, w *world, namespace, name string) string {
+	if err != "" {
+		return ": " + err
+	}
+	var v pvapi.PackageVariant
+	if w.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &v) != nil {
+		return ""
+	}
+	var msgs []string
+	for _, c := range v.Status.Conditions {
+		msgs = append(msgs, fmt.Sprintf("%s %s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+	}
+	if len(msgs) == 0 {
+		return ""
+	}
+	return ": the variant's conditions: " + strings.Join(msgs, "; ")
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}

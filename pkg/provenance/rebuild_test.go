@@ -1,0 +1,81 @@
+package provenance
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// What a rebuild needs, read back from the record Stamp wrote: the
+// variant's spec, the upstream at its commit, the injected object made
+// again from its injection point (its digest the recorded one).
+func TestRecordSaysWhatARebuildNeeds(t *testing.T) {
+	files, err := Stamp(pkg(), inputs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := mustRead(t, files).Rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Commit != "0123456789abcdef0123456789abcdef01234567" || rb.Ref != "app/v3" || rb.URL != "https://git.example/blueprints" || rb.Directory != "app" ||
+		rb.Builder != "pvctl" || rb.Version != "v0.1.0-test" || rb.Variant.Name != "app-prod" || rb.Parameters.Upstream.Revision != 3 {
+		t.Fatalf("rebuild inputs: %+v", rb)
+	}
+	if len(rb.Injected) != 1 || rb.Injected[0].String() != "injected ConfigMap team-a/prod-settings" || rb.Injected[0].File != "settings.yaml" || rb.Injected[0].Field != "data" {
+		t.Fatalf("injected: %+v", rb.Injected)
+	}
+	objs, problems, err := rb.Objects(files)
+	want := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "prod-settings", "namespace": "team-a"}, "data": map[string]any{"size": "large"}}
+	if err != nil || len(problems) != 0 || len(objs) != 1 || !reflect.DeepEqual(objs[0], want) {
+		t.Fatalf("objects: %v %v %v", objs, problems, err)
+	}
+}
+
+// Every reason a record cannot be rebuilt from, and every injected object
+// the package does not hold as it was read, named.
+func TestRebuildRefusals(t *testing.T) {
+	files, err := Stamp(pkg(), inputs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := mustRead(t, files)
+	bd := &rec.Statement.Predicate.BuildDefinition
+	params, deps := bd.ExternalParameters.Parameters, bd.ResolvedDependencies
+
+	bd.ExternalParameters.Parameters = nil
+	if _, err := rec.Rebuild(); !errors.Is(err, ErrNoParameters) {
+		t.Fatalf("no parameters: %v", err)
+	}
+	bd.ExternalParameters.Parameters = params
+	bd.ResolvedDependencies = deps[1:]
+	if _, err := rec.Rebuild(); err == nil || err.Error() != "pvkit-provenance.yaml: field data.statement: predicate.buildDefinition.resolvedDependencies: no upstream with a gitCommit: nothing to rebuild from" {
+		t.Fatalf("no upstream: %v", err)
+	}
+	bd.ResolvedDependencies = append([]Descriptor{{Name: "a stranger"}}, deps...)
+	if _, err := rec.Rebuild(); err == nil || err.Error() != `pvkit-provenance.yaml: field data.statement: predicate.buildDefinition.resolvedDependencies: "a stranger" is neither the upstream nor an injected object` {
+		t.Fatalf("a dependency of no known kind: %v", err)
+	}
+	bd.ResolvedDependencies = deps
+	rb, err := rec.Rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, old, new, want string
+	}{
+		{"changed", "size: large", "size: small", "injected ConfigMap team-a/prod-settings: the package holds data with digest "},
+		{"point gone", "name: settings\n", "name: other\n", "injected ConfigMap team-a/prod-settings: the package has no injection point settings in settings.yaml that names it"},
+		{"field gone", "data:\n  size: large\n", "", "injected ConfigMap team-a/prod-settings: the injection point settings in settings.yaml has no data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := pkg()
+			f["settings.yaml"] = strings.Replace(f["settings.yaml"], c.old, c.new, 1)
+			_, problems, err := rb.Objects(f)
+			if err != nil || len(problems) != 1 || !strings.HasPrefix(problems[0], c.want) {
+				t.Fatalf("problems %q, %v; want %q", problems, err, c.want)
+			}
+		})
+	}
+}
