@@ -120,6 +120,10 @@ echo
 echo "== 11b. provenance: every revision pvkit wrote says where it came from (pvkit-provenance.yaml), and pvctl verify checks it"
 pvctl verify | sed 's/ from upstream.*;/ ...;/'
 "$PWD/bin/pvctl" verify --repos "$repos" >/dev/null || { echo "a revision pvkit wrote does not verify"; exit 1; }
+echo "   pvctl verify --rebuild: each revision built again from what its record names (the upstream commit,"
+echo "   the variant's spec, the injected objects) by the controller's reconcilers, and compared field by field"
+pvctl verify --rebuild edge-useast1.app.packagevariant-1 | sed 's/; unsigned; /;\n      /; s/ 6 files as recorded .*;/ .../'
+"$PWD/bin/pvctl" verify --rebuild --repos "$repos" >/dev/null || { echo "a revision pvkit wrote does not rebuild to itself"; exit 1; }
 echo "   (a one-byte change pushed with git to edge-useast1's branch, behind Porch's and pvkit's back)"
 git clone -q --branch main "$repos/edge-useast1.git" "$work/edge-useast1"
 sed -i 's/replicas: 1/replicas: 2/' "$work/edge-useast1/app/deployment.yaml"
@@ -128,6 +132,10 @@ git -C "$work/edge-useast1" push -q origin main
 if pvctl verify edge-useast1.app.main; then echo "the change was not caught"; exit 1; fi
 verified=$("$PWD/bin/pvctl" verify edge-useast1.app.main --repos "$repos" || true)
 grep -q 'FAIL edge-useast1.app.main: .*deployment.yaml (modified)' <<<"$verified" || { echo "pvctl verify did not name deployment.yaml"; exit 1; }
+echo "   and the rebuild names the field: what the recorded inputs give, and what the branch holds"
+rebuilt=$("$PWD/bin/pvctl" verify --rebuild edge-useast1.app.main --repos "$repos" || true)
+grep 'deployment.yaml: Deployment/web spec.replicas: published 2, rebuilt 1$' <<<"$rebuilt" | sed 's/^ */   /' \
+  || { echo "pvctl verify --rebuild did not name spec.replicas"; echo "$rebuilt"; exit 1; }
 
 # 12. A fleet registered as Nephio registers it (examples/nephio): the
 # catalog once per directory, cluster packages (a set by name from

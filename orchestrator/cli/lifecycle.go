@@ -60,6 +60,7 @@ var lifecycleVerbs = []lifecycleVerb{
 					return "", err
 				}
 			}
+			s.SetApprover(approver())
 			pub, err := s.Approve(rev.Namespace, rev.Name)
 			if err != nil {
 				return "", err

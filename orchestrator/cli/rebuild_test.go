@@ -11,6 +11,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/provenance"
+	"github.com/pvkit/pvkit/pkg/variant"
 )
 
 // forge changes a package as edit says and writes its record again for
@@ -138,6 +139,8 @@ func TestVerifyRebuild(t *testing.T) {
 // Issue 60's acceptance: an in-place upgrade that kept a person's edit
 // rebuilds, the edit named as the record's (not an unexplained
 // difference); the rest of the package is what the new upstream gives.
+// The record names the edit (#2): the revision it was found in, its
+// digest there, and who approved that revision.
 func TestRebuildNamesAPersonsRecordedEdit(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
@@ -148,7 +151,10 @@ func TestRebuildNamesAPersonsRecordedEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.mustCmd(ExitOK, "push", "core-euwest1.app.packagevariant-1", dir)
+	t.Setenv("GIT_COMMITTER_NAME", "Jane Doe") // who approves: git's identity (issue 60 #2)
+	t.Setenv("GIT_COMMITTER_EMAIL", "jane@example.com")
 	w.mustCmd(ExitOK, "approve", "core-euwest1.app.packagevariant-1")
+	edited := w.files("core-euwest1.app.packagevariant-1")["deployment.yaml"]
 	w.run(ExitOK)
 	w.publishFiles(func(f map[string]string) {
 		f["deployment.yaml"] = replaced(t, f["deployment.yaml"], "nginx:1.27", "nginx:1.28")
@@ -156,10 +162,22 @@ func TestRebuildNamesAPersonsRecordedEdit(t *testing.T) {
 	contains(t, w.run(ExitOK), "created draft core-euwest1.app.packagevariant-2 (upgrade of core-euwest1.app.packagevariant-1 to blueprints.app.v2)")
 	got := w.files("core-euwest1.app.packagevariant-2")
 	contains(t, got["deployment.yaml"], "replicas: 5", "nginx:1.28")
+	// The record names the edit: where it was found, its digest there (the
+	// person's file, before the upgrade merged the new image into it), who
+	// approved it.
+	rec, err := provenance.Read(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDigest := strings.TrimPrefix(variant.Fingerprint(map[string]string{"deployment.yaml": edited}), "sha256:")
+	if o := rec.MarkedOrigins()["deployment.yaml"]; o != (provenance.Origin{Words: provenance.OriginEdited, In: "core-euwest1.app.packagevariant-1", Digest: wantDigest, ApprovedBy: "Jane Doe <jane@example.com>"}) {
+		t.Fatalf("the record's word for the person's edit: %+v (digest want %s)", o, wantDigest)
+	}
+	const word = "deployment.yaml (edited by a person in core-euwest1.app.packagevariant-1, approved by Jane Doe <jane@example.com>)"
 
 	out := w.mustCmd(ExitOK, "verify", "--rebuild", "core-euwest1.app.packagevariant-2")
-	contains(t, out, "ok   core-euwest1.app.packagevariant-2: ", "; not built by pvkit: deployment.yaml (edited by a person)",
-		"; rebuilt from upstream app/v2 at ", ": the same, except the record's own word for deployment.yaml (edited by a person)\n")
+	contains(t, out, "ok   core-euwest1.app.packagevariant-2: ", "; not built by pvkit: "+word,
+		"; rebuilt from upstream app/v2 at ", ": the same, except the record's own word for "+word+"\n")
 	// The edit is the record's word only for its file: a change elsewhere
 	// still fails.
 	w.mustCmd(ExitOK, "approve", "core-euwest1.app.packagevariant-2")
@@ -169,7 +187,7 @@ func TestRebuildNamesAPersonsRecordedEdit(t *testing.T) {
 	if code != ExitNotReady {
 		t.Fatalf("a change beside the person's edit: exit %d\n%s", code, out)
 	}
-	contains(t, out, "except the record's own word for deployment.yaml (edited by a person)", "injected ConfigMap default/eu-west1-endpoints: the package holds data with digest ")
+	contains(t, out, "except the record's own word for "+word, "injected ConfigMap default/eu-west1-endpoints: the package holds data with digest ")
 }
 
 // Issue 60's acceptance: a record from before records carried a rebuild's

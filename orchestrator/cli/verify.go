@@ -2,16 +2,20 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pvkit/pvkit/internal/sshsig"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/spf13/cobra"
 )
@@ -130,6 +134,7 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 			fail(name, fmt.Errorf("cannot be read: %v", k.Err))
 		}
 	}
+	var jobs []verifyJob
 	for _, rev := range revs {
 		res, err := s.GetResources(ctx, o.Namespace, rev.Name)
 		if err != nil {
@@ -139,17 +144,20 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 			unrecorded++
 			continue
 		}
+		jobs = append(jobs, verifyJob{rev: rev, files: res.Files})
+	}
+	results, err := verifyAll(ctx, s, o.Namespace, jobs, verify, rb, !all)
+	if err != nil {
+		return err
+	}
+	for i, r := range results {
 		checked++
-		line, ok, err := verifyOne(ctx, s, o.Namespace, rev, res.Files, verify, rb, !all)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		if !r.ok {
 			failed++
-			fmt.Fprintf(o.Stdout, "FAIL %s: %s\n", rev.Name, line)
+			fmt.Fprintf(o.Stdout, "FAIL %s: %s\n", jobs[i].rev.Name, r.line)
 			continue
 		}
-		fmt.Fprintf(o.Stdout, "ok   %s: %s\n", rev.Name, line)
+		fmt.Fprintf(o.Stdout, "ok   %s: %s\n", jobs[i].rev.Name, r.line)
 	}
 	fmt.Fprintf(o.Stdout, "%d checked, %d failed", checked, failed)
 	if all {
@@ -166,6 +174,82 @@ func verifyRevisions(ctx context.Context, o *Options, names []string, verify pro
 		return fmt.Errorf("no package revision has a provenance record")
 	}
 	return nil
+}
+
+// verifyJob is a revision to verify, and its files.
+type verifyJob struct {
+	rev   store.Revision
+	files map[string]string
+}
+
+// verifyResult is a revision's line and whether it holds.
+type verifyResult struct {
+	line string
+	ok   bool
+}
+
+// verifyAll verifies the jobs, rebuilding with as many at a time as the
+// process may run threads (GOMAXPROCS: each rebuild is CPU, its renders
+// most of it), and gives their results in the jobs' order. The first
+// error that stops verify stops it.
+func verifyAll(ctx context.Context, s *local.Repos, namespace string, jobs []verifyJob, verify provenance.Verifier, rb *rebuilder, named bool) ([]verifyResult, error) {
+	out := make([]verifyResult, len(jobs))
+	workers := 1
+	if rb != nil {
+		workers = min(runtime.GOMAXPROCS(0), len(jobs))
+	}
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				line, ok, err := verifyOne(ctx, s, namespace, jobs[i].rev, jobs[i].files, verify, rb, named)
+				if err != nil {
+					errs <- err
+					return
+				}
+				out[i] = verifyResult{line: line, ok: ok}
+			}
+		}()
+	}
+	var err error
+feed:
+	for _, i := range dispatchOrder(jobs, rb != nil) {
+		select {
+		case next <- i:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil && len(errs) > 0 {
+		err = <-errs
+	}
+	return out, err
+}
+
+// dispatchOrder is the order jobs are handed to the workers: when
+// rebuilding, the first job of each package content before the others
+// (a branch's placeholder holds what its published revision holds, and
+// sorts beside it: the second would wait on the first's rebuild, and the
+// workers would take turns instead of working together).
+func dispatchOrder(jobs []verifyJob, rebuild bool) []int {
+	order := make([]int, 0, len(jobs))
+	var later []int
+	seen := map[[sha256.Size]byte]bool{}
+	for i, j := range jobs {
+		if k := filesKey(j.files); rebuild && seen[k] {
+			later = append(later, i)
+		} else {
+			seen[k] = true
+			order = append(order, i)
+		}
+	}
+	return append(order, later...)
 }
 
 // verifyOne checks one revision's files against their record (and
@@ -205,10 +289,10 @@ func vouchedFor(r *provenance.Result) string {
 			out += " from upstream " + d.Annotations["ref"] + " at " + c
 		}
 	}
-	if marked := r.Record.Marked(); len(marked) > 0 {
+	if marked := r.Record.MarkedOrigins(); len(marked) > 0 {
 		var parts []string
-		for _, name := range krm.SortedKeys(marked) {
-			parts = append(parts, name+" ("+marked[name]+")")
+		for _, name := range slices.Sorted(maps.Keys(marked)) {
+			parts = append(parts, name+" ("+marked[name].String()+")")
 		}
 		out += "; not built by pvkit: " + strings.Join(parts, ", ")
 	}

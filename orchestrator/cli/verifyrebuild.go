@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/orchestrator/local"
@@ -13,11 +15,25 @@ import (
 	"github.com/pvkit/pvkit/pkg/provenance"
 )
 
-// rebuilder is pvctl verify --rebuild's: how drafts render, and the
-// counts for the summary.
+// rebuilder is pvctl verify --rebuild's: how drafts render, the counts
+// for the summary, and each rebuild by the files it was of: a branch's
+// placeholder holds what its newest published revision holds, and is not
+// built twice. Safe for concurrent use.
 type rebuilder struct {
-	render              *local.Render
+	render *local.Render
+
+	mu                  sync.Mutex
 	rebuilt, impossible int
+	byFiles             map[[sha256.Size]byte]*rebuildOnce
+}
+
+// rebuildOnce is one rebuild's outcome, made once.
+type rebuildOnce struct {
+	once     sync.Once
+	more     string
+	held     bool
+	possible bool // rebuilt (as opposed to: cannot be rebuilt)
+	counted  bool // a record that reads (one without is verify's own failure)
 }
 
 // maxRebuildLines bounds the differences named for one revision.
@@ -29,18 +45,53 @@ const maxRebuildLines = 20
 // named (named: the user asked for its rebuild). An error is one that
 // stops verify (the store unreadable), not a verdict.
 func (rb *rebuilder) rebuild(ctx context.Context, s *local.Repos, namespace string, rev store.Revision, files map[string]string, named bool) (string, bool, error) {
+	key := filesKey(files)
+	rb.mu.Lock()
+	if rb.byFiles == nil {
+		rb.byFiles = map[[sha256.Size]byte]*rebuildOnce{}
+	}
+	r := rb.byFiles[key]
+	if r == nil {
+		r = &rebuildOnce{}
+		rb.byFiles[key] = r
+	}
+	rb.mu.Unlock()
+	r.once.Do(func() { rb.once(ctx, s, namespace, rev, files, named, r) })
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	switch {
+	case !r.counted:
+	case r.possible:
+		rb.rebuilt++
+	default:
+		rb.impossible++
+	}
+	return r.more, r.held, nil
+}
+
+// once rebuilds one package and sets r.
+func (rb *rebuilder) once(ctx context.Context, s *local.Repos, namespace string, rev store.Revision, files map[string]string, named bool, r *rebuildOnce) {
+	if _, err := provenance.Read(files); err != nil {
+		return // not counted: verify's line says why the record does not read
+	}
+	r.counted = true
 	res, err := local.Rebuild(ctx, local.RebuildOptions{Store: s.Store, Namespace: namespace, Render: rb.render, Version: pvkit.Version()}, rev, files)
 	switch {
-	case errors.Is(err, provenance.ErrNoRecord):
-		return "", false, nil
 	case errors.Is(err, provenance.ErrNoParameters):
-		rb.impossible++
-		return "; cannot be rebuilt: " + err.Error(), !named, nil
+		r.more, r.held = "; cannot be rebuilt: "+err.Error(), !named
+		return
 	case err != nil:
-		rb.impossible++
-		return "; cannot be rebuilt: " + err.Error(), false, nil
+		r.more = "; cannot be rebuilt: " + err.Error()
+		return
 	}
-	rb.rebuilt++
+	r.possible, r.held = true, res.OK()
+	r.more = describeRebuild(res)
+}
+
+// describeRebuild is a rebuild's words on the revision's line: from what,
+// the verdict, the record's word for a person's files, and each
+// difference on a line of its own (at most maxRebuildLines).
+func describeRebuild(res *local.Rebuilt) string {
 	var b strings.Builder
 	if res.OK() {
 		b.WriteString("; rebuilt from " + res.From + ": the same")
@@ -57,13 +108,10 @@ func (rb *rebuilder) rebuild(ctx context.Context, s *local.Repos, namespace stri
 	if res.Version != "" && !res.OK() {
 		fmt.Fprintf(&b, " (recorded by pvkit %s, rebuilt by %s)", res.Version, pvkit.Version())
 	}
-	lines := append(append([]string(nil), res.Problems...), func() []string {
-		out := make([]string, 0, len(res.Differences))
-		for _, c := range res.Differences {
-			out = append(out, c.String())
-		}
-		return out
-	}()...)
+	lines := append([]string(nil), res.Problems...)
+	for _, c := range res.Differences {
+		lines = append(lines, c.String())
+	}
 	for i, l := range lines {
 		if i == maxRebuildLines {
 			fmt.Fprintf(&b, "\n       and %d more", len(lines)-i)
@@ -71,5 +119,17 @@ func (rb *rebuilder) rebuild(ctx context.Context, s *local.Repos, namespace stri
 		}
 		b.WriteString("\n       " + l)
 	}
-	return b.String(), res.OK(), nil
+	return b.String()
+}
+
+// filesKey identifies a package's files.
+func filesKey(files map[string]string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, n := range krm.SortedKeys(files) {
+		fmt.Fprintf(h, "%d:%s%d:", len(n), n, len(files[n]))
+		h.Write([]byte(files[n]))
+	}
+	var k [sha256.Size]byte
+	copy(k[:], h.Sum(nil))
+	return k
 }

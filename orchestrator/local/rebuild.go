@@ -90,6 +90,11 @@ func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files ma
 		return nil, err
 	}
 	out.Problems = problems
+	standIns, err := rb.StandIns(files, o.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, standIns...)
 	mem, err := rebuildStore(ctx, o, rb)
 	if err != nil {
 		return nil, err
@@ -102,13 +107,13 @@ func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files ma
 	if err != nil {
 		return nil, err
 	}
-	marked := rec.Marked()
+	marked := rec.MarkedOrigins()
 	for _, c := range tasks.FieldChanges(provenance.WithoutRecord(files), provenance.WithoutRecord(rebuilt.Files), "published", "rebuilt") {
-		if origin := marked[c.File]; origin != "" {
+		if origin, ok := marked[c.File]; ok {
 			if out.Explained == nil {
 				out.Explained = map[string]string{}
 			}
-			out.Explained[c.File] = origin
+			out.Explained[c.File] = origin.String()
 			continue
 		}
 		out.Differences = append(out.Differences, c)

@@ -189,6 +189,10 @@ type world struct {
 	deleted   []client.Object
 }
 
+// PolicyApprover is who pvctl run's approvals are made by: its approval by
+// policy (store.Revision.PublishedBy).
+const PolicyApprover = "pvctl run (approval by policy)"
+
 // open opens a run's repositories (creating those the files' Repository
 // objects name) and builds the embedded cluster and the reconcilers; fresh:
 // the repositories directory did not exist before the run.
@@ -215,6 +219,7 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 	if o.Provenance.SignCommit != nil { // every commit the run writes, signed (issue 60 #3)
 		w.gs.SignCommits(o.Provenance.SignCommit)
 	}
+	w.gs.SetApprover(PolicyApprover)
 	if o.Clock != nil { // one clock: the drafts' creation times too (approval delays)
 		w.gs.SetClock(o.Clock.Now)
 	}

@@ -164,6 +164,14 @@ type Revision struct {
 	// (Porch: its Repository's spec.git.branch, main by default; the git
 	// store's), "" where not known.
 	Branch string
+	// PublishedBy is who approved a published revision, where the store
+	// knows it: Porch's status.publishedBy (the identity of the approval's
+	// request); pvctl approve's git identity ("Name <email>"), "pvctl run
+	// (approval by policy)" for run's approvals; "" otherwise (a revision
+	// published before pvkit recorded it, a seeded publish). A person's
+	// edit found in the revision is recorded as approved by it (issue 60
+	// #2).
+	PublishedBy string
 	// Unreadable, when not "", says why the store lists a branch
 	// placeholder whose package it cannot read (a Kptfile that does not
 	// parse, a symbolic link, a file over the bounds): nothing on the

@@ -61,8 +61,12 @@ func (r *resolver) compute(t typeKey) choice {
 			return choice{candidate: c}
 		}
 	}
-	return choice{reason: "no resource matched any injection selector for this injection point"}
+	return choice{reason: NoMatch}
 }
+
+// NoMatch is the reason a point's condition gives when the cluster has
+// objects of its type but no injector selects one (Porch's text).
+const NoMatch = "no resource matched any injection selector for this injection point"
 
 func matches(want *string, got string) bool { return want == nil || *want == got }
 

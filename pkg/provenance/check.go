@@ -131,23 +131,8 @@ func (r *Record) Marked() map[string]string {
 // edit: OriginEdited). known is false when the package has no record that
 // reads (then nothing can be told from it).
 func PersonsFiles(files map[string]string) (origins map[string]string, known bool) {
-	rec, err := Read(files)
-	if err != nil {
-		return nil, false
-	}
-	origins = rec.Marked()
-	for _, c := range rec.Differences(files) {
-		if c.Change == variant.FileRemoved {
-			continue
-		}
-		if origins == nil {
-			origins = map[string]string{}
-		}
-		if origins[c.Path] == "" {
-			origins[c.Path] = OriginEdited
-		}
-	}
-	return origins, true
+	o, known := PersonsOrigins(files, Found{})
+	return o.Words(), known
 }
 
 // Verifier checks a signature of a statement (sshsig.Verify with an

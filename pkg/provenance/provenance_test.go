@@ -291,7 +291,7 @@ func laughs() string {
 func TestRecordNamesItsRevisionAndAPersonsFiles(t *testing.T) {
 	in := inputs()
 	in.Revision = &RevisionRef{Name: "deployments.app-prod.packagevariant-2", Repository: "deployments", Package: "app-prod", Workspace: "packagevariant-2"}
-	in.Origins = map[string]string{"README.md": OriginEdited, "gone.yaml": OriginEdited}
+	in.Origins = Origins{"README.md": {Words: OriginEdited}, "gone.yaml": {Words: OriginEdited}}
 	files, err := Stamp(pkg(), in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestRecordNamesItsRevisionAndAPersonsFiles(t *testing.T) {
 func FuzzRecord(f *testing.F) {
 	in := inputs()
 	in.Revision = &RevisionRef{Name: "d.app.v1", Repository: "d", Package: "app"}
-	in.Origins = map[string]string{"README.md": OriginEdited}
+	in.Origins = Origins{"README.md": {Words: OriginEdited}}
 	stamped, err := Stamp(pkg(), in, nil)
 	if err != nil {
 		f.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/configinject"
+	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -111,6 +112,58 @@ func (rb *Rebuild) Objects(files map[string]string) (objs []map[string]any, prob
 			"metadata": map[string]any{"name": in.Name, "namespace": in.Namespace}, in.Field: value})
 	}
 	return objs, problems, nil
+}
+
+// StandIn names the object a rebuild puts in the cluster for a point the
+// record says nothing of (StandIns).
+const StandIn = "pvkit-rebuild-stand-in"
+
+// StandIns are objects that no injector selects, one for each type of an
+// injection point whose condition in the package says the cluster had
+// objects of it and no injector selected one (configinject.NoMatch): the
+// record names what was injected, not what the cluster held beside it, so
+// a rebuild takes that from the package's own condition (rule
+// provenance-rebuild). Without them the rebuilt condition would say the
+// cluster had none of the type.
+func (rb *Rebuild) StandIns(files map[string]string, namespace string) ([]map[string]any, error) {
+	items, err := krm.FilesToItems(WithoutRecord(files))
+	if err != nil {
+		return nil, err
+	}
+	kf, err := kptfile.Find(items)
+	if err != nil || kf == nil {
+		return nil, err
+	}
+	conds, err := kf.Conditions()
+	if err != nil {
+		return nil, err
+	}
+	name := StandIn
+	for taken := true; taken; {
+		taken = false
+		for _, inj := range rb.Parameters.Injectors {
+			if inj.Name == name {
+				name, taken = name+"-x", true
+			}
+		}
+	}
+	var out []map[string]any
+	seen := map[string]bool{}
+	for _, c := range conds {
+		if c.Status != kptfile.ConditionFalse || c.Message != configinject.NoMatch {
+			continue
+		}
+		for _, it := range items {
+			apiVersion, kind := krm.TypeMeta(it.YNode())
+			key := apiVersion + " " + kind
+			if c.Type != configinject.ConditionPrefix+"."+kind+"."+krm.Name(it.YNode()) || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name, "namespace": namespace}})
+		}
+	}
+	return out, nil
 }
 
 func short(digest string) string {

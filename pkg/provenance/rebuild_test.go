@@ -2,6 +2,7 @@ package provenance
 
 import (
 	"errors"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,3 +80,37 @@ func TestRebuildRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A point nothing was injected into while the cluster had objects of its
+// type (configinject.NoMatch) gets a stand-in of that type, named so no
+// injector selects it; a point whose type the cluster did not have, or a
+// point injected, gets none.
+func TestRebuildStandIns(t *testing.T) {
+	files := pkg()
+	files["team.yaml"] = "apiVersion: example.com/v1\nkind: Team\nmetadata:\n  name: owner\n  annotations:\n    kpt.dev/config-injection: optional\nspec:\n  lead: unknown\n"
+	files["db.yaml"] = "apiVersion: example.com/v1\nkind: Database\nmetadata:\n  name: db\n  annotations:\n    kpt.dev/config-injection: optional\nspec: {}\n"
+	files["Kptfile"] += "status:\n  conditions:\n" +
+		"  - {type: config.injection.Team.owner, status: \"False\", reason: NoResourceSelected, message: \"no resource matched any injection selector for this injection point\"}\n" +
+		"  - {type: config.injection.Database.db, status: \"False\", reason: NoResourceSelected, message: \"no in-cluster resources of type example.com/v1.Database\"}\n" +
+		"  - {type: config.injection.ConfigMap.settings, status: \"True\", reason: ConfigInjected, message: injected}\n"
+	in := inputs()
+	stamped, err := Stamp(files, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := mustRead(t, stamped).Rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rb.StandIns(stamped, "team-a")
+	want := []map[string]any{{"apiVersion": "example.com/v1", "kind": "Team", "metadata": map[string]any{"name": StandIn, "namespace": "team-a"}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("stand-ins: %v %v", got, err)
+	}
+	rb.Parameters.Injectors = append(rb.Parameters.Injectors, pvInjector(StandIn))
+	if got, _ := rb.StandIns(stamped, "team-a"); len(got) != 1 || got[0]["metadata"].(map[string]any)["name"] != StandIn+"-x" {
+		t.Fatalf("a stand-in an injector names: %v", got)
+	}
+}
+
+func pvInjector(name string) pv.InjectionSelector { return pv.InjectionSelector{Name: name} }

@@ -136,9 +136,10 @@ type Inputs struct {
 	// with where it came from (OriginEdited, or an adoption's words): the
 	// statement says so on the file's subject (OriginAnnotation), so that
 	// it never vouches for them as pvkit's build, and a later upgrade
-	// knows them for a person's (Record.PersonsFiles). A path not in the
-	// package is left out.
-	Origins map[string]string
+	// knows them for a person's (Record.PersonsFiles), with where a
+	// person's edit was found, its digest there and who approved it
+	// (Origin). A path not in the package is left out.
+	Origins Origins
 }
 
 // OriginAnnotation, on a subject of the statement, says that the file's
@@ -163,8 +164,8 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	digests := variant.FileDigests(content)
 	for _, name := range krm.SortedKeys(content) {
 		d := Descriptor{Name: name, Digest: map[string]string{DigestAlgorithm: hexOf(digests[name])}}
-		if o := in.Origins[name]; o != "" {
-			d.Annotations = map[string]string{OriginAnnotation: o}
+		if o := in.Origins[name]; o.Words != "" {
+			d.Annotations = o.annotations()
 		}
 		st.Subject = append(st.Subject, d)
 	}

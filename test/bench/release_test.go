@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,7 +28,9 @@ import (
 // package context by CEL, a per-region injector, a prepended catalog
 // function, approval by policy (always), signed provenance records, and a
 // staged rollout (a canary, 10%, the rest; a set per 5,000 targets). first: the fleet's first run (clone, inject, render, approve);
-// noop: a run with nothing to do; plan: `pvctl plan` of v2's canary (one
+// noop: a run with nothing to do; verify-rebuild: `pvctl verify
+// --rebuild` of every revision of the fleet (each published one and its
+// branch, issue 60 #4); plan: `pvctl plan` of v2's canary (one
 // child moves); release: v2 rolled out to the whole fleet, run after run
 // until Complete. PVKIT_BENCH_TARGETS sets the sizes (default 500,1000); only with
 // PVKIT_BENCH_PVCTL=1 (make bench-pvctl).
@@ -72,6 +75,22 @@ func BenchmarkPvctlRelease(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(n), "ms/target")
 			b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N)/float64(n), "cpu-ms/target")
 		})
+		b.Run(fmt.Sprintf("verify-rebuild/%dtargets", n), func(b *testing.B) {
+			var out bytes.Buffer
+			for i := 0; i < b.N; i++ {
+				out.Reset()
+				if code := cli.Command(context.Background(), "verify", []string{"--repos", dir, "--rebuild"}, &out, os.Stderr); code != 0 {
+					b.Fatalf("verify --rebuild: exit %d\n%s", code, tail(out.String(), 20))
+				}
+			}
+			revs := strings.Count(out.String(), "\nok   ") + 1
+			if !strings.Contains(out.String(), fmt.Sprintf(", %d rebuilt, 0 cannot be rebuilt", revs)) {
+				b.Fatalf("verify --rebuild did not rebuild every revision:\n%s", tail(out.String(), 3))
+			}
+			b.ReportMetric(float64(revs), "revisions")
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(revs), "ms/revision")
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/1000, "s/fleet")
+		})
 		r.publish(dir, "nginx:1.28")
 		if n <= 1000 || os.Getenv("PVKIT_BENCH_PLAN") != "" {
 			// Above 1,000 only when asked: the plan runs the whole release
@@ -113,6 +132,15 @@ func BenchmarkPvctlRelease(b *testing.B) {
 			b.ReportMetric(float64(runs), "runs")
 		})
 	}
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // complete: every set's rollout, as the run left it in the state, is

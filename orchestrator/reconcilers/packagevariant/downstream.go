@@ -13,6 +13,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -405,8 +406,8 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	if err != nil {
 		return nil, err
 	}
-	origins, _ := r.personsFiles(v, res.Files)
-	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), work{origins: func(map[string]string) map[string]string { return origins }})
+	origins, _ := r.personsOrigins(v, res.Files, found(pub))
+	return r.mutateNewWith(ctx, v, up, draft, store.LockFor(*up), work{origins: func(map[string]string) provenance.Origins { return origins }})
 }
 
 // lockedUpstream finds the published upstream revision a lock points at (a

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -70,7 +72,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 	if policy == DriftAdopt {
 		branch, of := d.branch, w.origins
 		w.prepare = func(map[string]string) (map[string]string, error) { return maps.Clone(branch), nil }
-		w.origins = func(files map[string]string) map[string]string { return adoptedOrigins(d, of(files)) }
+		w.origins = func(files map[string]string) provenance.Origins { return adoptedOrigins(d, of(files)) }
 	}
 	resolution := policy + " of " + d.rev.Name
 	draft, err := r.createDraftAnnotated(ctx, v, store.Task{Type: store.Edit, Source: pub.Name}, map[string]string{DriftResolutionAnnotation: resolution})
@@ -92,7 +94,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 // each said adopted, from where, at which commit: the record never vouches
 // for them as pvkit's build, and approval by policy leaves the draft to a
 // person when provenance is required (provenanceProblem).
-func adoptedOrigins(d *drift, origins map[string]string) map[string]string {
+func adoptedOrigins(d *drift, origins provenance.Origins) provenance.Origins {
 	at := d.rev.Commit
 	if at == "" {
 		at = "version " + d.rev.ResourceVersion
@@ -104,9 +106,10 @@ func adoptedOrigins(d *drift, origins map[string]string) map[string]string {
 			continue
 		}
 		if origins == nil {
-			origins = map[string]string{}
+			origins = provenance.Origins{}
 		}
-		origins[f.Path] = fmt.Sprintf("adopted from %s at %s (%s: %s); not built by pvkit, approved by a person when provenance is required", d.rev.Name, at, DriftPolicyAnnotation, DriftAdopt)
+		origins[f.Path] = provenance.Origin{Words: fmt.Sprintf("adopted from %s at %s (%s: %s); not built by pvkit, approved by a person when provenance is required", d.rev.Name, at, DriftPolicyAnnotation, DriftAdopt),
+			Digest: strings.TrimPrefix(variant.Fingerprint(map[string]string{f.Path: d.branch[f.Path]}), "sha256:")}
 	}
 	return origins
 }

@@ -61,25 +61,27 @@ type work struct {
 	// does not describe it (the store wrote the mutation gate into its
 	// Kptfile, an upgrade merged): its origins are its source's
 	// (sourceOrigins).
-	origins func(files map[string]string) map[string]string
+	origins func(files map[string]string) provenance.Origins
 }
 
 // originsOf are the files of a draft that pvkit did not build (work.origins).
-func (r *Reconciler) originsOf(v *pvapi.PackageVariant, w work, files map[string]string) map[string]string {
+// The edits a draft's own files show since its record were made in the
+// draft, which nobody has approved yet.
+func (r *Reconciler) originsOf(v *pvapi.PackageVariant, d store.Revision, w work, files map[string]string) provenance.Origins {
 	switch {
 	case w.origins != nil:
 		return w.origins(files)
 	case w.fresh:
 		return nil
 	}
-	origins, _ := r.personsFiles(v, files)
+	origins, _ := r.personsOrigins(v, files, provenance.Found{Revision: d.Name})
 	return origins
 }
 
 // sourceOrigins are the origins of a draft made from src (an edit): the
 // files of src that pvkit did not build, read when first needed.
-func (r *Reconciler) sourceOrigins(ctx context.Context, v *pvapi.PackageVariant, src store.Revision) func(map[string]string) map[string]string {
-	return func(map[string]string) map[string]string {
+func (r *Reconciler) sourceOrigins(ctx context.Context, v *pvapi.PackageVariant, src store.Revision) func(map[string]string) provenance.Origins {
+	return func(map[string]string) provenance.Origins {
 		res, err := r.Store.GetResources(ctx, v.Namespace, src.Name)
 		if err != nil {
 			// Unread, the files are taken for pvkit's: said in the log; the
@@ -87,20 +89,26 @@ func (r *Reconciler) sourceOrigins(ctx context.Context, v *pvapi.PackageVariant,
 			ctrl.LoggerFrom(ctx).Info("reading the source of a draft for its origins failed", "revision", src.Name, "error", err.Error())
 			return nil
 		}
-		origins, _ := r.personsFiles(v, res.Files)
+		origins, _ := r.personsOrigins(v, res.Files, found(src))
 		return origins
 	}
 }
 
-// personsFiles are the files of a package of the variant that pvkit did
-// not build, as its record says (provenance.PersonsFiles); known is false
-// when it has no record of the variant's (none, or another's: a clone of
-// a blueprint pvkit made).
-func (r *Reconciler) personsFiles(v *pvapi.PackageVariant, files map[string]string) (map[string]string, bool) {
+// found names a revision for the edits found in it: its name, and who
+// approved it where the store knows it.
+func found(rev store.Revision) provenance.Found {
+	return provenance.Found{Revision: rev.Name, ApprovedBy: rev.PublishedBy}
+}
+
+// personsOrigins are the files of a package of the variant that pvkit did
+// not build, as its record says (provenance.PersonsOrigins), the edits
+// since it found in in; known is false when it has no record of the
+// variant's (none, or another's: a clone of a blueprint pvkit made).
+func (r *Reconciler) personsOrigins(v *pvapi.PackageVariant, files map[string]string, in provenance.Found) (provenance.Origins, bool) {
 	if rec, err := provenance.Read(files); err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) {
 		return nil, false
 	}
-	return provenance.PersonsFiles(files)
+	return provenance.PersonsOrigins(files, in)
 }
 
 // mutate runs the chain on a draft and writes the result when it changed;
@@ -178,7 +186,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 			return failed(err)
 		}
 	}
-	var origins map[string]string // taken when the draft is written: reading the record's digests costs a parse
+	var origins provenance.Origins // taken when the draft is written: reading the record's digests costs a parse
 	out, in, err := r.runChain(ctx, v, files)
 	if err != nil {
 		return failed(err)
@@ -187,7 +195,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
 	}
 	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) || unstamped(v, d, res.Files, fp) {
-		origins = r.originsOf(v, w, res.Files) // after the preparation, which may know them
+		origins = r.originsOf(v, d, w, res.Files) // after the preparation, which may know them
 		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
 			return failed(err)
 		}
@@ -253,7 +261,7 @@ func (r *Reconciler) readDraft(ctx context.Context, v *pvapi.PackageVariant, d s
 // Porch's render changed the package, a render conflict told from an
 // input that changed meanwhile; m is the write's mutation, in its chain's
 // inputs.
-func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, m mutation, in *inputs, after store.Resources, origins map[string]string) (mutation, error) {
+func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, m mutation, in *inputs, after store.Resources, origins provenance.Origins) (mutation, error) {
 	m.files = after.Files
 	again, in2, err := r.runChain(ctx, v, after.Files)
 	if err == nil {
@@ -350,7 +358,7 @@ func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant,
 // write left it (staleRecord), once: a render that changes the package
 // again leaves the record stale, which `pvctl verify` and
 // pvkit.dev/require-provenance then report.
-func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, after store.Resources, origins map[string]string) (store.RenderStatus, store.Resources, error) {
+func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, after store.Resources, origins provenance.Origins) (store.RenderStatus, store.Resources, error) {
 	name := d.Name
 	files, err := r.stamp(v, d, after.Files, origins)
 	if err != nil {

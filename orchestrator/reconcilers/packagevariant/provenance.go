@@ -49,7 +49,7 @@ const RequireProvenanceAnnotation = "pvkit.dev/require-provenance"
 // stamp is files with the variant's provenance record for them; origins
 // are the files whose content pvkit did not build (a person's edits it
 // kept), which the record names so.
-func (r *Reconciler) stamp(v *pvapi.PackageVariant, d store.Revision, files, origins map[string]string) (map[string]string, error) {
+func (r *Reconciler) stamp(v *pvapi.PackageVariant, d store.Revision, files map[string]string, origins provenance.Origins) (map[string]string, error) {
 	builder := r.Provenance.Builder
 	if builder == "" {
 		builder = "controller"

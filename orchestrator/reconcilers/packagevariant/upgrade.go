@@ -104,9 +104,9 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 	return func(files map[string]string) (map[string]string, error) {
 		// The files the new upstream dropped (issue 55 #2): gone unless a
 		// person changed them, and then a conflict like any other.
-		persons, known := r.personsFiles(v, files)
+		persons, known := r.personsOrigins(v, files, provenance.Found{Revision: d.Name})
 		files = provenance.WithoutRecord(files)
-		files, kept := tasks.Dropped{Base: base, Next: next, Local: files, Persons: persons, Known: known}.Apply(files)
+		files, kept := tasks.Dropped{Base: base, Next: next, Local: files, Persons: persons.Words(), Known: known}.Apply(files)
 		conflicts, err := tasks.Conflicts(base, next, files)
 		if err != nil {
 			return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("upgrading draft %s in place: %w", d.Name, err))
@@ -211,6 +211,7 @@ type upgradeDraft struct {
 	up       *store.Revision
 	fresh    bool
 	dropped  *tasks.Dropped
+	origins  provenance.Origins // pub's files pvkit did not build (dropped's Persons, with where each came from)
 	kept     []string
 }
 
@@ -249,7 +250,8 @@ func (u *upgradeDraft) settle() (*tasks.Dropped, error) {
 		return nil, err
 	}
 	d := &tasks.Dropped{Base: provenance.WithoutRecord(base), Next: provenance.WithoutRecord(next), Local: provenance.WithoutRecord(local.Files)}
-	d.Persons, d.Known = provenance.PersonsFiles(local.Files)
+	u.origins, d.Known = provenance.PersonsOrigins(local.Files, found(u.pub))
+	d.Persons = u.origins.Words()
 	u.dropped = d
 	return d, nil
 }
@@ -269,11 +271,11 @@ func (u *upgradeDraft) work() work {
 			u.kept = kept
 			return out, nil
 		},
-		origins: func(files map[string]string) map[string]string {
+		origins: func(files map[string]string) provenance.Origins {
 			if !u.unsettled(files) || u.dropped == nil {
 				return nil
 			}
-			return u.dropped.Persons
+			return u.origins
 		},
 	}
 }

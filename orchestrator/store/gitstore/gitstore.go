@@ -234,6 +234,10 @@ type backend struct {
 // rule signed-commits).
 type CommitSigner func(payload []byte) ([]byte, error)
 
+// SetApprover names who the store's approvals from now on are made by,
+// kept in the repository's metadata as the revision's PublishedBy.
+func (s *Store) SetApprover(who string) { s.engine.SetApprover(who) }
+
 // SignCommits signs every commit the store writes from now on (nil:
 // unsigned).
 func (s *Store) SignCommits(sign CommitSigner) { s.git.sign = sign }

@@ -30,6 +30,8 @@ type revMeta struct {
 	// Created is when the store created the draft (RFC 3339, to the
 	// nanosecond: a delay is measured from it).
 	Created string `json:"created,omitempty"`
+	// PublishedBy is who approved the revision (store.Revision.PublishedBy).
+	PublishedBy string `json:"publishedBy,omitempty"`
 }
 
 // created is the creation time recorded, zero when none is.
@@ -70,11 +72,11 @@ func parseMetadata(path string, b []byte) (*metadata, error) {
 
 // set records rev's metadata (none is no entry) and writes the file.
 func (m *metadata) set(gitDir string, rev store.Revision) error {
-	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations}
+	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations, PublishedBy: rev.PublishedBy}
 	if !rev.Created.IsZero() {
 		e.Created = rev.Created.UTC().Format(time.RFC3339Nano)
 	}
-	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" {
+	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" && e.PublishedBy == "" {
 		return m.remove(gitDir, rev.Name)
 	}
 	prev, had := m.Revisions[rev.Name]

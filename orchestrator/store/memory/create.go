@@ -174,6 +174,7 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 	next := copyRev(e.rev)
 	next.Revision = s.latest(e.rev.Key()) + 1
 	next.Lifecycle = store.Published
+	next.PublishedBy = s.approver
 	files, err := e.read()
 	if err != nil {
 		return store.Revision{}, err
@@ -183,7 +184,7 @@ func (s *Store) Approve(namespace, name string) (store.Revision, error) {
 			return store.Revision{}, err
 		}
 	}
-	e.rev.Revision, e.rev.Lifecycle = next.Revision, next.Lifecycle
+	e.rev.Revision, e.rev.Lifecycle, e.rev.PublishedBy = next.Revision, next.Lifecycle, next.PublishedBy
 	e.rev.ResourceVersion = s.nextVersion()
 	return copyRev(e.rev), nil
 }

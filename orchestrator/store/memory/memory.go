@@ -58,6 +58,17 @@ type Store struct {
 	persist Persister
 	render  Renderer
 	now     func() time.Time // stamps a new draft's Created
+	// approver is who approves, recorded as a revision's PublishedBy
+	// (SetApprover; "": not known).
+	approver string
+}
+
+// SetApprover names who the store's approvals from now on are made by
+// (store.Revision.PublishedBy): pvctl approve's user, pvctl run's policy.
+func (s *Store) SetApprover(who string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.approver = who
 }
 
 // SetClock sets the clock that stamps new drafts (Revision.Created).

@@ -155,7 +155,7 @@ func FromAPI(pr *porchapi.PackageRevision) store.Revision {
 	r := store.Revision{Namespace: pr.Namespace, Name: pr.Name, Repository: pr.Spec.RepositoryName, Package: pr.Spec.PackageName,
 		Workspace: pr.Spec.WorkspaceName, Revision: pr.Spec.Revision, Lifecycle: store.Lifecycle(pr.Spec.Lifecycle),
 		Labels: pr.Labels, Annotations: pr.Annotations, ResourceVersion: pr.ResourceVersion, Created: pr.CreationTimestamp.Time,
-		Owners: api.Owners(pr.OwnerReferences)}
+		Owners: api.Owners(pr.OwnerReferences), PublishedBy: pr.Status.PublishedBy}
 	if r.Lifecycle == "" {
 		r.Lifecycle = store.Draft
 	}
@@ -185,6 +185,7 @@ func ToAPI(r store.Revision) porchapi.PackageRevision {
 	if !r.Created.IsZero() {
 		pr.CreationTimestamp = metav1.NewTime(r.Created)
 	}
+	pr.Status.PublishedBy = r.PublishedBy
 	if r.Lock != nil {
 		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Repo: r.Lock.Repository, Directory: r.Lock.Package, Ref: r.Lock.Ref}}
 	}

@@ -465,3 +465,18 @@ func TestPendingGatesRetriesAndWaitsForALostAnswer(t *testing.T) {
 		})
 	}
 }
+
+// Issue 60 #2: who approved a revision is Porch's status.publishedBy (the
+// approval request's user), both ways.
+func TestPublishedByIsPorchs(t *testing.T) {
+	pr := &porchapi.PackageRevision{}
+	pr.Name, pr.Spec.Lifecycle, pr.Spec.Revision = "d.app.v1", porchapi.PackageRevisionLifecyclePublished, 1
+	pr.Status.PublishedBy = "system:serviceaccount:porch-system:approver"
+	r := FromAPI(pr)
+	if r.PublishedBy != pr.Status.PublishedBy {
+		t.Fatalf("FromAPI: PublishedBy %q", r.PublishedBy)
+	}
+	if back := ToAPI(r); back.Status.PublishedBy != pr.Status.PublishedBy {
+		t.Fatalf("ToAPI: publishedBy %q", back.Status.PublishedBy)
+	}
+}
