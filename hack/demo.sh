@@ -130,10 +130,10 @@ sed -i 's/replicas: 1/replicas: 2/' "$work/edge-useast1/app/deployment.yaml"
 git -C "$work/edge-useast1" -c user.name=someone -c user.email=someone@example.com commit -qam "hotfix"
 git -C "$work/edge-useast1" push -q origin main
 if pvctl verify edge-useast1.app.main; then echo "the change was not caught"; exit 1; fi
-verified=$("$PWD/bin/pvctl" verify edge-useast1.app.main --repos "$repos" || true)
+verified=$("$PWD/bin/pvctl" verify edge-useast1.app.main --repos "$repos" 2>/dev/null || true)
 grep -q 'FAIL edge-useast1.app.main: .*deployment.yaml (modified)' <<<"$verified" || { echo "pvctl verify did not name deployment.yaml"; exit 1; }
 echo "   and the rebuild names the field: what the recorded inputs give, and what the branch holds"
-rebuilt=$("$PWD/bin/pvctl" verify --rebuild edge-useast1.app.main --repos "$repos" || true)
+rebuilt=$("$PWD/bin/pvctl" verify --rebuild edge-useast1.app.main --repos "$repos" 2>/dev/null || true)
 grep 'deployment.yaml: Deployment/web spec.replicas: published 2, rebuilt 1$' <<<"$rebuilt" | sed 's/^ */   /' \
   || { echo "pvctl verify --rebuild did not name spec.replicas"; echo "$rebuilt"; exit 1; }
 

@@ -247,3 +247,19 @@ func withoutParameters(t *testing.T, record string) string {
 	}
 	return out
 }
+
+// make demo's finding: a draft upgraded in place recorded no upstream
+// commit (its moved lock left the commit out), so its record could not be
+// rebuilt. The lock now takes the new revision's commit, and every
+// revision of the fleet rebuilds, the drafts upgraded in place among them.
+func TestRebuildOfADraftUpgradedInPlace(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1")
+	w.publishFiles(func(f map[string]string) { f["deployment.yaml"] = replaced(t, f["deployment.yaml"], "nginx:1.27", "nginx:1.28") })
+	w.run(ExitOK)
+	contains(t, w.files("core-euwest1.app.packagevariant-1")["Kptfile"], "ref: app/v2\n    commit: "+w.gitRef("blueprints", "app/v2")+"\n")
+	out := w.mustCmd(ExitOK, "verify", "--rebuild")
+	contains(t, out, "ok   core-euwest1.app.packagevariant-1: 6 files as recorded by variant default/app-staging (generation 1) from upstream app/v2 at ",
+		"5 checked, 0 failed, 3 without a record, 5 rebuilt, 0 cannot be rebuilt")
+}

@@ -242,7 +242,7 @@ func dispatchOrder(jobs []verifyJob, rebuild bool) []int {
 	var later []int
 	seen := map[[sha256.Size]byte]bool{}
 	for i, j := range jobs {
-		if k := filesKey(j.files); rebuild && seen[k] {
+		if k := local.FilesKey(j.files); rebuild && seen[k] {
 			later = append(later, i)
 		} else {
 			seen[k] = true

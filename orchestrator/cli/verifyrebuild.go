@@ -45,7 +45,7 @@ const maxRebuildLines = 20
 // named (named: the user asked for its rebuild). An error is one that
 // stops verify (the store unreadable), not a verdict.
 func (rb *rebuilder) rebuild(ctx context.Context, s *local.Repos, namespace string, rev store.Revision, files map[string]string, named bool) (string, bool, error) {
-	key := filesKey(files)
+	key := local.FilesKey(files)
 	rb.mu.Lock()
 	if rb.byFiles == nil {
 		rb.byFiles = map[[sha256.Size]byte]*rebuildOnce{}
@@ -120,16 +120,4 @@ func describeRebuild(res *local.Rebuilt) string {
 		b.WriteString("\n       " + l)
 	}
 	return b.String()
-}
-
-// filesKey identifies a package's files.
-func filesKey(files map[string]string) [sha256.Size]byte {
-	h := sha256.New()
-	for _, n := range krm.SortedKeys(files) {
-		fmt.Fprintf(h, "%d:%s%d:", len(n), n, len(files[n]))
-		h.Write([]byte(files[n]))
-	}
-	var k [sha256.Size]byte
-	copy(k[:], h.Sum(nil))
-	return k
 }

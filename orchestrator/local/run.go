@@ -126,7 +126,7 @@ const DefaultRenderTimeout = 2 * time.Minute
 // variant twice as long).
 func (r *Render) renderer(ctx context.Context) memory.Renderer {
 	return func(files map[string]string) (map[string]string, store.RenderStatus) {
-		key := filesKey(files)
+		key := FilesKey(files)
 		r.mu.Lock()
 		st, failedBefore := r.failed[key]
 		r.mu.Unlock()
@@ -147,8 +147,8 @@ func (r *Render) renderer(ctx context.Context) memory.Renderer {
 	}
 }
 
-// filesKey identifies a package's files.
-func filesKey(files map[string]string) [sha256.Size]byte {
+// FilesKey identifies a package's files (names and bytes).
+func FilesKey(files map[string]string) [sha256.Size]byte {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)

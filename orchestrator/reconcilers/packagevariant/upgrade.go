@@ -164,8 +164,11 @@ func (r *Reconciler) variantOf(ctx context.Context, v *pvapi.PackageVariant, up 
 
 // movedLock is the draft's upstream lock moved from old to up: the form the
 // draft has (the repository by URL or name, a directory-scoped ref's
-// prefix) kept, the ref the new revision's, the commit left out (Porch's API
-// shows no revision's commit; neither kpt nor Porch reads it to upgrade).
+// prefix) kept, the ref the new revision's, the commit the new revision's
+// where the store knows it (store.Revision.Commit: the git store's tag,
+// Porch v1.5.3's resource version), else none. Without it a draft upgraded
+// in place recorded no upstream commit, and its provenance could not be
+// rebuilt (issue 60: found by make demo).
 func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision) (*store.Lock, error) {
 	cur, err := tasks.LockOf(files)
 	if err != nil {
@@ -183,7 +186,7 @@ func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision
 	if from := store.LockFor(old).Ref; strings.HasSuffix(cur.Ref, "/"+from) {
 		prefix = strings.TrimSuffix(cur.Ref, from)
 	}
-	next.Ref, next.Commit = prefix+want.Ref, ""
+	next.Ref, next.Commit = prefix+want.Ref, up.Commit
 	return &next, nil
 }
 
