@@ -256,7 +256,9 @@ func TestRebuildOfADraftUpgradedInPlace(t *testing.T) {
 	w := newWS(t)
 	w.run(ExitOK)
 	w.mustCmd(ExitOK, "approve", "edge-useast1.app.packagevariant-1")
-	w.publishFiles(func(f map[string]string) { f["deployment.yaml"] = replaced(t, f["deployment.yaml"], "nginx:1.27", "nginx:1.28") })
+	w.publishFiles(func(f map[string]string) {
+		f["deployment.yaml"] = replaced(t, f["deployment.yaml"], "nginx:1.27", "nginx:1.28")
+	})
 	w.run(ExitOK)
 	contains(t, w.files("core-euwest1.app.packagevariant-1")["Kptfile"], "ref: app/v2\n    commit: "+w.gitRef("blueprints", "app/v2")+"\n")
 	out := w.mustCmd(ExitOK, "verify", "--rebuild")
