@@ -55,6 +55,14 @@ func SameMetadata(cur, desired *v1alpha1.PackageVariant) bool {
 	if !SameShard(cur, desired) || !slices.Equal(copiedKeys(cur), copiedKeys(desired)) {
 		return false
 	}
+	for _, k := range groupLabels {
+		if cur.Metadata.Labels[k] != desired.Metadata.Labels[k] {
+			return false
+		}
+	}
+	if cur.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation] != desired.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation] {
+		return false
+	}
 	for _, k := range copiedKeys(desired) {
 		if cur.Metadata.Labels[k] != desired.Metadata.Labels[k] {
 			return false
@@ -95,9 +103,25 @@ func ChildMetadata(cur, desired *v1alpha1.PackageVariant) MetadataChange {
 	} else if _, had := cur.Metadata.Annotations[v1alpha2.CopiedLabelsAnnotation]; had {
 		ch.RemoveAnnotations = append(ch.RemoveAnnotations, v1alpha2.CopiedLabelsAnnotation)
 	}
+	for _, k := range groupLabels { // a grouped set's (rule package-groups)
+		if v := desired.Metadata.Labels[k]; v != "" {
+			ch.SetLabels[k] = v
+		} else if _, had := cur.Metadata.Labels[k]; had {
+			ch.RemoveLabels = append(ch.RemoveLabels, k)
+		}
+	}
+	if v := desired.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation]; v != "" {
+		ch.SetAnnotations[v1alpha2.GroupRevisionAnnotation] = v
+	} else if _, had := cur.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation]; had {
+		ch.RemoveAnnotations = append(ch.RemoveAnnotations, v1alpha2.GroupRevisionAnnotation)
+	}
 	slices.Sort(ch.RemoveLabels)
+	slices.Sort(ch.RemoveAnnotations)
 	return ch
 }
+
+// groupLabels are the labels a grouped set's children carry.
+var groupLabels = []string{v1alpha2.GroupLabel, v1alpha2.MemberLabel}
 
 // Apply is the change made to a copy of labels and annotations.
 func (ch MetadataChange) Apply(labels, annotations map[string]string) (map[string]string, map[string]string) {

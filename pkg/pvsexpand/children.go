@@ -154,11 +154,20 @@ func NewChild(set *v1alpha2.PackageVariantSet, c Child) *v1alpha1.PackageVariant
 	if shard := set.Metadata.Labels[v1alpha2.ShardLabel]; shard != "" {
 		labels[v1alpha2.ShardLabel] = shard
 	}
+	if c.Group != "" {
+		labels[v1alpha2.GroupLabel], labels[v1alpha2.MemberLabel] = c.Group, c.Member
+	}
 	pv := &v1alpha1.PackageVariant{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind,
 		Metadata: meta.ObjectMeta{Name: c.Name, Namespace: set.Metadata.Namespace, Labels: labels},
 		Spec:     *c.Spec}
 	if len(copied) > 0 {
 		pv.Metadata.Annotations = map[string]string{v1alpha2.CopiedLabelsAnnotation: strings.Join(slices.Sorted(maps.Keys(copied)), ",")}
+	}
+	if c.GroupRevision != "" {
+		if pv.Metadata.Annotations == nil {
+			pv.Metadata.Annotations = map[string]string{}
+		}
+		pv.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation] = c.GroupRevision
 	}
 	if set.Metadata.UID != "" {
 		pv.Metadata.OwnerReferences = []meta.OwnerReference{{APIVersion: v1alpha2.APIVersion, Kind: v1alpha2.Kind,

@@ -21,6 +21,10 @@ type Child struct {
 	// objectSelector's object), else of its downstream Repository: what a
 	// staged rollout's waves select by (pkg/rollout).
 	Labels map[string]string
+	// Group, Member and GroupRevision are set for a child of a grouped set
+	// (rule package-groups): the group's package, the member it deploys,
+	// and the group's package revision its upstream comes from.
+	Group, Member, GroupRevision string
 }
 
 // Failure is a target entry that could not be computed; it stops no other
@@ -61,11 +65,18 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 	if err != nil {
 		return nil, err
 	}
-	up, err := findUpstream(w, set.Spec.Upstream)
+	ref, g := set.Spec.Upstream, (*group)(nil)
+	if set.Spec.Group != nil {
+		if g, err = findGroup(w, set.Spec.Group); err != nil {
+			return nil, err
+		}
+		ref, w.perTarget = set.Spec.Group, len(g.members)
+	}
+	up, err := findUpstream(w, ref)
 	if err != nil {
 		return nil, err
 	}
-	r := &renderer{ctx: ctx, eng: eng, world: w, upstream: set.Spec.Upstream, upObject: &up.Object}
+	r := &renderer{ctx: ctx, eng: eng, world: w, upstream: ref, upObject: &up.Object}
 	insts, failures, err := unroll(set, w)
 	if err != nil {
 		return nil, err
@@ -87,15 +98,19 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 			x.Failures = append(x.Failures, Failure{Field: in.field, Where: in.where, Message: err.Error()})
 			continue
 		}
-		key := [2]string{spec.Downstream.Repo, spec.Downstream.Package}
-		byDownstream[key] = append(byDownstream[key], len(rendered))
 		var labels map[string]string
 		if o, ok := in.targetVar.(*Object); ok {
 			labels = o.Labels
 		} else if repo := w.Repository(spec.Downstream.Repo); repo != nil {
 			labels = repo.Labels
 		}
-		rendered = append(rendered, Child{Name: ChildName(set.Metadata.Name, key[0], key[1]), Field: in.field, Where: in.rendered(key[0], key[1]), Spec: spec, Labels: labels})
+		c := Child{Field: in.field, Spec: spec, Labels: labels}
+		for _, c := range g.children(set, c) { // a grouped set's: one a member (rule package-groups)
+			key := [2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}
+			c.Name, c.Where = ChildName(set.Metadata.Name, key[0], key[1]), in.rendered(key[0], key[1])
+			byDownstream[key] = append(byDownstream[key], len(rendered))
+			rendered = append(rendered, c)
+		}
 	}
 	// Two entries rendering one downstream are both failures (rule: one-downstream-one-entry): neither
 	// may win silently.

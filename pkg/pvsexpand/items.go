@@ -31,6 +31,15 @@ func WorldFromItems(namespace string, items []*yaml.RNode) *World {
 		if g == PackageRevisionGVK {
 			w.AddRevision(readRevision(n))
 		}
+		if g == GroupGVK { // a group's group.yaml, for the revision it names (rule package-groups)
+			grp := &v1alpha2.PackageGroup{}
+			rev := krm.Annotation(it, v1alpha2.GroupRevisionAnnotation)
+			if problems := krm.Decode(it, grp); krm.HasErrorProblems(problems) {
+				w.AddGroupError(rev, problems[0].Message)
+			} else {
+				w.AddGroup(rev, grp)
+			}
+		}
 		w.Add(g, toObject(n))
 	}
 	return w

@@ -51,7 +51,11 @@ type failure struct {
 func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure, error) {
 	var out []instance
 	var failures []failure
-	pkg := set.Spec.Upstream.Package
+	up := set.Spec.Upstream
+	if up == nil { // a grouped set: each member names its package (rule package-groups)
+		up = set.Spec.Group
+	}
+	pkg := up.Package
 	max := w.maxChildren()
 	// Counted before anything is built: a set asking for 90,000 children
 	// costs a count, not 90,000 instances.

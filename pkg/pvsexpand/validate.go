@@ -3,6 +3,7 @@ package pvsexpand
 import (
 	"fmt"
 	"github.com/pvkit/pvkit/pkg/window"
+	"strings"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -42,7 +43,15 @@ func Validate(set *v1alpha2.PackageVariantSet) []krm.Problem {
 		return []krm.Problem{krm.Errorf(nil, "", "%v", err)}
 	}
 	v := &validator{eng: eng, seen: map[string]bool{}}
-	v.upstream(set.Spec.Upstream)
+	if g := set.Spec.Group; g != nil {
+		if set.Spec.Upstream != nil {
+			v.errorf("spec.group", "`spec.group` and `spec.upstream` cannot both be set: a grouped set's members are its upstreams (rule package-groups)")
+		}
+		v.upstreamAt("spec.group", g)
+		v.grouped(set)
+	} else {
+		v.upstream(set.Spec.Upstream)
+	}
 	if len(set.Spec.Targets) == 0 {
 		v.errorf("spec.targets", "`spec.targets` must list at least one target")
 	}
@@ -109,21 +118,58 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 }
 
 func (v *validator) upstream(u *pv.Upstream) {
-	switch {
-	case u == nil:
-		v.errorf("spec.upstream", "`spec.upstream` must be set")
+	if u == nil {
+		v.errorf("spec.upstream", "`spec.upstream` must be set (or, pvkit's, `spec.group`)")
 		return
-	case u.Repo == "":
-		v.errorf("spec.upstream.repo", "`spec.upstream.repo` must not be empty")
+	}
+	v.upstreamAt("spec.upstream", u)
+}
+
+// upstreamAt checks an upstream reference at field (spec.upstream, or a
+// grouped set's spec.group).
+func (v *validator) upstreamAt(field string, u *pv.Upstream) {
+	if u.Repo == "" {
+		v.errorf(field+".repo", "`%s.repo` must not be empty", field)
 	}
 	if u.Package == "" {
-		v.errorf("spec.upstream.package", "`spec.upstream.package` must not be empty")
+		v.errorf(field+".package", "`%s.package` must not be empty", field)
 	}
 	if u.Revision < -1 {
-		v.errorf("spec.upstream.revision", "`spec.upstream.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", u.Revision)
+		v.errorf(field+".revision", "`%s.revision` must be a published revision number (1 or more), or -1 for the branch placeholder (Porch's `main`), found %d", field, u.Revision)
 	}
 	for _, msg := range upstream.CheckSemver(u) {
-		v.errorf("spec.upstream.semver", "%s", msg)
+		v.errorf(field+".semver", "%s", strings.ReplaceAll(msg, "spec.upstream", field))
+	}
+}
+
+// grouped checks what a grouped set cannot have (rule package-groups):
+// package names in its targets and a downstream package in its templates
+// (each member names its own package).
+func (v *validator) grouped(set *v1alpha2.PackageVariantSet) {
+	if set.Spec.Rollout != nil {
+		// Issue 59 #2 (a target's members as one unit of a wave) is not
+		// built yet: refused rather than rolled out member by member.
+		v.errorf("spec.rollout", "`spec.rollout` cannot be set in a set with `spec.group` yet: a staged rollout of a group (a target's members moving as one unit) is not built; without it, a new revision of the group moves every target's members at once")
+	}
+	for i, t := range set.Spec.Targets {
+		field := fmt.Sprintf("spec.targets[%d]", i)
+		names := func(f string, n []string) {
+			if len(n) > 0 {
+				v.errorf(f+".packageNames", "`%s.packageNames` cannot be set in a set with `spec.group`: each member of the group names its downstream package", f)
+			}
+		}
+		for j, r := range t.Repositories {
+			names(fmt.Sprintf("%s.repositories[%d]", field, j), r.PackageNames)
+		}
+		if s := t.RepositorySelector; s != nil {
+			names(field+".repositorySelector", s.PackageNames)
+		}
+		if s := t.ObjectSelector; s != nil {
+			names(field+".objectSelector", s.PackageNames)
+		}
+		if tpl := t.Template; tpl != nil && tpl.Downstream != nil && (tpl.Downstream.Package != nil || tpl.Downstream.PackageExpr != nil) {
+			v.errorf(field+".template.downstream.package", "`%s.template.downstream.package` (and `packageExpr`) cannot be set in a set with `spec.group`: each member of the group names its downstream package", field)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/pvkit/pvkit/pkg/api/meta"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 )
 
@@ -13,6 +14,7 @@ import (
 var (
 	RepositoryGVK      = krm.GVK{APIVersion: "config.porch.kpt.dev/v1alpha1", Kind: "Repository"}
 	PackageRevisionGVK = krm.GVK{APIVersion: "porch.kpt.dev/v1alpha1", Kind: "PackageRevision"}
+	GroupGVK           = krm.GVK{APIVersion: v1alpha2.GroupAPIVersion, Kind: v1alpha2.GroupKind}
 )
 
 // Revision is what a set needs of a PackageRevision: its metadata (the CEL
@@ -35,6 +37,12 @@ type World struct {
 	sorted    map[krm.GVK]bool
 	repos     map[string]*Object
 	revisions []Revision
+	// groups are the PackageGroups of group package revisions, by the
+	// revision's name (AddGroup); perTarget is how many children a target
+	// entry makes (a grouped set's members; 0: one).
+	groups    map[string]*v1alpha2.PackageGroup
+	groupErrs map[string]string // a PackageGroup input that does not decode, by revision
+	perTarget int
 	// Unavailable names the kinds that could not be listed, with the reason.
 	// A target that selects such a kind fails; it never counts as selecting
 	// nothing (rule: no-removal-on-partial).
@@ -56,11 +64,17 @@ const DefaultMaxChildren = 5000
 // bound allows; none is computed.
 var ErrTooManyChildren = errors.New("too many children")
 
+// maxChildren is the bound on the set's target entries: the bound on its
+// children, divided among a grouped set's members.
 func (w *World) maxChildren() int {
+	max := DefaultMaxChildren
 	if w.MaxChildren > 0 {
-		return w.MaxChildren
+		max = w.MaxChildren
 	}
-	return DefaultMaxChildren
+	if w.perTarget > 1 {
+		max /= w.perTarget
+	}
+	return max
 }
 
 // NewWorld is an empty world of a namespace.

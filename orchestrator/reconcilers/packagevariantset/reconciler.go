@@ -259,6 +259,9 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 		w.Add(pvsexpand.RepositoryGVK, objectOf(&repos.Items[i]))
 	}
 	u := set.Spec.Upstream
+	if set.Spec.Group != nil { // rule package-groups: the group package's revisions
+		u = set.Spec.Group
+	}
 	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: set.Namespace, Repository: u.Repo, Package: u.Package})
 	if err != nil {
 		return nil, nil, err
@@ -267,6 +270,11 @@ func (r *Reconciler) world(ctx context.Context, set *pvsapi.PackageVariantSet) (
 		w.AddRevision(pvsexpand.Revision{
 			Object:     pvsexpand.Object{Name: rev.Name, Namespace: rev.Namespace, Labels: rev.Labels, Annotations: rev.Annotations},
 			Repository: rev.Repository, Package: rev.Package, Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle})
+	}
+	if set.Spec.Group != nil {
+		if err := r.addGroup(ctx, w, u, revs); err != nil {
+			return nil, nil, err
+		}
 	}
 	w.Unavailable = map[krm.GVK]string{}
 	for _, t := range set.Spec.Targets {

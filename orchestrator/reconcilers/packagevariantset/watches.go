@@ -30,8 +30,12 @@ const (
 )
 
 func upstreamKeys(o client.Object) []string {
-	if u := o.(*pvsapi.PackageVariantSet).Spec.Upstream; u != nil {
+	spec := o.(*pvsapi.PackageVariantSet).Spec
+	if u := spec.Upstream; u != nil {
 		return []string{u.Repo + "/" + u.Package}
+	}
+	if g := spec.Group; g != nil { // a grouped set: its group package's revisions (rule package-groups)
+		return []string{g.Repo + "/" + g.Package}
 	}
 	return nil
 }

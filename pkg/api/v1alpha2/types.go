@@ -47,10 +47,22 @@ type PackageVariantSet struct {
 }
 
 // PackageVariantSetSpec is the desired state of a PackageVariantSet.
+// +kubebuilder:validation:XValidation:rule="has(self.upstream) != has(self.group)",message="exactly one of upstream and group (a pvkit extension: a group of packages) must be set"
 type PackageVariantSetSpec struct {
 	// Upstream is the package revision every generated PackageVariant clones.
-	// +required
+	// Required unless the set names a group (then it must be unset: the
+	// members are the upstreams).
+	// +optional
 	Upstream *pv.Upstream `json:"upstream,omitempty"`
+	// Group (a pvkit extension; Porch's CRD has no such field and refuses
+	// a set that has it) names a group of packages released to every
+	// target as one unit (rule: package-groups): a package whose revisions
+	// are the group's versions, and whose group.yaml (a PackageGroup) lists
+	// the members, each an upstream. Selected as an upstream is: revision,
+	// workspaceName or semver. The set then has one child per target and
+	// member, and a staged rollout moves a target's members together.
+	// +optional
+	Group *pv.Upstream `json:"group,omitempty"`
 	// Targets generate the PackageVariants.
 	// +required
 	// +kubebuilder:validation:MinItems=1

@@ -1,0 +1,70 @@
+package packagevariantset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pvkit/pvkit/orchestrator/store"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/pvsexpand"
+	"github.com/pvkit/pvkit/pkg/upstream"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// addGroup reads the PackageGroup of the group package revision a grouped
+// set selects (rule package-groups) from its group.yaml into w; a revision
+// without one, or one that does not read, is left for Expand to name
+// (UpstreamNotFound: the next revision of the group package brings the
+// next reconcile). One read of the revision's files a reconcile.
+func (r *Reconciler) addGroup(ctx context.Context, w *pvsexpand.World, ref *pv.Upstream, revs []store.Revision) error {
+	cands := make([]upstream.Candidate, len(revs))
+	for i, rev := range revs {
+		cands[i] = upstream.Candidate{Workspace: rev.Workspace, Revision: rev.Revision, Lifecycle: rev.Lifecycle}
+	}
+	i := upstream.Select(*ref, cands)
+	if i < 0 {
+		return nil
+	}
+	res, err := r.Store.GetResources(ctx, revs[i].Namespace, revs[i].Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the group %s: %w", revs[i].Name, err)
+	}
+	text, ok := res.Files[v1alpha2.GroupFile]
+	if !ok {
+		return nil
+	}
+	g, msg := ReadGroup(text)
+	if msg != "" {
+		w.AddGroupError(revs[i].Name, msg)
+		return nil
+	}
+	w.AddGroup(revs[i].Name, g)
+	return nil
+}
+
+// ReadGroup reads a group.yaml: the PackageGroup, or why it cannot be
+// read (naming the field).
+func ReadGroup(text string) (*v1alpha2.PackageGroup, string) {
+	n, err := yaml.Parse(text)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if err := krm.CheckAliases(n.YNode()); err != nil {
+		return nil, err.Error()
+	}
+	if !pvsexpand.GroupGVK.Is(n) {
+		apiVersion, kind := krm.TypeMeta(n.YNode())
+		return nil, fmt.Sprintf("not a %s %s (found %s %s)", pvsexpand.GroupGVK.APIVersion, pvsexpand.GroupGVK.Kind, apiVersion, kind)
+	}
+	g := &v1alpha2.PackageGroup{}
+	if problems := krm.Decode(n, g); krm.HasErrorProblems(problems) {
+		return nil, problems[0].Message
+	}
+	return g, ""
+}

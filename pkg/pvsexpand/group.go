@@ -1,0 +1,119 @@
+package pvsexpand
+
+import (
+	"fmt"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/upstream"
+	"github.com/pvkit/pvkit/pkg/validate"
+)
+
+// Groups of packages (issue 59, rule package-groups): a set's spec.group
+// names a package whose revisions are the group's versions; the
+// PackageGroup its group.yaml holds lists the members. The set has one
+// child per target and member: the member's upstream, the downstream
+// package named from the member, the set's template applied to each the
+// same way.
+
+// AddGroup adds the PackageGroup of a group package revision (by the
+// revision's name). The controller reads it from the revision's
+// group.yaml; the function from an input object of kind PackageGroup
+// annotated pvkit.dev/group-revision with the revision's name.
+func (w *World) AddGroup(revision string, g *v1alpha2.PackageGroup) {
+	if w.groups == nil {
+		w.groups = map[string]*v1alpha2.PackageGroup{}
+	}
+	w.groups[revision] = g
+}
+
+// AddGroupError records that the PackageGroup of a group package
+// revision cannot be read, and why: Expand names it.
+func (w *World) AddGroupError(revision, msg string) {
+	if w.groupErrs == nil {
+		w.groupErrs = map[string]string{}
+	}
+	w.groupErrs[revision] = msg
+}
+
+// group is a grouped set's group at the revision its spec.group selects.
+type group struct {
+	rev     *Revision
+	members []v1alpha2.GroupMember
+}
+
+// findGroup resolves the set's group to a revision of the group package
+// and its PackageGroup, checked (CheckGroup). An error stops the whole
+// expansion: no target can be computed without the group.
+func findGroup(w *World, ref *pv.Upstream) (*group, error) {
+	rev, err := findUpstream(w, ref)
+	if err != nil {
+		return nil, err
+	}
+	if msg, bad := w.groupErrs[rev.Name]; bad {
+		return nil, fmt.Errorf("the group's package revision %s: its %s: %s", rev.Name, v1alpha2.GroupFile, msg)
+	}
+	g := w.groups[rev.Name]
+	if g == nil {
+		return nil, fmt.Errorf("%w: the group's package revision %s (%s) has no %s among the inputs: its %s, or an object of kind %s annotated %s: %s",
+			ErrUpstreamNotFound, rev.Name, upstream.Describe(*ref), v1alpha2.GroupKind, v1alpha2.GroupFile, v1alpha2.GroupKind, v1alpha2.GroupRevisionAnnotation, rev.Name)
+	}
+	if problems := CheckGroup(g); len(problems) > 0 {
+		return nil, fmt.Errorf("the group %s (package revision %s): %s", g.Metadata.Name, rev.Name, problems[0])
+	}
+	return &group{rev: rev, members: g.Spec.Members}, nil
+}
+
+// CheckGroup lists what is wrong with a PackageGroup, each naming its
+// field in group.yaml: no member, a member without a name or upstream, a
+// name or a downstream package twice.
+func CheckGroup(g *v1alpha2.PackageGroup) []string {
+	if len(g.Spec.Members) == 0 {
+		return []string{v1alpha2.GroupFile + ": spec.members: a group has at least one member"}
+	}
+	var out []string
+	names, pkgs := map[string]int{}, map[string]int{}
+	for i, m := range g.Spec.Members {
+		field := fmt.Sprintf("%s: spec.members[%d]", v1alpha2.GroupFile, i)
+		if msg := validate.DNS1123Label(m.Name); msg != "" {
+			out = append(out, fmt.Sprintf("%s.name: %s", field, msg))
+		} else if j, dup := names[m.Name]; dup {
+			out = append(out, fmt.Sprintf("%s.name: %q is spec.members[%d]'s name too; each member is named once", field, m.Name, j))
+		} else {
+			names[m.Name] = i
+		}
+		if m.Upstream.Repo == "" || m.Upstream.Package == "" {
+			out = append(out, fmt.Sprintf("%s.upstream: repo and package are required", field))
+		}
+		pkg := m.DownstreamPackage()
+		if msg := validate.PackagePath(pkg); msg != "" {
+			out = append(out, fmt.Sprintf("%s.package: the downstream package %s", field, msg))
+		} else if j, dup := pkgs[pkg]; dup {
+			out = append(out, fmt.Sprintf("%s: its downstream package %q is spec.members[%d]'s too; each member deploys a package of its own", field, pkg, j))
+		} else {
+			pkgs[pkg] = i
+		}
+	}
+	return out
+}
+
+// children are the children of a target entry whose rendered child is c:
+// c itself for a set without a group (g nil), else one a member, each with
+// the member's upstream and downstream package and the group's labels.
+func (g *group) children(set *v1alpha2.PackageVariantSet, c Child) []Child {
+	if g == nil {
+		return []Child{c}
+	}
+	out := make([]Child, 0, len(g.members))
+	for _, m := range g.members {
+		spec := *c.Spec
+		up, down := m.Upstream, *spec.Downstream
+		down.Package = m.DownstreamPackage()
+		spec.Upstream, spec.Downstream = &up, &down
+		mc := c
+		mc.Spec = &spec
+		mc.Group, mc.Member, mc.GroupRevision = set.Spec.Group.Package, m.Name, g.rev.Name
+		out = append(out, mc)
+	}
+	return out
+}
