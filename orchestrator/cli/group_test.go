@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pvkit/pvkit/internal/fntest"
 )
@@ -113,4 +115,176 @@ func (w *ws) groupChildren(rev string) {
 	if !maps.Equal(got, want) {
 		w.t.Fatalf("the group's children:\n%v\nwant\n%v", got, want)
 	}
+}
+
+// groupRolloutWS is a group of three (upf, smf, amf) over ten edge
+// repositories (edge00, the canary, to edge09), released in three waves,
+// approval by policy: every member at group v1.
+func groupRolloutWS(t *testing.T) *ws {
+	t.Helper()
+	dir := t.TempDir()
+	w := &ws{t: t, repos: filepath.Join(dir, "repos"), in: filepath.Join(dir, "in")}
+	for _, m := range []string{"upf", "smf", "amf"} {
+		w.publishMember(m, "v1")
+	}
+	w.publishGroup3(1)
+	repos := "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: catalog\nspec:\n  type: git\n---\n" +
+		"apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: blueprints\nspec:\n  type: git\n"
+	for i := 0; i < 10; i++ {
+		ring := ""
+		if i == 0 {
+			ring = ", ring: canary"
+		}
+		repos += fmt.Sprintf("---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: edge%02d\n  labels: {role: edge%s}\nspec:\n  type: git\n  deployment: true\n", i, ring)
+	}
+	fntest.WriteTree(t, w.in, map[string]string{
+		"repositories.yaml": repos,
+		"set.yaml": "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: free5gc\nspec:\n  group: {repo: blueprints, package: free5gc}\n" +
+			"  targets:\n  - repositorySelector:\n      matchLabels: {role: edge}\n    template:\n      annotations: {approval.nephio.org/policy: always}\n" +
+			"  rollout:\n    waves:\n    - name: canary\n      selector: {matchLabels: {ring: canary}}\n    - {name: early, size: 3}\n    - {name: rest}\n",
+	})
+	w.run(ExitOK)
+	return w
+}
+
+// publishGroup3 publishes revision n of the three members' group, each
+// member at its revision n.
+func (w *ws) publishGroup3(n int) {
+	w.t.Helper()
+	dir := filepath.Join(w.t.TempDir(), "free5gc")
+	members := ""
+	for _, m := range []string{"upf", "smf", "amf"} {
+		members += fmt.Sprintf("  - {name: %s, upstream: {repo: catalog, package: free5gc-%s, revision: %d}}\n", m, m, n)
+	}
+	fntest.WriteTree(w.t, dir, map[string]string{
+		"Kptfile":    "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: free5gc\n",
+		"group.yaml": "apiVersion: pvkit.dev/v1alpha1\nkind: PackageGroup\nmetadata:\n  name: free5gc\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  members:\n" + members,
+	})
+	w.mustCmd(ExitOK, "publish", "--repo", "blueprints", "--package", "free5gc", dir)
+}
+
+// unitsAt checks that no target runs members of two group revisions
+// once the rollout counts it done: each done target's three members come
+// from one group revision and are published at its members' upstreams.
+func (w *ws) unitsAt() map[string]string {
+	w.t.Helper()
+	at := map[string]string{}
+	for _, v := range w.stateFile().Variants {
+		unit, rev := v.Spec.Downstream.Repo, v.Annotations["pvkit.dev/group-revision"]
+		if was, ok := at[unit]; ok && was != rev {
+			at[unit] = "mixed"
+		} else if !ok {
+			at[unit] = rev
+		}
+	}
+	return at
+}
+
+// Issue 59's acceptance (rule package-groups, #2), on pvctl: a group of
+// three released to 10 targets in three waves; a target's members move
+// together (the unit of a wave is a target's group); no target done runs
+// members of two group revisions. One member failing in the canary (smf's
+// v2 does not render) pauses the rollout naming it, and undo brings all
+// three members of the canary back to the group's v1.
+func TestGroupRolloutLocally(t *testing.T) {
+	t.Run("released in three waves", func(t *testing.T) {
+		w := groupRolloutWS(t)
+		for _, m := range []string{"upf", "smf", "amf"} {
+			w.publishMember(m, "v2")
+		}
+		w.publishGroup3(2)
+		for run := 0; run < 12; run++ {
+			w.run(ExitOK)
+			st := w.mustCmd(ExitOK, "rollout", "status", "free5gc", "-o", "json")
+			at := w.unitsAt()
+			for _, done := range doneMembers(t, st) {
+				if at[done] != "blueprints.free5gc.v2" {
+					t.Fatalf("run %d: target %s is done, its members at %q", run, done, at[done])
+				}
+			}
+			if strings.Contains(st, `"phase": "Complete"`) {
+				break
+			}
+		}
+		contains(t, w.mustCmd(ExitOK, "rollout", "status", "free5gc"), "wave canary", "wave early", "wave rest", "Complete")
+		for u, rev := range w.unitsAt() {
+			if rev != "blueprints.free5gc.v2" {
+				t.Errorf("after the rollout, %s is at %s", u, rev)
+			}
+		}
+		contains(t, w.files("edge09.smf.packagevariant-2")["nf.yaml"], "version: v2")
+	})
+	t.Run("a member failing in the canary, undone", func(t *testing.T) {
+		w := groupRolloutWS(t)
+		w.publishMember("upf", "v2")
+		w.publishMember("amf", "v2")
+		broken := filepath.Join(t.TempDir(), "smf")
+		fntest.WriteTree(t, broken, map[string]string{
+			"Kptfile":     "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: smf\npipeline:\n  validators:\n  - image: ghcr.io/kptdev/krm-functions-catalog/starlark:v0.4.3\n    configPath: broken.yaml\n",
+			"broken.yaml": "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: broken\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nsource: |\n  fail(\"smf v2 is broken\")\n",
+			"nf.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: smf\ndata:\n  version: v2\n",
+		})
+		w.mustCmd(ExitOK, "publish", "--repo", "catalog", "--package", "free5gc-smf", broken)
+		w.publishGroup3(2)
+		for run := 0; run < 3; run++ {
+			w.cmd("run", "-f", w.in)
+		}
+		// Past its progress deadline (10 minutes), the canary's smf, whose
+		// draft does not render, has failed.
+		w.cmd("run", "-f", w.in, "--now", time.Now().Add(11*time.Minute).UTC().Format(time.RFC3339))
+		st := w.mustCmd(ExitOK, "rollout", "status", "free5gc")
+		contains(t, st, "Paused", "edge00", "member smf (free5gc-edge00-smf): ")
+		for u, rev := range w.unitsAt() {
+			if u != "edge00" && rev != "blueprints.free5gc.v1" {
+				t.Fatalf("a target past the canary moved: %s at %s", u, rev)
+			}
+		}
+		contains(t, w.newestPublished("edge00", "upf")["nf.yaml"], "version: v2") // moved with the unit, before smf failed
+		contains(t, w.mustCmd(ExitOK, "rollout", "undo", "free5gc"), "rollout undo of blueprints.free5gc.v2")
+		for run := 0; run < 3; run++ {
+			w.cmd("run", "-f", w.in, "--now", time.Now().Add(12*time.Minute).UTC().Format(time.RFC3339))
+		}
+		if at := w.unitsAt(); at["edge00"] != "blueprints.free5gc.v1" {
+			t.Fatalf("undo: the canary's members are at %s", at["edge00"])
+		}
+		for _, m := range []string{"upf", "smf", "amf"} {
+			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
+		}
+	})
+}
+
+// newestPublished are the files of the newest published revision of a
+// package of a repository, as pvctl get lists them.
+func (w *ws) newestPublished(repo, pkg string) map[string]string {
+	w.t.Helper()
+	var newest map[string]string
+	for _, l := range strings.Split(w.mustCmd(ExitOK, "get", "--repo", repo), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], repo+"."+pkg+".packagevariant-") && strings.Contains(l, "Published") {
+			newest = w.files(f[0])
+		}
+	}
+	return newest
+}
+
+// doneMembers are the targets a rollout status (JSON) counts done.
+func doneMembers(t *testing.T, status string) []string {
+	t.Helper()
+	var st struct {
+		Waves []struct {
+			State       string   `json:"state"`
+			Members     []string `json:"members"`
+			DoneMembers []string `json:"doneMembers"`
+		} `json:"waves"`
+	}
+	if err := json.Unmarshal([]byte(status), &st); err != nil {
+		t.Fatalf("%v\n%s", err, status)
+	}
+	var out []string
+	for _, w := range st.Waves {
+		if w.State == "Complete" {
+			out = append(out, w.Members...)
+		}
+		out = append(out, w.DoneMembers...)
+	}
+	return out
 }

@@ -146,11 +146,6 @@ func (v *validator) upstreamAt(field string, u *pv.Upstream) {
 // package names in its targets and a downstream package in its templates
 // (each member names its own package).
 func (v *validator) grouped(set *v1alpha2.PackageVariantSet) {
-	if set.Spec.Rollout != nil {
-		// Issue 59 #2 (a target's members as one unit of a wave) is not
-		// built yet: refused rather than rolled out member by member.
-		v.errorf("spec.rollout", "`spec.rollout` cannot be set in a set with `spec.group` yet: a staged rollout of a group (a target's members moving as one unit) is not built; without it, a new revision of the group moves every target's members at once")
-	}
 	for i, t := range set.Spec.Targets {
 		field := fmt.Sprintf("spec.targets[%d]", i)
 		names := func(f string, n []string) {

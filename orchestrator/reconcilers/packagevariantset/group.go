@@ -28,12 +28,17 @@ func (r *Reconciler) addGroup(ctx context.Context, w *pvsexpand.World, ref *pv.U
 	if i < 0 {
 		return nil
 	}
-	res, err := r.Store.GetResources(ctx, revs[i].Namespace, revs[i].Name)
+	return r.addGroupOf(ctx, w, revs[i])
+}
+
+// addGroupOf reads the PackageGroup of one group package revision into w.
+func (r *Reconciler) addGroupOf(ctx context.Context, w *pvsexpand.World, rev store.Revision) error {
+	res, err := r.Store.GetResources(ctx, rev.Namespace, rev.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the group %s: %w", revs[i].Name, err)
+		return fmt.Errorf("reading the group %s: %w", rev.Name, err)
 	}
 	text, ok := res.Files[v1alpha2.GroupFile]
 	if !ok {
@@ -41,10 +46,10 @@ func (r *Reconciler) addGroup(ctx context.Context, w *pvsexpand.World, ref *pv.U
 	}
 	g, msg := ReadGroup(text)
 	if msg != "" {
-		w.AddGroupError(revs[i].Name, msg)
+		w.AddGroupError(rev.Name, msg)
 		return nil
 	}
-	w.AddGroup(revs[i].Name, g)
+	w.AddGroup(rev.Name, g)
 	return nil
 }
 

@@ -187,7 +187,12 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	if *again, err = r.applyRollout(ctx, set, x, existing, upstreams); err != nil {
+	if set.Spec.Group != nil && set.Spec.Rollout != nil { // rule package-groups: a target's members as one unit
+		*again, err = r.applyGroupRollout(ctx, set, core, x, existing, upstreams, world)
+	} else {
+		*again, err = r.applyRollout(ctx, set, x, existing, upstreams)
+	}
+	if err != nil {
 		return err
 	}
 	holders, err := r.nameHolders(ctx, set, x, existing)
