@@ -183,6 +183,39 @@ grep -v '^ok ' <<<"$verified" | sed 's/^/   /'
 grep '^FAIL' <<<"$verified" | grep -qv 'FAIL edge01.kindnet.[a-z0-9-]*: .*daemonset.yaml (modified)$' && { echo "a revision pvkit wrote does not verify"; exit 1; }
 grep -q '^FAIL edge01.kindnet.packagevariant-1: ' <<<"$verified" || { echo "the pushed edit of kindnet was not caught"; exit 1; }
 
+# 12b. A group of packages (examples/groups, rule package-groups): the
+# free5gc release's UPF, SMF and AMF on ten edge clusters as one unit; v2
+# in waves, smf failing in the canary pauses the rollout naming it; undo
+# brings the canary's three members back together. Its own repositories.
+repos="$work/groups-repositories"
+echo
+echo "== 12b. examples/groups: a group of three packages released to ten clusters as one unit"
+for m in upf smf amf; do "$PWD/bin/pvctl" publish --repos "$repos" --repo catalog --package free5gc-$m examples/groups/catalog/$m-v1 >/dev/null 2>&1; done
+pvctl publish --repo blueprints --package free5gc examples/groups/group/v1
+pvctl run -f examples/groups/fleet | sed -n '1,2p'
+n=$("$PWD/bin/pvctl" get --repos "$repos" | awk '$1 ~ /^edge[0-9]+\.[a-z]+\.packagevariant-1$/ && / Published /' | wc -l)
+echo "   $n member packages published (10 clusters x 3 members)"
+echo "   (the release moves to v2: each member's new catalog revision, and the group's v2 naming them)"
+for m in upf smf amf; do "$PWD/bin/pvctl" publish --repos "$repos" --repo catalog --package free5gc-$m examples/groups/catalog/$m-v2 >/dev/null 2>&1; done
+pvctl publish --repo blueprints --package free5gc examples/groups/group/v2
+pvctl run -f examples/groups/fleet | sed -n '1,4p' || true
+echo "   (ten minutes later, past the progress deadline: pvctl run --now previews that instant)"
+later=$(date -u -d '+11 minutes' +%Y-%m-%dT%H:%M:%SZ)
+pvctl run -f examples/groups/fleet --now "$later" | sed -n '1,3p' || true
+pvctl rollout status free5gc | sed -n '1,5p' || true
+status=$("$PWD/bin/pvctl" rollout status free5gc --repos "$repos" 2>/dev/null || true)
+grep -q 'member smf (free5gc-edge01-smf)' <<<"$status" && grep -q 'Paused' <<<"$status" \
+  || { echo "the group's rollout did not pause naming the canary's smf"; echo "$status"; exit 1; }
+pvctl rollout undo free5gc | sed -n '1,2p'
+for i in 1 2 3; do "$PWD/bin/pvctl" run -f examples/groups/fleet --repos "$repos" --now "$later" >/dev/null 2>&1 || true; done
+echo "   after the undo, the canary's three members, newest published:"
+for m in upf smf amf; do
+  newest=$("$PWD/bin/pvctl" get --repos "$repos" --repo edge01 | awk -v p="edge01.$m.packagevariant-" 'index($1, p) == 1 && / Published / {n=$1} END {print n}')
+  image=$("$PWD/bin/pvctl" pull "$newest" - --repos "$repos" 2>/dev/null | grep -o 'image: [^ ]*' | head -1)
+  echo "   $newest: $image"
+  grep -q 'v3.3.0' <<<"$image" || { echo "the canary's $m is not back at the group's v1"; exit 1; }
+done
+
 # 13. A staged rollout (examples/rollout): ten repositories, v2 reaches the
 # canary alone; its own repositories.
 repos="$work/rollout-repositories"

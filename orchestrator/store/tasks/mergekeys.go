@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/pvkit/pvkit/pkg/kptfile"
 	"strings"
 
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -71,9 +72,20 @@ func mergeIdentity(it *yaml.RNode) (string, string) {
 // mergeKey identifies a resource across an upgrade's three packages, as
 // Porch's resource merge matches them: group, kind, the merge identity
 // (namespace and name) and the file.
+//
+// A Kptfile is matched by its file alone: a package has one at its root
+// (and each subpackage at its own), and a clone names it after the
+// downstream package, so that the upstream's Kptfile (named after the
+// upstream package) and the downstream's never shared a name when the two
+// packages' names differ, and an upgrade kept the old Kptfile whole,
+// dropping the new upstream's pipeline and info (found by examples/groups:
+// free5gc-smf cloned as smf).
 func mergeKey(it *yaml.RNode) string {
 	group, _ := resid.ParseGroupVersion(it.GetApiVersion())
-	ns, name := mergeIdentity(it)
 	p, _, _ := kioutil.GetFileAnnotations(it)
+	if it.GetKind() == kptfile.Kind && group == "kpt.dev" {
+		return strings.Join([]string{group, it.GetKind(), p}, "|")
+	}
+	ns, name := mergeIdentity(it)
 	return strings.Join([]string{group, it.GetKind(), ns, name, p}, "|")
 }

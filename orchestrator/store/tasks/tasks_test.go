@@ -162,3 +162,26 @@ func TestGatesWriteTheKptfileAsPorch(t *testing.T) {
 		t.Errorf("Kptfile:\n%s\nwant:\n%s", files["Kptfile"], want)
 	}
 }
+
+// A clone names its Kptfile after the downstream package; an upgrade of a
+// package whose downstream name is not the upstream's (free5gc-smf cloned
+// as smf) matched no upstream Kptfile and kept the old one whole: the new
+// upstream's pipeline and info were dropped (found by examples/groups).
+// The Kptfile is matched by its file: the upgrade takes the upstream's
+// changes and keeps the downstream's name.
+func TestUpgradeMergesARenamedKptfile(t *testing.T) {
+	v1 := map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: free5gc-smf\ninfo:\n  description: v1\n"}
+	v2 := map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: free5gc-smf\ninfo:\n  description: v2\npipeline:\n  validators:\n  - image: check:v1\n"}
+	local, err := Clone(v1, &store.Lock{Repository: "catalog", Package: "free5gc-smf", Ref: "free5gc-smf/v1"}, "smf", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Upgrade(v1, v2, local, &store.Lock{Repository: "catalog", Package: "free5gc-smf", Ref: "free5gc-smf/v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf := out["Kptfile"]
+	if !strings.Contains(kf, "name: smf\n") || !strings.Contains(kf, "description: v2") || !strings.Contains(kf, "image: check:v1") || strings.Count(kf, "kind: Kptfile") != 1 {
+		t.Fatalf("the upgraded Kptfile:\n%s", kf)
+	}
+}
