@@ -2,7 +2,6 @@ package packagevariantset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -34,14 +33,16 @@ func (r *Reconciler) addGroup(ctx context.Context, w *pvsexpand.World, ref *pv.U
 // addGroupOf reads the PackageGroup of one group package revision into w.
 func (r *Reconciler) addGroupOf(ctx context.Context, w *pvsexpand.World, rev store.Revision) error {
 	res, err := r.Store.GetResources(ctx, rev.Namespace, rev.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return fmt.Errorf("reading the group %s: %w", rev.Name, err)
+		// Not found too: Porch v1.5.3 lists a revision just pushed before
+		// it serves its resources (measured: the set stalled for good on
+		// a group's v3 it listed, e2e-porch TestGroupReleaseOnPorch). A
+		// retried error, not a stall: no other event would come.
+		return fmt.Errorf("reading the group's package revision %s: %w", rev.Name, err)
 	}
 	text, ok := res.Files[v1alpha2.GroupFile]
 	if !ok {
+		w.AddGroupError(rev.Name, "the package has no "+v1alpha2.GroupFile)
 		return nil
 	}
 	g, msg := ReadGroup(text)
