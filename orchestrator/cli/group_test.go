@@ -71,6 +71,8 @@ func TestGroupOfPackagesLocally(t *testing.T) {
 	}
 	contains(t, w.files("edge01.upf.packagevariant-1")["nf.yaml"], "version: v1")
 	contains(t, w.files("edge02.smf.packagevariant-1")["package-context.yaml"], "cluster: edge02")
+	// Each member's provenance record names the group's revision.
+	contains(t, w.files("edge01.upf.packagevariant-1")["pvkit-provenance.yaml"], `"group": {`, `"member": "upf",`, `"package": "free5gc",`, `"revision": "blueprints.free5gc.v1"`)
 	w.groupChildren("blueprints.free5gc.v1")
 	for _, d := range []string{"edge01.upf.packagevariant-1", "edge01.smf.packagevariant-1", "edge02.upf.packagevariant-1", "edge02.smf.packagevariant-1"} {
 		w.mustCmd(ExitOK, "approve", d)
@@ -184,8 +186,9 @@ func (w *ws) unitsAt() map[string]string {
 // three released to 10 targets in three waves; a target's members move
 // together (the unit of a wave is a target's group); no target done runs
 // members of two group revisions. One member failing in the canary (smf's
-// v2 does not render) pauses the rollout naming it, and undo brings all
-// three members of the canary back to the group's v1.
+// v2 does not render) holds the other two's finished drafts back and
+// pauses the rollout naming it, and undo brings all three members of the
+// canary back to the group's v1.
 func TestGroupRolloutLocally(t *testing.T) {
 	t.Run("released in three waves", func(t *testing.T) {
 		w := groupRolloutWS(t)
@@ -239,7 +242,13 @@ func TestGroupRolloutLocally(t *testing.T) {
 				t.Fatalf("a target past the canary moved: %s at %s", u, rev)
 			}
 		}
-		contains(t, w.newestPublished("edge00", "upf")["nf.yaml"], "version: v2") // moved with the unit, before smf failed
+		// upf's and amf's v2 drafts are finished, and held back: a target's
+		// members are published together.
+		contains(t, st, "held back, the other members of edge00 (member smf (free5gc-edge00-smf) has no finished draft at free5gc-smf/v2: ")
+		for _, m := range []string{"upf", "amf"} {
+			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
+			contains(t, w.files("edge00."+m+".packagevariant-2")["nf.yaml"], "version: v2")
+		}
 		contains(t, w.mustCmd(ExitOK, "rollout", "undo", "free5gc"), "rollout undo of blueprints.free5gc.v2")
 		for run := 0; run < 3; run++ {
 			w.cmd("run", "-f", w.in, "--now", time.Now().Add(12*time.Minute).UTC().Format(time.RFC3339))

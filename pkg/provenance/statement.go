@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/krm"
@@ -76,6 +77,10 @@ type External struct {
 	// digests and the functions below, what a rebuild of the package needs
 	// (issue 60 #1). A record written before pvkit recorded them has none.
 	Parameters *pv.PackageVariantSpec `json:"parameters,omitempty"`
+	// Group names the group the variant deploys a member of, when its set
+	// names one (rule package-groups): the group's package, the member,
+	// and the group's package revision the member's upstream comes from.
+	Group map[string]string `json:"group,omitempty"`
 }
 
 // RevisionRef names the package revision a record was written for: a
@@ -186,6 +191,8 @@ func Build(files map[string]string, in Inputs) (*Statement, error) {
 	bd.ExternalParameters.Revision = in.Revision
 	spec := v.Spec
 	bd.ExternalParameters.Parameters = &spec
+	bd.ExternalParameters.Group = nonEmpty(map[string]string{"package": v.Metadata.Labels[v1alpha2.GroupLabel],
+		"member": v.Metadata.Labels[v1alpha2.MemberLabel], "revision": v.Metadata.Annotations[v1alpha2.GroupRevisionAnnotation]})
 	// Only the Kptfile and the files that name an injected object are
 	// read as objects (each file's digest above parsed it already).
 	parse := map[string]string{}

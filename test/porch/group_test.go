@@ -74,8 +74,9 @@ func (e *env) memberAt(repo, member, rev string) bool {
 
 // Issue 59's acceptance on a real Porch (rule package-groups): a group of
 // two (upf, smf) over five repositories, in two waves. The group's v2,
-// whose smf does not render, fails in the canary: the rollout pauses
-// naming the member and no other target moves; undo brings the canary's
+// whose smf does not render, fails in the canary: the canary's upf is
+// held back, the rollout pauses naming the member and no other target
+// moves; undo brings the canary's
 // two members back to v1. The group's v3 then goes out in both waves, no
 // target counted done with members of two group revisions, every
 // target's two members at v3 in the end.
@@ -154,6 +155,11 @@ spec:
 		if at := e.groupAt()[r]; at != "blueprints.free5gc.v1" {
 			t.Fatalf("%s moved past the failed canary: %s", r, at)
 		}
+	}
+	// The canary's upf, whose v2 draft renders, is held back: a target's
+	// members are published together.
+	if s := rolloutSays(); !strings.Contains(s, "held back, the other members of g5-0 (member smf (free5gc-g5-0-smf)") || !e.memberAt("g5-0", "upf", "v1") {
+		t.Fatalf("the canary's upf was not held back at v1 (newest published at v1: %v): %s", e.memberAt("g5-0", "upf", "v1"), s)
 	}
 	if _, err := kubectl("", "annotate", "-n", e.ns, "packagevariantset", "free5gc", "pvkit.dev/rollout-undo=blueprints.free5gc.v2"); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
@@ -98,10 +99,36 @@ func (r *Reconciler) applyGroupRollout(ctx context.Context, set *pvsapi.PackageV
 	}
 	pinChildren(x, rollout.Result{}, spec) // the health check on every child
 	gr.approveWaves(ctx, x, res, target)
+	held, err := gr.hold(ctx, x, res, target)
+	if err != nil {
+		return 0, err
+	}
+	if len(held) > 0 {
+		res.Status.Message += "; " + heldWords(held)
+	}
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
 	return again, nil
+}
+
+// heldWords say which targets' members are held back, and by what (at
+// most three named).
+func heldWords(held map[string]string) string {
+	units := make([]string, 0, len(held))
+	for u := range held {
+		units = append(units, u)
+	}
+	sort.Strings(units)
+	var parts []string
+	for i, u := range units {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(units)-i))
+			break
+		}
+		parts = append(parts, u+" ("+held[u]+")")
+	}
+	return "held back, the other members of " + strings.Join(parts, ", ") + ": a target's members are published together"
 }
 
 // candidates are revisions as the upstream rule reads them.
