@@ -247,7 +247,7 @@ func TestGroupRolloutLocally(t *testing.T) {
 		contains(t, st, "held back, the other members of edge00 (member smf (free5gc-edge00-smf) has no finished draft at free5gc-smf/v2: ")
 		for _, m := range []string{"upf", "amf"} {
 			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
-			contains(t, w.files("edge00."+m+".packagevariant-2")["nf.yaml"], "version: v2")
+			contains(t, w.files("edge00." + m + ".packagevariant-2")["nf.yaml"], "version: v2")
 		}
 		contains(t, w.mustCmd(ExitOK, "rollout", "undo", "free5gc"), "rollout undo of blueprints.free5gc.v2")
 		for run := 0; run < 3; run++ {

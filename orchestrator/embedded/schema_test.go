@@ -23,11 +23,30 @@ func TestCRDSchemasApplied(t *testing.T) {
 	set := &pvsapi.PackageVariantSet{}
 	set.Name = "s"
 	err = sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil)
-	if err == nil || !strings.Contains(err.Error(), `PackageVariantSet.config.porch.kpt.dev "s" is invalid`) || !strings.Contains(err.Error(), "spec.upstream") {
+	if err == nil || !strings.Contains(err.Error(), `PackageVariantSet.config.porch.kpt.dev "s" is invalid`) || !strings.Contains(err.Error(), "spec.targets: Required value") {
 		t.Fatalf("a set without upstream or targets: %v", err)
 	}
-	set.Spec.Upstream = &pvcore.Upstream{Repo: "blueprints", Package: "app"}
+	// Exactly one of upstream and group (rule package-groups): the CRD's
+	// CEL rule says so.
 	set.Spec.Targets = []v1alpha2.Target{{Repositories: []v1alpha2.RepositoryTarget{{Name: "deploy"}}}}
+	for _, c := range []struct {
+		what            string
+		upstream, group *pvcore.Upstream
+	}{
+		{"neither upstream nor group", nil, nil},
+		{"both", &pvcore.Upstream{Repo: "blueprints", Package: "app"}, &pvcore.Upstream{Repo: "blueprints", Package: "free5gc"}},
+	} {
+		set.Spec.Upstream, set.Spec.Group = c.upstream, c.group
+		err = sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil)
+		if err == nil || !strings.Contains(err.Error(), "exactly one of upstream and group (a pvkit extension: a group of packages) must be set") {
+			t.Fatalf("a set with %s: %v", c.what, err)
+		}
+	}
+	set.Spec.Upstream, set.Spec.Group = nil, &pvcore.Upstream{Repo: "blueprints", Package: "free5gc"}
+	if err := sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil); err != nil {
+		t.Fatalf("a set of a group: %v", err)
+	}
+	set.Spec.Upstream, set.Spec.Group = &pvcore.Upstream{Repo: "blueprints", Package: "app"}, nil
 	if err := sch.validate(ctx, pvsapi.GroupVersion.WithKind("PackageVariantSet"), "s", set, nil); err != nil {
 		t.Fatalf("a valid set: %v", err)
 	}

@@ -5,8 +5,10 @@ import (
 
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"github.com/pvkit/pvkit/pkg/validate"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Groups of packages (issue 59, rule package-groups): a set's spec.group
@@ -116,4 +118,26 @@ func (g *group) children(set *v1alpha2.PackageVariantSet, c Child) []Child {
 		out = append(out, mc)
 	}
 	return out
+}
+
+// ReadGroup reads a group package's group.yaml (the controller's and
+// pvctl's edge; the function reads PackageGroup input items): the
+// PackageGroup, or why it cannot be read, naming the field.
+func ReadGroup(text string) (*v1alpha2.PackageGroup, string) {
+	n, err := yaml.Parse(text)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if err := krm.CheckAliases(n.YNode()); err != nil {
+		return nil, err.Error()
+	}
+	if !GroupGVK.Is(n) {
+		apiVersion, kind := krm.TypeMeta(n.YNode())
+		return nil, fmt.Sprintf("not a %s %s (found %s %s)", GroupGVK.APIVersion, GroupGVK.Kind, apiVersion, kind)
+	}
+	g := &v1alpha2.PackageGroup{}
+	if problems := krm.Decode(n, g); krm.HasErrorProblems(problems) {
+		return nil, problems[0].Message
+	}
+	return g, ""
 }

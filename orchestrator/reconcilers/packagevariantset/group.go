@@ -7,10 +7,8 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
-	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/pvkit/pvkit/pkg/upstream"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // addGroup reads the PackageGroup of the group package revision a grouped
@@ -45,32 +43,11 @@ func (r *Reconciler) addGroupOf(ctx context.Context, w *pvsexpand.World, rev sto
 		w.AddGroupError(rev.Name, "the package has no "+v1alpha2.GroupFile)
 		return nil
 	}
-	g, msg := ReadGroup(text)
+	g, msg := pvsexpand.ReadGroup(text)
 	if msg != "" {
 		w.AddGroupError(rev.Name, msg)
 		return nil
 	}
 	w.AddGroup(rev.Name, g)
 	return nil
-}
-
-// ReadGroup reads a group.yaml: the PackageGroup, or why it cannot be
-// read (naming the field).
-func ReadGroup(text string) (*v1alpha2.PackageGroup, string) {
-	n, err := yaml.Parse(text)
-	if err != nil {
-		return nil, err.Error()
-	}
-	if err := krm.CheckAliases(n.YNode()); err != nil {
-		return nil, err.Error()
-	}
-	if !pvsexpand.GroupGVK.Is(n) {
-		apiVersion, kind := krm.TypeMeta(n.YNode())
-		return nil, fmt.Sprintf("not a %s %s (found %s %s)", pvsexpand.GroupGVK.APIVersion, pvsexpand.GroupGVK.Kind, apiVersion, kind)
-	}
-	g := &v1alpha2.PackageGroup{}
-	if problems := krm.Decode(n, g); krm.HasErrorProblems(problems) {
-		return nil, problems[0].Message
-	}
-	return g, ""
 }
