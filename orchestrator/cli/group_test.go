@@ -74,6 +74,8 @@ func TestGroupOfPackagesLocally(t *testing.T) {
 	// Each member's provenance record names the group's revision.
 	contains(t, w.files("edge01.upf.packagevariant-1")["pvkit-provenance.yaml"], `"group": {`, `"member": "upf",`, `"package": "free5gc",`, `"revision": "blueprints.free5gc.v1"`)
 	w.groupChildren("blueprints.free5gc.v1")
+	contains(t, w.mustCmd(ExitOK, "status", "packagevariantset/free5gc"), "Children by target (group free5gc of repository blueprints):\n",
+		"  edge01 at blueprints.free5gc.v1:\n    smf (PackageVariant free5gc-edge01-smf): Ready True NoErrors\n    upf (PackageVariant free5gc-edge01-upf): Ready True NoErrors\n  edge02 at blueprints.free5gc.v1:\n")
 	for _, d := range []string{"edge01.upf.packagevariant-1", "edge01.smf.packagevariant-1", "edge02.upf.packagevariant-1", "edge02.smf.packagevariant-1"} {
 		w.mustCmd(ExitOK, "approve", d)
 	}
@@ -81,6 +83,12 @@ func TestGroupOfPackagesLocally(t *testing.T) {
 
 	w.publishMember("upf", "v2")
 	w.publishGroup(2, 1)
+	// plan --diff shows the group's change target by target (a revision's
+	// name starts with its repository): edge01's upf, then edge02's.
+	plan := w.mustCmd(ExitChanges, "plan", "-f", w.in, "--diff")
+	if a, b := strings.Index(plan, "diff --git edge01.upf.packagevariant-1/nf.yaml edge01.upf.packagevariant-2/nf.yaml"), strings.Index(plan, "diff --git edge02.upf.packagevariant-1/nf.yaml edge02.upf.packagevariant-2/nf.yaml"); a < 0 || b < a {
+		t.Fatalf("plan --diff of the group's v2, target by target:\n%s", plan)
+	}
 	out = w.run(ExitOK)
 	contains(t, out, "created draft edge01.upf.packagevariant-2 (upgrade of edge01.upf.packagevariant-1 to catalog.free5gc-upf.v2)",
 		"created draft edge02.upf.packagevariant-2 (upgrade of edge02.upf.packagevariant-1 to catalog.free5gc-upf.v2)")

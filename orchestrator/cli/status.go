@@ -287,6 +287,10 @@ func describeSet(w io.Writer, f *fleet, s *pvsapi.PackageVariantSet, paint paint
 			fmt.Fprintf(w, "  %s: %s\n", f.Target, f.Message)
 		}
 	}
+	if s.Spec.Group != nil {
+		describeGroup(w, f, s, paint)
+		return writeEvents(w, f, "PackageVariantSet", s.Name, paint)
+	}
 	fmt.Fprintln(w, "Children:")
 	n := 0
 	for _, v := range f.variants {
