@@ -264,6 +264,7 @@ func TestGroupRolloutLocally(t *testing.T) {
 		if at := w.unitsAt(); at["edge00"] != "blueprints.free5gc.v1" {
 			t.Fatalf("undo: the canary's members are at %s", at["edge00"])
 		}
+		contains(t, w.mustCmd(ExitOK, "rollout", "status", "free5gc"), "undo: 10 of 10 children back at blueprints.free5gc.v1 (published and Ready there), 10 pinned to it, 0 on their way")
 		for _, m := range []string{"upf", "smf", "amf"} {
 			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
 		}

@@ -120,3 +120,44 @@ func (gr *groupRollout) hold(ctx context.Context, x *pvsexpand.Expansion, res ro
 	}
 	return held, nil
 }
+
+// undoProgress counts an undone grouped rollout's way back by target
+// (rule rollout-undo): pinned back when every member's child comes from
+// the from revision, done when every member is published at its upstream
+// there.
+func (gr *groupRollout) undoProgress(ctx context.Context, x *pvsexpand.Expansion, st *v1alpha2.RolloutStatus) error {
+	st.UndoProgress = nil
+	if !st.Undone || st.From == nil {
+		return nil
+	}
+	byUnit, order := map[string][]pvsexpand.Child{}, []string(nil)
+	for _, c := range x.Children {
+		if byUnit[unitOf(c)] == nil {
+			order = append(order, unitOf(c))
+		}
+		byUnit[unitOf(c)] = append(byUnit[unitOf(c)], c)
+	}
+	p := &v1alpha2.UndoProgress{Children: len(order)}
+	for _, u := range order {
+		back, done := true, true
+		for _, c := range byUnit[u] {
+			if c.GroupRevision != st.From.Name {
+				back, done = false, false
+				break
+			}
+			ms, err := gr.state(ctx, c)
+			if err != nil {
+				return err
+			}
+			done = done && ms.published
+		}
+		if back {
+			p.Back++
+		}
+		if done {
+			p.Done++
+		}
+	}
+	st.UndoProgress = p
+	return nil
+}

@@ -106,6 +106,9 @@ func (r *Reconciler) applyGroupRollout(ctx context.Context, set *pvsapi.PackageV
 	if len(held) > 0 {
 		res.Status.Message += "; " + heldWords(held)
 	}
+	if err := gr.undoProgress(ctx, x, &res.Status); err != nil {
+		return 0, err
+	}
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
