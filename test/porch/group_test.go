@@ -57,6 +57,22 @@ func (e *env) groupAt() map[string]string {
 	return at
 }
 
+// listed waits until Porch lists revision n of both members.
+func (e *env) listed(n int) {
+	e.t.Helper()
+	e.eventually(converge, fmt.Sprintf("Porch lists the members' v%d", n), func() (bool, string) {
+		c := 0
+		for _, m := range []string{"free5gc-upf", "free5gc-smf"} {
+			for _, r := range e.revisions("catalog", m) {
+				if r.Spec.Revision == n && r.Spec.Lifecycle == porchapi.PackageRevisionLifecyclePublished {
+					c++
+				}
+			}
+		}
+		return c == 2, fmt.Sprintf("%d of 2", c)
+	})
+}
+
 // memberAt says whether a repository's newest published revision of a
 // member is locked to the member's catalog revision rev.
 func (e *env) memberAt(repo, member, rev string) bool {
@@ -138,6 +154,7 @@ spec:
 	// v2: smf's does not render.
 	e.publishUpstream(catalog, "free5gc-upf", "v2", groupMember("upf", "v2", false))
 	e.publishUpstream(catalog, "free5gc-smf", "v2", groupMember("smf", "v2", true))
+	e.listed(2) // the members first, as a release is made: then the group that names them
 	e.publishUpstream(bp, "free5gc", "v2", groupOf(2))
 	set := &pvsapi.PackageVariantSet{}
 	rolloutSays := func() string {
@@ -149,7 +166,7 @@ spec:
 	}
 	e.eventually(4*converge, "the rollout paused in the canary, naming smf", func() (bool, string) {
 		s := rolloutSays()
-		return strings.HasPrefix(s, "Paused ") && strings.Contains(s, "member smf (free5gc-g5-0-smf)"), s
+		return strings.HasPrefix(s, "Paused ") && strings.Contains(s, "more than the error budget of 0: g5-0: member smf (free5gc-g5-0-smf)"), s
 	})
 	for _, r := range repos[1:] {
 		if at := e.groupAt()[r]; at != "blueprints.free5gc.v1" {
@@ -173,6 +190,7 @@ spec:
 	// counts done never has members of two group revisions.
 	e.publishUpstream(catalog, "free5gc-upf", "v3", groupMember("upf", "v3", false))
 	e.publishUpstream(catalog, "free5gc-smf", "v3", groupMember("smf", "v3", false))
+	e.listed(3)
 	e.publishUpstream(bp, "free5gc", "v3", groupOf(3))
 	e.eventually(4*converge, "the group's v3 Complete, every target's two members published at v3", func() (bool, string) {
 		s := rolloutSays()

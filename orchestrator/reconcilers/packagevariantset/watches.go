@@ -130,7 +130,8 @@ func (r *Reconciler) mapSelected(ctx context.Context, o client.Object) []reconci
 func (r *Reconciler) watchKind(gvk schema.GroupVersionKind) error { return r.watch.Ensure(gvk) }
 
 // mapRolloutChild brings a child's set when the set has a staged rollout
-// under way: a child's progress (its status) may complete its wave.
+// under way, or is grouped: a child's progress (its status) may complete
+// its wave, or release its target's held members.
 func (r *Reconciler) mapRolloutChild(ctx context.Context, o client.Object) []reconcile.Request {
 	owner := metav1.GetControllerOf(o)
 	if owner == nil || owner.Kind != "PackageVariantSet" {
@@ -140,7 +141,12 @@ func (r *Reconciler) mapRolloutChild(ctx context.Context, o client.Object) []rec
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: owner.Name}, set); err != nil || set.UID != owner.UID {
 		return nil
 	}
-	if set.Spec.Rollout == nil || (set.Status.Rollout != nil && set.Status.Rollout.Phase == "Complete") {
+	// A grouped set's too while Complete (rule package-groups): it holds a
+	// target's finished drafts back until every member's is finished,
+	// which only the members' status tells (e2e-porch: a target of the
+	// group's first revision stayed held for good, its last member's
+	// draft finished after the rollout read Complete).
+	if set.Spec.Rollout == nil || (set.Status.Rollout != nil && set.Status.Rollout.Phase == "Complete" && set.Spec.Group == nil) {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}}}
