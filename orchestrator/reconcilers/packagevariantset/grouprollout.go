@@ -51,18 +51,7 @@ func (r *Reconciler) applyGroupRollout(ctx context.Context, set *pvsapi.PackageV
 	gr := &groupRollout{r: r, set: set, core: core, world: w, revs: revs, members: map[string]*store.Revision{}}
 	at := unitsAt(existing)
 	prev := set.Status.Rollout
-	restart := prev == nil || prev.Target.Name != target.Name
-	complete, confirmed := map[string]bool{}, map[string]bool{}
-	if !restart {
-		for _, wv := range prev.Waves {
-			for _, m := range wv.Members {
-				complete[m] = wv.State == rollout.WaveComplete
-			}
-			for _, m := range wv.DoneMembers {
-				confirmed[m] = true
-			}
-		}
-	}
+	restart, complete, confirmed := remembered(prev, target)
 	g := gateOf(spec)
 	var next due
 	units, order := map[string][]pvsexpand.Child{}, []string(nil)
@@ -85,15 +74,7 @@ func (r *Reconciler) applyGroupRollout(ctx context.Context, set *pvsapi.PackageV
 		}
 		children = append(children, ch)
 	}
-	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
-	ctl := controls(set.Annotations)
-	ctl.Now = r.now()
-	res := rollout.Plan(spec, prev, *ref, target, children, ctl)
-	next.window(res)
-	var again time.Duration
-	if res.Status.Phase != rollout.Complete {
-		res.Status.Next, again = next.gate(), next.after(ctl.Now)
-	}
+	res, again := r.plan(set, prev, *ref, target, children, &next)
 	if err := gr.pin(ctx, x, res, target); err != nil {
 		return 0, err
 	}

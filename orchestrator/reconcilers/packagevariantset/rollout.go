@@ -89,20 +89,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		current[c.Metadata.Name] = c.Spec.Upstream
 	}
 	prev := set.Status.Rollout
-	restart := prev == nil || prev.Target.Name != target.Name
-	// Children of waves complete before, and those confirmed done in the
-	// open wave, are not read again.
-	complete, confirmed := map[string]bool{}, map[string]bool{}
-	if !restart {
-		for _, w := range prev.Waves {
-			for _, m := range w.Members {
-				complete[m] = w.State == rollout.WaveComplete
-			}
-			for _, m := range w.DoneMembers {
-				confirmed[m] = true
-			}
-		}
-	}
+	restart, complete, confirmed := remembered(prev, target)
 	g := gateOf(spec)
 	var next due // the next gate due at a known instant (issue 57 #8)
 	children := make([]rollout.Child, 0, len(x.Children))
@@ -123,14 +110,7 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 		}
 		children = append(children, ch)
 	}
-	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
-	ctl := controls(set.Annotations)
-	ctl.Now = r.now()
-	res := rollout.Plan(spec, prev, *u, target, children, ctl)
-	next.window(res)
-	if res.Status.Phase != rollout.Complete {
-		res.Status.Next, again = next.gate(), next.after(ctl.Now)
-	}
+	res, again := r.plan(set, prev, *u, target, children, &next)
 	pinChildren(x, res, spec)
 	approveWaves(set, x, res, target, store.LockFor(up).Ref)
 	if err := r.undoProgress(ctx, set, &res.Status, names(children), revs, g); err != nil {
@@ -140,6 +120,42 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	r.setRolloutConditions(set, res)
 	r.rolloutEvents(ctx, set, res.Events)
 	return again, nil
+}
+
+// plan plans the rollout of the children (pkg/rollout), in name order,
+// with the operator's controls, and says when to come back though
+// nothing changes (the next gate due).
+func (r *Reconciler) plan(set *pvsapi.PackageVariantSet, prev *v1alpha2.RolloutStatus, base pv.Upstream, target v1alpha2.RevisionRef, children []rollout.Child, next *due) (rollout.Result, time.Duration) {
+	sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
+	ctl := controls(set.Annotations)
+	ctl.Now = r.now()
+	res := rollout.Plan(set.Spec.Rollout, prev, base, target, children, ctl)
+	next.window(res)
+	var again time.Duration
+	if res.Status.Phase != rollout.Complete {
+		res.Status.Next, again = next.gate(), next.after(ctl.Now)
+	}
+	return res, again
+}
+
+// remembered is what the last plan knew: restart when it was of another
+// target (or none); else the children of waves complete before, and those
+// confirmed done in the open wave, which are not read again.
+func remembered(prev *v1alpha2.RolloutStatus, target v1alpha2.RevisionRef) (restart bool, complete, confirmed map[string]bool) {
+	restart = prev == nil || prev.Target.Name != target.Name
+	complete, confirmed = map[string]bool{}, map[string]bool{}
+	if restart {
+		return restart, complete, confirmed
+	}
+	for _, w := range prev.Waves {
+		for _, m := range w.Members {
+			complete[m] = w.State == rollout.WaveComplete
+		}
+		for _, m := range w.DoneMembers {
+			confirmed[m] = true
+		}
+	}
+	return restart, complete, confirmed
 }
 
 // names are the children's names.
