@@ -40,6 +40,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -243,6 +244,7 @@ var (
 	driftDesc    = prometheus.NewDesc("pvkit_published_drift", "PackageVariants whose downstream package changed behind their back (the condition PublishedDrift True), by its reason (rule published-drift).", []string{"reason"}, nil)
 	draftsDesc   = prometheus.NewDesc("pvkit_drafts", "Draft and Proposed package revisions owned by a PackageVariant: drafts in flight.", []string{"lifecycle"}, nil)
 	failingDesc  = prometheus.NewDesc("pvkit_porch_repository_failing_seconds", "How long every write of pvkit's to a Porch repository has failed (an internal error, Porch's \"ref file is empty\", no answer), by namespace and repository; no series once a write succeeds.", []string{"namespace", "repository"}, nil)
+	groupsDesc   = prometheus.NewDesc("pvkit_group_members", "PackageVariants of grouped sets (rule package-groups), by the group's package and the group's package revision they come from: a group's release in flight shows two revisions.", []string{"group", "revision"}, nil)
 	errorDesc    = prometheus.NewDesc("pvkit_metrics_collect_errors", "1 when the last scrape could not list a kind from the cache (the others are still reported).", []string{"kind"}, nil)
 )
 
@@ -253,6 +255,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- rolloutsDesc
 	ch <- driftDesc
 	ch <- draftsDesc
+	ch <- groupsDesc
 	ch <- failingDesc
 	ch <- errorDesc
 }
@@ -277,15 +280,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	err := c.Reader.List(ctx, &pvs)
 	failed("PackageVariant", err)
 	if err == nil {
-		counts := map[[2]string]float64{}
+		counts, groups := map[[2]string]float64{}, map[[2]string]float64{}
 		drift := map[string]float64{pvapi.ReasonNewerRevision: 0, pvapi.ReasonContentChanged: 0, pvapi.ReasonBranchUnreadable: 0}
 		for i := range pvs.Items {
 			counts[readiness(pvs.Items[i].Status.Conditions)]++
+			if g := pvs.Items[i].Labels[v1alpha2.GroupLabel]; g != "" {
+				groups[[2]string{g, pvs.Items[i].Annotations[v1alpha2.GroupRevisionAnnotation]}]++
+			}
 			if c := apimeta.FindStatusCondition(pvs.Items[i].Status.Conditions, pvapi.ConditionPublishedDrift); c != nil && c.Status == metav1.ConditionTrue {
 				drift[c.Reason]++
 			}
 		}
 		emit(ch, variantsDesc, counts)
+		emit(ch, groupsDesc, groups)
 		reasons := make([]string, 0, len(drift))
 		for r := range drift {
 			reasons = append(reasons, r)

@@ -65,6 +65,12 @@ func conds(ready metav1.ConditionStatus, reason string, stalled string) []metav1
 	return c
 }
 
+// member is a PackageVariant of a grouped set, from the group revision rev.
+func member(name, rev string) client.Object {
+	return &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "a", Labels: map[string]string{"pvkit.dev/group": "free5gc"},
+		Annotations: map[string]string{"pvkit.dev/group-revision": rev}}}
+}
+
 func TestFleetGauges(t *testing.T) {
 	scheme, err := api.Scheme()
 	if err != nil {
@@ -84,6 +90,8 @@ func TestFleetGauges(t *testing.T) {
 		pv("v4", conds(metav1.ConditionFalse, "Error", "")),
 		pv("v5", nil),
 		pv("v6", append(conds(metav1.ConditionTrue, "NoErrors", ""), metav1.Condition{Type: pvapi.ConditionPublishedDrift, Status: metav1.ConditionTrue, Reason: pvapi.ReasonNewerRevision})),
+		// Issue 59: a group's release in flight, two members at v2, one at v1.
+		member("g1", "blueprints.free5gc.v2"), member("g2", "blueprints.free5gc.v2"), member("g3", "blueprints.free5gc.v1"),
 		&pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "b"}, Status: pvsapi.PackageVariantSetStatus{Conditions: conds(metav1.ConditionTrue, "Reconciled", "")}},
 		rolloutSet("r1", metav1.Condition{Type: pvapi.ConditionRolloutPaused, Status: metav1.ConditionTrue, Reason: pvapi.ReasonErrorBudgetExceeded},
 			metav1.Condition{Type: pvapi.ConditionRolloutProgressing, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRolloutPhase}),
@@ -115,11 +123,13 @@ func TestFleetGauges(t *testing.T) {
 		"pvkit_packagevariants{ready=False,reason=Error} 1",
 		"pvkit_packagevariants{ready=False,reason=StaleDraft} 1",
 		"pvkit_packagevariants{ready=True,reason=NoErrors} 3",
+		"pvkit_packagevariants{ready=Unknown,reason=} 4",
+		"pvkit_group_members{group=free5gc,revision=blueprints.free5gc.v1} 1",
+		"pvkit_group_members{group=free5gc,revision=blueprints.free5gc.v2} 2",
 		"pvkit_published_drift{reason=NewerRevision} 1",
 		"pvkit_published_drift{reason=ContentChanged} 0",
 		"pvkit_published_drift{reason=BranchUnreadable} 0",
 		"pvkit_porch_repository_failing_seconds{namespace=a,repository=deploy} 360000",
-		"pvkit_packagevariants{ready=Unknown,reason=} 1",
 		"pvkit_packagevariantsets{ready=True,reason=Reconciled} 1",
 		"pvkit_packagevariantsets{ready=Unknown,reason=} 3",
 		"pvkit_rollouts{phase=Complete,reason=AtTarget} 1",
