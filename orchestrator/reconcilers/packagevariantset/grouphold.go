@@ -82,7 +82,15 @@ func conditionsOf(v *pvapi.PackageVariant) (ready, stalled string) {
 // hold holds back the approval of the members of each target pinned to
 // the rollout's group revision while one of them has no finished draft
 // there, and returns, by target, what holds it.
+//
+// Not in the group's first revision (no From): there is no previous
+// revision to hold a target at, and holding there cost every child two
+// more writes (its approval taken and given back) when a fleet is made
+// (make demo: 220 changes against 190).
 func (gr *groupRollout) hold(ctx context.Context, x *pvsexpand.Expansion, res rollout.Result, target v1alpha2.RevisionRef) (map[string]string, error) {
+	if res.Status.From == nil {
+		return nil, nil
+	}
 	byUnit := map[string][]int{}
 	for i, c := range x.Children {
 		if p, ok := res.Pins[unitOf(c)]; ok && p.WorkspaceName == target.Workspace && p.Revision == target.Revision && c.GroupRevision == target.Name {
