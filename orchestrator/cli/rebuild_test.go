@@ -265,3 +265,17 @@ func TestRebuildOfADraftUpgradedInPlace(t *testing.T) {
 	contains(t, out, "ok   core-euwest1.app.packagevariant-1: 6 files as recorded by variant default/app-staging (generation 1) from upstream app/v2 at ",
 		"5 checked, 0 failed, 3 without a record, 5 rebuilt, 0 cannot be rebuilt")
 }
+
+// The record names what was injected, not what the cluster held beside
+// it: a Team injection point no injector selects, while the cluster has a
+// Team, rebuilds with a stand-in Team, and the line says the package's
+// word was taken for it.
+func TestRebuildSaysWhatItTookFromThePackage(t *testing.T) {
+	w := newWS(t)
+	staging := readFile(t, filepath.Join(w.in, "app-staging.yaml"))
+	w.write("app-staging.yaml", replaced(t, staging, "  - group: example.com\n    kind: Team\n    name: web-team\n", ""))
+	w.run(ExitOK)
+	contains(t, w.files("core-euwest1.app.packagevariant-1")["Kptfile"], "no resource matched any injection selector for this injection point")
+	out := w.mustCmd(ExitOK, "verify", "--rebuild", "core-euwest1.app.packagevariant-1")
+	contains(t, out, ": the same (the cluster's other Team objects as the package says it had them)\n")
+}

@@ -105,6 +105,9 @@ func describeRebuild(res *local.Rebuilt) string {
 		}
 		b.WriteString(", except the record's own word for " + strings.Join(parts, ", "))
 	}
+	if len(res.StandIns) > 0 {
+		b.WriteString(" (the cluster's other " + strings.Join(res.StandIns, ", ") + " objects as the package says it had them)")
+	}
 	if res.Version != "" && !res.OK() {
 		fmt.Fprintf(&b, " (recorded by pvkit %s, rebuilt by %s)", res.Version, pvkit.Version())
 	}

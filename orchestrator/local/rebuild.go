@@ -43,6 +43,10 @@ type Rebuilt struct {
 	// Version is set when the record was written by another pvkit
 	// version than this one: its.
 	Version string
+	// StandIns are the kinds a stand-in object was put in the rebuild's
+	// cluster for, taken from the package's own conditions
+	// (provenance.StandIns): the package's word, not checked.
+	StandIns []string
 }
 
 // OK reports whether the package is what its inputs give (a person's
@@ -95,6 +99,9 @@ func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files ma
 		return nil, err
 	}
 	objs = append(objs, standIns...)
+	for _, o := range standIns {
+		out.StandIns = append(out.StandIns, fmt.Sprint(o["kind"]))
+	}
 	mem, err := rebuildStore(ctx, o, rb)
 	if err != nil {
 		return nil, err

@@ -56,16 +56,21 @@ func unroll(set *v1alpha2.PackageVariantSet, w *World) ([]instance, []failure, e
 		up = set.Spec.Group
 	}
 	pkg := up.Package
-	max := w.maxChildren()
+	max, per := w.maxChildren(), 1
+	group := ""
+	if w.perTarget > 1 { // a grouped set: a child per target and member
+		per = w.perTarget
+		group = fmt.Sprintf(", %d for each target: one a member of the group", per)
+	}
 	// Counted before anything is built: a set asking for 90,000 children
 	// costs a count, not 90,000 instances.
 	at := ""
 	tooMany := func(n int) error {
-		if len(out)+n <= max {
+		if (len(out)+n)*per <= max {
 			return nil
 		}
-		return fmt.Errorf("%w: its targets ask for more than %d PackageVariants (%d counted at `%s`); "+
-			"one set may have at most %d (pvkit-controller and pvctl run: --max-children-per-set): split the set", ErrTooManyChildren, max, len(out)+n, at, max)
+		return fmt.Errorf("%w: its targets ask for more than %d PackageVariants (%d counted at `%s`%s); "+
+			"one set may have at most %d (pvkit-controller and pvctl run: --max-children-per-set): split the set", ErrTooManyChildren, max, (len(out)+n)*per, at, group, max)
 	}
 	for i, t := range set.Spec.Targets {
 		field := fmt.Sprintf("spec.targets[%d]", i)

@@ -64,17 +64,13 @@ const DefaultMaxChildren = 5000
 // bound allows; none is computed.
 var ErrTooManyChildren = errors.New("too many children")
 
-// maxChildren is the bound on the set's target entries: the bound on its
-// children, divided among a grouped set's members.
+// maxChildren is the bound on the set's children (a grouped set's count
+// each member of each target: unroll).
 func (w *World) maxChildren() int {
-	max := DefaultMaxChildren
 	if w.MaxChildren > 0 {
-		max = w.MaxChildren
+		return w.MaxChildren
 	}
-	if w.perTarget > 1 {
-		max /= w.perTarget
-	}
-	return max
+	return DefaultMaxChildren
 }
 
 // NewWorld is an empty world of a namespace.
