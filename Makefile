@@ -21,7 +21,7 @@ BENCH_COUNT ?= 5
 FUZZ_EXECS  ?= 500000
 FUZZ_SHORT  ?= 1000
 # Every input surface, as package:Target (go test runs one fuzz target at a time).
-FUZZ_TARGETS := pkg/validate:FuzzFilePath pkg/krm:FuzzResourceList pkg/krm:FuzzPlainStringAgreesWithKyaml pkg/krm:FuzzAliasBound pkg/kptfile:FuzzKptfile pkg/kptfile:FuzzReadinessGatesAsKpt \
+FUZZ_TARGETS := pkg/validate:FuzzFilePath pkg/krm:FuzzResourceList pkg/krm:FuzzPlainStringAgreesWithKyaml pkg/krm:FuzzAliasBound pkg/krm:FuzzJSONAgreesWithKyaml pkg/kptfile:FuzzKptfile pkg/kptfile:FuzzReadinessGatesAsKpt \
   pkg/packagecontext:FuzzPackageContext pkg/pipelineprepend:FuzzPipelinePrepend \
   pkg/configinject:FuzzConfigInject pkg/pvsexpand:FuzzPVSExpand \
   orchestrator/local:FuzzRunInput orchestrator/local:FuzzSyncObject orchestrator/local/state:FuzzStateFile orchestrator/store/gitstore:FuzzMetadata \

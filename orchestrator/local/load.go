@@ -178,7 +178,7 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 	if msgs := metadataProblems(n); len(msgs) > 0 {
 		return fmt.Sprintf("%s: %s", where, strings.Join(msgs, "; "))
 	}
-	if b, err := n.MarshalJSON(); err == nil && len(b) > MaxObjectSize {
+	if b, err := krm.JSON(n); err == nil && len(b) > MaxObjectSize {
 		return fmt.Sprintf("%s: the object is %d bytes as JSON, at most %d, what an API server stores (etcd's default request bound)", where, len(b), MaxObjectSize)
 	}
 	key := kind + "/" + name
@@ -228,9 +228,23 @@ func (in *input) add(n *yaml.RNode, file string, index int, namespace string) st
 		problems = schemaProblems(typed)
 	}
 	if len(problems) > 0 {
-		return fmt.Sprintf("%s: %s", where, strings.Join(problems, "; "))
+		return fmt.Sprintf("%s: %s", where, joinProblems(problems))
 	}
 	return ""
+}
+
+// MaxProblemsSaid bounds the problems said of one object: a file of
+// 20,000 unknown fields is refused in one line that names the first ones
+// and counts the rest, not in 2 MB of text.
+const MaxProblemsSaid = 20
+
+// joinProblems is an object's problems on one line, at most
+// MaxProblemsSaid of them named.
+func joinProblems(problems []string) string {
+	if len(problems) <= MaxProblemsSaid {
+		return strings.Join(problems, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(problems[:MaxProblemsSaid], "; "), len(problems)-MaxProblemsSaid)
 }
 
 // addOther reads an object of any other kind (an injection or selection
@@ -254,7 +268,7 @@ func (in *input) addOther(n *yaml.RNode, where, apiVersion, kind string) string 
 		return fmt.Sprintf("%s: %s", where, msg)
 	}
 	u := &unstructured.Unstructured{}
-	b, err := n.MarshalJSON()
+	b, err := krm.JSON(n)
 	if err == nil {
 		err = u.UnmarshalJSON(b)
 	}
@@ -361,7 +375,7 @@ func typeErrors(n *yaml.RNode, apiVersion, kind string) string {
 			msgs = append(msgs, p.Message)
 		}
 	}
-	return strings.Join(msgs, "; ")
+	return joinProblems(msgs)
 }
 
 // metadataProblems checks an object's metadata as the apiserver does.

@@ -65,7 +65,7 @@ func (s *syncer) object(n *yaml.Node, source string) (*unstructured.Unstructured
 	if v, _ := krm.ScalarAt(n, "metadata", "annotations", "config.kubernetes.io/local-config"); v == "true" {
 		return nil, false
 	}
-	b, err := yaml.NewRNode(n).MarshalJSON()
+	b, err := krm.JSON(yaml.NewRNode(n))
 	if err != nil {
 		s.warn("--sync: %s: %s %s: %v", source, kind, krm.Name(n), err)
 		return nil, false

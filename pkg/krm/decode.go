@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -16,7 +17,7 @@ import (
 // an error naming its field path with list indexes; a field v does not know is
 // a warning (the API server would drop it silently, which hides typos).
 func Decode(obj *yaml.RNode, v any) []Problem {
-	b, err := obj.MarshalJSON()
+	b, err := JSON(obj)
 	if err != nil {
 		return []Problem{Errorf(obj, "", "cannot read the object: %v", err)}
 	}
@@ -217,8 +218,18 @@ func unknownFields(n *yaml.Node, t reflect.Type, prefix string, root reflect.Typ
 type unknownField struct{ field, suggest string }
 
 // jsonFields maps the JSON names of t's fields (inlined structs included) to
-// their types.
+// their types; made once per type and shared (callers only read it).
 func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := jsonFieldsOf.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m, _ := jsonFieldsOf.LoadOrStore(t, makeJSONFields(t))
+	return m.(map[string]reflect.Type)
+}
+
+var jsonFieldsOf sync.Map
+
+func makeJSONFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)

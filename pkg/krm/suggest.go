@@ -4,16 +4,19 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
-// suggest is the "did you mean" of an unknown field (issue 62 #3, as
-// kubectl's and cobra's suggestions): the known field beside it nearest in
-// spelling (`repositorySelecter` -> `repositorySelector`), else the place
+// suggest is the "did you mean" of an unknown field (as kubectl's and
+// cobra's suggestions): the known field beside it nearest in spelling (`repositorySelecter` -> `repositorySelector`), else the place
 // in root where a field of exactly that name is (`waves[1].spreadBy` ->
 // `spec.rollout.spreadBy`); "" when neither.
 func suggest(key string, siblings map[string]reflect.Type, root reflect.Type) string {
 	best, bestD := "", 0
 	for _, k := range sortedKeys(siblings) {
+		if diff := len(key) - len(k); diff > maxTypos(key) || -diff > maxTypos(key) {
+			continue // farther than the typos allowed, whatever the letters
+		}
 		d := EditDistance(strings.ToLower(key), strings.ToLower(k))
 		if d <= maxTypos(key) && (best == "" || d < bestD) {
 			best, bestD = k, d
@@ -36,12 +39,30 @@ func maxTypos(s string) int {
 
 // findField is the shortest path in t to a field named key ("" when none),
 // looked for breadth first, a few levels deep; list and map levels are
-// shown as [*] and .*.
+// shown as [*] and .*. The paths of every name in t are found once per
+// type and kept (fieldIndex): a document of many unknown fields costs a
+// look-up each, not a search of t each.
 func findField(t reflect.Type, key string) string {
+	idx, ok := fieldIndexes.Load(t)
+	if !ok {
+		idx, _ = fieldIndexes.LoadOrStore(t, fieldIndex(t))
+	}
+	return idx.(map[string]string)[key]
+}
+
+// fieldIndexes are the fieldIndex of each type asked for (the API types:
+// a handful).
+var fieldIndexes sync.Map
+
+// fieldIndex maps each field name in t, a few levels deep, to its
+// shortest path, breadth first and in name order at each level (the
+// first found wins).
+func fieldIndex(t reflect.Type) map[string]string {
 	type node struct {
 		t    reflect.Type
 		path string
 	}
+	out := map[string]string{}
 	seen := map[reflect.Type]bool{}
 	level := []node{{t, ""}}
 	for depth := 0; depth < 6 && len(level) > 0; depth++ {
@@ -61,16 +82,16 @@ func findField(t reflect.Type, key string) string {
 			}
 			seen[ft] = true
 			fields := jsonFields(ft)
-			if _, ok := fields[key]; ok {
-				return JoinField(n.path, key)
-			}
 			for _, k := range sortedKeys(fields) {
+				if _, found := out[k]; !found {
+					out[k] = JoinField(n.path, k)
+				}
 				next = append(next, node{fields[k], JoinField(n.path, k)})
 			}
 		}
 		level = next
 	}
-	return ""
+	return out
 }
 
 func sortedKeys(m map[string]reflect.Type) []string {

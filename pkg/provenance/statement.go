@@ -397,7 +397,7 @@ func digestOf(files map[string]string, name string) map[string]string {
 
 // nodeDigest is the sha256 of a YAML node as canonical JSON.
 func nodeDigest(n *yaml.Node) string {
-	b, err := yaml.NewRNode(n).MarshalJSON()
+	b, err := krm.JSON(yaml.NewRNode(n))
 	if err != nil {
 		b = []byte(yaml.NewRNode(n).MustString())
 	}

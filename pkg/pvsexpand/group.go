@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Groups of packages (issue 59, rule package-groups): a set's spec.group
+// Groups of packages (rule package-groups): a set's spec.group
 // names a package whose revisions are the group's versions; the
 // PackageGroup its group.yaml holds lists the members. The set has one
 // child per target and member: the member's upstream, the downstream
@@ -53,7 +53,7 @@ func findGroup(w *World, ref *pv.Upstream) (*group, error) {
 		return nil, err
 	}
 	if msg, bad := w.groupErrs[rev.Name]; bad {
-		return nil, fmt.Errorf("the group's package revision %s: its %s: %s", rev.Name, v1alpha2.GroupFile, msg)
+		return nil, groupError{fmt.Errorf("the group's package revision %s: its %s: %s", rev.Name, v1alpha2.GroupFile, msg)}
 	}
 	g := w.groups[rev.Name]
 	if g == nil {
@@ -61,14 +61,27 @@ func findGroup(w *World, ref *pv.Upstream) (*group, error) {
 			ErrUpstreamNotFound, rev.Name, upstream.Describe(*ref), v1alpha2.GroupKind, v1alpha2.GroupFile, v1alpha2.GroupKind, v1alpha2.GroupRevisionAnnotation, rev.Name)
 	}
 	if problems := CheckGroup(g); len(problems) > 0 {
-		return nil, fmt.Errorf("the group %s (package revision %s): %s", g.Metadata.Name, rev.Name, problems[0])
+		return nil, groupError{fmt.Errorf("the group %s (package revision %s): %s", g.Metadata.Name, rev.Name, problems[0])}
 	}
 	return &group{rev: rev, members: g.Spec.Members}, nil
 }
 
+// groupError is a selected group revision whose group.yaml cannot be used
+// (it does not read, or CheckGroup refuses it): the set stalls as for an
+// upstream not found (errors.Is ErrUpstreamNotFound; rules stall-or-retry
+// and package-groups), its text as it was, naming the field. Retrying
+// cannot mend it: a new revision of the group package brings the next
+// reconcile.
+type groupError struct{ err error }
+
+func (e groupError) Error() string        { return e.err.Error() }
+func (e groupError) Unwrap() error        { return e.err }
+func (e groupError) Is(target error) bool { return target == ErrUpstreamNotFound }
+
 // CheckGroup lists what is wrong with a PackageGroup, each naming its
-// field in group.yaml: no member, a member without a name or upstream, a
-// name or a downstream package twice.
+// field in group.yaml: no member, a member without a valid name or
+// upstream (a Repository's name, a relative package path), a name or a
+// downstream package twice.
 func CheckGroup(g *v1alpha2.PackageGroup) []string {
 	if len(g.Spec.Members) == 0 {
 		return []string{v1alpha2.GroupFile + ": spec.members: a group has at least one member"}
@@ -84,8 +97,13 @@ func CheckGroup(g *v1alpha2.PackageGroup) []string {
 		} else {
 			names[m.Name] = i
 		}
-		if m.Upstream.Repo == "" || m.Upstream.Package == "" {
+		switch {
+		case m.Upstream.Repo == "" || m.Upstream.Package == "":
 			out = append(out, fmt.Sprintf("%s.upstream: repo and package are required", field))
+		case validate.DNS1123Subdomain(m.Upstream.Repo) != "":
+			out = append(out, fmt.Sprintf("%s.upstream.repo: a Repository's name %s", field, validate.DNS1123Subdomain(m.Upstream.Repo)))
+		case validate.PackagePath(m.Upstream.Package) != "":
+			out = append(out, fmt.Sprintf("%s.upstream.package: the upstream package %s", field, validate.PackagePath(m.Upstream.Package)))
 		}
 		pkg := m.DownstreamPackage()
 		if msg := validate.PackagePath(pkg); msg != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -86,7 +87,7 @@ func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
 	}
 	p := &pipeline{}
 	if pl := n.Field("pipeline"); pl != nil && !yaml.IsMissingOrNull(pl.Value) {
-		js, err := pl.Value.MarshalJSON()
+		js, err := krm.JSON(pl.Value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: `pipeline`: %w", file, err)
 		}

@@ -53,7 +53,7 @@ func contribution(name, content string) []byte {
 	for _, it := range items {
 		it = it.Copy()
 		dropKptAnnotations(it.YNode())
-		b, err := it.MarshalJSON()
+		b, err := krm.JSON(it)
 		if err != nil || it.YNode().Kind != yaml.MappingNode {
 			b = []byte(it.MustString())
 		}
