@@ -190,7 +190,8 @@ func (c *jsonConv) mapping(n *yaml.Node, flow bool) any {
 }
 
 // emptyNull is a null written as nothing, which yaml.v3's encoder writes
-// as ” (a string) where nothing cannot stand: in flow style and as a key.
+// as a quoted empty string where nothing cannot stand: in flow style and
+// as a key.
 func emptyNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "" && n.ShortTag() == "!!null"
 }
