@@ -19,6 +19,12 @@ import (
 // content then checks against its record, and only a rebuild tells.
 func forge(t *testing.T, files map[string]string, edit func(map[string]string)) map[string]string {
 	t.Helper()
+	return forgeSpec(t, files, edit, func(*pv.PackageVariantSpec) {})
+}
+
+// forgeSpec is forge with the record's spec edited too.
+func forgeSpec(t *testing.T, files map[string]string, edit func(map[string]string), editSpec func(*pv.PackageVariantSpec)) map[string]string {
+	t.Helper()
 	rec, err := provenance.Read(files)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,9 @@ func forge(t *testing.T, files map[string]string, edit func(map[string]string)) 
 	ext := rec.Statement.Predicate.BuildDefinition.ExternalParameters
 	files = maps.Clone(files)
 	edit(files)
-	v := &pv.PackageVariant{Metadata: meta.ObjectMeta{Name: ext.Variant.Name, Namespace: ext.Variant.Namespace, UID: ext.Variant.UID}, Spec: *ext.Parameters}
+	spec := *ext.Parameters.DeepCopy()
+	editSpec(&spec)
+	v := &pv.PackageVariant{Metadata: meta.ObjectMeta{Name: ext.Variant.Name, Namespace: ext.Variant.Namespace, UID: ext.Variant.UID}, Spec: spec}
 	out, err := provenance.Stamp(files, provenance.Inputs{Variant: v, Generation: ext.Variant.Generation, Builder: "pvctl",
 		Version: rec.Statement.Predicate.RunDetails.Builder.Version["pvkit"], Revision: ext.Revision}, nil)
 	if err != nil {
@@ -126,6 +134,16 @@ func TestVerifyRebuild(t *testing.T) {
 			}))
 			failing("edge-useast1.app.main", "nothing to rebuild from", c.want)
 		}
+	})
+	// A record that names a function neither the revision's Kptfiles nor
+	// the variant's spec name: the rebuild does not run it, whatever the
+	// record (even one signed again) says.
+	t.Run("a function the record chose", func(t *testing.T) {
+		w.pushPackage("edge-useast1", "app", forgeSpec(t, main, func(map[string]string) {}, func(s *pv.PackageVariantSpec) {
+			s.Pipeline.Mutators = append(s.Pipeline.Mutators, pv.Function{Image: "gcr.io/kpt-fn/starlark:v0.4.3", Name: "chosen"})
+		}))
+		failing("edge-useast1.app.main", "a function the record chose",
+			"; cannot be rebuilt: the rebuild would run gcr.io/kpt-fn/starlark:v0.4.3, which the revision's own Kptfiles do not name (the record chose it): not run")
 	})
 	t.Run("a function's version changed", func(t *testing.T) {
 		w.pushPackage("edge-useast1", "app", forge(t, main, func(f map[string]string) {

@@ -84,7 +84,11 @@ func verifyCommand(ctx context.Context, o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rb = &rebuilder{render: r}
+				live, err := liveVariants(o.Repos)
+				if err != nil {
+					return err
+				}
+				rb = &rebuilder{render: r, variants: live}
 			}
 			return verifyRevisions(ctx, o, a, verify, rb)
 		},

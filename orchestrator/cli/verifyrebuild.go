@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/pvkit/pvkit"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
@@ -21,6 +24,10 @@ import (
 // built twice. Safe for concurrent use.
 type rebuilder struct {
 	render *local.Render
+	// variants are the fleet's variants now (the last run's state), by
+	// namespace/name: a rebuild runs the functions of the live spec, not
+	// the record's word alone.
+	variants map[string]*pvapi.PackageVariant
 
 	mu                  sync.Mutex
 	rebuilt, impossible int
@@ -75,7 +82,7 @@ func (rb *rebuilder) once(ctx context.Context, s *local.Repos, namespace string,
 		return // not counted: verify's line says why the record does not read
 	}
 	r.counted = true
-	res, err := local.Rebuild(ctx, local.RebuildOptions{Store: s.Store, Namespace: namespace, Render: rb.render, Version: pvkit.Version()}, rev, files)
+	res, err := local.Rebuild(ctx, local.RebuildOptions{Store: s.Store, Namespace: namespace, Render: rb.render, Version: pvkit.Version(), Variants: rb.variants}, rev, files)
 	switch {
 	case errors.Is(err, provenance.ErrNoParameters):
 		r.more, r.held = "; cannot be rebuilt: "+err.Error(), !named
@@ -123,4 +130,19 @@ func describeRebuild(res *local.Rebuilt) string {
 		b.WriteString("\n       " + l)
 	}
 	return b.String()
+}
+
+// liveVariants are the variants of the last run's state in repos, by
+// namespace/name (none when no run wrote one).
+func liveVariants(repos string) (map[string]*pvapi.PackageVariant, error) {
+	st, err := state.Read(filepath.Join(repos, state.File))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*pvapi.PackageVariant{}
+	for i := range st.Variants {
+		v := &st.Variants[i]
+		out[v.Namespace+"/"+v.Name] = v
+	}
+	return out, nil
 }

@@ -2,14 +2,16 @@ package local
 
 // pvctl verify --rebuild: a package revision pvkit wrote, built again from
 // what its provenance record names, by the controller's reconcilers on an
-// in-memory Porch, and compared with what the repository holds (issue 60
-// #1; rule provenance-rebuild in docs/behavior.md).
+// in-memory Porch, and compared with what the repository holds (rule
+// provenance-rebuild in docs/behavior.md).
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
@@ -20,6 +22,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 	"github.com/pvkit/pvkit/pkg/provenance"
+	"github.com/pvkit/pvkit/pkg/render"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,6 +66,10 @@ type RebuildOptions struct {
 	// Version is this pvkit's version, to say when the record's was
 	// another.
 	Version string
+	// Variants are the variants the fleet has now (the last run's state),
+	// by namespace/name: the functions the record's variant's spec names
+	// may run in its rebuild beside those of the revision's own Kptfiles.
+	Variants map[string]*pvapi.PackageVariant
 }
 
 // Rebuild builds rev's package again from what its record (in files)
@@ -102,11 +109,15 @@ func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files ma
 	for _, o := range standIns {
 		out.StandIns = append(out.StandIns, fmt.Sprint(o["kind"]))
 	}
-	mem, err := rebuildStore(ctx, o, rb)
+	held := heldTo(o.Render, files, o.Variants[rb.Variant.Namespace+"/"+rb.Variant.Name])
+	mem, err := rebuildStore(ctx, o, rb, held)
 	if err != nil {
 		return nil, err
 	}
 	draft, err := rebuildDraft(ctx, o, mem, rb, objs)
+	if refused := held.Refused(); len(refused) > 0 {
+		return nil, fmt.Errorf("the rebuild would run %s, which the revision's own Kptfiles do not name (the record chose it): not run", strings.Join(refused, ", "))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +142,7 @@ func Rebuild(ctx context.Context, o RebuildOptions, rev store.Revision, files ma
 // rebuildStore is an in-memory Porch holding the upstream revision at the
 // recorded commit (as the repository's revision that the lock names
 // lists it) and the downstream repository, empty.
-func rebuildStore(ctx context.Context, o RebuildOptions, rb *provenance.Rebuild) (*memory.Store, error) {
+func rebuildStore(ctx context.Context, o RebuildOptions, rb *provenance.Rebuild, held *heldRuntime) (*memory.Store, error) {
 	up, down := rb.Parameters.Upstream, rb.Parameters.Downstream
 	revs, err := o.Store.ListRevisions(ctx, store.PackageKey{Namespace: o.Namespace, Repository: up.Repo, Package: up.Package})
 	if err != nil {
@@ -170,9 +181,77 @@ func rebuildStore(ctx context.Context, o RebuildOptions, rb *provenance.Rebuild)
 		return "", "", ""
 	})
 	if o.Render != nil {
-		mem.SetRenderer(o.Render.renderer(ctx))
+		r := &Render{Runtime: held, AllowExec: o.Render.AllowExec, Timeout: o.Render.Timeout}
+		mem.SetRenderer(r.renderer(ctx))
 	}
 	return mem, nil
+}
+
+// heldRuntime is a rebuild's runtime: it runs only the functions the
+// revision's own Kptfiles name (render.Functions: the upstream's pipeline
+// and the functions the variant's spec prepended, as the package holds
+// them) and those the variant's spec names now, whatever the record says;
+// another is refused and remembered, so a forged record cannot choose
+// which functions a rebuild runs.
+type heldRuntime struct {
+	runtime render.Runtime
+	allowed map[string]bool
+
+	mu      sync.Mutex
+	refused []string
+}
+
+// heldTo is the held runtime of r's runtime for a revision of files and
+// the variant live has now (nil: none; nil r: nothing renders).
+func heldTo(r *Render, files map[string]string, live *pvapi.PackageVariant) *heldRuntime {
+	h := &heldRuntime{allowed: map[string]bool{}}
+	if r != nil {
+		h.runtime = r.Runtime
+	}
+	fns := render.Functions(files)
+	if live != nil && live.Spec.Pipeline != nil {
+		fns = append(fns, live.Spec.Pipeline.Mutators...)
+		fns = append(fns, live.Spec.Pipeline.Validators...)
+	}
+	for _, f := range fns {
+		f.Image = render.ResolveImage(f.Image)
+		h.allowed[functionName(f)] = true
+	}
+	return h
+}
+
+// functionName names a function by its image, or its exec path.
+func functionName(f render.Function) string {
+	if f.Exec != "" {
+		return "exec " + f.Exec
+	}
+	return f.Image
+}
+
+// Runner implements render.Runtime.
+func (h *heldRuntime) Runner(ctx context.Context, f render.Function) (render.Runner, error) {
+	name := functionName(f)
+	if !h.allowed[name] {
+		h.mu.Lock()
+		if !slices.Contains(h.refused, name) {
+			h.refused = append(h.refused, name)
+		}
+		h.mu.Unlock()
+		return nil, fmt.Errorf("%s: a rebuild runs only the functions the revision's own Kptfiles name", name)
+	}
+	if h.runtime == nil {
+		return nil, fmt.Errorf("%s: no runtime", name)
+	}
+	return h.runtime.Runner(ctx, f)
+}
+
+// Refused are the functions a rebuild asked for and was refused, sorted.
+func (h *heldRuntime) Refused() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := slices.Clone(h.refused)
+	sort.Strings(out)
+	return out
 }
 
 // rebuildDraft runs the reconcilers on the recorded variant and the

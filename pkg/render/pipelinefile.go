@@ -220,3 +220,41 @@ func areKRM(what string, nodes []*yaml.RNode) error {
 	}
 	return nil
 }
+
+// ResolveImage is an image as a render runs it: a short name
+// (set-labels:v0.2.0) is the kpt catalog's (gcr.io/kpt-fn/...).
+func ResolveImage(image string) string { return resolveImage(image) }
+
+// Functions are the functions the pipelines of a package's Kptfiles (its
+// own and its subpackages') name, images resolved as a render resolves
+// them, in file and pipeline order. A Kptfile that does not read names
+// none. What a package runs is what its own files say: a caller that
+// renders something else (a rebuild from a record) can hold a render to
+// these.
+func Functions(files map[string]string) []Function {
+	var out []Function
+	for _, name := range krm.SortedKeys(files) {
+		if path.Base(name) != kptfileName {
+			continue
+		}
+		n, err := yaml.Parse(files[name])
+		if err != nil {
+			continue
+		}
+		pl := n.Field("pipeline")
+		if pl == nil || yaml.IsMissingOrNull(pl.Value) {
+			continue
+		}
+		js, err := krm.JSON(pl.Value)
+		p := &pipeline{}
+		if err != nil || json.Unmarshal(js, p) != nil {
+			continue
+		}
+		for _, s := range append(p.Mutators, p.Validators...) {
+			f := s.Function
+			f.Image = resolveImage(f.Image)
+			out = append(out, f)
+		}
+	}
+	return out
+}

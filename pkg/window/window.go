@@ -93,7 +93,10 @@ func compile(field string, w v1alpha2.Window) (*compiled, *Problem) {
 	}
 	loc := time.UTC
 	if w.TimeZone != "" {
-		if loc, err = time.LoadLocation(w.TimeZone); err != nil || strings.HasPrefix(w.TimeZone, "/") {
+		// An IANA name only: "Local" is the zone of whichever process reads
+		// it (the controller's container, a CI runner, a laptop), so one
+		// window would open at different times in each.
+		if loc, err = time.LoadLocation(w.TimeZone); err != nil || strings.HasPrefix(w.TimeZone, "/") || w.TimeZone == "Local" {
 			return bad("timeZone", "%q is not a time zone (an IANA name such as Europe/Berlin)", w.TimeZone)
 		}
 	}

@@ -124,6 +124,7 @@ func TestCheckNamesTheField(t *testing.T) {
 		{with(func(w *v1alpha2.Window) { w.Duration = "200h" }), "200h must be from 1m to 168h0m0s"},
 		{with(func(w *v1alpha2.Window) { w.TimeZone = "Mars/Olympus" }), "spec.rollout.windows[1].timeZone: `spec.rollout.windows[1].timeZone` \"Mars/Olympus\" is not a time zone"},
 		{with(func(w *v1alpha2.Window) { w.TimeZone = "/etc/passwd" }), "\"/etc/passwd\" is not a time zone"},
+		{with(func(w *v1alpha2.Window) { w.TimeZone = "Local" }), "spec.rollout.windows[1].timeZone: `spec.rollout.windows[1].timeZone` \"Local\" is not a time zone (an IANA name such as Europe/Berlin)"},
 		{make([]v1alpha2.Window, 21), "spec.rollout.windows: `spec.rollout.windows` lists 21 windows, more than 20"},
 	} {
 		var got []string
