@@ -18,7 +18,8 @@ import (
 // health-from-the-clusters): the objects its files put on each
 // (ClusterAnnotation), or a kubeconfig context per cluster (--cluster
 // NAME=CONTEXT), read with the user's own credentials, each request
-// bounded by remote.DefaultTimeout. A cluster named by neither reads as
+// bounded by remote.DefaultTimeout and each answer by
+// remote.DefaultMaxResponse. A cluster named by neither reads as
 // KubeconfigUnavailable, saying how to give it.
 type clusters struct {
 	objects  map[string][]client.Object
@@ -84,8 +85,11 @@ func contextReader(kubeconfig, context string) (client.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Timeout, cfg.QPS, cfg.Burst = remote.DefaultTimeout, 5, 10
-	return client.New(cfg, client.Options{})
+	// The user's own kubeconfig: its servers are theirs to choose (no
+	// remote.Servers bound), but every answer is bounded in time and
+	// bytes, and said in pvkit's words, as the controller's are.
+	remote.Bound(cfg, remote.DefaultTimeout, remote.DefaultMaxResponse)
+	return remote.NewReader(cfg)
 }
 
 // ParseClusters reads --cluster values, NAME=CONTEXT each.

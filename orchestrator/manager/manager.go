@@ -100,6 +100,8 @@ type Options struct {
 	HealthClusters       int
 	HealthClusterTimeout time.Duration
 	HealthClusterPoll    time.Duration
+	HealthClusterServers string // comma-separated host patterns and networks (remote.Servers)
+	HealthClusterMaxResp int64
 	Shard                string // pvkit.dev/shard value this process reconciles; empty: the unlabelled objects
 	zap                  zap.Options
 }
@@ -130,6 +132,8 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.IntVar(&o.HealthClusters, "health-clusters", remote.DefaultMaxClusters, "the most clients of other clusters held at once, for health checks that name a cluster (spec.health.clusterExpr: its kubeconfig in the Secret <cluster>-kubeconfig, key value); the least recently used is forgotten, and made again when needed")
 	fs.DurationVar(&o.HealthClusterTimeout, "health-cluster-timeout", remote.DefaultTimeout, "how long one request to another cluster's API server may take (a health check that names a cluster); past it the target's health reads ClusterUnreachable")
 	fs.DurationVar(&o.HealthClusterPoll, "health-cluster-poll", packagevariant.DefaultClusterPoll, "how often a variant whose health is read from another cluster, and is not True, is read again (other clusters are polled, not watched)")
+	fs.StringVar(&o.HealthClusterServers, "health-cluster-servers", "", "the API servers a kubeconfig Secret may name, comma-separated host names, *.suffix patterns and networks (10.20.0.0/16); checked on every address dialled. Empty: any server but loopback, link-local (the node's metadata service), unspecified and multicast addresses, which are allowed only when a listed network holds them; with entries, only the servers they match. A kubeconfig's proxy-url is refused unless an entry allows the proxy")
+	fs.Int64Var(&o.HealthClusterMaxResp, "health-cluster-max-response", remote.DefaultMaxResponse, "the most bytes of one answer read from another cluster's API server; an answer past it is cut, and the target's health says so")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -235,6 +239,13 @@ func Run(ctx context.Context, o Options) error {
 	if err := checkCertDir(o); err != nil {
 		return err
 	}
+	servers, err := remote.ParseServers(strings.Split(o.HealthClusterServers, ","))
+	if err != nil {
+		return err
+	}
+	if o.HealthClusterMaxResp < 1<<16 {
+		return fmt.Errorf("--health-cluster-max-response: %d, want at least 65536 (an API server's discovery answers are larger)", o.HealthClusterMaxResp)
+	}
 	prov, err := packagevariant.NewProvenance("controller", o.ProvenanceKey, o.ProvenanceAllowedSigners)
 	if err != nil {
 		return err
@@ -251,12 +262,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if err := Setup(ctx, mgr, reconcilers.Options{Kinds: kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy,
 		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard,
-		Clusters:    &remote.Clusters{Secrets: mgr.GetAPIReader(), Options: remote.Options{MaxClusters: o.HealthClusters, Timeout: o.HealthClusterTimeout}},
+		Clusters: &remote.Clusters{Secrets: mgr.GetAPIReader(), Options: remote.Options{MaxClusters: o.HealthClusters, Timeout: o.HealthClusterTimeout,
+			MaxResponse: o.HealthClusterMaxResp, Servers: servers}},
 		ClusterPoll: o.HealthClusterPoll}); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting", "version", pvkit.Version(), "readableKinds", kinds.String(), "workers", o.Workers, "maxChildrenPerSet", o.MaxChildren,
-		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "shard", shard.Name(), "leaseName", LeaseName(o), "metricsSecure", o.MetricsSecure, "provenanceSigned", prov.Sign != nil)
+		"approveByPolicy", o.ApproveByPolicy, "watchNamespaces", o.WatchNamespaces, "shard", shard.Name(), "leaseName", LeaseName(o), "metricsSecure", o.MetricsSecure, "provenanceSigned", prov.Sign != nil, "healthClusterServers", servers.String())
 	return mgr.Start(ctx)
 }
 

@@ -167,6 +167,8 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--metrics-cert-dir", "/tmp", "--metrics-secure=false", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --metrics-cert-dir /tmp goes with --metrics-secure (HTTPS): plain HTTP serves no certificate"},
 		{[]string{"--provenance-key", "/nonexistent/key", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --provenance-key: reading the signing key: open /nonexistent/key: no such file or directory"},
 		{[]string{"--provenance-allowed-signers", "/nonexistent/allowed", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --provenance-allowed-signers: open /nonexistent/allowed: no such file or directory"},
+		{[]string{"--health-cluster-servers", "10.0.0.1", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --health-cluster-servers "10.0.0.1": an address is given as a network (10.0.0.1/32, or /128)`},
+		{[]string{"--health-cluster-max-response", "100", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --health-cluster-max-response: 100, want at least 65536 (an API server's discovery answers are larger)"},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `pvctl controller: invalid argument "fast" for "--kube-api-qps" flag`},
 		{[]string{"--zap-log-level", "debug", "--nope"}, 2, "", "unknown flag: --nope"}, // zap's flags parse in the same style
 	} {

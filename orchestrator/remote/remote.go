@@ -11,8 +11,13 @@
 //     forgotten when another is needed (it is made again from its Secret
 //     when asked for);
 //   - each request to a cluster has a Timeout (an API server that does not
-//     answer holds a worker that long, not forever), and each client has
-//     its own QPS and burst;
+//     answer holds a worker that long, not forever), each answer is cut at
+//     MaxResponse bytes (one endless object cannot exhaust the
+//     controller's memory), and each client has its own QPS and burst;
+//   - a kubeconfig's server must be one Servers allows (loopback and
+//     link-local refused unless listed), checked on every address dialled;
+//   - a failed read is said in pvkit's words (ReadError: the host, a
+//     status code, a timeout), never with the server's text;
 //   - the Secret is read past any cache (the controller never watches
 //     Secrets: its role names only the ones it may get), at most once per
 //     Refresh for a cluster whose client works, and again at once after a
@@ -64,6 +69,11 @@ type Options struct {
 	// QPS and Burst of each cluster's client (0: 5 and 10).
 	QPS   float32
 	Burst int
+	// MaxResponse bounds one answer, in bytes (0: DefaultMaxResponse).
+	MaxResponse int64
+	// Servers are the API servers a kubeconfig may name (nil: any but
+	// loopback, link-local, unspecified and multicast addresses).
+	Servers *Servers
 }
 
 // Clusters hands out a reader per cluster.
@@ -231,11 +241,13 @@ func (c *Clusters) readerFor(s *corev1.Secret) (client.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key %q: %v", SecretKey, err)
 	}
-	c.bound(cfg)
+	if err := c.bound(cfg); err != nil {
+		return nil, fmt.Errorf("key %q: %w", SecretKey, err)
+	}
 	if c.NewReader != nil {
 		return c.NewReader(cfg)
 	}
-	return client.New(cfg, client.Options{})
+	return NewReader(cfg)
 }
 
 // RESTConfig is the REST config of a kubeconfig's current context. A
@@ -267,18 +279,14 @@ func RESTConfig(kubeconfig []byte) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// bound sets the request timeout and the rate limits.
-func (c *Clusters) bound(cfg *rest.Config) {
-	cfg.Timeout = c.Timeout
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+// bound sets the request timeout, the rate limits and the answer bound,
+// and holds the connections to the servers allowed.
+func (c *Clusters) bound(cfg *rest.Config) error {
 	cfg.QPS, cfg.Burst = c.QPS, c.Burst
-	if cfg.QPS <= 0 {
-		cfg.QPS = 5
+	Bound(cfg, c.Timeout, c.MaxResponse)
+	servers := c.Servers
+	if servers == nil {
+		servers = &Servers{}
 	}
-	if cfg.Burst <= 0 {
-		cfg.Burst = 10
-	}
-	cfg.UserAgent = "pvkit-controller (health)"
+	return servers.Hold(cfg, cfg.Timeout)
 }

@@ -215,7 +215,10 @@ func startController() error {
 		"--workers", workers(), "--zap-encoder", "console",
 		// The scenarios inject the examples' Team kind: allowed as an operator
 		// allows a kind (testdata/team-crd.yaml has the matching role).
-		"--readable-kinds", "ConfigMap,Team.example.com,Kustomization.kustomize.toolkit.fluxcd.io"}, controllerExtraArgs...)
+		"--readable-kinds", "ConfigMap,Team.example.com,Kustomization.kustomize.toolkit.fluxcd.io",
+		// The stack's edge API server listens on loopback, which a
+		// kubeconfig Secret may name only when the operator lists it.
+		"--health-cluster-servers", "127.0.0.0/8"}, controllerExtraArgs...)
 	if controller, err = runController("pvkit's controller", args, logf, health); err != nil {
 		return err
 	}

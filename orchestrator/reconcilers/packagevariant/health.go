@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // observeHealth (rule: health-gated-rollouts) reads the health check of a
@@ -109,9 +110,13 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err):
 		return unknown(pvapi.ReasonObjectNotFound, object, "no %s %q in %s: the cluster has not reported on %s", c.Kind, name, where, t.Name), nil
 	case err != nil && cluster != "":
+		// pvkit's words, never the server's (remote.Describe): the
+		// kubeconfig's author chose the server, and may read this status.
+		// The whole error goes to the debug log only.
+		log.FromContext(ctx).V(1).Info("reading another cluster failed", "cluster", cluster, "object", object, "error", err.Error())
 		r.Clusters.Failed(v.Namespace, cluster)
-		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (kubeconfig Secret %s/%s) did not answer reading %s: %v",
-			cluster, v.Namespace, remote.SecretName(cluster), object, oneLineErr(err)), nil
+		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (kubeconfig Secret %s/%s) did not answer reading %s: %s",
+			cluster, v.Namespace, remote.SecretName(cluster), object, remote.Describe(err)), nil
 	case err != nil:
 		return pvapi.TargetHealth{}, fmt.Errorf("reading the health check's %s: %w", object, err)
 	}
@@ -159,15 +164,6 @@ func (r *Reconciler) judgeHealth(ctx context.Context, c *pv.HealthCheck, hv heal
 		h.Status, h.Reason, h.Message = metav1.ConditionFalse, pvapi.ReasonNotHealthy, fmt.Sprintf("%s does not report %s%s", object, target, said(c.Condition))
 	}
 	return h
-}
-
-// oneLineErr is an error's text on one line, at most 300 bytes.
-func oneLineErr(err error) string {
-	s := strings.Join(strings.Fields(err.Error()), " ")
-	if len(s) > 300 {
-		s = s[:297] + "..."
-	}
-	return s
 }
 
 func healthVariant(v *pvapi.PackageVariant) health.Variant {
