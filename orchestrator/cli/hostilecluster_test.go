@@ -43,7 +43,10 @@ func TestHostileClusterContext(t *testing.T) {
       condition: has(object.status)
 `)
 			w.write("edge.yaml", edgeKustomization("fleet-00", "app/v1@sha1:0"))
-			run := func() string { w.t.Helper(); return w.mustCmd(ExitOK, "run", "-f", w.in, "--cluster", "fleet-07=edge-07") }
+			run := func() string {
+				w.t.Helper()
+				return w.mustCmd(ExitOK, "run", "-f", w.in, "--cluster", "fleet-07=edge-07")
+			}
 			said := run()
 			w.publishV2()
 			said += run()
