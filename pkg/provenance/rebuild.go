@@ -85,13 +85,15 @@ func (rb *Rebuild) Objects(files map[string]string) (objs []map[string]any, prob
 	if err != nil {
 		return nil, nil, err
 	}
+	// The points by file, name and what they say was injected: one look-up
+	// an entry, however many entries a record (a forged one too) lists.
+	type pointKey struct{ file, point, injected string }
+	points := make(map[pointKey]*yaml.RNode, len(items))
+	for _, it := range items {
+		points[pointKey{krm.Path(it), krm.Name(it.YNode()), krm.Annotation(it, configinject.InjectedAnnotation)}] = it // the last wins, as a scan would
+	}
 	for _, in := range rb.Injected {
-		var point *yaml.RNode
-		for _, it := range items {
-			if krm.Path(it) == in.File && krm.Name(it.YNode()) == in.Point && krm.Annotation(it, configinject.InjectedAnnotation) == in.Name {
-				point = it
-			}
-		}
+		point := points[pointKey{in.File, in.Point, in.Name}]
 		if point == nil {
 			problems = append(problems, fmt.Sprintf("%s: the package has no injection point %s in %s that names it", in, in.Point, in.File))
 			continue
@@ -138,14 +140,22 @@ func (rb *Rebuild) StandIns(files map[string]string, namespace string) ([]map[st
 	if err != nil {
 		return nil, err
 	}
+	// A name no injector of the variant names (a set of them: a record
+	// listing the names StandIn, StandIn-x, StandIn-x-x... costs one pass).
+	named := make(map[string]bool, len(rb.Parameters.Injectors))
+	for _, inj := range rb.Parameters.Injectors {
+		named[inj.Name] = true
+	}
 	name := StandIn
-	for taken := true; taken; {
-		taken = false
-		for _, inj := range rb.Parameters.Injectors {
-			if inj.Name == name {
-				name, taken = name+"-x", true
-			}
-		}
+	for named[name] {
+		name += "-x"
+	}
+	// The package's items by the condition type of their injection point.
+	byCondition := make(map[string][]*yaml.RNode, len(items))
+	for _, it := range items {
+		_, kind := krm.TypeMeta(it.YNode())
+		t := configinject.ConditionPrefix + "." + kind + "." + krm.Name(it.YNode())
+		byCondition[t] = append(byCondition[t], it)
 	}
 	var out []map[string]any
 	seen := map[string]bool{}
@@ -153,10 +163,10 @@ func (rb *Rebuild) StandIns(files map[string]string, namespace string) ([]map[st
 		if c.Status != kptfile.ConditionFalse || c.Message != configinject.NoMatch {
 			continue
 		}
-		for _, it := range items {
+		for _, it := range byCondition[c.Type] {
 			apiVersion, kind := krm.TypeMeta(it.YNode())
 			key := apiVersion + " " + kind
-			if c.Type != configinject.ConditionPrefix+"."+kind+"."+krm.Name(it.YNode()) || seen[key] {
+			if seen[key] {
 				continue
 			}
 			seen[key] = true

@@ -2,6 +2,7 @@ package provenance
 
 import (
 	"errors"
+	"fmt"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"reflect"
 	"strings"
@@ -114,3 +115,60 @@ func TestRebuildStandIns(t *testing.T) {
 }
 
 func pvInjector(name string) pv.InjectionSelector { return pv.InjectionSelector{Name: name} }
+
+// hugeRecord is a package of n injection points and a rebuild whose
+// record lists n injected objects and n injectors named StandIn,
+// StandIn-x, StandIn-x-x, ...: what a forged record may hold.
+func hugeRecord(n int) (*Rebuild, map[string]string) {
+	files := map[string]string{"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\nstatus:\n  conditions:\n"}
+	var points, conds strings.Builder
+	rb := &Rebuild{Parameters: &pv.PackageVariantSpec{}}
+	name := StandIn
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&points, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p%d\n  annotations:\n    kpt.dev/config-injection: optional\ndata: {k: v}\n", i)
+		fmt.Fprintf(&conds, "  - {type: config.injection.ConfigMap.p%d, status: \"False\", reason: NoResourceSelected, message: \"no resource matched any injection selector for this injection point\"}\n", i)
+		rb.Injected = append(rb.Injected, Injected{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: fmt.Sprintf("o%d", i), Field: "data", File: "points.yaml", Point: fmt.Sprintf("p%d", i)})
+		rb.Parameters.Injectors = append(rb.Parameters.Injectors, pv.InjectionSelector{Name: name})
+		name += "-x"
+	}
+	files["points.yaml"] = points.String()
+	files["Kptfile"] += conds.String()
+	return rb, files
+}
+
+// A record of many injected objects and adversarial injector names is
+// read in time linear in its size (each was a scan of the package, and
+// the stand-in's name a pass over the injectors per name taken): the
+// stand-in is named past every injector, and each entry is named.
+func TestHugeRecordIsReadLinearly(t *testing.T) {
+	rb, files := hugeRecord(2000)
+	objs, problems, err := rb.Objects(files)
+	if err != nil || len(objs) != 0 || len(problems) != 2000 || !strings.HasSuffix(problems[0], "the package has no injection point p0 in points.yaml that names it") {
+		t.Fatalf("objects %d, problems %d (%v), %v", len(objs), len(problems), problems[:1], err)
+	}
+	standIns, err := rb.StandIns(files, "ns")
+	if err != nil || len(standIns) != 1 {
+		t.Fatalf("stand-ins: %v, %v", standIns, err)
+	}
+	if got := standIns[0]["metadata"].(map[string]any)["name"].(string); got != StandIn+strings.Repeat("-x", 2000) {
+		t.Fatalf("the stand-in is named %.40q... (%d bytes), want past every injector", got, len(got))
+	}
+}
+
+// Reading a huge record: ns/entry stays flat from 1,000 to 10,000 entries.
+func BenchmarkHugeRecord(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		rb, files := hugeRecord(n)
+		b.Run(fmt.Sprintf("%dentries", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, _, err := rb.Objects(files); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rb.StandIns(files, "ns"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+		})
+	}
+}

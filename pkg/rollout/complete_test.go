@@ -209,6 +209,12 @@ func TestOnFailureUndo(t *testing.T) {
 			t.Fatalf("a retry %q: %s", typo, f.status.Message)
 		}
 	}
+	// A forged value of 100,000 bytes is named in at most a line.
+	f.ctl.Retry = strings.Repeat("x", 100000)
+	if f.plan(ref(2)); !f.status.UndoneOnFailure || len(f.status.Message) > len(before.Message)+300 ||
+		!strings.Contains(f.status.Message, "... (99872 bytes more)\" does not name this rollout's target") {
+		t.Fatalf("a huge retry value: %d bytes of message", len(f.status.Message))
+	}
 	// Retried: from wave one, the canary first.
 	f.failing["c07"] = false
 	f.ctl.Retry = "blueprints.app.v2@2026-11-28T15:01:00Z"

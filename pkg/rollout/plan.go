@@ -23,13 +23,27 @@ func Plan(spec *v1alpha2.Rollout, prev *v1alpha2.RolloutStatus, base pv.Upstream
 	if ctl.Undo != "" && ctl.Undo != target.Name {
 		// Said, not silently dropped: a typo, or an undo of an earlier
 		// target that a new revision has replaced.
-		res.Status.Message += fmt.Sprintf("; the undo control names %s, not this rollout's target %s: not applied", ctl.Undo, target.Name)
+		res.Status.Message += fmt.Sprintf("; the undo control names %s, not this rollout's target %s: not applied", said(ctl.Undo), target.Name)
 	}
 	if t, _, ok := strings.Cut(ctl.Retry, "@"); ctl.Retry != "" && (!ok || t != target.Name) && (prev == nil || ctl.Retry != prev.Retried) {
 		// Said too: a typo, a value without its stamp, or another target's.
-		res.Status.Message += fmt.Sprintf("; the retry control %q does not name this rollout's target %s as TARGET@STAMP: not applied", ctl.Retry, target.Name)
+		res.Status.Message += fmt.Sprintf("; the retry control %q does not name this rollout's target %s as TARGET@STAMP: not applied", said(ctl.Retry), target.Name)
 	}
 	return res
+}
+
+// maxControlSaid bounds how much of a control annotation's value a
+// message repeats: an annotation may hold 256 KiB, a status message
+// should not.
+const maxControlSaid = 128
+
+// said is a control's value as a message repeats it: at most
+// maxControlSaid bytes, then how many more.
+func said(v string) string {
+	if len(v) <= maxControlSaid {
+		return v
+	}
+	return fmt.Sprintf("%s... (%d bytes more)", v[:maxControlSaid], len(v)-maxControlSaid)
 }
 
 // plan is Plan's stages.
