@@ -16,6 +16,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/validate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -142,8 +143,45 @@ func Parse(path string, b []byte) (*State, error) {
 	if err := sigsyaml.UnmarshalStrict(b, s); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
 	}
+	if err := s.checkNames(); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to start from no variants; the repositories keep the packages)", path, err)
+	}
 	s.fold()
 	return s, nil
+}
+
+// checkNames holds the names of the state's objects to an API server's
+// rules: pvctl prints them (status, get, shell completion), and a state
+// file from a repositories directory someone else made must not put a
+// terminal escape or a second line into a listing.
+func (s *State) checkNames() error {
+	check := func(field, name, namespace string) error {
+		if msg := validate.DNS1123Subdomain(name); msg != "" {
+			return fmt.Errorf("%s.metadata.name %s", field, msg)
+		}
+		if namespace != "" {
+			if msg := validate.DNS1123Label(namespace); msg != "" {
+				return fmt.Errorf("%s.metadata.namespace %q %s", field, namespace, msg)
+			}
+		}
+		return nil
+	}
+	for i, v := range s.Variants {
+		if err := check(fmt.Sprintf("packageVariants[%d]", i), v.Name, v.Namespace); err != nil {
+			return err
+		}
+	}
+	for i, v := range s.Sets {
+		if err := check(fmt.Sprintf("packageVariantSets[%d]", i), v.Name, v.Namespace); err != nil {
+			return err
+		}
+	}
+	for i, r := range s.Repositories {
+		if err := check(fmt.Sprintf("repositories[%d]", i), r.Name, r.Namespace); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Write saves the state atomically, objects sorted by name.
