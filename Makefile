@@ -275,12 +275,15 @@ golden:
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
 
-## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases, hostile repositories, functions, pipelines), one run each
+## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases, hostile repositories, functions, pipelines, unknown fields, records), one run each
 bench-security:
 	go test -run '^$$' -bench 'Compile|Validate|Evaluat|Hostile|FanOut|Regex' -benchmem -benchtime 1x ./pkg/pvsexpand/
 	go test -run '^$$' -bench 'Alias|Expansion' -benchmem ./pkg/krm/
 	go test -run '^$$' -bench 'Hostile' -benchmem -benchtime 1x ./orchestrator/store/gitstore/ ./orchestrator/fnruntime/ ./pkg/render/ ./pkg/health/
 	go test -run '^$$' -bench 'RolloutStatusAtTheBound' -benchmem -benchtime 1x ./pkg/rollout/
+	go test -run '^$$' -bench 'JSON' -benchmem ./pkg/krm/
+	go test -run '^$$' -bench 'RefuseUnknownFields' -benchmem -benchtime 3x ./orchestrator/local/
+	go test -run '^$$' -bench 'HugeRecord' -benchmem -benchtime 2x ./pkg/provenance/
 
 ## soak: the two reconcilers for SOAK_DURATION (30m) over SOAK_VARIANTS (1,000) variants under churn and
 ## injected faults, the invariants checked every round, memory sampled (test/soak; a minute of it, over 200

@@ -147,4 +147,25 @@ func BenchmarkJSON(b *testing.B) {
 			}
 		})
 	}
+	// An object as packages hold them: JSON beside kyaml's round trip.
+	dep, err := yaml.Parse("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: web-prod\n  labels: {app: web, team: web}\n" +
+		"spec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n" +
+		"      - name: web\n        image: nginx:1.27\n        ports: [{containerPort: 80}]\n        resources: {limits: {cpu: 500m, memory: 128Mi}}\n")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("deployment", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := JSON(dep); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("deployment-kyaml", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := dep.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
