@@ -32,6 +32,7 @@ BENCH_TIME  ?= 3s
 .PHONY: catalog-functions catalog-modules catalog-e2e
 .PHONY: envtest
 .PHONY: soak bench-scale
+.PHONY: bench-smoke
 .PHONY: test-short all build images deploy stop-porch-controllers undeploy uninstall undeploy-crds e2e-porch e2e-node e2e-porch-bench e2e-porch-release-bench function-runner release release-manifests generate check-generated test fuzz fuzz-short golden bench bench-pvctl bench-security lint demo clean
 
 CONTROLLER_GEN_VERSION := v0.19.0
@@ -274,6 +275,11 @@ golden:
 ## bench: run the benchmarks and print a table with the ratio to the floor
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) ./test/bench/ | tee /dev/stderr | go run ./internal/cmd/benchtable
+
+## bench-smoke: every benchmark of the module once (-benchtime 1x), as CI runs them: a benchmark that fails
+## fails the run (the figures are make bench's; this only proves each still runs what its name says)
+bench-smoke: build catalog-functions
+	PVKIT_FUNCTION_BIN=$(CURDIR)/bin PVCTL_FUNCTION_CONFIG=$(CURDIR)/bin/catalog/config.yaml go test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
 
 ## bench-security: the worst cases under the bounds of docs/security.md (CEL, fan-out, YAML aliases, hostile repositories, functions, pipelines, unknown fields, records), one run each
 bench-security:
