@@ -102,6 +102,8 @@ type Options struct {
 	HealthClusterPoll    time.Duration
 	HealthClusterServers string // comma-separated host patterns and networks (remote.Servers)
 	HealthClusterMaxResp int64
+	ReconcileTimeout     time.Duration
+	PorchTimeout         time.Duration
 	Shard                string // pvkit.dev/shard value this process reconciles; empty: the unlabelled objects
 	zap                  zap.Options
 }
@@ -134,6 +136,8 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.DurationVar(&o.HealthClusterPoll, "health-cluster-poll", packagevariant.DefaultClusterPoll, "how often a variant whose health is read from another cluster, and is not True, is read again (other clusters are polled, not watched)")
 	fs.StringVar(&o.HealthClusterServers, "health-cluster-servers", "", "the API servers a kubeconfig Secret may name, comma-separated host names, *.suffix patterns and networks (10.20.0.0/16); checked on every address dialled. Empty: any server but loopback, link-local (the node's metadata service), unspecified and multicast addresses, which are allowed only when a listed network holds them; with entries, only the servers they match. A kubeconfig's proxy-url is refused unless an entry allows the proxy")
 	fs.Int64Var(&o.HealthClusterMaxResp, "health-cluster-max-response", remote.DefaultMaxResponse, "the most bytes of one answer read from another cluster's API server; an answer past it is cut, and the target's health says so")
+	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", kit.DefaultReconcileTimeout, "the most one reconcile of a set or a variant may take; past it its steps stop, Ready=False DeadlineExceeded says what was under way, and it is retried (the worker is free for the others)")
+	fs.DurationVar(&o.PorchTimeout, "porch-timeout", porch.DefaultRequestTimeout, "the most one request to Porch may take (a write renders the package through Porch's function runner); past it the request fails naming it, and the reconcile is retried. Less than --reconcile-timeout")
 	// The logging flags are zap's (Go flag style), carried over as --zap-*.
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(gofs)
@@ -243,6 +247,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.ReconcileTimeout < 10*time.Second || o.PorchTimeout < time.Second || o.PorchTimeout >= o.ReconcileTimeout {
+		return fmt.Errorf("--reconcile-timeout %s and --porch-timeout %s: want a reconcile of at least 10s, a request of at least 1s, and the request less than the reconcile", o.ReconcileTimeout, o.PorchTimeout)
+	}
 	if o.HealthClusterMaxResp < 1<<16 {
 		return fmt.Errorf("--health-cluster-max-response: %d, want at least 65536 (an API server's discovery answers are larger)", o.HealthClusterMaxResp)
 	}
@@ -261,7 +268,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := Setup(ctx, mgr, reconcilers.Options{Kinds: kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, ApproveByPolicy: o.ApproveByPolicy,
-		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard,
+		Provenance: prov, ObserveInterval: o.ObserveInterval, Shard: shard, ReconcileTimeout: o.ReconcileTimeout, PorchTimeout: o.PorchTimeout,
 		Clusters: &remote.Clusters{Secrets: mgr.GetAPIReader(), Options: remote.Options{MaxClusters: o.HealthClusters, Timeout: o.HealthClusterTimeout,
 			MaxResponse: o.HealthClusterMaxResp, Servers: servers}},
 		ClusterPoll: o.HealthClusterPoll}); err != nil {
@@ -428,7 +435,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o reconcilers.Options) error {
 	if err != nil {
 		return fmt.Errorf("registering pvkit's metrics: %w", err)
 	}
-	porch := &porch.Store{Client: m.Porch(mgr.GetClient()), Reader: mgr.GetAPIReader()}
+	// Every request to Porch is bounded (--porch-timeout); the manager's
+	// watches are not (they are long-lived, on the manager's own clients).
+	porch := &porch.Store{Client: porch.Bounded(m.Porch(mgr.GetClient()), o.PorchTimeout), Reader: porch.BoundedReader(mgr.GetAPIReader(), o.PorchTimeout)}
 	m.FailingRepositories(func() []metrics.RepositoryFailure {
 		var out []metrics.RepositoryFailure
 		for _, f := range porch.FailingRepositories() {

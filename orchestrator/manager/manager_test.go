@@ -169,6 +169,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"--provenance-allowed-signers", "/nonexistent/allowed", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --provenance-allowed-signers: open /nonexistent/allowed: no such file or directory"},
 		{[]string{"--health-cluster-servers", "10.0.0.1", "--kubeconfig", "/nonexistent"}, 1, "", `pvctl controller: --health-cluster-servers "10.0.0.1": an address is given as a network (10.0.0.1/32, or /128)`},
 		{[]string{"--health-cluster-max-response", "100", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --health-cluster-max-response: 100, want at least 65536 (an API server's discovery answers are larger)"},
+		{[]string{"--reconcile-timeout", "1m", "--porch-timeout", "2m", "--kubeconfig", "/nonexistent"}, 1, "", "pvctl controller: --reconcile-timeout 1m0s and --porch-timeout 2m0s: want a reconcile of at least 10s, a request of at least 1s, and the request less than the reconcile"},
 		{[]string{"--kube-api-qps", "fast"}, 2, "", `pvctl controller: invalid argument "fast" for "--kube-api-qps" flag`},
 		{[]string{"--zap-log-level", "debug", "--nope"}, 2, "", "unknown flag: --nope"}, // zap's flags parse in the same style
 	} {

@@ -58,14 +58,22 @@ type Options struct {
 	// --health-cluster-poll.
 	Clusters    packagevariant.Clusters
 	ClusterPoll time.Duration
+	// ReconcileTimeout is --reconcile-timeout: the bound of one reconcile
+	// (0: kit.DefaultReconcileTimeout).
+	ReconcileTimeout time.Duration
+	// PorchTimeout is --porch-timeout: the bound of one request to Porch,
+	// which the controller's Porch store sets (0:
+	// porch.DefaultRequestTimeout).
+	PorchTimeout time.Duration
 }
 
 // New builds the PackageVariant and PackageVariantSet reconcilers.
 func New(o Options) (*packagevariant.Reconciler, *packagevariantset.Reconciler) {
 	pv := &packagevariant.Reconciler{Client: o.Client, Reader: o.Reader, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
 		Kinds: o.Kinds, Workers: o.Workers, ApproveByPolicy: o.ApproveByPolicy, Provenance: o.Provenance, ObserveInterval: o.ObserveInterval, Shard: o.Shard,
-		Clusters: o.Clusters, ClusterPoll: o.ClusterPoll}
+		Clusters: o.Clusters, ClusterPoll: o.ClusterPoll, ReconcileTimeout: o.ReconcileTimeout}
 	pvs := &packagevariantset.Reconciler{Client: o.Client, Store: o.Store, Clock: o.Clock, Recorder: o.Recorder, Metrics: o.Metrics,
-		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader, Shard: o.Shard}
+		Kinds: o.Kinds, Workers: o.Workers, MaxChildren: o.MaxChildren, AllowMassDeletion: o.AllowMassDeletion, Reader: o.Reader, Shard: o.Shard,
+		ReconcileTimeout: o.ReconcileTimeout}
 	return pv, pvs
 }

@@ -82,6 +82,10 @@ type Reconciler struct {
 	// overrides it per variant. 0: only when something wakes it (pvctl,
 	// whose every run observes).
 	ObserveInterval time.Duration
+	// ReconcileTimeout bounds one reconcile (0:
+	// kit.DefaultReconcileTimeout; negative: none): past it the steps
+	// stop, Ready=False DeadlineExceeded says so, and it is retried.
+	ReconcileTimeout time.Duration
 	// Jitter is added to each interval (nil: up to a tenth of it, at
 	// random), so that a fleet's observations spread out.
 	Jitter func(time.Duration) time.Duration
@@ -119,9 +123,14 @@ const cacheRetry = 500 * time.Millisecond
 // (deletion, finalizer, then reconcileVariant), summarize their outcome into
 // the conditions (kit.Summarize), record a stall as an Event, and patch the
 // status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
-	ctx = withParentMemo(ctx)
+	// Every reconcile is bounded (ReconcileTimeout): the steps run under
+	// its deadline, the finish step past it, so the deadline is said in
+	// the conditions and the worker is free.
+	deadline := kit.NewDeadline(withParentMemo(parent), r.ReconcileTimeout)
+	ctx, cancel := deadline.Work()
+	defer cancel()
 	v, err := r.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) { // gone: nothing of it is kept
@@ -143,7 +152,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	var outcome error
 	var again time.Duration
-	defer func() { result, retErr = r.finish(ctx, orig, v, deleting, outcome, again, start) }()
+	defer func() {
+		fctx, fcancel := deadline.Finish()
+		defer fcancel()
+		result, retErr = r.finish(fctx, orig, v, deleting, deadline.Overrun(ctx, outcome), again, start)
+	}()
 	if deleting {
 		r.forget(v.UID)
 		outcome = r.reconcileDelete(ctx, v)

@@ -40,6 +40,9 @@ type Reconciler struct {
 	Client client.Client
 	Store  store.Store
 	Clock  kit.Clock
+	// ReconcileTimeout bounds one reconcile (0:
+	// kit.DefaultReconcileTimeout; negative: none).
+	ReconcileTimeout time.Duration
 	// Recorder records Events on the sets (nil: none).
 	Recorder record.EventRecorder
 	// Metrics records each reconcile's duration and result (nil: none).
@@ -71,8 +74,13 @@ type Reconciler struct {
 // Reconcile implements reconcile.Reconciler: get the set, run reconcileSet,
 // summarize its outcome into the conditions (kit.Summarize), record a stall
 // as an Event, and patch the status when it changed.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
+	// Every reconcile is bounded (ReconcileTimeout), its finish step past
+	// the deadline so that the deadline is said in the conditions.
+	deadline := kit.NewDeadline(parent, r.ReconcileTimeout)
+	ctx, cancel := deadline.Work()
+	defer cancel()
 	set := &pvsapi.PackageVariantSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
 		r.Metrics.ObserveReconcile("PackageVariantSet", metrics.ResultSuccess, start)
@@ -107,7 +115,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	kit.Resumed(ctx, set, &set.Status.Conditions, kit.Events{Recorder: r.Recorder})
 	var outcome error
 	var again time.Duration
-	defer func() { result, retErr = r.finish(ctx, orig, set, outcome, again, start) }()
+	defer func() {
+		fctx, fcancel := deadline.Finish()
+		defer fcancel()
+		result, retErr = r.finish(fctx, orig, set, deadline.Overrun(ctx, outcome), again, start)
+	}()
 	outcome = r.reconcileSet(ctx, set, &again)
 	return
 }
