@@ -19,7 +19,9 @@ import (
 func TestBoundedRequests(t *testing.T) {
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	c := interceptor.NewClient(fake.NewClientBuilder().Build(), interceptor.Funcs{
-		Update: func(ctx context.Context, _ client.WithWatch, _ client.Object, _ ...client.UpdateOption) error { return hang(ctx) },
+		Update: func(ctx context.Context, _ client.WithWatch, _ client.Object, _ ...client.UpdateOption) error {
+			return hang(ctx)
+		},
 		SubResourceUpdate: func(ctx context.Context, _ client.Client, _ string, _ client.Object, _ ...client.SubResourceUpdateOption) error {
 			return hang(ctx)
 		},
@@ -51,7 +53,9 @@ func TestBoundedRequests(t *testing.T) {
 		t.Fatalf("a get that answers NotFound: %v", err)
 	}
 	hangingList := interceptor.NewClient(fake.NewClientBuilder().Build(), interceptor.Funcs{
-		List: func(ctx context.Context, _ client.WithWatch, _ client.ObjectList, _ ...client.ListOption) error { return hang(ctx) },
+		List: func(ctx context.Context, _ client.WithWatch, _ client.ObjectList, _ ...client.ListOption) error {
+			return hang(ctx)
+		},
 	})
 	if err := BoundedReader(hangingList, 50*time.Millisecond).List(context.Background(), &porchapi.PackageRevisionList{}); !errors.As(err, &te) || te.Verb != "list" {
 		t.Fatalf("a read past the cache that never answers: %v", err)
