@@ -41,6 +41,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -88,7 +89,7 @@ type Clusters struct {
 	NewReader func(*rest.Config) (client.Reader, error)
 
 	mu   sync.Mutex
-	held map[key]*entry
+	held *lru.Cache // key -> *entry, the least recently used forgotten first
 }
 
 type key struct{ namespace, cluster string }
@@ -96,7 +97,7 @@ type key struct{ namespace, cluster string }
 type entry struct {
 	version     string // the Secret's resourceVersion
 	reader      client.Reader
-	read, used  time.Time
+	read        time.Time
 	failedSince time.Time
 }
 
@@ -131,7 +132,27 @@ func (c *Clusters) now() time.Time {
 func (c *Clusters) Held() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.held)
+	return c.cache().Len()
+}
+
+// cache is the held clients, made on first use with c.mu held.
+func (c *Clusters) cache() *lru.Cache {
+	if c.held == nil {
+		max := c.MaxClusters
+		if max <= 0 {
+			max = DefaultMaxClusters
+		}
+		c.held = lru.New(max)
+	}
+	return c.held
+}
+
+// lookup is the client held for k (nil: none), now the most recently used.
+func (c *Clusters) lookup(k key) *entry {
+	if v, ok := c.cache().Get(k); ok {
+		return v.(*entry)
+	}
+	return nil
 }
 
 // Reader is a reader of cluster's API server for a variant in namespace:
@@ -140,11 +161,8 @@ func (c *Clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 	k := key{namespace, cluster}
 	now := c.now()
 	c.mu.Lock()
-	e := c.held[k]
+	e := c.lookup(k)
 	fresh := e != nil && e.failedSince.IsZero() && now.Sub(e.read) < c.refresh()
-	if e != nil {
-		e.used = now
-	}
 	c.mu.Unlock()
 	if fresh {
 		return e.reader, nil
@@ -169,7 +187,7 @@ func (c *Clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 		c.forget(k)
 		return nil, &KubeconfigError{Secret: name, Err: err}
 	}
-	c.hold(k, &entry{version: s.ResourceVersion, reader: r, read: now, used: now})
+	c.hold(k, &entry{version: s.ResourceVersion, reader: r, read: now})
 	return r, nil
 }
 
@@ -178,14 +196,14 @@ func (c *Clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 func (c *Clusters) Failed(namespace, cluster string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.held[key{namespace, cluster}]; e != nil && e.failedSince.IsZero() {
+	if e := c.lookup(key{namespace, cluster}); e != nil && e.failedSince.IsZero() {
 		e.failedSince = c.now()
 	}
 }
 
 func (c *Clusters) forget(k key) {
 	c.mu.Lock()
-	delete(c.held, k)
+	c.cache().Remove(k)
 	c.mu.Unlock()
 }
 
@@ -193,32 +211,7 @@ func (c *Clusters) forget(k key) {
 func (c *Clusters) hold(k key, e *entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.held == nil {
-		c.held = map[key]*entry{}
-	}
-	delete(c.held, k)
-	max := c.MaxClusters
-	if max <= 0 {
-		max = DefaultMaxClusters
-	}
-	for len(c.held) >= max {
-		var oldest key
-		first := true
-		for hk, he := range c.held {
-			if first || he.used.Before(c.held[oldest].used) || (he.used.Equal(c.held[oldest].used) && less(hk, oldest)) {
-				oldest, first = hk, false
-			}
-		}
-		delete(c.held, oldest)
-	}
-	c.held[k] = e
-}
-
-func less(a, b key) bool {
-	if a.namespace != b.namespace {
-		return a.namespace < b.namespace
-	}
-	return a.cluster < b.cluster
+	c.cache().Add(k, e)
 }
 
 func (c *Clusters) refresh() time.Duration {
