@@ -183,11 +183,11 @@ type state struct {
 
 func (c *compiled) at(now time.Time) state {
 	st := state{c: c}
-	if s, ok := c.sched.prev(now, now.Add(-c.duration), c.loc); ok && now.Before(s.Add(c.duration)) {
+	if s, ok := c.sched.prevStart(now, now.Add(-c.duration), c.loc); ok && now.Before(s.Add(c.duration)) {
 		st.active, st.start, st.end, st.change = true, s, s.Add(c.duration), s.Add(c.duration)
 		return st
 	}
-	if s, ok := c.sched.next(now, now.Add(Horizon), c.loc); ok {
+	if s, ok := c.sched.nextStart(now, now.Add(Horizon), c.loc); ok {
 		st.start, st.change = s, s
 	}
 	return st

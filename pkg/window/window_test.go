@@ -140,3 +140,72 @@ func TestCheckNamesTheField(t *testing.T) {
 		t.Errorf("a bad window: %+v", v)
 	}
 }
+
+// Across daylight saving time (Europe/Berlin: 2026-03-29 02:00 CET is
+// 03:00 CEST; 2026-10-25 03:00 CEST is 02:00 CET): a window whose start
+// falls in the hour the clock skips still opens that day, at the instant
+// the wall clock's start maps to (a freeze that skipped a day would let a
+// release through it); a start in the hour the clock repeats opens once;
+// a window spanning a change lasts its duration.
+func TestWindowsAcrossDaylightSavingTime(t *testing.T) {
+	freeze := []v1alpha2.Window{{Name: "night", Kind: Deny, Schedule: "30 2 * * *", Duration: "2h", TimeZone: "Europe/Berlin"}}
+	for _, c := range []struct {
+		now  string
+		open bool
+		why  string
+	}{
+		// The day before: 02:30 CET is 01:30 UTC.
+		{now: "2026-03-28T01:29:00Z", open: true},
+		{now: "2026-03-28T01:30:00Z", why: `in deny window "night" (30 2 * * * for 2h, Europe/Berlin) until 2026-03-28T03:30:00Z`},
+		// The day the clock skips 02:00-03:00: 02:30 maps to 03:30 CEST
+		// (01:30 UTC), and the freeze holds for its two hours.
+		{now: "2026-03-29T01:29:00Z", open: true},
+		{now: "2026-03-29T01:30:00Z", why: "until 2026-03-29T03:30:00Z"},
+		{now: "2026-03-29T03:29:00Z", why: "until 2026-03-29T03:30:00Z"},
+		{now: "2026-03-29T03:30:00Z", open: true},
+		// The day after, in summer time: 02:30 CEST is 00:30 UTC.
+		{now: "2026-03-30T00:30:00Z", why: "until 2026-03-30T02:30:00Z"},
+		// The day the clock repeats 02:00-03:00: one freeze of two hours.
+		{now: "2026-10-25T00:29:00Z", open: true},
+		{now: "2026-10-25T00:30:00Z", why: "until 2026-10-25T02:30:00Z"},
+		{now: "2026-10-25T02:30:00Z", open: true},
+	} {
+		v := Evaluate(freeze, at(t, c.now))
+		if v.Open != c.open || !strings.Contains(v.Why, c.why) {
+			t.Errorf("at %s: %+v, want open %v, why containing %q", c.now, v, c.open, c.why)
+		}
+	}
+	// The next change is always ahead, however the clock moves: walking
+	// the two days minute by minute never stands still.
+	for _, day := range []string{"2026-03-29T00:00:00Z", "2026-10-25T00:00:00Z"} {
+		now := at(t, day)
+		for end := now.Add(24 * time.Hour); now.Before(end); now = now.Add(time.Minute) {
+			if v := Evaluate(freeze, now); !v.Next.After(now) {
+				t.Fatalf("at %s the next change is %s", now, v.Next)
+			}
+		}
+	}
+}
+
+// The cost of the verdict at the bound: 20 windows (the CRD's most), the
+// densest schedule, in a zone with daylight saving time.
+func BenchmarkEvaluate(b *testing.B) {
+	var ws []v1alpha2.Window
+	for i := 0; i < 20; i++ {
+		kind := Allow
+		if i%2 == 1 {
+			kind = Deny
+		}
+		ws = append(ws, v1alpha2.Window{Kind: kind, Schedule: "* * * * *", Duration: "1m", TimeZone: "Europe/Berlin"})
+	}
+	for name, now := range map[string]time.Time{
+		"ordinary-day": time.Date(2026, 11, 30, 9, 15, 30, 0, time.UTC),
+		"at-a-change":  time.Date(2026, 3, 29, 1, 15, 30, 0, time.UTC), // the search widened
+	} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				Evaluate(ws, now)
+			}
+		})
+	}
+}
