@@ -4,10 +4,17 @@
 package main
 
 import (
+	_ "embed"
 	"os"
 
 	"github.com/pvkit/pvkit/internal/fnmain"
 	"github.com/pvkit/pvkit/pkg/configinject"
 )
 
-func main() { os.Exit(fnmain.Main("config-inject", configinject.Process)) }
+// readme is the function's README: its --help (kpt fn doc) says what it
+// says.
+//
+//go:embed README.md
+var readme string
+
+func main() { os.Exit(fnmain.Main("config-inject", readme, configinject.Process)) }

@@ -3,10 +3,17 @@
 package main
 
 import (
+	_ "embed"
 	"os"
 
 	"github.com/pvkit/pvkit/internal/fnmain"
 	"github.com/pvkit/pvkit/pkg/pipelineprepend"
 )
 
-func main() { os.Exit(fnmain.Main("pipeline-prepend", pipelineprepend.Process)) }
+// readme is the function's README: its --help (kpt fn doc) says what it
+// says.
+//
+//go:embed README.md
+var readme string
+
+func main() { os.Exit(fnmain.Main("pipeline-prepend", readme, pipelineprepend.Process)) }

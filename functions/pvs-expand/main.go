@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"os"
 	"time"
 
@@ -16,8 +17,14 @@ import (
 // controller bounds one reconcile's (docs/security.md).
 const timeout = 10 * time.Second
 
+// readme is the function's README: its --help (kpt fn doc) says what it
+// says.
+//
+//go:embed README.md
+var readme string
+
 func main() {
-	os.Exit(fnmain.Main("pvs-expand", func(rl *krm.ResourceList) {
+	os.Exit(fnmain.Main("pvs-expand", readme, func(rl *krm.ResourceList) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		pvsexpand.ProcessContext(ctx, rl)

@@ -15,8 +15,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Main runs p as the process's function and returns the exit code.
-func Main(name string, p krm.Processor) int {
+// Main runs p as the process's function and returns the exit code; with
+// --help (or -h) it prints the usage its README gives (Help) instead, and
+// reads nothing.
+func Main(name, readme string, p krm.Processor) int {
+	if wantsHelp(os.Args[1:]) {
+		text, err := Help(name, readme)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: error: %v\n", name, err)
+			return 1
+		}
+		fmt.Fprint(os.Stdout, text)
+		return 0
+	}
 	return Run(name, p, os.Stdin, os.Stdout, os.Stderr)
 }
 

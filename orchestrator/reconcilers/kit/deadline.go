@@ -8,7 +8,8 @@ import (
 )
 
 // DefaultReconcileTimeout bounds one reconcile of a set or a variant
-// (the controller's --reconcile-timeout, Flux's spec.timeout): a write to
+// (rule reconcile-deadline; the controller's --reconcile-timeout, Flux's
+// spec.timeout): a write to
 // Porch renders the package through its function runner, and a reconcile
 // makes a few; past the bound something is stuck, and the worker is
 // needed for the others.
