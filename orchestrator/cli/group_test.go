@@ -204,25 +204,8 @@ func TestGroupRolloutLocally(t *testing.T) {
 			w.publishMember(m, "v2")
 		}
 		w.publishGroup3(2)
-		for run := 0; run < 12; run++ {
-			w.run(ExitOK)
-			st := w.mustCmd(ExitOK, "rollout", "status", "free5gc", "-o", "json")
-			at := w.unitsAt()
-			for _, done := range doneMembers(t, st) {
-				if at[done] != "blueprints.free5gc.v2" {
-					t.Fatalf("run %d: target %s is done, its members at %q", run, done, at[done])
-				}
-			}
-			if strings.Contains(st, `"phase": "Complete"`) {
-				break
-			}
-		}
+		w.rollOutGroupTo("blueprints.free5gc.v2")
 		contains(t, w.mustCmd(ExitOK, "rollout", "status", "free5gc"), "wave canary", "wave early", "wave rest", "Complete")
-		for u, rev := range w.unitsAt() {
-			if rev != "blueprints.free5gc.v2" {
-				t.Errorf("after the rollout, %s is at %s", u, rev)
-			}
-		}
 		contains(t, w.files("edge09.smf.packagevariant-2")["nf.yaml"], "version: v2")
 	})
 	t.Run("a member failing in the canary, undone", func(t *testing.T) {
@@ -269,6 +252,31 @@ func TestGroupRolloutLocally(t *testing.T) {
 			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
 		}
 	})
+}
+
+// rollOutGroupTo runs until the group's rollout is Complete (12 runs at
+// most), checking on every run that no target the rollout counts done has
+// members of two group revisions, and then that every target is at rev.
+func (w *ws) rollOutGroupTo(rev string) {
+	w.t.Helper()
+	for run := 0; run < 12; run++ {
+		w.run(ExitOK)
+		st := w.mustCmd(ExitOK, "rollout", "status", "free5gc", "-o", "json")
+		at := w.unitsAt()
+		for _, done := range doneMembers(w.t, st) {
+			if at[done] != rev {
+				w.t.Fatalf("run %d: target %s is done, its members at %q", run, done, at[done])
+			}
+		}
+		if strings.Contains(st, `"phase": "Complete"`) {
+			break
+		}
+	}
+	for u, at := range w.unitsAt() {
+		if at != rev {
+			w.t.Errorf("after the rollout, %s is at %s", u, at)
+		}
+	}
 }
 
 // newestPublished are the files of the newest published revision of a

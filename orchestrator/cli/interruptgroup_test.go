@@ -59,22 +59,5 @@ func TestInterruptedSignedGroupRun(t *testing.T) {
 	if interrupted == 0 {
 		t.Fatal("no run was interrupted: the test interrupts nothing")
 	}
-	for run := 0; run < 12; run++ {
-		w.run(ExitOK)
-		st := w.mustCmd(ExitOK, "rollout", "status", "free5gc", "-o", "json")
-		at := w.unitsAt()
-		for _, done := range doneMembers(t, st) {
-			if at[done] != "blueprints.free5gc.v2" {
-				t.Fatalf("run %d after the interrupts: target %s is done, its members at %q", run, done, at[done])
-			}
-		}
-		if strings.Contains(st, `"phase": "Complete"`) {
-			break
-		}
-	}
-	for u, rev := range w.unitsAt() {
-		if rev != "blueprints.free5gc.v2" {
-			t.Errorf("after the rollout, %s is at %s", u, rev)
-		}
-	}
+	w.rollOutGroupTo("blueprints.free5gc.v2")
 }

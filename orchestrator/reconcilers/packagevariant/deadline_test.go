@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -32,14 +33,7 @@ func TestReconcileEndsAtItsDeadline(t *testing.T) {
 	e.variant(appVariant)
 	e.r.Store = hangingStore{e.store}
 	e.r.ReconcileTimeout = 300 * time.Millisecond
-	done := make(chan error, 1)
-	go func() { done <- e.reconcile("app-prod") }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reconcile did not end at its deadline: the worker is held")
-	}
+	err := fntest.Returns(t, 30*time.Second, func() error { return e.reconcile("app-prod") })
 	if err == nil || !strings.HasPrefix(err.Error(), "the reconcile passed its deadline of 300ms (--reconcile-timeout) and stopped; it is retried: ") {
 		t.Fatalf("the reconcile's error: %v", err)
 	}
