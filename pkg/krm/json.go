@@ -2,6 +2,7 @@ package krm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -18,54 +19,117 @@ import (
 // Here a mapping's keys are checked for duplicates through a map, and
 // each scalar is still resolved by yaml.v3 itself (its tags, numbers,
 // booleans and nulls), so the two agree (TestJSONAgreesWithKyaml,
-// FuzzJSONAgreesWithKyaml). A root that is not a mapping, or a mapping
-// with merge keys or aliases, keeps kyaml's path: their size is bounded
-// by CheckAliases and they are no way to many keys.
+// FuzzJSONAgreesWithKyaml). Aliases are expanded as yaml.v3 expands them
+// (their size bounded by CheckAliases). A root that is not a mapping, an
+// alias that contains itself or one whose anchor is outside the object,
+// and a document with merge keys (`<<`, rare in KRM; yaml.v3 compares a
+// merged key with the mapping's own by their decoded values) keep kyaml's
+// path, the last with its mappings bounded to MaxKeysWithMerge keys so
+// that its quadratic check stays small.
 func JSON(n *yaml.RNode) ([]byte, error) {
 	root := n.YNode()
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	if root.Kind != yaml.MappingNode || hasMergeOrAlias(root) {
+	if root.Kind != yaml.MappingNode {
 		return n.MarshalJSON()
 	}
-	c := &jsonConv{}
+	if _, merges := mergeKeys(root); merges {
+		return kyamlJSON(n, root)
+	}
+	c := &jsonConv{flowAt: anchoredFlow(root), active: map[*yaml.Node]bool{}}
 	m := c.rootMapping(root)
+	if c.cycle {
+		return kyamlJSON(n, root)
+	}
 	if len(c.errs) > 0 {
 		return nil, &yaml.TypeError{Errors: c.errs}
 	}
 	if c.err != nil {
 		return nil, c.err
 	}
-	return json.Marshal(m)
+	b, err := json.Marshal(m)
+	var me *json.MarshalerError
+	if errors.As(err, &me) && me.Err == errAnyKeyMap {
+		return nil, errAnyKeyMap
+	}
+	return b, err
 }
 
-// hasMergeOrAlias reports whether any node below n is an alias or a
-// mapping's merge key (`<<`).
-func hasMergeOrAlias(n *yaml.Node) bool {
-	stack := []*yaml.Node{n}
+// anchoredFlow says, of each anchored node below root, whether it is
+// written in flow style or as a key where it is defined (an alias's value
+// is written there, not where the alias stands).
+func anchoredFlow(root *yaml.Node) map[*yaml.Node]bool {
+	out := map[*yaml.Node]bool{}
+	type at struct {
+		n    *yaml.Node
+		flow bool
+	}
+	stack := []at{{root, false}}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e.n.Anchor != "" {
+			out[e.n] = e.flow
+		}
+		if e.n.Kind == yaml.AliasNode {
+			continue
+		}
+		flow := e.flow || e.n.Style&yaml.FlowStyle != 0
+		for i, c := range e.n.Content {
+			// A key is written where nothing cannot stand, as flow style is.
+			stack = append(stack, at{c, flow || e.n.Kind == yaml.MappingNode && i%2 == 0})
+		}
+	}
+	return out
+}
+
+// MaxKeysWithMerge bounds the keys of one mapping in a document that
+// takes kyaml's path (merge keys, an alias as a key or one that contains
+// itself): 10,000 keys cost about 0.3 s there.
+const MaxKeysWithMerge = 10000
+
+// kyamlJSON is kyaml's JSON of n, its mappings bounded first.
+func kyamlJSON(n *yaml.RNode, root *yaml.Node) ([]byte, error) {
+	if keys, _ := mergeKeys(root); keys > MaxKeysWithMerge {
+		return nil, fmt.Errorf("a mapping of %d keys in a document with YAML merge keys (<<) or aliases as keys: pvkit reads at most %d keys in one mapping of such a document", keys, MaxKeysWithMerge)
+	}
+	return n.MarshalJSON()
+}
+
+// mergeKeys is the most keys of one mapping below root, and whether any
+// mapping has a merge key.
+func mergeKeys(root *yaml.Node) (most int, merges bool) {
+	stack := []*yaml.Node{root}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if n.Kind == yaml.AliasNode || n.Kind == yaml.ScalarNode && n.Tag == "!!merge" {
-			return true
-		}
 		if n.Kind == yaml.MappingNode {
+			most = max(most, len(n.Content)/2)
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "" || k.ShortTag() == "!!merge") {
-					return true
-				}
+				merges = merges || isMerge(n.Content[i])
 			}
 		}
 		stack = append(stack, n.Content...)
 	}
-	return false
+	return most, merges
+}
+
+// isMerge is yaml.v3's merge key (`<<`, untagged or tagged !!merge).
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "" || k.Tag == "!" || k.ShortTag() == "!!merge")
 }
 
 // jsonConv turns nodes into the values yaml.v3 decodes into interface{}.
 type jsonConv struct {
 	errs []string // yaml.v3's unmarshal errors, in document order
 	err  error    // a value JSON cannot hold (as json.Marshal says it)
+	// flowAt is anchoredFlow's; active the aliases being expanded, and
+	// cycle set when one contains itself or names an anchor outside the
+	// object (kyaml's path says what is wrong with it).
+	flowAt map[*yaml.Node]bool
+	active map[*yaml.Node]bool
+	cycle  bool
 }
 
 // rootMapping is the root decoded into map[string]interface{}, as kyaml
@@ -78,6 +142,10 @@ func (c *jsonConv) rootMapping(root *yaml.Node) map[string]any {
 	out := make(map[string]any, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode {
+			c.cycle = true // an alias as a key: kyaml's path
+			return nil
+		}
 		if k.Kind != yaml.ScalarNode {
 			c.errs = append(c.errs, fmt.Sprintf("line %d: cannot unmarshal %s into string", k.Line, k.ShortTag()))
 			continue
@@ -142,6 +210,16 @@ func (c *jsonConv) duplicates(n *yaml.Node) bool {
 // written it again; flow says whether a collection around it is written
 // in flow style.
 func (c *jsonConv) value(n *yaml.Node, flow bool) any {
+	if n.Kind == yaml.AliasNode {
+		target := n.Alias
+		if _, inside := c.flowAt[target]; !inside || c.active[target] {
+			c.cycle = true // an anchor outside the object, or an alias that contains itself
+			return nil
+		}
+		c.active[target] = true
+		defer delete(c.active, target)
+		return c.value(target, c.flowAt[target])
+	}
 	flow = flow || n.Style&yaml.FlowStyle != 0
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -175,6 +253,10 @@ func (c *jsonConv) mapping(n *yaml.Node, flow bool) any {
 	stringKeys := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if k.Kind == yaml.AliasNode {
+			c.cycle = true // an alias as a key: kyaml's path
+			return nil
+		}
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" && !emptyNull(k) {
 			stringKeys = false
 		}
@@ -183,11 +265,21 @@ func (c *jsonConv) mapping(n *yaml.Node, flow bool) any {
 			out[k.Value] = v
 		}
 	}
-	if !stringKeys && c.err == nil {
-		c.err = &json.UnsupportedTypeError{Type: mapAnyAnyType}
+	if !stringKeys {
+		return anyKeyMap{}
 	}
 	return out
 }
+
+// anyKeyMap stands for a mapping yaml.v3 decodes into
+// map[interface{}]interface{} (a key that is not a string): JSON cannot
+// hold it, and json.Marshal says so when it reaches it (a merge may have
+// replaced it first).
+type anyKeyMap struct{}
+
+var errAnyKeyMap = &json.UnsupportedTypeError{Type: mapAnyAnyType}
+
+func (anyKeyMap) MarshalJSON() ([]byte, error) { return nil, errAnyKeyMap }
 
 // emptyNull is a null written as nothing, which yaml.v3's encoder writes
 // as a quoted empty string where nothing cannot stand: in flow style and

@@ -169,3 +169,30 @@ func BenchmarkJSON(b *testing.B) {
 		}
 	})
 }
+
+// A document that takes kyaml's path (merge keys, an alias as a key) is
+// held to MaxKeysWithMerge keys a mapping, so that yaml.v3's quadratic
+// check stays small; aliases elsewhere do not take it (100,000 keys and an
+// alias convert in linear time).
+func TestJSONPathsAreBounded(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("base: &b {x: 1}\n")
+	for i := 0; i < MaxKeysWithMerge+1; i++ {
+		fmt.Fprintf(&sb, "k%d: x\n", i)
+	}
+	n, err := yaml.Parse(sb.String() + "m: {<<: *b}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := JSON(n); err == nil || err.Error() != fmt.Sprintf("a mapping of %d keys in a document with YAML merge keys (<<) or aliases as keys: pvkit reads at most %d keys in one mapping of such a document", MaxKeysWithMerge+3, MaxKeysWithMerge) {
+		t.Fatalf("merge keys and %d keys: %v", MaxKeysWithMerge+3, err)
+	}
+	n, err = yaml.Parse(sb.String() + "c: *b\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := JSON(n)
+	if err != nil || !strings.Contains(string(b), `"c":{"x":1}`) {
+		t.Fatalf("an alias among many keys: %v %.60s", err, b)
+	}
+}
