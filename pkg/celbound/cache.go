@@ -69,3 +69,20 @@ func (c *Cache) Size() (int, int) {
 	defer c.mu.Unlock()
 	return c.used, len(c.byKey)
 }
+
+// What a compiled program costs a Cache: about ProgramBytesPerChar bytes
+// per character of its expression over ProgramBaseBytes (measured); a
+// refusal, its text.
+const (
+	ProgramBytesPerChar = 48
+	ProgramBaseBytes    = 16 << 10
+)
+
+// ProgramCost is what the outcome of compiling expr (a program, or err)
+// is charged in a Cache.
+func ProgramCost(expr string, err error) int {
+	if err != nil {
+		return ProgramBaseBytes + len(expr) + len(err.Error())
+	}
+	return ProgramBaseBytes + ProgramBytesPerChar*len(expr)
+}

@@ -36,9 +36,10 @@ const (
 	MaxLength = 4096
 	// CostLimit is CEL's cost limit of one evaluation (celbound's).
 	CostLimit = celbound.CostLimit
-	// maxPrograms bounds the compiled programs kept (a cache: forgotten
-	// all at once when full, compiled again when needed).
-	maxPrograms = 1024
+	// programCacheBytes bounds the compiled programs kept (the one CEL
+	// program cache, celbound's: least recently used out first, charged
+	// by celbound.ProgramCost; compiled again when needed).
+	programCacheBytes = 16 << 20
 )
 
 // Variant is what the expressions see of the variant: `variant` and
@@ -288,10 +289,7 @@ var envs = sync.OnceValues(func() ([3]*cel.Env, error) {
 	return out, nil
 })
 
-var (
-	mu       sync.Mutex
-	programs = map[string]compiled{}
-)
+var programs = celbound.NewCache(programCacheBytes)
 
 type compiled struct {
 	p   cel.Program
@@ -302,19 +300,12 @@ type compiled struct {
 // must be a string, a condition a bool.
 func compile(k exprKind, expr string) (cel.Program, error) {
 	key := fmt.Sprintf("%d:%s", k, expr)
-	mu.Lock()
-	c, ok := programs[key]
-	mu.Unlock()
-	if ok {
+	if v, ok := programs.Get(key); ok {
+		c := v.(compiled)
 		return c.p, c.err
 	}
 	p, err := build(k, expr)
-	mu.Lock()
-	if len(programs) >= maxPrograms {
-		programs = map[string]compiled{}
-	}
-	programs[key] = compiled{p, err}
-	mu.Unlock()
+	programs.Put(key, compiled{p, err}, celbound.ProgramCost(expr, err))
 	return p, err
 }
 

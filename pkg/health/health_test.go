@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -200,5 +201,24 @@ func BenchmarkHostileHealthCondition(b *testing.B) {
 		if _, err := Healthy(context.Background(), c, edge, hostileStatus, v2); err == nil {
 			b.Fatal("evaluated")
 		}
+	}
+}
+
+// The compiled programs are kept in the one CEL program cache, bounded in
+// bytes: 3,000 distinct conditions (a fleet's worth and more) leave it
+// within its budget, the most recent still served from it.
+func TestProgramCacheIsBounded(t *testing.T) {
+	last := ""
+	for i := 0; i < 3000; i++ {
+		last = fmt.Sprintf("object.status.generation == %d", i)
+		if _, err := compile(conditionKind, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if used, n := programs.Size(); used > programCacheBytes || n == 0 || n >= 3000 {
+		t.Fatalf("the cache holds %d programs in %d bytes (budget %d)", n, used, programCacheBytes)
+	}
+	if _, ok := programs.Get(fmt.Sprintf("%d:%s", conditionKind, last)); !ok {
+		t.Fatal("the most recent program is not kept")
 	}
 }

@@ -89,13 +89,11 @@ type compiled struct {
 // 248 deep, 1 KB, took 9 s to check; comprehensions and calls are bounded
 // in number and nesting: 290 two-level comprehensions in 8 KiB took 0.35 s
 // to check, 700 calls of size() 0.13 s); programCacheBytes bounds the
-// memory of compiled programs (about programBytesPerChar bytes per
+// memory of compiled programs (celbound.ProgramCost: about 48 bytes per
 // character of expression, measured).
 const (
 	parserRecursionLimit = celbound.ParserRecursionLimit
 	programCacheBytes    = 64 << 20
-	programBytesPerChar  = 48
-	programBaseBytes     = 16 << 10
 )
 
 var (
@@ -152,11 +150,7 @@ func (e *engine) compile(s scope, expr string) (cel.Program, error) {
 		return c.prog, c.err
 	}
 	p, err := e.build(s, expr)
-	cost := programBaseBytes + programBytesPerChar*len(expr)
-	if err != nil {
-		cost = programBaseBytes + len(expr) + len(err.Error())
-	}
-	e.progs.Put(key, compiled{p, err}, cost)
+	e.progs.Put(key, compiled{p, err}, celbound.ProgramCost(expr, err))
 	return p, err
 }
 
