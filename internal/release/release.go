@@ -23,6 +23,7 @@ package release
 import (
 	"bytes"
 	"fmt"
+	"github.com/Masterminds/semver/v3"
 	"io/fs"
 	"os"
 	"path"
@@ -37,9 +38,15 @@ import (
 // Functions are the suite's function images (the Makefile's FUNCTIONS).
 var Functions = []string{"package-context", "pipeline-prepend", "config-inject", "pvs-expand"}
 
-// semver is a release version: vMAJOR.MINOR.PATCH with an optional
-// pre-release (v0.2.0-rc.1); no build metadata, which image tags cannot hold.
-var semver = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+// isRelease reports whether version is a release version:
+// vMAJOR.MINOR.PATCH with an optional pre-release (v0.2.0-rc.1), as
+// Masterminds' semver reads it strictly; no build metadata, which image
+// tags cannot hold.
+func isRelease(version string) bool {
+	rest, ok := strings.CutPrefix(version, "v")
+	v, err := semver.StrictNewVersion(rest)
+	return ok && err == nil && v.Metadata() == ""
+}
 
 // imageRepo is a registry and path prefix: lower case, no tag.
 var imageRepo = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$`)
@@ -62,7 +69,7 @@ type Artifact struct {
 
 // Check refuses a release VERSION and CHANGELOG.md do not describe.
 func Check(o Options) error {
-	if !semver.MatchString(o.Version) {
+	if !isRelease(o.Version) {
 		return fmt.Errorf("VERSION=%q is not a release version: want vMAJOR.MINOR.PATCH, as v0.2.0 or v0.2.0-rc.1", o.Version)
 	}
 	if !imageRepo.MatchString(o.ImageRepo) {

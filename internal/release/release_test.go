@@ -56,6 +56,8 @@ func TestCheckRefuses(t *testing.T) {
 		{"not semver", nil, func(o *Options) { o.Version = "0.2" }, `VERSION="0.2" is not a release version: want vMAJOR.MINOR.PATCH, as v0.2.0 or v0.2.0-rc.1`},
 		{"build metadata", nil, func(o *Options) { o.Version = v + "+abc" }, `VERSION="` + v + `+abc" is not a release version`},
 		{"empty", nil, func(o *Options) { o.Version = "" }, `VERSION="" is not a release version`},
+		{"no v", nil, func(o *Options) { o.Version = "0.2.0" }, `VERSION="0.2.0" is not a release version`},
+		{"a leading zero", nil, func(o *Options) { o.Version = "v0.02.0" }, `VERSION="v0.02.0" is not a release version`},
 		{"image repo with tag", nil, func(o *Options) { o.ImageRepo = "ghcr.io/pvkit:v1" }, `IMAGE_REPO="ghcr.io/pvkit:v1" is not an image repository (a lower-case registry and path, no tag), as ghcr.io/pvkit`},
 		{"image repo upper case", nil, func(o *Options) { o.ImageRepo = "GHCR.io/pvkit" }, `IMAGE_REPO="GHCR.io/pvkit" is not an image repository`},
 		{"another version", nil, func(o *Options) { o.Version = "v9.9.9" }, "VERSION says " + v + ", not v9.9.9: to release v9.9.9, write it to VERSION and give it a section in CHANGELOG.md first"},

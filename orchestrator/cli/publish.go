@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/Masterminds/semver/v3"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
@@ -27,7 +27,7 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 	if msg := validate.PackagePath(pkg); msg != "" {
 		return usageErr("--package %s", msg)
 	}
-	if tag != "" && !versionTag.MatchString(tag) {
+	if tag != "" && !isVersionTag(tag) {
 		return usageErr("--tag %q is not a version such as v1.4.2 or 1.4.2-rc.1 (a revision's own tags are vN; a version tag has three numbers)", tag)
 	}
 	files, err := readDir(src)
@@ -93,9 +93,15 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 	return nil
 }
 
-// versionTag is what publish --tag takes: a semantic version, with or
-// without its v (a catalog's release tags; never vN, a revision's own).
-var versionTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]{1,64})?$`)
+// isVersionTag reports whether tag is what publish --tag takes: a
+// semantic version as Masterminds' semver reads it strictly (the library
+// the upstreams' semver ranges use), with or without its v, its
+// pre-release and build at most 64 characters (a catalog's release tags;
+// never vN, a revision's own).
+func isVersionTag(tag string) bool {
+	v, err := semver.StrictNewVersion(strings.TrimPrefix(tag, "v"))
+	return err == nil && len(v.Prerelease())+len(v.Metadata()) <= 64
+}
 
 // alreadyPublished reports whether the files are published already, and
 // says so: as the package's latest revision (publishing them again would
