@@ -155,10 +155,13 @@ func Evaluate(ws []v1alpha2.Window, now time.Time) Verdict {
 	}
 	if allows > 0 && len(allowed) == 0 {
 		var opens time.Time
+		var first *compiled
 		for _, w := range ws {
 			if w.Kind == Allow {
 				c, _ := compile("", w)
-				opens = earliest(opens, c.at(now).start)
+				if s := c.at(now).start; !s.IsZero() && (opens.IsZero() || s.Before(opens)) {
+					opens, first = s, c
+				}
 			}
 		}
 		why := "outside every allow window"
@@ -166,6 +169,9 @@ func Evaluate(ws []v1alpha2.Window, now time.Time) Verdict {
 			why += fmt.Sprintf(": none opens within %d days", int(Horizon.Hours()/24))
 		} else {
 			why += " until " + stamp(opens)
+			if first.w.Name != "" { // the window that opens then, by the name a person gave it
+				why += fmt.Sprintf(", when allow window %q opens", first.w.Name)
+			}
 		}
 		return Verdict{Why: why, Until: opens, Next: next}
 	}

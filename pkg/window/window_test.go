@@ -61,6 +61,11 @@ func TestAllowWindowsAndZones(t *testing.T) {
 			t.Errorf("at %s: %+v, want open %v, why containing %q", c.now, v, c.open, c.why)
 		}
 	}
+	// A named allow window is named when the rollout waits for it.
+	named := []v1alpha2.Window{{Name: "business-hours", Kind: Allow, Schedule: "0 9 * * mon-fri", Duration: "8h", TimeZone: "Europe/Berlin"}}
+	if v := Evaluate(named, at(t, "2026-11-28T10:00:00Z")); v.Why != `outside every allow window until 2026-11-30T08:00:00Z, when allow window "business-hours" opens` {
+		t.Errorf("a named allow window: %q", v.Why)
+	}
 	// Summer time: 09:00 in Berlin is 07:00 UTC.
 	if v := Evaluate(ws[:1], at(t, "2026-07-01T07:00:00Z")); !v.Open {
 		t.Errorf("09:00 in Berlin in July: %+v", v)
