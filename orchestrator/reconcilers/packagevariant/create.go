@@ -100,7 +100,7 @@ func (r *Reconciler) createDraftAnnotated(ctx context.Context, v *pvapi.PackageV
 				"the downstream repository %q does not exist in namespace %q: register it (a Repository object) or fix `spec.downstream.repo` (%v)", key.Repository, v.Namespace, err))
 		}
 		r.mem.didAsk(v.UID, name)
-		return store.Revision{}, fmt.Errorf("creating a %s draft of %s in workspace %q: %w", task.Type, key, spec.Workspace, err)
+		return store.Revision{}, fmt.Errorf("creating %s %s draft of %s in workspace %q: %w", article(string(task.Type)), task.Type, key, spec.Workspace, err)
 	}
 	r.mem.didCreate(v.UID, key, draft.Name, r.now())
 	ctrl.LoggerFrom(ctx).Info("created draft", "revision", draft.Name, "task", task.Type)
@@ -143,4 +143,12 @@ func nextWorkspace(revs []store.Revision) string {
 		}
 	}
 	return workspacePrefix + strconv.Itoa(n+1)
+}
+
+// article is the indefinite article of a word ("an upgrade", "a clone").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
