@@ -56,7 +56,7 @@ func TestHostileClusterContext(t *testing.T) {
 			said += run()
 			status := w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app")
 			host := strings.TrimPrefix(srv.URL, "https://")
-			contains(t, status, "health: Unknown ClusterUnreachable: cluster fleet-07 ", "did not answer reading cluster fleet-07: Kustomization flux-system/app: server "+host+" "+c.want)
+			contains(t, status, "health: Unknown ClusterUnreachable: cluster fleet-07 (context edge-07 of your kubeconfig) did not answer reading cluster fleet-07: Kustomization flux-system/app: server "+host+" "+c.want)
 			said += status + w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "wide")
 			for _, word := range strings.Fields(fntest.SecretWords) {
 				if strings.Contains(said, word) {

@@ -119,15 +119,17 @@ func TestFailedHelmReleaseWordsInRolloutStatusWide(t *testing.T) {
 	w.canaryPublishedAtV2()
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
 		"health: Unknown KubeconfigUnavailable: cannot read cluster fleet-07: HelmRelease flux-system/app: pvctl has no objects of cluster fleet-07: give them in files annotated pvkit.dev/cluster: fleet-07, or name a kubeconfig context with --cluster fleet-07=CONTEXT")
-	// A cluster named by a context the kubeconfig does not have: named.
+	// A cluster named by a context the kubeconfig does not have: a usage
+	// error before anything runs, naming the contexts it has.
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\ncontexts:\n- name: edge-08\n  context: {cluster: c1, user: u1}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("KUBECONFIG", kc)
-	w.mustCmd(ExitOK, "run", "-f", w.in, "--cluster", "fleet-07=edge-07")
-	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"),
-		`health: Unknown KubeconfigUnavailable: cannot read cluster fleet-07: HelmRelease flux-system/app: --cluster fleet-07=edge-07: context "edge-07" does not exist`)
+	if code, _, errs := w.cmd("run", "-f", w.in, "--cluster", "fleet-07=edge-07"); code != ExitUsage ||
+		!strings.Contains(errs, `--cluster fleet-07=edge-07: the kubeconfig has no context "edge-07" (it has: edge-08)`) {
+		t.Fatalf("a missing context: exit %d: %s", code, errs)
+	}
 	const words = "Helm upgrade failed for release flux-system/app with chart podinfo@6.6.0: context deadline exceeded"
 	w.write("edge.yaml", `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease

@@ -161,7 +161,11 @@ func (r *runFlags) check() error {
 	if _, err := r.clock(); err != nil {
 		return err
 	}
-	if _, err := local.ParseClusters(r.clusters); err != nil {
+	clusters, err := local.ParseClusters(r.clusters)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := local.CheckContexts(clusters, ""); err != nil {
 		return usageErr("%v", err)
 	}
 	if r.until != "" && r.dryRun {

@@ -64,6 +64,15 @@ func (c *clusters) Reader(ctx context.Context, namespace, cluster string) (clien
 	return r, nil
 }
 
+// Source implements packagevariant.ClusterSource: the context a
+// cluster is read through, or pvctl's files.
+func (c *clusters) Source(namespace, cluster string) string {
+	if ctx, ok := c.contexts[cluster]; ok {
+		return fmt.Sprintf("context %s of your kubeconfig", ctx)
+	}
+	return "the objects pvctl's files give for it"
+}
+
 // Failed implements packagevariant.Clusters: the next read makes the
 // context's client again.
 func (c *clusters) Failed(namespace, cluster string) {
@@ -90,6 +99,34 @@ func contextReader(kubeconfig, context string) (client.Reader, error) {
 	// bytes, and said in pvkit's words, as the controller's are.
 	remote.Bound(cfg, remote.DefaultTimeout, remote.DefaultMaxResponse)
 	return remote.NewReader(cfg)
+}
+
+// CheckContexts refuses --cluster contexts the kubeconfig (kubectl's
+// rules: $KUBECONFIG, ~/.kube/config; or the file given) does not have,
+// naming each and the contexts it has: a typo is a usage error before
+// anything runs, not a health that reads KubeconfigUnavailable.
+func CheckContexts(contexts map[string]string, kubeconfig string) error {
+	if len(contexts) == 0 {
+		return nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return fmt.Errorf("--cluster: reading the kubeconfig: %v", err)
+	}
+	for _, name := range sortedKeys(contexts) {
+		if _, ok := raw.Contexts[contexts[name]]; !ok {
+			have := sortedKeys(raw.Contexts)
+			if len(have) == 0 {
+				have = []string{"none"}
+			}
+			return fmt.Errorf("--cluster %s=%s: the kubeconfig has no context %q (it has: %s)", name, contexts[name], contexts[name], strings.Join(have, ", "))
+		}
+	}
+	return nil
 }
 
 // ParseClusters reads --cluster values, NAME=CONTEXT each.

@@ -115,12 +115,27 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 		// The whole error goes to the debug log only.
 		log.FromContext(ctx).V(1).Info("reading another cluster failed", "cluster", cluster, "object", object, "error", err.Error())
 		r.Clusters.Failed(v.Namespace, cluster)
-		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (kubeconfig Secret %s/%s) did not answer reading %s: %s",
-			cluster, v.Namespace, remote.SecretName(cluster), object, remote.Describe(err)), nil
+		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (%s) did not answer reading %s: %s",
+			cluster, r.clusterSource(v.Namespace, cluster), object, remote.Describe(err)), nil
 	case err != nil:
 		return pvapi.TargetHealth{}, fmt.Errorf("reading the health check's %s: %w", object, err)
 	}
 	return r.judgeHealth(ctx, c, hv, u.Object, healthRevision(v, t, b), object, t.Name), nil
+}
+
+// ClusterSource is what a Clusters may say of where a cluster's client
+// comes from (pvctl: a context of the user's kubeconfig); without it, the
+// cluster's kubeconfig Secret.
+type ClusterSource interface {
+	Source(namespace, cluster string) string
+}
+
+// clusterSource names where cluster's client comes from, for messages.
+func (r *Reconciler) clusterSource(namespace, cluster string) string {
+	if cs, ok := r.Clusters.(ClusterSource); ok {
+		return cs.Source(namespace, cluster)
+	}
+	return fmt.Sprintf("kubeconfig Secret %s/%s", namespace, remote.SecretName(cluster))
 }
 
 // healthReader is where the object is read: the management cluster
