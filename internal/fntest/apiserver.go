@@ -3,7 +3,6 @@ package fntest
 import (
 	"os"
 	"testing"
-	"time"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
@@ -34,20 +33,4 @@ func APIServer(t *testing.T, crds ...*apiextv1.CustomResourceDefinition) *rest.C
 		}
 	})
 	return cfg
-}
-
-// Returns runs f and returns its error, failing t when f has not
-// returned within d: a reconcile that must end at its own deadline does
-// not hold the test (or a worker) for good.
-func Returns(t testing.TB, d time.Duration, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Fatalf("still running after %s: the worker is held", d)
-		return nil
-	}
 }

@@ -98,6 +98,7 @@ func contextReader(kubeconfig, context string) (client.Reader, error) {
 	// remote.Servers bound), but every answer is bounded in time and
 	// bytes, and said in pvkit's words, as the controller's are.
 	remote.Bound(cfg, remote.DefaultTimeout, remote.DefaultMaxResponse)
+	cfg.UserAgent = "pvctl (health)"
 	return remote.NewReader(cfg)
 }
 

@@ -48,7 +48,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body.Close()
 		return nil, &ResponseTooLargeError{Limit: t.limit}
 	}
-	resp.Body = &limitedBody{body: resp.Body, left: t.limit}
+	resp.Body = &limitedBody{body: resp.Body, left: t.limit, limit: t.limit}
 	return resp, nil
 }
 
@@ -65,9 +65,6 @@ type limitedBody struct {
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.limit == 0 {
-		b.limit = b.left
-	}
 	if b.left <= 0 {
 		// One byte more tells an answer of exactly the bound from a
 		// longer one.
@@ -168,8 +165,8 @@ func (r *serverReader) List(ctx context.Context, list client.ObjectList, opts ..
 }
 
 // Bound sets cfg's bounds for a reader of another cluster: the request
-// timeout, the rate limits, every answer cut at maxResponse bytes (0:
-// DefaultMaxResponse), and the user agent.
+// timeout, the rate limits and every answer cut at maxResponse bytes (0:
+// DefaultMaxResponse).
 func Bound(cfg *rest.Config, timeout time.Duration, maxResponse int64) {
 	cfg.Timeout = timeout
 	if cfg.Timeout <= 0 {
@@ -191,7 +188,6 @@ func Bound(cfg *rest.Config, timeout time.Duration, maxResponse int64) {
 		}
 		return &limitedTransport{next: rt, limit: maxResponse}
 	}
-	cfg.UserAgent = "pvkit-controller (health)"
 }
 
 // NewReader is a reader of the cluster cfg names, bounded (Bound) and

@@ -277,6 +277,7 @@ func RESTConfig(kubeconfig []byte) (*rest.Config, error) {
 func (c *Clusters) bound(cfg *rest.Config) error {
 	cfg.QPS, cfg.Burst = c.QPS, c.Burst
 	Bound(cfg, c.Timeout, c.MaxResponse)
+	cfg.UserAgent = "pvkit-controller (health)"
 	servers := c.Servers
 	if servers == nil {
 		servers = &Servers{}
