@@ -3,7 +3,6 @@ package packagevariantset
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 )
 
 // ChildrenFinalizer holds a set's deletion until its children are gone
-// (rule set-deletion, issue 57 #4): a set whose children delete their
+// (rule set-deletion): a set whose children delete their
 // packages (deletionPolicy delete, Porch's default) removes them itself,
 // the last wave of its rollout first, each wave only when the one after
 // it is gone, under its mass-deletion guard; a set whose every target
@@ -92,11 +91,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, set *pvsapi.PackageVari
 		controllerutil.RemoveFinalizer(set, ChildrenFinalizer)
 		return true, client.IgnoreNotFound(r.Client.Patch(ctx, set, client.MergeFrom(orig)))
 	}
-	present := map[string]bool{}
-	for _, c := range existing {
-		present[c.Metadata.Name] = true
-	}
-	groups := deletionOrder(set, present)
+	groups := deletionOrder(set, existing)
 	live := len(existing) - len(deleting)
 	for i, g := range groups {
 		var going, left []string
@@ -138,37 +133,34 @@ type group struct {
 	names []string
 }
 
-// deletionOrder is the set's children in the order they go: its rollout's
-// waves last first (children in none with the last), or one group.
-func deletionOrder(set *pvsapi.PackageVariantSet, present map[string]bool) []group {
-	var waves []group
-	if ro := set.Status.Rollout; set.Spec.Rollout != nil && ro != nil {
-		for i := len(ro.Waves) - 1; i >= 0; i-- {
-			waves = append(waves, group{what: "wave " + ro.Waves[i].Name, names: ro.Waves[i].Members})
-		}
+// deletionOrder is the set's live children in the order they go: the
+// units of its rollout's waves, last wave first (a child whose unit no
+// wave names, which joined after the status was written, goes with the
+// last), each unit's members together; without a rollout, one group. A
+// wave's members are units (a child, or a grouped set's target): each
+// live child is placed by its own unit (unitOf), not by its name.
+func deletionOrder(set *pvsapi.PackageVariantSet, existing []*pv.PackageVariant) []group {
+	names := make([]string, 0, len(existing))
+	unit := map[string]string{}
+	for _, c := range existing {
+		names = append(names, c.Metadata.Name)
+		unit[c.Metadata.Name] = unitOf(set, c.Metadata.Name, &c.Spec)
 	}
-	if len(waves) == 0 {
-		return []group{{what: "all of them", names: slices.Sorted(maps.Keys(present))}}
+	slices.Sort(names)
+	ro := set.Status.Rollout
+	if set.Spec.Rollout == nil || ro == nil || len(ro.Waves) == 0 {
+		return []group{{what: "all of them", names: names}}
 	}
-	named := map[string]bool{}
-	for _, w := range waves {
-		for _, n := range w.names {
-			named[n] = true
+	wave := map[string]int{} // unit -> index in the deletion order
+	waves := make([]group, 0, len(ro.Waves))
+	for i := len(ro.Waves) - 1; i >= 0; i-- {
+		for _, m := range ro.Waves[i].Members {
+			wave[m] = len(waves)
 		}
+		waves = append(waves, group{what: "wave " + ro.Waves[i].Name})
 	}
-	for _, n := range slices.Sorted(maps.Keys(present)) {
-		if !named[n] {
-			waves[0].names = append(waves[0].names, n)
-		}
-	}
-	for i := range waves {
-		var in []string
-		for _, n := range waves[i].names {
-			if present[n] {
-				in = append(in, n)
-			}
-		}
-		waves[i].names = in
+	for _, n := range names {
+		waves[wave[unit[n]]].names = append(waves[wave[unit[n]]].names, n) // a unit in no wave: 0, the last
 	}
 	return waves
 }

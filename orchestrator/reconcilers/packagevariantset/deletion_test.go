@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/storetest"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -157,4 +159,101 @@ func canaryFleet() []client.Object {
 		objs = append(objs, repo(fmt.Sprintf("r-%03d", i), labels))
 	}
 	return objs
+}
+
+// groupedSet is churnSet over a group: the group package blueprints/
+// free5gc names two members of the catalog, so each of the ten targets
+// is a unit of two children (rule package-groups).
+const groupedSet = `apiVersion: config.porch.kpt.dev/v1alpha2
+kind: PackageVariantSet
+metadata:
+  name: app
+  annotations: {pvkit.dev/allow-mass-deletion: "true"}
+spec:
+  group: {repo: blueprints, package: free5gc}
+  targets:
+  - repositorySelector:
+      matchLabels: {env: prod}
+  rollout:
+    waves:
+    - name: canary
+      selector:
+        matchLabels: {ring: canary}
+      size: 1
+    - name: early
+      size: 10%
+    - name: rest
+`
+
+// publishGroup publishes the members and the group package of groupedSet.
+func (e *env) publishGroup() {
+	e.t.Helper()
+	st := e.r.Store.(*fakestore.Store)
+	for _, m := range []string{"upf", "smf"} {
+		st.Publish(ns, "catalog", "free5gc-"+m, storetest.Blueprint)
+	}
+	st.Publish(ns, "blueprints", "free5gc", map[string]string{
+		"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: free5gc\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"group.yaml": "apiVersion: pvkit.dev/v1alpha1\nkind: PackageGroup\nmetadata:\n  name: free5gc\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n" +
+			"spec:\n  members:\n  - {name: upf, upstream: {repo: catalog, package: free5gc-upf, revision: 1}}\n  - {name: smf, upstream: {repo: catalog, package: free5gc-smf, revision: 1}}\n",
+	})
+}
+
+// A grouped set's waves move targets, each with its members' children
+// (one rollout over units): deleting a grouped three-wave set removes the
+// last wave's targets first, every member of a target in the same step,
+// each wave only once the one after it is gone. A wave's members are
+// targets, not children: read as child names, the whole set went in one
+// step.
+func TestGroupedSetDeletedWaveByWave(t *testing.T) {
+	e := newEnv(t, canaryFleet()...)
+	e.publishGroup()
+	e.set(groupedSet)
+	e.reconcile()
+	set := e.getSet()
+	if n := len(e.children()); n != 20 || set.Status.Rollout == nil {
+		t.Fatalf("children %d (want 20: ten targets of two members), rollout %+v", n, set.Status.Rollout)
+	}
+	waveOf := map[string]string{} // target -> wave
+	for _, w := range set.Status.Rollout.Waves {
+		for _, m := range w.Members {
+			waveOf[m] = w.Name
+		}
+	}
+	if waveOf["r-003"] != "canary" || len(waveOf) != 10 {
+		t.Fatalf("the waves' members are not the targets: %v", waveOf)
+	}
+	if err := e.client.Delete(context.Background(), set); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for step := 0; step < 10; step++ {
+		before := e.children()
+		err := e.try()
+		var gone []string
+		targets := map[string]int{}
+		for name, c := range before {
+			if _, ok := e.children()[name]; !ok {
+				gone = append(gone, waveOf[c.Spec.Downstream.Repo])
+				targets[c.Spec.Downstream.Repo]++
+			}
+		}
+		for tg, n := range targets {
+			if n != 2 {
+				t.Fatalf("step %d: %d of target %s's two members removed: a target's members go together", step, n, tg)
+			}
+		}
+		if len(gone) > 0 {
+			sort.Strings(gone)
+			order = append(order, strings.Join(dedupe(gone), "+"))
+			e.release()
+			continue
+		}
+		if err == nil {
+			break
+		}
+	}
+	if got := strings.Join(order, ", "); got != "rest, early, canary" {
+		t.Fatalf("deleted in the order %q, want the last wave first: rest, early, canary", got)
+	}
 }

@@ -199,12 +199,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if err != nil {
 		return err
 	}
-	if set.Spec.Group != nil && set.Spec.Rollout != nil { // rule package-groups: a target's members as one unit
-		*again, err = r.applyGroupRollout(ctx, set, core, x, existing, upstreams, world)
-	} else {
-		*again, err = r.applyRollout(ctx, set, x, existing, upstreams)
-	}
-	if err != nil {
+	if *again, err = r.applyRollout(ctx, set, core, x, existing, upstreams, world); err != nil {
 		return err
 	}
 	holders, err := r.nameHolders(ctx, set, x, existing)
@@ -238,8 +233,8 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	return rolloutHeld(set)
 }
 
-// rolloutHeld is the outcome of a set whose staged rollout is paused
-// (issue 57 #5): Ready=False, reason RolloutPaused (RolledBack after an
+// rolloutHeld is the outcome of a set whose staged rollout is paused:
+// Ready=False, reason RolloutPaused (RolledBack after an
 // undo), the pause's cause and what to do in the message, so that status,
 // `pvctl status -o json`, `pvctl wait --for=condition=Ready` and
 // `kubectl wait` all read it as not ready (it read Ready=True Reconciled
