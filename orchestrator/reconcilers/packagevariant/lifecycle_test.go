@@ -224,9 +224,12 @@ func TestUnproposeDeletion(t *testing.T) {
 }
 
 // A status patch that loses to a newer write is rebased on the variant as
-// it is and written (issue 61 #1: it was dropped); one that loses every
+// it is and written (it was dropped); one that loses every
 // time (StatusRebases rebases) is no error either: the reconcile asks to
 // run again shortly, and that run, reading afresh, patches the status.
+// Here the lost patch is the one that records a write before it is sent
+// (intend), so nothing is sent; TestFourStatusConflictsLoseNoLastWrite
+// loses the patch after the write.
 func TestStatusPatchLostIsRequeued(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
 	e.store.Publish(ns, "blueprints", "app", blueprint(t))

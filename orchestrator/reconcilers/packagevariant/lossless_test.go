@@ -9,10 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // landsButFails is a store whose every other draft update lands and is
@@ -423,5 +425,61 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 		if r.Name == d3.Name && e.store.Files(ns, r.Name)["persons.yaml"] == "" {
 			t.Fatalf("the person's file was lost: %s", e.lifecycles())
 		}
+	}
+}
+
+// armsConflicts is a store whose next successful draft update arms
+// conflicts for the status patches after it.
+type armsConflicts struct {
+	*fakestore.Store
+	arm func()
+}
+
+func (s *armsConflicts) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	rs, after, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
+	if err == nil && s.arm != nil {
+		s.arm()
+		s.arm = nil
+	}
+	return rs, after, err
+}
+
+// A status write keeps a write's facts whatever the conflicts: the
+// reconcile that writes a draft loses its status patch to four conflicts
+// in a row (the patch and its three rebases), and the draft's last write
+// is not lost: the digest was recorded before the write to Porch
+// (unconfirmedWrite), the next reconcile finds the draft at it and records
+// it as the variant's last write, and approval by policy publishes the
+// draft. (Lost, the draft read as nobody's write and approval waited for
+// a person.)
+func TestFourStatusConflictsLoseNoLastWrite(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.r.ApproveByPolicy = false // the draft waits while its writing reconcile's status is lost
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: always"))
+	st := &armsConflicts{Store: e.store}
+	st.arm = func() { e.conflicts.Next(1 + kit.StatusRebases) }
+	e.r.Store = st
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})
+	if err != nil || res.RequeueAfter != kit.StatusLostRetry {
+		t.Fatalf("the lost status patch: %v, requeue after %v, want none and %v", err, res.RequeueAfter, kit.StatusLostRetry)
+	}
+	if n := e.conflicts.Taken(); n != 1+kit.StatusRebases {
+		t.Fatalf("%d conflicts given, want %d in a row", n, 1+kit.StatusRebases)
+	}
+	draft := e.downstream("app-prod")[0]
+	digest := variant.Fingerprint(e.files(draft))
+	ts := e.get("app-prod").Status.DownstreamTargets
+	if len(ts) != 1 || ts[0].Name != draft.Name || ts[0].UnconfirmedWrite != digest {
+		t.Fatalf("after the lost status patch, the targets %+v: want %s's write recorded before it (unconfirmedWrite %s)", ts, draft.Name, digest)
+	}
+	e.mustReconcile("app-prod")
+	if got := LastWrite(e.get("app-prod"), draft.Name); got != digest {
+		t.Fatalf("lastWrite %q, the draft's digest %q", got, digest)
+	}
+	e.r.ApproveByPolicy = true
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("approval by policy after the lost status: %s", got)
 	}
 }

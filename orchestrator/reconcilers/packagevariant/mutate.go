@@ -208,6 +208,9 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		}
 		return mutation{target: t, in: in, files: res.Files, asCreated: asCreated}, nil
 	}
+	if err := r.intend(ctx, v, d.Name, variant.Fingerprint(out.Files)); err != nil {
+		return failed(err)
+	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
 	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
 	if errors.Is(err, store.ErrRenderFailed) {
@@ -362,6 +365,9 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	name := d.Name
 	files, err := r.stamp(v, d, after.Files, origins)
 	if err != nil {
+		return store.RenderStatus{}, store.Resources{}, err
+	}
+	if err := r.intend(ctx, v, name, variant.Fingerprint(files)); err != nil {
 		return store.RenderStatus{}, store.Resources{}, err
 	}
 	render, again, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, name, store.Resources{Files: files, ResourceVersion: after.ResourceVersion, Origin: after.Origin})

@@ -1,6 +1,8 @@
 package packagevariant
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -238,4 +240,40 @@ func recordRender(prev []pvapi.DownstreamTarget, t target) []pvapi.DownstreamTar
 	out = append(out, pvapi.DownstreamTarget{Name: t.name, RenderStatus: *t.render.DeepCopy()})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// intend records, before a write to Porch, the digest the write sends as
+// the draft's unconfirmed write (DownstreamTarget.UnconfirmedWrite), in a
+// status patch of its own: whatever becomes of the reconcile's status
+// write after it (conflicts past its rebases, the process killed), the
+// next reconcile finds the draft at that digest and takes it for the
+// variant's write (lastLeft), as it does a write whose answer was lost.
+// Already recorded (a retry of the same write): no patch. A patch that
+// fails stops the write: nothing is sent to Porch that the status could
+// not name (a patch lost to conflicts past its rebases is a short wait).
+func (r *Reconciler) intend(ctx context.Context, v *pvapi.PackageVariant, draft, digest string) error {
+	i := slices.IndexFunc(v.Status.DownstreamTargets, func(t pvapi.DownstreamTarget) bool { return t.Name == draft })
+	if i >= 0 && v.Status.DownstreamTargets[i].UnconfirmedWrite == digest {
+		return nil
+	}
+	base, next := v.DeepCopy(), v.DeepCopy()
+	record := func(o *pvapi.PackageVariant) {
+		ts := slices.Clone(o.Status.DownstreamTargets)
+		if j := slices.IndexFunc(ts, func(t pvapi.DownstreamTarget) bool { return t.Name == draft }); j >= 0 {
+			ts[j].UnconfirmedWrite = digest
+		} else {
+			ts = append(ts, pvapi.DownstreamTarget{Name: draft, Lifecycle: string(store.Draft), UnconfirmedWrite: digest})
+		}
+		o.Status.DownstreamTargets = ts
+	}
+	record(next)
+	if err := r.patchStatus(ctx, base, next); kit.StatusLost(err) {
+		// Rewritten as fast as it is read: nothing sent, run again afresh.
+		return kit.Wait(kit.StatusLostRetry, "recording the write of %s before sending it lost to other writes of the variant; trying again", draft)
+	} else if err != nil {
+		return fmt.Errorf("recording the write of %s before sending it: %w", draft, err)
+	}
+	record(v)
+	v.ResourceVersion = next.ResourceVersion
+	return nil
 }
