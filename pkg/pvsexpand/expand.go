@@ -112,9 +112,13 @@ func Expand(ctx context.Context, set *v1alpha2.PackageVariantSet, w *World) (*Ex
 			rendered = append(rendered, c)
 		}
 	}
+	policy := SetPolicy(set)
 	// Two entries rendering one downstream are both failures (rule: one-downstream-one-entry): neither
 	// may win silently.
 	for i, c := range rendered {
+		if policy != nil { // rule policy-flows-down
+			c.Spec.Policy = policy.DeepCopy()
+		}
 		same := byDownstream[[2]string{c.Spec.Downstream.Repo, c.Spec.Downstream.Package}]
 		if len(same) == 1 {
 			x.Children = append(x.Children, c)

@@ -59,6 +59,7 @@ func Validate(set *v1alpha2.PackageVariantSet) []krm.Problem {
 		v.target(fmt.Sprintf("spec.targets[%d]", i), &set.Spec.Targets[i])
 	}
 	v.rollout(set.Spec.Rollout)
+	v.problems = append(v.problems, policyProblems(set)...)
 	return v.problems
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ const (
 // Any other value is read as "report" (the reading that writes nothing)
 // and the drift's message names it. Never silent: each draft has an Event
 // and the annotation DriftResolutionAnnotation; `pvctl plan` previews it.
-const DriftPolicyAnnotation = "pvkit.dev/drift-policy"
+const DriftPolicyAnnotation = pv.DriftPolicyAnnotation
 
 // The values of DriftPolicyAnnotation.
 const (

@@ -17,7 +17,7 @@ import (
 // annotation, else its set's) and, for a value that is none of them, why
 // it is read as report.
 func (r *Reconciler) driftPolicy(ctx context.Context, v *pvapi.PackageVariant) (policy, problem string) {
-	what, val, ok := r.policyAnnotation(ctx, v, DriftPolicyAnnotation)
+	what, val, ok := policyOf(v, DriftPolicyAnnotation)
 	switch {
 	case !ok || val == DriftReport:
 		return DriftReport, ""

@@ -221,16 +221,12 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		t := target{name: d.Name}
 		t.lastWrite, t.unconfirmed = r.landedDespite(ctx, v, d.Name, res.Files, out.Files, err)
 		if w.fresh && t.lastWrite == "" {
-			// The draft as this reconcile created it is the variant's own
-			// (mutate records it so when nothing needs writing): kept as
-			// its last write, so that the next reconcile, no longer
-			// fresh, finds it the variant's and writes it again
-			// (unstamped), rather than reading a person's edit in it
-			// (e2e-porch, loaded: an upgrade draft whose first write
-			// Porch refused, "the server is currently unable to handle
-			// the request", its mutations carried over by the upgrade,
-			// waited for a person).
-			t.lastWrite = variant.Fingerprint(res.Files)
+			// The draft as this reconcile created it is the variant's own:
+			// its last write, so that the next reconcile writes it again
+			// (unstamped) rather than read a person's edit in it (e2e-porch,
+			// loaded: an upgrade draft's first write refused, "the server
+			// is currently unable to handle the request").
+			t.lastWrite = fp
 		}
 		return mutation{target: t}, fmt.Errorf("updating %s: %w", d.Name, err)
 	}

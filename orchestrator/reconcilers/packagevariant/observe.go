@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"math/rand/v2"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // freely; one shorter than MinObserveInterval is raised to it (a tenant
 // must not make the controller read Porch every second), one that does
 // not parse reads as the controller's, and the log says so.
-const ObserveIntervalAnnotation = "pvkit.dev/observe-interval"
+const ObserveIntervalAnnotation = pv.ObserveIntervalAnnotation
 
 // MinObserveInterval is the shortest interval ObserveIntervalAnnotation
 // may ask for.
@@ -51,7 +52,7 @@ func (r *Reconciler) observeAgain(ctx context.Context, v *pvapi.PackageVariant) 
 // observeInterval is the variant's interval: its annotation's (or its
 // set's), bounded below, else the controller's.
 func (r *Reconciler) observeInterval(ctx context.Context, v *pvapi.PackageVariant) time.Duration {
-	what, val, ok := r.policyAnnotation(ctx, v, ObserveIntervalAnnotation)
+	what, val, ok := policyOf(v, ObserveIntervalAnnotation)
 	if !ok {
 		return r.ObserveInterval
 	}

@@ -9,49 +9,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// A variant reads its set's annotations (suspend, and the policies a set
-// gives its children: drift, observe interval, draft upgrade, required
-// provenance) up to five times a reconcile. A set's status names its
-// children (a rollout's wave members, up to 5,000), so each read cost as
-// much as the set is large: at 5,000 children the reads were 29% of a
-// steady resync's CPU and made it grow with the square of the fleet
-// (docs/scale.md). The set is now read once per reconcile, from the cache
+// A variant reads one thing of its set: whether the set is suspended
+// (pvkit.dev/suspend holds its children), once a reconcile, with its own
+// watch of sets (watches.go). Every policy a set gives its children is
+// written into their spec.policy by the set (rule policy-flows-down), as
+// its pins, approval and health are. The set is read from the cache
 // without a copy (client.UnsafeDisableDeepCopy: the informer's object
-// itself, which nothing here writes to; a client without a cache copies
-// it anyway).
-
-type parentKey struct{}
-
-// parentMemo is one reconcile's read of the variant's set.
-type parentMemo struct {
-	read bool
-	set  *pvsapi.PackageVariantSet
-}
-
-// withParentMemo gives a reconcile its memo of the set.
-func withParentMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, parentKey{}, &parentMemo{})
-}
+// itself, which nothing here writes to): a set's status names its
+// children (a rollout's wave members, up to 5,000), and a copy of it
+// cost as much as the set is large (docs/scale.md).
 
 // parentSet is the set that controls v (nil: none, gone, or another set of
-// its name), read once per reconcile. The caller reads it, never writes
-// it: it may be the cache's own object.
+// its name). The caller reads it, never writes it: it may be the cache's
+// own object.
 func (r *Reconciler) parentSet(ctx context.Context, v *pvapi.PackageVariant) *pvsapi.PackageVariantSet {
 	owner := metav1.GetControllerOf(v)
 	if owner == nil || owner.Kind != "PackageVariantSet" {
 		return nil
 	}
-	m, _ := ctx.Value(parentKey{}).(*parentMemo)
-	if m != nil && m.read {
-		return m.set
-	}
 	set := &pvsapi.PackageVariantSet{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set, client.UnsafeDisableDeepCopy)
 	if err != nil || set.UID != owner.UID {
-		set = nil
-	}
-	if m != nil {
-		m.read, m.set = true, set
+		return nil
 	}
 	return set
 }

@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"os"
 	"strings"
 
@@ -44,7 +45,7 @@ const GitSignatureNamespace = "git"
 // by policy approve a draft only when its content is what its provenance
 // record says and, with allowed signers given, the record's signature is
 // good (rule require-provenance). Any other value requires nothing.
-const RequireProvenanceAnnotation = "pvkit.dev/require-provenance"
+const RequireProvenanceAnnotation = pv.RequireProvenanceAnnotation
 
 // stamp is files with the variant's provenance record for them; origins
 // are the files whose content pvkit did not build (a person's edits it
@@ -102,7 +103,7 @@ func staleRecord(files map[string]string) bool {
 func (r *Reconciler) provenanceProblem(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, files map[string]string) string {
 	required := d.Annotations[RequireProvenanceAnnotation] == "true"
 	if !required {
-		_, val, _ := r.policyAnnotation(ctx, v, RequireProvenanceAnnotation)
+		_, val, _ := policyOf(v, RequireProvenanceAnnotation)
 		required = val == "true"
 	}
 	if !required {

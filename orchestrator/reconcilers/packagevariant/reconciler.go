@@ -128,7 +128,7 @@ func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result
 	// Every reconcile is bounded (ReconcileTimeout): the steps run under
 	// its deadline, the finish step past it, so the deadline is said in
 	// the conditions and the worker is free.
-	deadline := kit.NewDeadline(withParentMemo(parent), r.ReconcileTimeout)
+	deadline := kit.NewDeadline(parent, r.ReconcileTimeout)
 	ctx, cancel := deadline.Work()
 	defer cancel()
 	v, err := r.read(ctx, req.NamespacedName)

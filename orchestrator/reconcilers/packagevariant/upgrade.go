@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -24,7 +25,7 @@ import (
 //
 // Any other value is read as "stall" (the reading that writes nothing) and
 // the stall's message names it.
-const DraftUpgradeAnnotation = "pvkit.dev/draft-upgrade"
+const DraftUpgradeAnnotation = pv.DraftUpgradeAnnotation
 
 // The values of DraftUpgradeAnnotation.
 const (
@@ -41,7 +42,7 @@ const EventDraftRejected = "DraftRejected"
 // draftUpgradePolicy reads DraftUpgradeAnnotation on the variant, else on
 // its set: "" for in place, or why the variant stalls instead.
 func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVariant) string {
-	what, val, ok := r.policyAnnotation(ctx, v, DraftUpgradeAnnotation)
+	what, val, ok := policyOf(v, DraftUpgradeAnnotation)
 	switch {
 	case !ok || val == DraftUpgradeInPlace:
 		return ""
@@ -52,16 +53,17 @@ func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVar
 		what, DraftUpgradeAnnotation, val, DraftUpgradeInPlace, DraftUpgradeStall, DraftUpgradeStall)
 }
 
-// policyAnnotation reads a policy annotation on the variant, else on its
-// set (the variant's own wins): which object said it, the value, and
-// whether one did.
-func (r *Reconciler) policyAnnotation(ctx context.Context, v *pvapi.PackageVariant, key string) (what, val string, ok bool) {
+// policyOf is the variant's choice of a policy (rule policy-flows-down):
+// its spec.policy field, else its own annotation of the same key
+// (deprecated), saying which said it; ok is false when neither does.
+// Nothing of its set is read: a set writes its policies into its
+// children's spec.policy.
+func policyOf(v *pvapi.PackageVariant, key string) (what, val string, ok bool) {
+	if field, val := v.Spec.Policy.Get(key); val != "" {
+		return fmt.Sprintf("PackageVariant %s (`spec.policy.%s`)", v.Name, field), val, true
+	}
 	if val, ok = v.Annotations[key]; ok {
 		return "PackageVariant " + v.Name, val, true
-	}
-	if set := r.parentSet(ctx, v); set != nil {
-		val, ok = set.Annotations[key]
-		return "its PackageVariantSet " + set.Name, val, ok
 	}
 	return "PackageVariant " + v.Name, "", false
 }

@@ -202,6 +202,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *pvsapi.PackageVarian
 	if *again, err = r.applyRollout(ctx, set, core, x, existing, upstreams, world); err != nil {
 		return err
 	}
+	keepOwnPolicies(x, existing)
 	holders, err := r.nameHolders(ctx, set, x, existing)
 	if err != nil {
 		return err

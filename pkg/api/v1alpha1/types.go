@@ -84,6 +84,46 @@ type PackageVariantSpec struct {
 	// last wrote it, not rejected).
 	// +optional
 	Approval *WaveApproval `json:"approval,omitempty"`
+	// Policy (a pvkit extension) is how the variant chooses where pvkit
+	// gives it a choice (rule policy-flows-down): what a drift of its
+	// published package does, how often it is observed, what becomes of
+	// its draft when its upstream moves, whether approval by policy
+	// requires provenance. A set writes each child's from its own
+	// policies, so that the child obeys what its spec says and reads
+	// nothing of its set. A field left out falls back to the variant's
+	// annotation of the same policy (deprecated), else to the default.
+	// +optional
+	Policy *Policy `json:"policy,omitempty"`
+}
+
+// Policy is a variant's choices (PackageVariantSpec.Policy); each field
+// replaces an annotation, read where the field is absent.
+type Policy struct {
+	// Drift (pvkit.dev/drift-policy) is what a drift of the published
+	// package does: report it (the default), adopt it or revert it, each
+	// in a draft approved like any other (rule drift-policy).
+	// +optional
+	// +kubebuilder:validation:Enum=report;adopt;revert
+	Drift string `json:"drift,omitempty"`
+	// ObserveInterval (pvkit.dev/observe-interval) is how often the
+	// variant with a Published target is reconciled though nothing wakes
+	// it, a Go duration of at least one minute, e.g. 10m (rule
+	// observe-cadence).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	ObserveInterval string `json:"observeInterval,omitempty"`
+	// DraftUpgrade (pvkit.dev/draft-upgrade) is what becomes of an owned,
+	// unapproved draft when the upstream moves: upgraded in-place (the
+	// default) or stall, as Porch does (rule draft-upgrade).
+	// +optional
+	// +kubebuilder:validation:Enum=in-place;stall
+	DraftUpgrade string `json:"draftUpgrade,omitempty"`
+	// RequireProvenance (pvkit.dev/require-provenance) makes approval by
+	// policy approve a draft only when its provenance record holds (rule
+	// require-provenance).
+	// +optional
+	RequireProvenance *bool `json:"requireProvenance,omitempty"`
 }
 
 // WaveApproval names the upstream revision whose drafts were approved, and
