@@ -2,9 +2,7 @@ package packagevariant
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -66,11 +64,11 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 			w.waiting = append(w.waiting, fmt.Sprintf("%s was rejected: left to a person (propose it again)", d.Name))
 			continue
 		}
-		res, err := r.Store.GetResources(ctx, d.Namespace, d.Name)
+		res, err := r.porch().GetResources(ctx, d.Namespace, d.Name)
 		if err != nil {
 			return 0, err
 		}
-		pkg, err := r.Store.ListRevisions(ctx, d.Key())
+		pkg, err := r.porch().ListRevisions(ctx, d.Key())
 		if err != nil {
 			return 0, err
 		}
@@ -110,7 +108,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		}
 		if d.Lifecycle == store.Draft {
 			d.Lifecycle, d.ResourceVersion = store.Proposed, ""
-			if err := r.Store.Update(ctx, d); err != nil {
+			if err := r.porch().Update(ctx, d); err != nil {
 				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
 			}
 		}
@@ -152,11 +150,11 @@ func replacesAPerson(v *pvapi.PackageVariant, d store.Revision, pkg []store.Revi
 // whose backoff grows (seen in e2e-porch: a staged rollout stood a minute
 // on one child retrying).
 func (r *Reconciler) approve(ctx context.Context, d store.Revision) (store.Revision, error) {
-	pub, err := r.Store.ApproveRevision(ctx, d.Namespace, d.Name)
+	pub, err := r.porch().ApproveRevision(ctx, d.Namespace, d.Name)
 	if err == nil {
 		return pub, nil
 	}
-	if cur, rerr := r.Store.Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
+	if cur, rerr := r.porch().Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
 		return store.Revision{}, kit.Wait(cacheRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
 	}
 	return store.Revision{}, fmt.Errorf("approving %s: %w", d.Name, err)
@@ -204,24 +202,9 @@ func withPolicy(ann map[string]string, policy string) map[string]string {
 // read directly when the listing (an informer cache) does not show it
 // (tracker.observe: unlisted).
 func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
-	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
-	if err != nil {
-		return nil, err
-	}
-	d, ok := r.mem.last(v.UID)
-	if !ok || slices.ContainsFunc(owned, func(o store.Revision) bool { return o.Name == d.name }) {
-		return owned, nil
-	}
-	rev, err := r.Store.Read(ctx, v.Namespace, d.name)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return owned, nil
-	case err != nil:
-		return nil, err
-	case rev.OwnedBy(string(v.UID)):
-		owned = append(owned, rev)
-	}
-	return owned, nil
+	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
+	r.reclaimed(ctx, v)
+	return owned, settledOutcome(ctx, err)
 }
 
 // gatesTrue reports whether every readiness gate of a package's Kptfile

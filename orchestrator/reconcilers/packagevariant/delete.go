@@ -21,7 +21,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, v *pvapi.PackageVarian
 	if !controllerutil.ContainsFinalizer(v, pv.Finalizer) {
 		return nil
 	}
-	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (r *Reconciler) deleteOrOrphan(ctx context.Context, v *pvapi.PackageVariant
 	}
 	switch rev.Lifecycle {
 	case store.Draft, store.Proposed:
-		if err := r.Store.Delete(ctx, v.Namespace, rev.Name); err != nil {
+		if err := r.porch().Delete(ctx, v.Namespace, rev.Name); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return nil
 			}
@@ -62,7 +62,7 @@ func (r *Reconciler) deleteOrOrphan(ctx context.Context, v *pvapi.PackageVariant
 		return nil
 	case store.Published:
 		rev.Lifecycle = store.DeletionProposed
-		if err := r.Store.Update(ctx, rev); err != nil {
+		if err := r.porch().Update(ctx, rev); err != nil {
 			return fmt.Errorf("proposing the deletion of %s: %w", rev.Name, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("proposed revision for deletion", "revision", rev.Name)
@@ -83,7 +83,7 @@ func (r *Reconciler) disown(ctx context.Context, v *pvapi.PackageVariant, rev st
 		}
 	}
 	rev.Owners = kept
-	if err := r.Store.Update(ctx, rev); err != nil {
+	if err := r.porch().Update(ctx, rev); err != nil {
 		return fmt.Errorf("orphaning %s: %w", rev.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("released revision", "revision", rev.Name)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -84,7 +83,6 @@ func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVa
 // upgrade of stale drafts (upgradeStale), the mutation of the drafts
 // (mutateDrafts).
 func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, mine []store.Revision) (targets []target, err error) {
-	mine = r.mem.real(v.UID, mine)
 	moved := map[string]bool{} // drafts this reconcile moved back to Draft
 	defer func() {
 		if err != nil { // what was moved is recorded all the same
@@ -92,10 +90,9 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		}
 		r.seeLifecycles(v, targets, mine, up, moved)
 	}()
-	if mine, err = r.listed(ctx, v, mine); err != nil {
+	if mine, err = r.statusNamed(ctx, v, mine); err != nil {
 		return nil, err
 	}
-	r.mem.prune(v.UID, revisionNames(mine))
 	var drafts []store.Revision
 	var published *store.Revision
 	for i := range mine {
@@ -140,36 +137,9 @@ func (r *Reconciler) upgradeOf(ctx context.Context, v *pvapi.PackageVariant, up 
 	return &upgradeDraft{r: r, ctx: ctx, v: v, pub: *published, up: up}
 }
 
-// listed is the variant's revisions with the draft it created last, which
-// the listing may lack (the tracker's verdict on the listing): waited for,
-// read directly, or taken back.
-func (r *Reconciler) listed(ctx context.Context, v *pvapi.PackageVariant, mine []store.Revision) ([]store.Revision, error) {
-	names := make([]string, len(mine))
-	for i, rev := range mine {
-		names[i] = rev.Name
-	}
-	verdict, rev, err := r.mem.observe(v.UID, downstreamKey(v), names, r.now(),
-		func(name string) (store.Revision, error) { return r.Store.Read(ctx, v.Namespace, name) })
-	switch {
-	case err != nil:
-		return nil, err
-	case verdict == wait:
-		return nil, cacheBehind(rev.Name)
-	case verdict == unlisted:
-		ctrl.LoggerFrom(ctx).Info("the listing does not show the variant's draft; read directly", "revision", rev.Name)
-		mine = append(mine, rev)
-	case verdict == reclaim:
-		if rev, err = r.reclaim(ctx, v, rev); err != nil {
-			return nil, err
-		}
-		mine = append(mine, rev)
-	}
-	return r.statusNamed(ctx, v, mine)
-}
-
 // statusNamed is mine with the revisions the variant's status names that
-// the listing lacks, read directly: the tracker remembers only what this
-// process created, and a variant handed over from another shard, or met
+// the listing lacks, read directly: the settled store remembers only what
+// this process created, and a variant handed over from another shard, or met
 // after a restart, has its draft in the status alone (e2e-porch
 // TestShardsOnPorch: the listing lagged the hand-over, and the new shard
 // cloned packagevariant-2 beside the packagevariant-1 its status named).
@@ -181,7 +151,7 @@ func (r *Reconciler) statusNamed(ctx context.Context, v *pvapi.PackageVariant, m
 		if t.Name == "" || slices.ContainsFunc(mine, func(rev store.Revision) bool { return rev.Name == t.Name }) {
 			continue
 		}
-		rev, err := r.Store.Read(ctx, v.Namespace, t.Name)
+		rev, err := r.porch().Read(ctx, v.Namespace, t.Name)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			continue
@@ -218,7 +188,7 @@ func (r *Reconciler) upgradeStale(ctx context.Context, v *pvapi.PackageVariant, 
 			// What was proposed is not what the draft becomes: back to Draft
 			// (approval by policy proposes it again once it is finished).
 			d.Lifecycle, d.ResourceVersion = store.Draft, ""
-			if err := r.Store.Update(ctx, d); err != nil {
+			if err := r.porch().Update(ctx, d); err != nil {
 				return nil, fmt.Errorf("moving the proposed draft %s back to Draft to upgrade it: %w", d.Name, err)
 			}
 			drafts[i] = d
@@ -275,15 +245,9 @@ func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, 
 			r.events().Normal(v, EventDraftUpgradedInPlace, "upgraded draft %s in place from %s %s to %s", d.Name, d.Lock.Package, d.Lock.Ref, store.LockFor(*up).Ref)
 			m.target.lock = store.LockFor(*up)
 		}
-		if errors.Is(err, store.ErrNotFound) {
-			if werr := r.notFound(ctx, v, d); werr != nil {
-				return nil, werr
-			}
-		}
 		if err != nil {
-			return append(targets, m.target), err // those written so far are recorded
+			return append(targets, m.target), settledOutcome(ctx, err) // those written so far are recorded
 		}
-		r.mem.readable(v.UID, d.Name)
 		if m.conflict != nil {
 			conflicts = append(conflicts, m.conflict)
 		}
@@ -298,24 +262,6 @@ func (r *Reconciler) mutateDrafts(ctx context.Context, v *pvapi.PackageVariant, 
 	conflict := errors.Join(conflicts...)
 	r.rememberSettled(v, up, drafts, ms, targets, conflict)
 	return targets, conflict
-}
-
-// notFound is the tracker's verdict on a listed draft a read does not
-// find (nil: it is there after all). Porch may show it again at its next
-// refresh (it dropped it from its cache): waited for, phantomAfter. Then
-// it is taken for lost, the cache not told: left out from now on; the
-// next reconcile, soon, makes the downstream what it should be without it.
-func (r *Reconciler) notFound(ctx context.Context, v *pvapi.PackageVariant, d store.Revision) error {
-	if _, err := r.Store.Read(ctx, d.Namespace, d.Name); !errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	waited, lost := r.mem.unreadable(v.UID, d.Name, r.now())
-	if !lost {
-		return kit.Wait(phantomRetry, "draft %s is listed but Porch does not find it (for %s): waiting up to %s for Porch to show it again before making the downstream without it",
-			d.Name, waited.Round(time.Second), phantomAfter)
-	}
-	ctrl.LoggerFrom(ctx).Info("an owned draft the listing shows does not exist: left out", "revision", d.Name)
-	return kit.Wait(cacheRetry, "draft %s is listed but does not exist (Porch lost it): reconciling without it", d.Name)
 }
 
 // mutateNew mutates a draft just created and remembers it when the result
@@ -363,7 +309,7 @@ func (r *Reconciler) rememberSettled(v *pvapi.PackageVariant, up *store.Revision
 func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, pub store.Revision) ([]target, error) {
 	if pub.Lifecycle == store.DeletionProposed { // the target is wanted again
 		pub.Lifecycle = store.Published
-		if err := r.Store.Update(ctx, pub); err != nil {
+		if err := r.porch().Update(ctx, pub); err != nil {
 			return nil, fmt.Errorf("withdrawing the proposed deletion of %s: %w", pub.Name, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("withdrew the proposed deletion", "revision", pub.Name)
@@ -389,7 +335,7 @@ func (r *Reconciler) reconcilePublished(ctx context.Context, v *pvapi.PackageVar
 	if t, ok, conflict := r.unchanged(ctx, v, up, []store.Revision{pub}); ok {
 		return t, conflict
 	}
-	res, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
+	res, err := r.porch().GetResources(ctx, v.Namespace, pub.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +363,7 @@ func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant
 	if repo == "" {
 		repo = v.Spec.Upstream.Repo
 	}
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: repo, Package: lock.Package})
+	revs, err := r.porch().ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: repo, Package: lock.Package})
 	if err != nil {
 		return store.Revision{}, err
 	}
@@ -435,9 +381,10 @@ func (r *Reconciler) lockedUpstream(ctx context.Context, v *pvapi.PackageVariant
 // removal the host holds back (kit.ErrRemovalHeld) does not stop the rest:
 // it is held, a RemovalHeld outcome for the end of the reconcile.
 func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVariant) (mine []store.Revision, held *kit.Partial, err error) {
-	owned, err := r.Store.ListOwned(ctx, v.Namespace, string(v.UID))
+	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
+	r.reclaimed(ctx, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, settledOutcome(ctx, err)
 	}
 	key := downstreamKey(v)
 	var errs []error
@@ -460,7 +407,7 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 	if v.Spec.AdoptionPolicy != pv.AdoptionPolicyAdoptExisting {
 		return mine, held, nil
 	}
-	all, err := r.Store.ListRevisions(ctx, key)
+	all, err := r.porch().ListRevisions(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -471,7 +418,7 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 		rev.Owners = append(rev.Owners, ownerRef(v))
 		rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
 		rev.Annotations = store.Overlay(rev.Annotations, v.Spec.Annotations)
-		if err := r.Store.Update(ctx, rev); err != nil {
+		if err := r.porch().Update(ctx, rev); err != nil {
 			return nil, nil, fmt.Errorf("adopting %s: %w", rev.Name, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("adopted revision", "revision", rev.Name)
@@ -485,6 +432,4 @@ func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
 }
 
-// maxTakenWorkspaces bounds the workspaces a create tries past those the
-// listing shows.
-const maxTakenWorkspaces = 3
+

@@ -125,7 +125,7 @@ func (r *Reconciler) observeDrift(ctx context.Context, v *pvapi.PackageVariant) 
 	var d *drift
 	var head branchHead
 	if len(v.Status.DownstreamTargets) > 0 {
-		revs, err := r.Store.ListRevisions(ctx, downstreamKey(v))
+		revs, err := r.porch().ListRevisions(ctx, downstreamKey(v))
 		if err != nil {
 			return head, err
 		}
@@ -254,13 +254,13 @@ func (r *Reconciler) driftOf(ctx context.Context, v *pvapi.PackageVariant, pub s
 	}
 	pubFiles := e.pubFiles
 	if !ok || e.pubKey != pubKey { // a published revision never changes: read once
-		from, err := r.Store.GetResources(ctx, v.Namespace, pub.Name)
+		from, err := r.porch().GetResources(ctx, v.Namespace, pub.Name)
 		if err != nil {
 			return nil, head, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
 		}
 		pubFiles = variant.FileDigests(from.Files)
 	}
-	to, err := r.Store.GetResources(ctx, v.Namespace, branch.Name)
+	to, err := r.porch().GetResources(ctx, v.Namespace, branch.Name)
 	if errors.Is(err, store.ErrUnreadable) { // listed, not served: not remembered, it is read again
 		return &drift{reason: pvapi.ReasonBranchUnreadable, pub: pub, rev: *branch, why: err.Error()}, head, nil
 	}

@@ -47,7 +47,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 	if policy == DriftReport {
 		return nil, false, nil
 	}
-	revs, err := r.Store.ListRevisions(ctx, downstreamKey(v))
+	revs, err := r.porch().ListRevisions(ctx, downstreamKey(v))
 	if err != nil {
 		return nil, false, err
 	}
@@ -60,7 +60,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 		rev.Owners = append(rev.Owners, ownerRef(v))
 		rev.Labels = store.Overlay(rev.Labels, v.Spec.Labels)
 		rev.Annotations = store.Overlay(rev.Annotations, v.Spec.Annotations)
-		if err := r.Store.Update(ctx, rev); err != nil {
+		if err := r.porch().Update(ctx, rev); err != nil {
 			return nil, false, fmt.Errorf("adopting %s (%s: %s): %w", rev.Name, DriftPolicyAnnotation, DriftAdopt, err)
 		}
 		ctrl.LoggerFrom(ctx).Info("adopted a newer revision made outside the variant", "revision", rev.Name)

@@ -11,6 +11,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -304,7 +305,7 @@ func (p phantomStore) Read(ctx context.Context, namespace, name string) (store.R
 }
 
 // A listed owned draft that does not exist is left out once it has read
-// NotFound for phantomAfter, and the variant makes its downstream without
+// NotFound for settled.PhantomAfter, and the variant makes its downstream without
 // it: it failed on every reconcile, for ever (the informer cache is not
 // told), and the variant never got a draft. Until then the variant waits,
 // creating nothing.
@@ -318,7 +319,7 @@ func TestPhantomDraftIsLeftOut(t *testing.T) {
 	phantom := store.Revision{Namespace: ns, Name: "deploy.app-prod.packagevariant-1", Repository: "deploy", Package: "app-prod",
 		Workspace: "packagevariant-1", Lifecycle: store.Draft, Owners: []store.OwnerRef{{UID: uid, Kind: "PackageVariant", Name: "app-prod"}}}
 	e.r.Store = phantomStore{Store: e.store, phantom: phantom}
-	for _, after := range []time.Duration{0, 30 * time.Second, phantomAfter - time.Second} {
+	for _, after := range []time.Duration{0, 30 * time.Second, settled.PhantomAfter - time.Second} {
 		now = testNow.Add(after)
 		// Waiting: read again soon, nothing written meanwhile.
 		res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
@@ -329,7 +330,7 @@ func TestPhantomDraftIsLeftOut(t *testing.T) {
 			t.Fatalf("%s after the first NotFound, the variant created %d drafts", after, n)
 		}
 	}
-	now = testNow.Add(phantomAfter)
+	now = testNow.Add(settled.PhantomAfter)
 	e.mustReconcile("app-prod") // taken for lost
 	e.mustReconcile("app-prod")
 	revs := e.downstream("app-prod")
@@ -373,7 +374,7 @@ func (c comebackStore) ListOwned(ctx context.Context, namespace, uid string) ([]
 // Porch v1.5.3 drops a draft it has just created from its cache when a
 // refresh races the create (three variants cloning into one repository at
 // once, e2e-porch TestDeletionPolicies) and shows it again at its next
-// refresh: a draft that reads NotFound for less than phantomAfter and then
+// refresh: a draft that reads NotFound for less than settled.PhantomAfter and then
 // reads again is the variant's one draft; no second draft is made.
 func TestDraftPorchShowsAgainIsKept(t *testing.T) {
 	e := newEnv(t, endpoints("us-east1-endpoints", "db.us-east1:5432"), team("web", "alice"))

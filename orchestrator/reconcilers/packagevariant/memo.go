@@ -11,6 +11,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -84,7 +85,10 @@ func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs 
 }
 
 // forget drops everything remembered of a variant (deleted, gone).
-func (r *Reconciler) forget(uid types.UID) { r.mem.forget(uid) }
+func (r *Reconciler) forget(uid types.UID) {
+	r.mem.forget(uid)
+	r.porch().Forget(string(uid))
+}
 
 // upstreams keeps the files of published upstream revisions, which never
 // change, by name and resource version: a set fanning one upstream out to N
@@ -112,3 +116,29 @@ func (u *upstreams) get(key string) (map[string]string, bool) {
 }
 
 func (u *upstreams) put(key string, files map[string]string) { u.lru().Add(key, files) }
+
+// porch is the variant's store, settled (orchestrator/store/settled):
+// Porch's write outcomes read back, the drafts this process made and
+// Porch does not list yet, the listed drafts it cannot find. One per
+// reconciler, over Store as it is now (a test that swaps Store keeps
+// what the settled store remembers).
+func (r *Reconciler) porch() *settled.Store {
+	r.storeMu.Lock()
+	defer r.storeMu.Unlock()
+	if r.settled == nil {
+		r.settled = settled.New(r.Store, r.now)
+	} else if !sameStore(r.settled.Store, r.Store) {
+		r.settled.Store = r.Store
+	}
+	return r.settled
+}
+
+// sameStore compares two stores, false where they cannot be compared.
+func sameStore(a, b store.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}

@@ -56,7 +56,7 @@ func (e *env) editCycles(name string, n int) (maxVariants, maxNotes int) {
 				e.t.Fatal(err)
 			}
 		}
-		if v, notes := e.r.mem.size(); v > maxVariants || notes > maxNotes {
+		if v, notes := e.r.MemorySize(); v > maxVariants || notes > maxNotes {
 			maxVariants, maxNotes = v, notes
 		}
 		e.events() // drained: the recorder holds 1,000
@@ -108,7 +108,7 @@ func TestMemoryForgetsEveryVariantThatGoes(t *testing.T) {
 		e.mustReconcile(names[i])
 		e.events() // drained: the recorder holds 1,000
 	}
-	if v, _ := e.r.mem.size(); v != n {
+	if v := e.r.mem.size(); v != n {
 		t.Fatalf("%d records for %d variants", v, n)
 	}
 	for i, name := range names {
@@ -127,7 +127,7 @@ func TestMemoryForgetsEveryVariantThatGoes(t *testing.T) {
 		}
 		e.events()
 	}
-	if v, notes := e.r.mem.size(); v != 0 || notes != 0 || len(e.r.mem.names) != 0 {
+	if v, notes := e.r.MemorySize(); v != 0 || notes != 0 || len(e.r.mem.names) != 0 {
 		t.Fatalf("after every variant went: %d records, %d notes, %d names", v, notes, len(e.r.mem.names))
 	}
 	var left pvapi.PackageVariantList
@@ -151,7 +151,7 @@ func BenchmarkMemoryPerVariant(b *testing.B) {
 			e.events()
 		}
 		held := heap()
-		e.r.mem.m, e.r.mem.names = nil, nil
+		e.r.mem.m, e.r.mem.names, e.r.settled = nil, nil, nil
 		b.ReportMetric(float64(held-heap())/n, "bytes/variant")
 	}
 }

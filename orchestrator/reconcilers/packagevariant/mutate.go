@@ -12,6 +12,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	"github.com/pvkit/pvkit/pkg/kptfile"
 	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
@@ -82,7 +83,7 @@ func (r *Reconciler) originsOf(v *pvapi.PackageVariant, d store.Revision, w work
 // files of src that pvkit did not build, read when first needed.
 func (r *Reconciler) sourceOrigins(ctx context.Context, v *pvapi.PackageVariant, src store.Revision) func(map[string]string) provenance.Origins {
 	return func(map[string]string) provenance.Origins {
-		res, err := r.Store.GetResources(ctx, v.Namespace, src.Name)
+		res, err := r.porch().GetResources(ctx, v.Namespace, src.Name)
 		if err != nil {
 			// Unread, the files are taken for pvkit's: said in the log; the
 			// draft's own record then shows an edit as a difference.
@@ -147,7 +148,7 @@ func (r *Reconciler) mutate(ctx context.Context, v *pvapi.PackageVariant, d stor
 		return m, nil
 	}
 	d.Annotations, d.ResourceVersion = store.Overlay(d.Annotations, later), ""
-	if err := r.Store.Update(ctx, d); err != nil {
+	if err := r.porch().Update(ctx, d); err != nil {
 		return m, fmt.Errorf("annotating the finished draft %s for approval: %w", d.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("annotated the finished draft for approval", "revision", d.Name)
@@ -212,14 +213,14 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 		return failed(err)
 	}
 	update := store.Resources{Files: out.Files, ResourceVersion: res.ResourceVersion, Origin: res.Origin}
-	render, after, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
+	render, after, err := r.porch().UpdateResourcesRendered(ctx, v.Namespace, d.Name, update)
 	if errors.Is(err, store.ErrRenderFailed) {
 		t := target{name: d.Name, render: &render}
 		return mutation{target: t}, &renderFailure{target: t, err: fmt.Errorf("updating %s: %w", d.Name, err)}
 	}
 	if err != nil {
 		t := target{name: d.Name}
-		t.lastWrite, t.unconfirmed = r.landedDespite(ctx, v, d.Name, res.Files, out.Files, err)
+		t.lastWrite, t.unconfirmed = writeOutcome(ctx, err)
 		if w.fresh && t.lastWrite == "" {
 			// The draft as this reconcile created it is the variant's own:
 			// its last write, so that the next reconcile writes it again
@@ -244,7 +245,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 // nowhere, waited for a person). Read at that version, the draft is as its
 // creation left it: the variant's own, fresh (asCreated).
 func (r *Reconciler) readDraft(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, w *work) (store.Resources, bool, error) {
-	res, err := r.Store.GetResources(ctx, v.Namespace, d.Name)
+	res, err := r.porch().GetResources(ctx, v.Namespace, d.Name)
 	if err != nil {
 		return res, false, err
 	}
@@ -277,7 +278,7 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 			// and approval by policy waited for a person): its digest,
 			// or the restamp's if that landed despite the error, is
 			// the variant's last write, recorded with the error.
-			last, unconfirmed := r.landedDespite(ctx, v, d.Name, written, nil, err)
+			last, unconfirmed := writeOutcome(ctx, err)
 			if last == "" {
 				last = variant.Fingerprint(written)
 			}
@@ -308,49 +309,28 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 	return m, nil
 }
 
-// landedDespite records a write Porch answered with an error but carried
-// out (Porch v1.5.3's "remote not found" after its push): when the draft
-// is no longer what the write started from (before), the change is this
-// write's, and the draft as it now is counts as the variant's last write.
-// Otherwise nothing recorded it (the next reconcile has nothing to write),
-// and approval by policy waited for a person forever ("a person changed
-// it since its variant's last write"; CI, TestWaveApprovalOnPorch). A
-// person's edit made in the same second as a failed write would be taken
-// for pvkit's: the window is the failed request's. It returns the digest
-// of the write that landed ("" when none did), which the failing
-// reconcile records in the status (reconcileVariant); or, when the draft
-// cannot be read back either (e2e-porch, loaded: "ref file is empty" on
-// the update and on the reads after it) or reads as it was before the
-// write (not landed, or Porch's cache behind its push), the digest of
-// what was sent (nil: nothing is known of it), for the next reconcile to
-// confirm (UnconfirmedWrite).
-func (r *Reconciler) landedDespite(ctx context.Context, v *pvapi.PackageVariant, name string, before, sent map[string]string, err error) (last, unconfirmed string) {
-	if errors.Is(err, store.ErrConflict) {
-		return "", "" // refused: nothing landed
+// writeOutcome is what a failed write of a draft leaves known
+// (settled.WriteError; rule porch-failure-modes): the digest of the draft
+// as it now is when the write landed despite the error (the variant's
+// last write, recorded by the failing reconcile: reconcileVariant), or
+// the digest of what was sent when nothing is known of it, for the next
+// reconcile to confirm (UnconfirmedWrite); neither for a refusal. Else a
+// write that landed as Porch's "remote not found" answered was recorded
+// nowhere, and approval by policy waited for a person forever (CI,
+// TestWaveApprovalOnPorch). A person's edit made in the same second as a
+// failed write would be taken for pvkit's: the window is the failed
+// request's.
+func writeOutcome(ctx context.Context, err error) (last, unconfirmed string) {
+	var we *settled.WriteError
+	if !errors.As(err, &we) {
+		return "", ""
 	}
-	now, rerr := r.Store.GetResources(ctx, v.Namespace, name)
-	if rerr != nil {
-		if sent == nil {
-			return "", ""
-		}
-		ctrl.LoggerFrom(ctx).Info("the write was answered with an error and the draft cannot be read back: the next reconcile confirms it", "revision", name, "error", err.Error(), "read", rerr.Error())
-		return "", variant.Fingerprint(sent)
+	if we.Landed {
+		ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", we.Name, "error", err.Error())
+		return we.Digest, ""
 	}
-	if maps.Equal(now.Files, before) {
-		// Not landed, or read from a Porch whose cache is behind the push
-		// (e2e-porch, loaded: "remote not found", the write landed, the
-		// read-back showed the draft as it was, and the next reconcile had
-		// nothing to write): unconfirmed either way. Not landed, the next
-		// reconcile writes it again; landed, it finds the draft at this
-		// digest and records it.
-		if sent == nil {
-			return "", ""
-		}
-		ctrl.LoggerFrom(ctx).Info("the write was answered with an error and the draft reads as before it: the next reconcile confirms it", "revision", name, "error", err.Error())
-		return "", variant.Fingerprint(sent)
-	}
-	ctrl.LoggerFrom(ctx).Info("the write was answered with an error but landed: the draft as it now is counts as the variant's write", "revision", name, "error", err.Error())
-	return variant.Fingerprint(now.Files), ""
+	ctrl.LoggerFrom(ctx).Info("the write was answered with an error and the draft does not read as moved on: the next reconcile confirms it", "revision", we.Name, "error", err.Error())
+	return "", we.Digest
 }
 
 // restamp writes the record again for a draft as Porch's render of the
@@ -366,7 +346,7 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	if err := r.intend(ctx, v, name, variant.Fingerprint(files)); err != nil {
 		return store.RenderStatus{}, store.Resources{}, err
 	}
-	render, again, err := r.Store.UpdateResourcesRendered(ctx, v.Namespace, name, store.Resources{Files: files, ResourceVersion: after.ResourceVersion, Origin: after.Origin})
+	render, again, err := r.porch().UpdateResourcesRendered(ctx, v.Namespace, name, store.Resources{Files: files, ResourceVersion: after.ResourceVersion, Origin: after.Origin})
 	if err != nil {
 		return render, store.Resources{}, fmt.Errorf("updating %s with its provenance record as rendered: %w", name, err)
 	}

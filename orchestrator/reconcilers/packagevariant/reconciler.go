@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/upstream"
@@ -105,6 +107,8 @@ type Reconciler struct {
 	watch     *kit.Watcher // set by SetupWithManager
 	pkgs      kit.KeyLock
 	mem       memory    // what it remembers of each variant, one record each (memory.go)
+	storeMu   sync.Mutex
+	settled   *settled.Store // Store, settled (porch)
 	upstreams upstreams // published upstreams' files, for the prechecks of clones
 }
 
@@ -134,7 +138,9 @@ func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result
 	v, err := r.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) { // gone: nothing of it is kept
-			r.mem.forgetName(req.NamespacedName)
+			if uid, ok := r.mem.forgetName(req.NamespacedName); ok {
+				r.porch().Forget(string(uid))
+			}
 		}
 		r.Metrics.ObserveReconcile("PackageVariant", metrics.ResultSuccess, start)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -232,7 +238,9 @@ func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*pvapi
 	if err := r.Client.Get(ctx, key, v); err != nil {
 		return nil, err
 	}
-	r.mem.seen(key, v.UID)
+	if old := r.mem.seen(key, v.UID); old != "" {
+		r.porch().Forget(string(old))
+	}
 	if left := r.mem.lastPatched(v.UID); left == "" || left == v.ResourceVersion || r.Reader == nil {
 		return v, nil
 	}

@@ -242,7 +242,7 @@ func (u *upgradeDraft) settle() (*tasks.Dropped, error) {
 		}
 		u.old = old
 	}
-	local, err := u.r.Store.GetResources(u.ctx, u.v.Namespace, u.pub.Name)
+	local, err := u.r.porch().GetResources(u.ctx, u.v.Namespace, u.pub.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s, which the upgrade starts from: %w", u.pub.Name, err)
 	}

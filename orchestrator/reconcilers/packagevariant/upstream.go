@@ -15,7 +15,7 @@ import (
 // when there is none yet.
 func (r *Reconciler) findUpstream(ctx context.Context, v *pvapi.PackageVariant) (*store.Revision, error) {
 	u := v.Spec.Upstream
-	revs, err := r.Store.ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: u.Repo, Package: u.Package})
+	revs, err := r.porch().ListRevisions(ctx, store.PackageKey{Namespace: v.Namespace, Repository: u.Repo, Package: u.Package})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (r *Reconciler) upstreamFiles(ctx context.Context, up *store.Revision) (map
 	if files, ok := r.upstreams.get(key); ok {
 		return files, nil
 	}
-	res, err := r.Store.GetResources(ctx, up.Namespace, up.Name)
+	res, err := r.porch().GetResources(ctx, up.Namespace, up.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading upstream %s: %w", up.Name, err)
 	}

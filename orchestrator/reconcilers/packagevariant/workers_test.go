@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -146,7 +147,7 @@ func (s *lagging) Catch() {
 // wait; approval by policy approves it. The listing may not show it for
 // long (e2e-porch: Porch v1.5.3 sent no watch event, and a variant waited
 // on a draft that existed until it gave it up, 2 minutes later, and made
-// another): the same after createdTTL. Once the listing shows it, nothing
+// another): the same after settled.CreatedTTL. Once the listing shows it, nothing
 // changes.
 func TestDraftTheListingDoesNotShow(t *testing.T) {
 	e := approvingEnv(t, false)
@@ -160,7 +161,7 @@ func TestDraftTheListingDoesNotShow(t *testing.T) {
 	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
 		t.Fatalf("the hidden draft, approved by policy: %s", got)
 	}
-	for _, after := range []time.Duration{time.Second, 3 * createdTTL} {
+	for _, after := range []time.Duration{time.Second, 3 * settled.CreatedTTL} {
 		now = testNow.Add(after)
 		before := e.totalWrites()
 		res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: clientKey("app-prod")})

@@ -51,6 +51,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("edit and upgrade", func(t *testing.T) { testEditUpgrade(t, newHarness(t)) })
 	t.Run("lifecycle", func(t *testing.T) { testLifecycle(t, newHarness(t)) })
 	t.Run("readiness gates from the first write", func(t *testing.T) { testPendingGates(t, newHarness(t)) })
+	t.Run("Porch's failure modes, settled", func(t *testing.T) { testQuirks(t, newHarness(t)) })
 }
 
 // testPendingGates: a draft created with readiness gates carries them,
