@@ -431,5 +431,3 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
 }
-
-

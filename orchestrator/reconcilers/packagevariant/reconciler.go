@@ -106,10 +106,10 @@ type Reconciler struct {
 
 	watch     *kit.Watcher // set by SetupWithManager
 	pkgs      kit.KeyLock
-	mem       memory    // what it remembers of each variant, one record each (memory.go)
+	mem       memory // what it remembers of each variant, one record each (memory.go)
 	storeMu   sync.Mutex
 	settled   *settled.Store // Store, settled (porch)
-	upstreams upstreams // published upstreams' files, for the prechecks of clones
+	upstreams upstreams      // published upstreams' files, for the prechecks of clones
 }
 
 func (r *Reconciler) now() time.Time {

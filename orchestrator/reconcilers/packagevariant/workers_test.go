@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
+	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 

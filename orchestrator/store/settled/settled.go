@@ -84,8 +84,8 @@ func New(inner store.Store, now func() time.Time) *Store {
 
 // owner is what the store remembers for one owner (a variant's UID).
 type owner struct {
-	created *draft // the draft it made (or took back) last
-	asked   *draft // the draft whose create failed, which Porch may record without owner
+	created   *draft   // the draft it made (or took back) last
+	asked     *draft   // the draft whose create failed, which Porch may record without owner
 	reclaimed []string // taken back since the owner last asked (Reclaimed)
 }
 
@@ -109,7 +109,9 @@ type note struct {
 // found yet; the listing is behind its create.
 type NotListedError struct{ Name string }
 
-func (e *NotListedError) Error() string { return fmt.Sprintf("Porch does not show draft %s yet", e.Name) }
+func (e *NotListedError) Error() string {
+	return fmt.Sprintf("Porch does not show draft %s yet", e.Name)
+}
 
 // PhantomError: a listed draft reads NotFound. Lost: it has for
 // PhantomAfter, and is left out of its owner's listing from now on;
