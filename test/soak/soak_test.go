@@ -43,18 +43,23 @@ import (
 
 const ns = "soak"
 
-// config is one soak: how long, how many variants, the seed.
+// config is one soak: how long, how many variants, the seed, and how many
+// workers reconcile the variants at once.
 type config struct {
 	duration time.Duration
 	variants int
 	seed     int64
+	workers  int
 }
 
 // configFromEnv reads PVKIT_SOAK_DURATION, PVKIT_SOAK_VARIANTS and
-// PVKIT_SOAK_SEED (make soak: 30 minutes, 1,000 variants); by default a
-// minute over 200 variants, as make test runs it (-short: 15 s, 60).
+// PVKIT_SOAK_SEED (make soak: 30 minutes, 1,000 variants) and
+// PVKIT_SOAK_WORKERS; by default a minute over 200 variants with four
+// workers, as make test runs it (-short: 15 s, 60). With one worker a
+// seed replays exactly; with more, the workers' interleaving is the
+// scheduler's.
 func configFromEnv(t *testing.T) config {
-	c := config{duration: time.Minute, variants: 200, seed: 1}
+	c := config{duration: time.Minute, variants: 200, seed: 1, workers: 4}
 	if testing.Short() {
 		c.duration, c.variants = 15*time.Second, 60
 	}
@@ -76,6 +81,13 @@ func configFromEnv(t *testing.T) config {
 			}
 			*e.dst = n
 		}
+	}
+	if s := os.Getenv("PVKIT_SOAK_WORKERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("PVKIT_SOAK_WORKERS=%q: want a number, 1 or more", s)
+		}
+		c.workers = n
 	}
 	if s := os.Getenv("PVKIT_SOAK_VARIANTS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -111,7 +123,7 @@ func TestSoak(t *testing.T) {
 		s.reconcileAll()
 		s.check()
 		if t.Failed() {
-			t.Fatalf("seed %d: an invariant broke at round %d (replay with PVKIT_SOAK_SEED=%d PVKIT_SOAK_VARIANTS=%d)", c.seed, s.round, c.seed, c.variants)
+			t.Fatalf("seed %d: an invariant broke at round %d (replay with PVKIT_SOAK_SEED=%d PVKIT_SOAK_VARIANTS=%d PVKIT_SOAK_WORKERS=1)", c.seed, s.round, c.seed, c.variants)
 		}
 		if time.Since(lastSample) >= c.duration/20 {
 			lastSample = time.Now()
@@ -123,8 +135,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	heap, rss := sample()
-	t.Logf("soak: %s, seed %d, %d variants (%d deleted and made again), %d rounds, %d reconciles, %d Porch writes, %d upstream revisions; faults: %d status conflicts, %d writes answered with an error, %d refused, %d restarts; memory records at the end %d",
-		c.duration, c.seed, c.variants, s.made, s.round, s.reconciles, s.store.Writes(), s.upstreams, s.conflictsInjected(), s.store.lost, s.store.refused, s.restarts, s.memRecords())
+	t.Logf("soak: %s, seed %d, %d variants (%d deleted and made again), %d workers, %d rounds, %d reconciles, %d Porch writes, %d upstream revisions; faults: %d status conflicts, %d writes answered with an error, %d refused, %d stale reads of a variant, %d restarts; memory records at the end %d",
+		c.duration, c.seed, c.variants, s.made, c.workers, s.round, s.reconciles, s.store.Writes(), s.upstreams, s.conflictsInjected(), s.store.lost, s.store.refused, s.lag.stale, s.restarts, s.memRecords())
 	t.Logf("soak: heap %d MB at start, %d MB after warm-up, %d MB at the end; RSS %d MB, %d MB, %d MB", s.startHeap>>20, warmHeap>>20, heap>>20, s.startRSS>>20, warmRSS>>20, rss>>20)
 	t.Logf("soak: samples: %s", strings.Join(s.samples, "; "))
 	if warmHeap > 0 && heap > warmHeap+warmHeap/4+32<<20 {
@@ -149,6 +161,7 @@ type soak struct {
 	store      *faultyStore
 	client     client.Client
 	conflicts  *kittest.Conflicts
+	lag        *lagging
 	pv         *packagevariant.Reconciler
 	pvs        *packagevariantset.Reconciler
 	round      int
@@ -210,7 +223,8 @@ func newSoak(t *testing.T, c config) *soak {
 
 // start (re)starts the controller: new reconcilers, nothing remembered.
 func (s *soak) start() {
-	s.pv, s.pvs = reconcilers.New(reconcilers.Options{Client: s.client, Store: s.store, ApproveByPolicy: true, Workers: 1})
+	s.lag = &lagging{Client: s.client, rng: rand.New(rand.NewSource(s.cfg.seed + int64(s.restarts)))}
+	s.pv, s.pvs = reconcilers.New(reconcilers.Options{Client: s.lag, Reader: s.client, Store: s.store, ApproveByPolicy: true, Workers: s.cfg.workers})
 }
 
 func (s *soak) create(text string) {
@@ -271,14 +285,65 @@ func (s *soak) reconcileAll() {
 	names := s.variantNames()
 	s.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	trace := os.Getenv("PVKIT_SOAK_TRACE")
+	s.lag.snapshot(s.variants())
+	queue := make(chan string)
+	var wg sync.WaitGroup
+	for w := 0; w < s.cfg.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range queue {
+				w := s.store.Writes()
+				res, err := s.pv.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+				if name == trace {
+					s.t.Logf("round %d: %s: %d writes, %+v, %v", s.round, name, s.store.Writes()-w, res, err)
+				}
+			}
+		}()
+	}
 	for _, name := range names {
 		s.reconciles++
-		w := s.store.Writes()
-		res, err := s.pv.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-		if name == trace {
-			s.t.Logf("round %d: %s: %d writes, %+v, %v", s.round, name, s.store.Writes()-w, res, err)
+		queue <- name
+	}
+	close(queue)
+	wg.Wait()
+}
+
+// lagging is the controller's cache of variants: a third of its reads of
+// a variant serve it as it was when the round began (an informer behind
+// the writes of the round), the rest as it is; the reconcilers read past
+// it (Reader) where they must.
+type lagging struct {
+	client.Client
+	mu     sync.Mutex
+	rng    *rand.Rand
+	before map[string]*pvapi.PackageVariant
+	stale  int
+}
+
+func (l *lagging) snapshot(vs []pvapi.PackageVariant) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.before = make(map[string]*pvapi.PackageVariant, len(vs))
+	for i := range vs {
+		l.before[vs[i].Name] = vs[i].DeepCopy()
+	}
+}
+
+func (l *lagging) Get(ctx context.Context, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+	if v, ok := o.(*pvapi.PackageVariant); ok {
+		l.mu.Lock()
+		old, stale := l.before[key.Name], l.rng.Intn(3) == 0
+		if stale && old != nil {
+			l.stale++
+		}
+		l.mu.Unlock()
+		if stale && old != nil {
+			old.DeepCopyInto(v)
+			return nil
 		}
 	}
+	return l.Client.Get(ctx, key, o, opts...)
 }
 
 func (s *soak) variantNames() []string {
