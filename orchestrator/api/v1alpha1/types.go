@@ -79,17 +79,26 @@ type DownstreamTarget struct {
 	// (pvctl: its state file), not on the draft, which its editors write.
 	// +optional
 	LastWrite string `json:"lastWrite,omitempty"`
-	// UnconfirmedWrite is the digest of the variant's last write of the
-	// draft when Porch answered that write with an error and the draft
-	// could not be read back either, so that whether it landed is not
-	// known (Porch v1.5.3 under load: "remote not found", "ref file is
-	// empty"). The next reconcile that reads the draft at this digest takes
+	// UnconfirmedWrite is the digest of the variant's write of the draft
+	// while whether it landed is not known: recorded before the write is
+	// sent, and kept when Porch answered it with an error and the draft
+	// could not be read back as moved on (Porch v1.5.3 under load: "remote
+	// not found", "ref file is empty"). The next reconcile that reads the draft at this digest takes
 	// it for the variant's last write (LastWrite); one that reads it at any
 	// other drops it (the write did not land as sent, or someone changed
 	// the draft since, which the draft's editors cannot make look like the
 	// variant's: it lives in the status).
 	// +optional
 	UnconfirmedWrite string `json:"unconfirmedWrite,omitempty"`
+	// CreatedAt is the version a draft this variant created was at when
+	// the reconcile that created it could not read it (so no digest is
+	// known): a later reconcile that finds it at that version takes it for
+	// the variant's own, as its creation left it (nobody wrote it since:
+	// any write moves the version); one that finds it moved takes it for a
+	// person's. Cleared once a last write is recorded. (Older pvkit wrote
+	// it into LastWrite as "created@<version>", which is still read.)
+	// +optional
+	CreatedAt string `json:"createdAt,omitempty"`
 	// Lifecycle is the revision's lifecycle as the variant last read it
 	// (Draft, Proposed, Published): how it tells a rejection.
 	// +optional

@@ -27,6 +27,9 @@ type target struct {
 	// lastWrite is the digest of the draft as the variant last left it
 	// (pvapi.DownstreamTarget.LastWrite); "" to keep the status's.
 	lastWrite string
+	// createdAt is the version of a draft this reconcile created and could
+	// not read (pvapi.DownstreamTarget.CreatedAt); "" to keep the status's.
+	createdAt string
 	// unconfirmed is the digest of a write whose outcome is not known
 	// (pvapi.DownstreamTarget.UnconfirmedWrite): answered with an error,
 	// the draft not read back.

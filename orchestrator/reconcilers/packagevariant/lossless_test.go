@@ -385,8 +385,18 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	s := draftUnreadOnce(e.store)
 	e.r.Store = s
 	draft := e.faultyUpgrade(func() { s.lose = true }, "error creating main branch")
-	if lw := targetOf(e.get("app-prod"), draft.Name).LastWrite; lw != createdMark(draft.ResourceVersion) {
-		t.Fatalf("the draft as created is not recorded: last write %q, want %q", lw, createdMark(draft.ResourceVersion))
+	if tg := targetOf(e.get("app-prod"), draft.Name); tg.CreatedAt != draft.ResourceVersion || tg.LastWrite != "" {
+		t.Fatalf("the draft as created is not recorded: createdAt %q, last write %q, want %q and none", tg.CreatedAt, tg.LastWrite, draft.ResourceVersion)
+	}
+	// The form older pvkit wrote (lastWrite created@<version>) reads the same.
+	v := e.get("app-prod")
+	for i := range v.Status.DownstreamTargets {
+		if dt := &v.Status.DownstreamTargets[i]; dt.Name == draft.Name {
+			dt.LastWrite, dt.CreatedAt = legacyCreated+draft.ResourceVersion, ""
+		}
+	}
+	if err := e.client.Status().Update(context.Background(), v); err != nil {
+		t.Fatal(err)
 	}
 	for i := 0; i < 4; i++ {
 		_ = e.reconcile("app-prod")
@@ -415,7 +425,7 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	files["persons.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: persons\n"
 	e.store.SetFiles(ns, d3.Name, files)
 	_ = e.reconcile("app-prod")
-	if tg := targetOf(e.get("app-prod"), d3.Name); !tg.Edited || strings.HasPrefix(tg.LastWrite, "created@") && tg.LastWrite == createdMark(d3.ResourceVersion) {
+	if tg := targetOf(e.get("app-prod"), d3.Name); !tg.Edited || tg.LastWrite == "" && tg.CreatedAt == d3.ResourceVersion {
 		t.Fatalf("a draft changed after its creation: %+v", tg)
 	}
 	for i := 0; i < 3; i++ {

@@ -24,7 +24,7 @@ type mutation struct {
 	target target
 	wrote  bool
 	in     *inputs // the inputs of the chain run that found the draft as it is
-	// asCreated: the draft was as its creation left it (createdMark), so
+	// asCreated: the draft was as its creation left it (createdAt), so
 	// the variant's own as a fresh one is.
 	asCreated bool
 	// settled, after a write, is the draft's new version when the store
@@ -163,7 +163,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	res, asCreated, err := r.readDraft(ctx, v, d, &w)
 	if err != nil {
 		if w.fresh && d.ResourceVersion != "" {
-			return mutation{target: target{name: d.Name, lastWrite: createdMark(d.ResourceVersion)}}, err
+			return mutation{target: target{name: d.Name, createdAt: d.ResourceVersion}}, err
 		}
 		return mutation{}, err
 	}
@@ -240,7 +240,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 
 // readDraft reads a draft to mutate it. Unread, a draft this reconcile
 // created is recorded by its version as created (the caller records
-// createdMark; e2e-porch-release-bench, N=500: Porch failed to read a new
+// its createdAt; e2e-porch-release-bench, N=500: Porch failed to read a new
 // upgrade draft, "error cloning git repository", and the draft, recorded
 // nowhere, waited for a person). Read at that version, the draft is as its
 // creation left it: the variant's own, fresh (asCreated).
@@ -249,7 +249,7 @@ func (r *Reconciler) readDraft(ctx context.Context, v *pvapi.PackageVariant, d s
 	if err != nil {
 		return res, false, err
 	}
-	asCreated := !w.fresh && res.ResourceVersion != "" && targetOf(v, d.Name).LastWrite == createdMark(res.ResourceVersion)
+	asCreated := !w.fresh && res.ResourceVersion != "" && createdAt(targetOf(v, d.Name)) == res.ResourceVersion
 	if asCreated {
 		w.fresh = true
 	}
@@ -358,18 +358,29 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	return render, again, nil
 }
 
-// createdMark is a last write that records a draft by its version as its
-// creation left it, when the reconcile that created it could not read it:
-// a later reconcile that finds it at that version takes it for the
-// variant's (nobody wrote it since; any write moves the version); one
-// that finds it moved takes it for a person's (approval waits, named).
-func createdMark(version string) string { return "created@" + version }
+// legacyCreated starts a LastWrite older pvkit wrote for a draft recorded
+// by its version as created (DownstreamTarget.CreatedAt now holds it).
+const legacyCreated = "created@"
 
-// writtenBeforeRead: a draft recorded as created (createdMark) and found
-// at another version: someone wrote it before the variant ever read it
-// (named Edited; a later write of the variant keeps what they wrote).
+// createdAt is the version a target's draft was recorded at as its
+// creation left it ("": none), in the field or in the older form.
+func createdAt(t pvapi.DownstreamTarget) string {
+	if t.CreatedAt != "" {
+		return t.CreatedAt
+	}
+	if v, ok := strings.CutPrefix(t.LastWrite, legacyCreated); ok {
+		return v
+	}
+	return ""
+}
+
+// writtenBeforeRead: a draft recorded as created (createdAt) with no
+// digest known, found at another version: someone wrote it before the
+// variant ever read it (named Edited; a later write of the variant keeps
+// what they wrote).
 func writtenBeforeRead(v *pvapi.PackageVariant, draft string) bool {
-	return strings.HasPrefix(targetOf(v, draft).LastWrite, createdMark(""))
+	t := targetOf(v, draft)
+	return createdAt(t) != "" && (t.LastWrite == "" || strings.HasPrefix(t.LastWrite, legacyCreated))
 }
 
 // editedSince reports whether a draft read at digest fp differs from the variant's
@@ -389,7 +400,7 @@ func lastLeft(v *pvapi.PackageVariant, draft, fp string) string {
 	if t.UnconfirmedWrite != "" && t.UnconfirmedWrite == fp {
 		return fp
 	}
-	if strings.HasPrefix(t.LastWrite, createdMark("")) {
+	if strings.HasPrefix(t.LastWrite, legacyCreated) {
 		return "" // no digest known: not edited by anyone's reckoning
 	}
 	return t.LastWrite

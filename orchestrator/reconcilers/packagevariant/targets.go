@@ -172,7 +172,10 @@ func mergeTargets(prev []pvapi.DownstreamTarget, targets []target) []pvapi.Downs
 			dt.UnconfirmedWrite = ""
 		}
 		if t.lastWrite != "" {
-			dt.LastWrite = t.lastWrite
+			dt.LastWrite, dt.CreatedAt = t.lastWrite, ""
+		}
+		if t.createdAt != "" {
+			dt.CreatedAt = t.createdAt
 		}
 		if t.unconfirmed != "" {
 			dt.UnconfirmedWrite = t.unconfirmed
