@@ -241,8 +241,12 @@ func TestGroupRolloutLocally(t *testing.T) {
 			contains(t, w.files("edge00." + m + ".packagevariant-2")["nf.yaml"], "version: v2")
 		}
 		contains(t, w.mustCmd(ExitOK, "rollout", "undo", "free5gc"), "rollout undo of blueprints.free5gc.v2")
+		// Without --prune, the drafts the undo leaves behind are kept as
+		// they are, said, and not approved (rule undone-drafts).
+		w.cmd("run", "-f", w.in, "--now", time.Now().Add(12*time.Minute).UTC().Format(time.RFC3339))
+		contains(t, w.mustCmd(ExitOK, "status", "packagevariant/free5gc-edge00-amf"), "draft edge00.amf.packagevariant-2, made towards free5gc-amf free5gc-amf/v2, which the variant no longer asks for, is kept as it is and not approved by policy: package revision edge00.amf.packagevariant-2: not removed: pvctl run removes only with --prune")
 		for run := 0; run < 3; run++ {
-			w.cmd("run", "-f", w.in, "--now", time.Now().Add(12*time.Minute).UTC().Format(time.RFC3339))
+			w.cmd("run", "-f", w.in, "--prune", "--now", time.Now().Add(12*time.Minute).UTC().Format(time.RFC3339))
 		}
 		if at := w.unitsAt(); at["edge00"] != "blueprints.free5gc.v1" {
 			t.Fatalf("undo: the canary's members are at %s", at["edge00"])
@@ -250,6 +254,16 @@ func TestGroupRolloutLocally(t *testing.T) {
 		contains(t, w.mustCmd(ExitOK, "rollout", "status", "free5gc"), "undo: 10 of 10 children back at blueprints.free5gc.v1 (published and Ready there), 10 pinned to it, 0 on their way")
 		for _, m := range []string{"upf", "smf", "amf"} {
 			contains(t, w.newestPublished("edge00", m)["nf.yaml"], "version: v1")
+		}
+		// The members the undo did not move (their v2 drafts held back)
+		// have their drafts abandoned, and nothing new is published where
+		// nothing was (rule undone-drafts).
+		for _, l := range strings.Split(w.mustCmd(ExitOK, "get", "--repo", "edge00"), "\n") {
+			for _, m := range []string{"upf", "amf"} {
+				if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "edge00."+m+".") && f[0] != "edge00."+m+".packagevariant-1" && f[0] != "edge00."+m+".main" {
+					t.Fatalf("after the undo, %s has another revision: %s", m, l)
+				}
+			}
 		}
 	})
 }

@@ -1,0 +1,68 @@
+package packagevariant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/variant"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// EventDraftAbandoned: a draft made towards an upstream the variant no
+// longer asks for, holding only pvkit's own write, deleted (rule
+// undone-drafts).
+const EventDraftAbandoned = "DraftAbandoned"
+
+// abandonUndone (rule undone-drafts) deletes the drafts the variant made
+// towards an upstream it no longer asks for, when its newest published
+// revision is at the upstream it asks for again (a rollout's undo, a pin
+// moved back): upgraded in place back, such a draft would only publish
+// the published content again, and a group's held members would wait
+// with it. Only a Draft (a Proposed one was asked for), not rejected,
+// holding nothing but pvkit's own last write (its digest the status's
+// lastWrite: a person's edit keeps it, upgraded in place as before), and
+// not when the variant asks for Porch's stall (pvkit.dev/draft-upgrade).
+// A host that holds removals (pvctl run without --prune) keeps the draft
+// as it is, left out of what the variant mutates and never approved by
+// policy (approveByPolicy approves only drafts at the upstream the variant
+// asks for), its target kept in the status as it is (heldTargets), and
+// held names it (RemovalHeld). It returns the drafts left.
+func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, published *store.Revision) (_ []store.Revision, heldTargets []target, held *kit.Partial, _ error) {
+	if published == nil || published.Lock == nil || !published.Lock.Matches(*up) || r.draftUpgradePolicy(ctx, v) != "" {
+		return drafts, nil, nil, nil
+	}
+	kept := drafts[:0:0]
+	for _, d := range drafts {
+		last := targetOf(v, d.Name).LastWrite
+		if d.Lifecycle != store.Draft || d.Lock == nil || d.Lock.Matches(*up) || Rejected(v, d.Name) || last == "" || strings.HasPrefix(last, legacyCreated) {
+			kept = append(kept, d)
+			continue
+		}
+		res, err := r.porch().GetResources(ctx, d.Namespace, d.Name)
+		if err != nil {
+			return nil, nil, nil, settledOutcome(ctx, err)
+		}
+		if variant.Fingerprint(res.Files) != last {
+			kept = append(kept, d)
+			continue
+		}
+		err = r.porch().Delete(ctx, d.Namespace, d.Name)
+		if errors.Is(err, kit.ErrRemovalHeld) {
+			heldTargets = append(heldTargets, target{name: d.Name})
+			held = &kit.Partial{Reason: pvapi.ReasonRemovalHeld, Err: fmt.Errorf("draft %s, made towards %s %s, which the variant no longer asks for, is kept as it is and not approved by policy: %w", d.Name, d.Lock.Package, d.Lock.Ref, err)}
+			continue
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, nil, fmt.Errorf("deleting draft %s, made towards %s %s, which the variant no longer asks for: %w", d.Name, d.Lock.Package, d.Lock.Ref, err)
+		}
+		r.porch().ForgetDraft(string(v.UID), d.Name)
+		ctrl.LoggerFrom(ctx).Info("deleted a draft made towards an upstream the variant no longer asks for", "revision", d.Name)
+		r.events().Normal(v, EventDraftAbandoned, "deleted draft %s, made towards %s %s, which the variant no longer asks for: %s is at %s already, and the draft held nothing but pvkit's own write",
+			d.Name, d.Lock.Package, d.Lock.Ref, published.Name, store.LockFor(*up).Ref)
+	}
+	return kept, heldTargets, held, nil
+}
