@@ -153,32 +153,20 @@ func (r *Reconciler) upgradeOf(ctx context.Context, v *pvapi.PackageVariant, up 
 }
 
 // statusNamed is mine with the revisions the variant's status names that
-// the listing lacks, read directly: the settled store remembers only what
-// this process created, and a variant handed over from another shard, or met
-// after a restart, has its draft in the status alone (e2e-porch
-// TestShardsOnPorch: the listing lagged the hand-over, and the new shard
-// cloned packagevariant-2 beside the packagevariant-1 its status named).
-// A named revision that is gone, no longer the variant's, or of another
-// package is left out. Steady state costs nothing: the listing shows them.
+// the listing lacks (settled.Store.WithNamed; rule listing-lags). Steady
+// state reads and allocates nothing: the listing shows them.
 func (r *Reconciler) statusNamed(ctx context.Context, v *pvapi.PackageVariant, mine []store.Revision) ([]store.Revision, error) {
-	key := downstreamKey(v)
+	var named []string
 	for _, t := range v.Status.DownstreamTargets {
-		if t.Name == "" || slices.ContainsFunc(mine, func(rev store.Revision) bool { return rev.Name == t.Name }) {
-			continue
+		if !slices.ContainsFunc(mine, func(rev store.Revision) bool { return rev.Name == t.Name }) {
+			named = append(named, t.Name)
 		}
-		rev, err := r.porch().Read(ctx, v.Namespace, t.Name)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("reading %s, which the status names and the listing does not show: %w", t.Name, err)
-		case rev.Key() != key || !rev.OwnedBy(string(v.UID)):
-			continue
-		}
-		ctrl.LoggerFrom(ctx).Info("the listing does not show a revision the status names; read directly", "revision", rev.Name)
-		mine = append(mine, rev)
 	}
-	return mine, nil
+	if len(named) == 0 {
+		return mine, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("the listing does not show revisions the status names; read directly", "revisions", named)
+	return r.porch().WithNamed(ctx, downstreamKey(v), string(v.UID), mine, named)
 }
 
 // upgradeStale prepares the in-place upgrade of the stale drafts (made

@@ -223,3 +223,31 @@ func ownerOf(spec store.DraftSpec) string {
 	}
 	return ""
 }
+
+// WithNamed is revs, an owner's revisions of package key as listed, with
+// the revisions named that the listing lacks, read directly (rule
+// listing-lags): the store remembers only what this process made, and an
+// owner handed over from another process (a shard's hand-over, a
+// restart) knows its drafts by name alone, from its status (e2e-porch
+// TestShardsOnPorch: the listing lagged the hand-over, and the new shard
+// cloned a second draft beside the first). A named revision that is gone,
+// not the owner's or of another package is left out. Steady state costs
+// nothing: the listing shows them.
+func (s *Store) WithNamed(ctx context.Context, key store.PackageKey, uid string, revs []store.Revision, names []string) ([]store.Revision, error) {
+	for _, name := range names {
+		if name == "" || contains(revs, name) {
+			continue
+		}
+		rev, err := s.Store.Read(ctx, key.Namespace, name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s, named but not listed: %w", name, err)
+		case rev.Key() != key || !rev.OwnedBy(uid):
+			continue
+		}
+		revs = append(revs, rev)
+	}
+	return revs, nil
+}

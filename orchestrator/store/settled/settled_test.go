@@ -263,3 +263,34 @@ type notFound struct{ store.Store }
 func (notFound) GetResources(context.Context, string, string) (store.Resources, error) {
 	return store.Resources{}, store.ErrNotFound
 }
+
+// A revision an owner knows by name alone (its status: a hand-over, a
+// restart) that the listing lacks is read directly: added when it is the
+// owner's and of the package, left out when gone, someone else's or of
+// another package; a read that fails is an error naming it.
+func TestWithNamed(t *testing.T) {
+	ctx := context.Background()
+	key := store.PackageKey{Namespace: "ns", Repository: "deploy", Package: "app"}
+	listed := []store.Revision{{Name: "deploy.app.v1"}}
+	for _, tc := range []struct {
+		name string
+		read *store.Revision
+		err  error
+		want int
+	}{
+		{"the owner's", &store.Revision{Name: d, Namespace: "ns", Repository: "deploy", Package: "app", Owners: []store.OwnerRef{{UID: "u"}}}, nil, 2},
+		{"someone else's", &store.Revision{Name: d, Namespace: "ns", Repository: "deploy", Package: "app", Owners: []store.OwnerRef{{UID: "x"}}}, nil, 1},
+		{"of another package", &store.Revision{Name: d, Namespace: "ns", Repository: "deploy", Package: "other", Owners: []store.OwnerRef{{UID: "u"}}}, nil, 1},
+		{"gone", nil, nil, 1},
+	} {
+		s := New(&scripted{read: tc.read}, nil)
+		got, err := s.WithNamed(ctx, key, "u", listed, []string{"deploy.app.v1", d})
+		if err != nil || len(got) != tc.want {
+			t.Errorf("%s: %v %v, want %d revisions", tc.name, got, err, tc.want)
+		}
+	}
+	s := New(&scripted{readErr: errors.New("timeout")}, nil)
+	if _, err := s.WithNamed(ctx, key, "u", listed, []string{d}); err == nil || err.Error() != "reading "+d+", named but not listed: timeout" {
+		t.Errorf("a read that fails: %v", err)
+	}
+}
