@@ -28,13 +28,12 @@ const EventDraftAbandoned = "DraftAbandoned"
 // lastWrite: a person's edit keeps it, upgraded in place as before), and
 // not when the variant asks for Porch's stall (pvkit.dev/draft-upgrade).
 // A host that holds removals (pvctl run without --prune) keeps the draft
-// as it is, left out of what the variant mutates and never approved by
-// policy (approveByPolicy approves only drafts at the upstream the variant
-// asks for), its target kept in the status as it is (heldTargets), and
-// held names it (RemovalHeld). It returns the drafts left.
-func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, published *store.Revision) (_ []store.Revision, heldTargets []target, held *kit.Partial, _ error) {
+// and it is upgraded in place back as before, its content the published
+// revision's again (approved, it publishes that content): a Normal Event
+// says pvctl run --prune deletes it. It returns the drafts left.
+func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, drafts []store.Revision, published *store.Revision) ([]store.Revision, error) {
 	if published == nil || published.Lock == nil || !published.Lock.Matches(*up) || r.draftUpgradePolicy(ctx, v) != "" {
-		return drafts, nil, nil, nil
+		return drafts, nil
 	}
 	kept := drafts[:0:0]
 	for _, d := range drafts {
@@ -45,7 +44,7 @@ func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant,
 		}
 		res, err := r.porch().GetResources(ctx, d.Namespace, d.Name)
 		if err != nil {
-			return nil, nil, nil, settledOutcome(ctx, err)
+			return nil, settledOutcome(ctx, err)
 		}
 		if variant.Fingerprint(res.Files) != last {
 			kept = append(kept, d)
@@ -53,16 +52,16 @@ func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant,
 		}
 		err = r.porch().Delete(ctx, d.Namespace, d.Name)
 		if errors.Is(err, kit.ErrRemovalHeld) {
-			heldTargets = append(heldTargets, target{name: d.Name})
-			held = &kit.Partial{Reason: pvapi.ReasonRemovalHeld, Err: fmt.Errorf("draft %s, made towards %s %s, which the variant no longer asks for, is kept as it is and not approved by policy: %w", d.Name, d.Lock.Package, d.Lock.Ref, err)}
+			r.events().Normal(v, EventDraftAbandoned, "draft %s, made towards %s %s, which the variant no longer asks for, is upgraded back in place instead of deleted: %v", d.Name, d.Lock.Package, d.Lock.Ref, err)
+			kept = append(kept, d)
 			continue
 		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, nil, fmt.Errorf("deleting draft %s, made towards %s %s, which the variant no longer asks for: %w", d.Name, d.Lock.Package, d.Lock.Ref, err)
+			return nil, fmt.Errorf("deleting draft %s, made towards %s %s, which the variant no longer asks for: %w", d.Name, d.Lock.Package, d.Lock.Ref, err)
 		}
 		r.porch().ForgetDraft(string(v.UID), d.Name)
 		ctrl.LoggerFrom(ctx).Info("deleted a draft made towards an upstream the variant no longer asks for", "revision", d.Name)
 		r.events().Normal(v, EventDraftAbandoned, "deleted draft %s, made towards %s %s, which the variant no longer asks for: %s is at %s already, and the draft held nothing but pvkit's own write",
 			d.Name, d.Lock.Package, d.Lock.Ref, published.Name, store.LockFor(*up).Ref)
 	}
-	return kept, heldTargets, held, nil
+	return kept, nil
 }

@@ -11,7 +11,7 @@ import (
 // Rule undone-drafts: a variant moved to a second upstream has an upgrade
 // draft; moved back to the upstream its published revision is at (a
 // rollout's undo), the draft, holding only pvkit's write, is deleted with
-// an Event, and nothing new is made or published; a draft a person
+// an Event, and nothing new is made or published (pvctl deletes only with --prune: there it is upgraded in place back, as before); a draft a person
 // edited is kept (upgraded in place back, the edit with it).
 func TestUndoneDraftIsAbandoned(t *testing.T) {
 	for _, edited := range []bool{false, true} {

@@ -26,8 +26,6 @@ import (
 //   - the draft as pvkit last left it (its digest in the variant's status,
 //     DownstreamTarget.LastWrite, which only the controller writes): one
 //     anyone changed since is left to a person;
-//   - not a draft an undo left, kept where removals are held (rule
-//     undone-drafts): a person's to approve or delete;
 //   - not rejected by a person (its target Blocked, Rejected): a draft
 //     proposed and sent back to Draft is the person's to propose again;
 //   - initial: only while the package has no published revision; always:
@@ -294,14 +292,10 @@ func (r *Reconciler) delayOf(d store.Revision) time.Duration {
 }
 
 // personsToApprove says why a draft that asks for approval is left to a
-// person before anything of it is read ("" when not): made towards an
-// upstream the variant no longer asks for and kept where removals are
-// held (rule undone-drafts), or rejected (proposed, then sent back to
-// Draft).
+// person before anything of it is read ("" when not): rejected
+// (proposed, then sent back to Draft).
 func (r *Reconciler) personsToApprove(v *pvapi.PackageVariant, d store.Revision) string {
 	switch {
-	case r.mem.isUndone(v.UID, d.Name):
-		return fmt.Sprintf("%s is made from %s, an upstream the variant no longer asks for: left to a person", d.Name, d.Lock.Ref)
 	case d.Lifecycle == store.Draft && Rejected(v, d.Name):
 		return fmt.Sprintf("%s was rejected: left to a person (propose it again)", d.Name)
 	}

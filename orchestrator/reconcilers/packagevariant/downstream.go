@@ -115,17 +115,9 @@ func (r *Reconciler) reconcileMine(ctx context.Context, v *pvapi.PackageVariant,
 		}
 		return r.mutateNew(ctx, v, up, draft)
 	}
-	drafts, heldTargets, held, err := r.abandonUndone(ctx, v, up, drafts, published)
-	if err != nil {
+	if drafts, err = r.abandonUndone(ctx, v, up, drafts, published); err != nil {
 		return nil, err
 	}
-	r.mem.setUndone(v.UID, revisionNamesOf(heldTargets))
-	defer func() {
-		targets = append(targets, heldTargets...) // kept in the status as they are
-		if err == nil && held != nil {
-			err = held // the draft's removal waits for the host (pvctl run --prune)
-		}
-	}()
 	if len(drafts) == 0 {
 		return r.reconcilePublished(ctx, v, up, *published)
 	}
@@ -433,13 +425,4 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 
 func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
-}
-
-// revisionNamesOf are the targets' names.
-func revisionNamesOf(ts []target) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.name)
-	}
-	return out
 }

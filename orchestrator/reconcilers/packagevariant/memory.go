@@ -1,7 +1,6 @@
 package packagevariant
 
 import (
-	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -24,9 +23,6 @@ type memory struct {
 // variantRecord is what the memory keeps of one variant.
 type variantRecord struct {
 	key types.NamespacedName // its name (seen)
-	// undone are the drafts an undo left that the host did not let it
-	// delete (abandonUndone), as the last reconcile found them.
-	undone []string
 	// memo is the last run that changed nothing (memo.go).
 	memo *memoEntry
 	// drift is the last content comparison (drift.go).
@@ -125,21 +121,4 @@ func (t *memory) forgetName(key types.NamespacedName) (types.UID, bool) {
 func (r *Reconciler) MemorySize() (variants, notes int) {
 	_, notes = r.porch().Size()
 	return r.mem.size(), notes
-}
-
-// setUndone records the drafts an undo left and the host kept.
-func (t *memory) setUndone(uid types.UID, names []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r := t.rec(uid, len(names) > 0); r != nil {
-		r.undone = names
-	}
-}
-
-// isUndone reports whether a draft is one an undo left and the host kept.
-func (t *memory) isUndone(uid types.UID, name string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r := t.rec(uid, false)
-	return r != nil && slices.Contains(r.undone, name)
 }
