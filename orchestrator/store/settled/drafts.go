@@ -50,7 +50,7 @@ func (s *Store) ListOwned(ctx context.Context, namespace, uid string) ([]store.R
 
 // real leaves the phantoms out of an owner's listing, and notes each
 // listed draft's owner; the notes of the owner's drafts the listing no
-// longer shows are dropped.
+// longer shows are dropped, and those no owner claimed once old.
 func (s *Store) real(uid string, revs []store.Revision) []store.Revision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,8 +69,12 @@ func (s *Store) real(uid string, revs []store.Revision) []store.Revision {
 			out = append(out, rev)
 		}
 	}
+	now := s.now()
 	for name, n := range s.notes {
-		if n.owner == uid && !listed[name] {
+		// An owner's note goes when its listing no longer shows the draft;
+		// a note no listing claimed (a read of a revision nobody lists
+		// here, an upstream gone) once it is older than PhantomAfter.
+		if n.owner == uid && !listed[name] || n.owner == "" && (n.phantom || !n.unread.IsZero() && now.Sub(n.unread) > PhantomAfter) {
 			s.drop(name)
 		}
 	}

@@ -294,3 +294,25 @@ func TestWithNamed(t *testing.T) {
 		t.Errorf("a read that fails: %v", err)
 	}
 }
+
+// A NotFound read of a revision no owner lists leaves a note that goes once
+// older than PhantomAfter: reads of a gone upstream do not grow the store.
+func TestUnclaimedNotesGo(t *testing.T) {
+	now := t0
+	inner := &scripted{Store: notFound{}}
+	s := New(inner, func() time.Time { return now })
+	ctx := context.Background()
+	if _, err := s.GetResources(ctx, "ns", "blueprints.app.v9"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a gone revision: %v", err)
+	}
+	if _, notes := s.Size(); notes != 1 {
+		t.Fatalf("%d notes after the read, want 1", notes)
+	}
+	now = t0.Add(PhantomAfter + time.Second)
+	if _, err := s.ListOwned(ctx, "ns", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if _, notes := s.Size(); notes != 0 {
+		t.Fatalf("%d notes after PhantomAfter, want none", notes)
+	}
+}
