@@ -80,14 +80,14 @@ func (d *drift) status() *pvapi.TargetDrift {
 	td := &pvapi.TargetDrift{Reason: d.reason, Revision: d.rev.Name}
 	if d.reason == pvapi.ReasonNewerRevision {
 		td.Message = fmt.Sprintf("%s (revision %d of %s in %s) is newer than the variant's %s (revision %d) and was not made by it: "+
-			"the variant's next upgrade starts from its own revision and waits for a person's approval; carry the change into the variant or the blueprint, delete %s, or set %s (adopt or revert)",
-			d.rev.Name, d.rev.Revision, d.rev.Package, d.rev.Repository, d.pub.Name, d.pub.Revision, d.rev.Name, DriftPolicyAnnotation)
+			"the variant's next upgrade starts from its own revision and waits for a person's approval; carry the change into the variant or the blueprint, delete %s, or set the variant's spec.policy.drift (adopt or revert)",
+			d.rev.Name, d.rev.Revision, d.rev.Package, d.rev.Repository, d.pub.Name, d.pub.Revision, d.rev.Name)
 		return td
 	}
 	if d.reason == pvapi.ReasonBranchUnreadable {
 		td.Message = fmt.Sprintf("the package on the branch (%s) cannot be read: %s; a commit pvkit and Porch did not make broke it, and what the branch holds is not the variant's published %s (revision %d): "+
-			"undo the commit, or set %s: revert (adopt has nothing to adopt)",
-			d.rev.Name, d.why, d.pub.Name, d.pub.Revision, DriftPolicyAnnotation)
+			"undo the commit, or set the variant's spec.policy.drift: revert (adopt has nothing to adopt)",
+			d.rev.Name, d.why, d.pub.Name, d.pub.Revision)
 		return td
 	}
 	how := make([]string, 0, len(d.files))
@@ -104,8 +104,8 @@ func (d *drift) status() *pvapi.TargetDrift {
 	}
 	td.Message = fmt.Sprintf("the package on the branch (%s) is not the variant's published %s (revision %d): %s; "+
 		"a commit pvkit and Porch did not make (pvctl diff %s --against %s shows it): the variant's next draft starts from %s and its approval replaces the branch's content; "+
-		"undo the commit, carry the change into the variant or the blueprint, or set %s (adopt or revert)",
-		d.rev.Name, d.pub.Name, d.pub.Revision, strings.Join(how, ", "), d.rev.Name, d.pub.Name, d.pub.Name, DriftPolicyAnnotation)
+		"undo the commit, carry the change into the variant or the blueprint, or set the variant's spec.policy.drift (adopt or revert)",
+		d.rev.Name, d.pub.Name, d.pub.Revision, strings.Join(how, ", "), d.rev.Name, d.pub.Name, d.pub.Name)
 	return td
 }
 
