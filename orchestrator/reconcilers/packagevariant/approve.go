@@ -198,9 +198,9 @@ func withPolicy(ann map[string]string, policy string) map[string]string {
 	return out
 }
 
-// listOwned lists the variant's revisions, with the draft it created last
-// read directly when the listing (an informer cache) does not show it
-// (tracker.observe: unlisted).
+// listOwned lists the variant's revisions as the settled store gives them
+// (the draft it created last read directly when the listing, an informer
+// cache, does not show it), in the reconcile's outcomes.
 func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
 	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
 	r.reclaimed(ctx, v)

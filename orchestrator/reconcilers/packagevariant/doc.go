@@ -22,21 +22,21 @@
 //     the published downstream) or mutate the owned drafts in place. A draft
 //     cloned from another upstream is upgraded in place (upgrade.go; rule:
 //     draft-upgrade): a person's edits kept, a conflict stalled
-//     (UpgradeConflict), or StaleDraft when pvkit.dev/draft-upgrade asks
-//     for Porch's stall. A package that cannot be mutated stalls
+//     (UpgradeConflict), or StaleDraft when spec.policy.draftUpgrade asks
+//     for Porch's stall; a draft made towards an upstream the variant no
+//     longer asks for is deleted when only pvkit wrote it (abandon.go;
+//     rule undone-drafts). A package that cannot be mutated stalls
 //     (MutationFailed); a published downstream whose upstream is gone stalls
 //     (LockedUpstreamNotFound). A render Porch refuses is retried
-//     (RenderFailed) with its render status in the targets. Draft creation
-//     is idempotent (rule: idempotent-drafts): when a create fails, the package is listed again
-//     at once; a create that timed out but succeeded is found there, owned,
-//     and never made twice. Never an ownerless draft: a draft in the
-//     workspace asked for that Porch recorded without its owner reference
-//     (its repository refresh got there first) is taken back at once, or at
-//     the next reconcile if it shows up later (DraftReclaimed), and so is a
-//     draft it created that loses its owner before its first mutation
-//     succeeds (porch-server killed in between); an ownerless
-//     draft in a pvkit workspace the variant did not ask for is reported
-//     (Warning OwnerlessDraft) when a draft is created next to it.
+//     (RenderFailed) with its render status in the targets. What Porch
+//     loses (answers, owners, drafts) is settled by the store the reconciler
+//     writes through, orchestrator/store/settled (rule porch-failure-modes):
+//     creation is idempotent (rule: idempotent-drafts), never an ownerless
+//     draft (DraftReclaimed, rule never-ownerless), a write that landed
+//     despite an error is known; the reconciler turns what it says into
+//     waits and Events (tracker.go). An ownerless draft in a pvkit
+//     workspace the variant did not ask for is reported (Warning
+//     OwnerlessDraft) when a draft is created next to it.
 //
 // A draft is never approvable before its mutation ran: every draft (clone,
 // upgrade, edit) is created with the readiness gate variant.MutationGate,
@@ -72,10 +72,10 @@
 //     serves another version (read).
 //
 // What the reconciler remembers of a variant between reconciles is one
-// record (memory.go): the memo, the tracker's drafts, the last drift
-// comparison, the version it left; forgotten when the variant goes
-// (deleting, NotFound), its draft notes pruned when the listing no longer
-// shows them. None of it is a fact the status should hold.
+// record (memory.go): the memo, the last drift comparison, the version it
+// left; forgotten when the variant goes (deleting, NotFound), with what the
+// settled store remembers of its drafts. None of it is a fact the status
+// should hold.
 //
 // Every write to Porch is logged and recorded as an Event on the variant; a
 // stall is a Warning Event when it first appears or changes.

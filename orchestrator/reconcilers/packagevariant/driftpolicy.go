@@ -13,9 +13,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// driftPolicy is the drift policy the variant asks for (its own
-// annotation, else its set's) and, for a value that is none of them, why
-// it is read as report.
+// driftPolicy is the drift policy the variant asks for (its
+// spec.policy.drift, else its annotation: policyOf) and, for a value that
+// is none of them, why it is read as report.
 func (r *Reconciler) driftPolicy(ctx context.Context, v *pvapi.PackageVariant) (policy, problem string) {
 	what, val, ok := policyOf(v, DriftPolicyAnnotation)
 	switch {

@@ -12,9 +12,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// ObserveIntervalAnnotation overrides the controller's --observe-interval
-// for one variant, or its set's children (the variant's own wins): a Go
-// duration (rule observe-cadence). A variant's author may lengthen it
+// ObserveIntervalAnnotation (deprecated on a variant: spec.policy.
+// observeInterval; on a set, written into its children's) overrides the
+// controller's --observe-interval for one variant: a Go duration (rule
+// observe-cadence). A variant's author may lengthen it
 // freely; one shorter than MinObserveInterval is raised to it (a tenant
 // must not make the controller read Porch every second), one that does
 // not parse reads as the controller's, and the log says so.

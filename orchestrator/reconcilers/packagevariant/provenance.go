@@ -41,7 +41,8 @@ type Provenance struct {
 const GitSignatureNamespace = "git"
 
 // RequireProvenanceAnnotation, "true" on a draft (the variant's
-// spec.annotations put it there), the variant or its set, makes approval
+// spec.annotations put it there) or the variant (deprecated there:
+// spec.policy.requireProvenance, which a set's annotation sets), makes approval
 // by policy approve a draft only when its content is what its provenance
 // record says and, with allowed signers given, the record's signature is
 // good (rule require-provenance). Any other value requires nothing.

@@ -15,8 +15,9 @@ import (
 )
 
 // DraftUpgradeAnnotation chooses what happens to an owned, unapproved
-// draft when the variant's upstream moves (rule: draft-upgrade), on the
-// variant or on its set (the variant's own wins):
+// draft when the variant's upstream moves (rule: draft-upgrade); its
+// spec.policy.draftUpgrade replaces it on a variant, and a set's is written
+// into its children's spec.policy (rule policy-flows-down):
 //
 //   - "in-place" (the default, the design's "equivalent of a kpt pkg
 //     update"): the draft is upgraded where it is, keeping a person's edits;

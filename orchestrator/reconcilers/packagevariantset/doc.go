@@ -17,6 +17,16 @@
 //     ChildRemoved), and each new stall a Warning;
 //   - children are updated only when their spec differs, so a steady set
 //     writes nothing.
+//
+// A set writes everything its children obey into their specs: the pins
+// and approval of its staged rollout, the rollout's health check, and its
+// policies (spec.policy, from its annotations: rule policy-flows-down); a
+// child reads nothing of its set but its suspension. A staged rollout is
+// one implementation over units (units.go): a plain set's unit is a
+// child, a grouped set's a target with its members' children; the plan,
+// the pins, a wave's approval, the hold of a unit's members, the count of
+// an undo and the order a deleted set's children go in are each said
+// once, over units.
 package packagevariantset
 
 // The permissions the reconciler needs (config/rbac, make generate).
