@@ -164,26 +164,8 @@ func canaryFleet() []client.Object {
 // groupedSet is churnSet over a group: the group package blueprints/
 // free5gc names two members of the catalog, so each of the ten targets
 // is a unit of two children (rule package-groups).
-const groupedSet = `apiVersion: config.porch.kpt.dev/v1alpha2
-kind: PackageVariantSet
-metadata:
-  name: app
-  annotations: {pvkit.dev/allow-mass-deletion: "true"}
-spec:
-  group: {repo: blueprints, package: free5gc}
-  targets:
-  - repositorySelector:
-      matchLabels: {env: prod}
-  rollout:
-    waves:
-    - name: canary
-      selector:
-        matchLabels: {ring: canary}
-      size: 1
-    - name: early
-      size: 10%
-    - name: rest
-`
+var groupedSet = strings.NewReplacer("  name: app\n", "  name: app\n  annotations: {pvkit.dev/allow-mass-deletion: \"true\"}\n",
+	"  upstream: {repo: blueprints, package: app}\n", "  group: {repo: blueprints, package: free5gc}\n").Replace(churnSet)
 
 // publishGroup publishes the members and the group package of groupedSet.
 func (e *env) publishGroup() {
