@@ -32,7 +32,7 @@ import (
 
 // Env, set to "1" in a process's environment, with Arg its first
 // argument, makes it a worker: a binary that can serve its functions calls
-// Serve when it sees both. The environment alone does not (issue 55 #8: a
+// Serve when it sees both. The environment alone does not (a
 // user who exported it by mistake had every pvctl command exit 0 having
 // done nothing), nor the argument alone (typed by mistake).
 const Env = "PVKIT_FN_WORKER"

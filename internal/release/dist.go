@@ -155,7 +155,7 @@ func distFiles(dir string) ([]distFile, error) {
 
 // distNames are the names of a release directory's files (checksums.txt
 // and its signature left out), sorted, read from the directory alone: a
-// file must be named before it is read (issue 55 #8: a 6 GB file nobody
+// file must be named before it is read (a 6 GB file nobody
 // listed was read whole, and the verification ran out of memory).
 func distNames(dir string) ([]string, error) {
 	var out []string

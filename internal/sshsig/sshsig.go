@@ -46,7 +46,7 @@ type sshsigSigned struct {
 // namespace by a key allowedSigners lets identity use (OpenSSH's
 // allowed_signers format: principals, options, key; identity "": any
 // principal of the file), now, and returns the key's fingerprint. It
-// refuses what `ssh-keygen -Y verify` refuses (issue 55 #7): an RSA
+// refuses what `ssh-keygen -Y verify` refuses: an RSA
 // signature made with SHA-1 (ssh-rsa), a key whose valid-after or
 // valid-before excludes the time of the check, a principal a negated
 // pattern excludes, a plain key a cert-authority line names; and what it

@@ -8,7 +8,7 @@ import (
 
 // approver is who a person's pvctl approve is recorded as approved by
 // (store.Revision.PublishedBy; a person's edit found in the revision is
-// recorded as approved by them, issue 60 #2): git's committer identity,
+// recorded as approved by them): git's committer identity,
 // "Name <email>", as git would sign a commit made here
 // ($GIT_COMMITTER_NAME and _EMAIL, user.name and user.email, else git's
 // guess from the login and host); the login name when git does not

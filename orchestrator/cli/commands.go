@@ -174,7 +174,7 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos
 
 // ProvenanceKeyEnv names the key every pvctl verb that writes a commit
 // signs it with (approve, publish, push and the rest; run's --provenance-key
-// defaults to it): one key for the records and the commits (issue 60 #3).
+// defaults to it): one key for the records and the commits.
 const ProvenanceKeyEnv = "PVCTL_PROVENANCE_KEY"
 
 // openLocked takes the writers' lock of --repos for a verb that writes

@@ -18,7 +18,7 @@ import (
 // rollout pause, resume, hold, release, skip) lays its annotations: a
 // cluster's set or variant, or the last run's state file (its Controls,
 // which every pvctl run gives the object). Each verb is one function over
-// it (issue 42 #3): it reads the annotations the control sees, is told
+// it: it reads the annotations the control sees, is told
 // which of them the object's own file sets, and applies its changes.
 type controlTarget struct {
 	kind, name string

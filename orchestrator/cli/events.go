@@ -129,7 +129,7 @@ func eventsCommand(ctx context.Context, o *Options) *cobra.Command {
 				if kind != "" {
 					ev := only(f.events, kind, name)
 					if len(ev) == 0 && len(f.objects(kind, name, labels.Everything())) == 0 {
-						// As status says it (issue 62 #1: "No events found", exit 0,
+						// As status says it ("No events found", exit 0,
 						// hid a typo); a removed object's events still show.
 						return nil, time.Time{}, fmt.Errorf("%s %s: not found in %s (pvctl status lists them)", strings.ToLower(kind), name, f.where)
 					}

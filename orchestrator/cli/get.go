@@ -161,7 +161,7 @@ func (g *getFlags) selected(s *local.Repos, namespace string, names []string, se
 	}
 	latest := latestRevisions(s.All(namespace))
 	// The selector matches the labels as -o yaml shows them: Porch's
-	// latest-revision label included (issue 31 #5).
+	// latest-revision label included.
 	match := func(r store.Revision) bool {
 		return (len(names) == 0 || named[r.Name]) && (g.repo == "" || r.Repository == g.repo) && (g.pkg == "" || r.Package == g.pkg) &&
 			(g.workspace == "" || r.Workspace == g.workspace) && sel.Matches(labels.Set(toPorch(r, isLatest(r, latest)).Labels))

@@ -242,7 +242,7 @@ func (ses *lifecycleSession) one(ctx context.Context, v lifecycleVerb, name stri
 	return msg, rev, err
 }
 
-// recordRejection makes a rejection seen by the next run (issue 62 #6): a
+// recordRejection makes a rejection seen by the next run: a
 // variant knows a draft was rejected when it read it Proposed and then
 // Draft again, and a person who proposes and rejects between two runs
 // leaves it nothing to read Proposed. Its target in the state is set to

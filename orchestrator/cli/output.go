@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The output contract (issue 31 #5): every verb that lists or reports
+// The output contract: every verb that lists or reports
 // takes -o table (the default), wide (more columns, messages whole), name
 // (KIND/NAME a line, as kubectl -o name), json or yaml (a kubectl List:
 // apiVersion v1, kind List, items, each item an object with its apiVersion

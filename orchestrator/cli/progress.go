@@ -9,7 +9,7 @@ import (
 
 // progress shows a run as it happens on a terminal: one live line (changes
 // so far), cleared at the end. Off a terminal it shows nothing: the report
-// on stdout lists every change once (issue 31 #5: one stream per change),
+// on stdout lists every change once (one stream per change),
 // and an interrupted run still prints it, saying it stopped.
 type progress struct {
 	mu    sync.Mutex

@@ -82,7 +82,7 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 		return nil
 	}
 	// The latest revision holds the files (just published, or already):
-	// it gets the version tag too (issue 62 #7).
+	// it gets the version tag too.
 	if rev.Name == "" || rev.Package != pkg {
 		return usageErr("--tag %s: the files are a subpackage of another package's revision; tag that package instead", tag)
 	}
@@ -167,7 +167,7 @@ func enclosingPublished(s *local.Repos, namespace, repo, pkg string) (store.Revi
 func readDir(dir string) (map[string]string, error) {
 	files := map[string]string{}
 	switch st, err := os.Stat(dir); {
-	case os.IsNotExist(err): // named, and a usage error (issue 62 #1: "lstat DIR: no such file or directory", exit 1)
+	case os.IsNotExist(err): // named, and a usage error ("lstat DIR: no such file or directory", exit 1)
 		return nil, usageErr("the package directory %s does not exist", dir)
 	case err == nil && !st.IsDir():
 		return nil, usageErr("%s is not a directory: a package is a directory of files", dir)

@@ -131,7 +131,7 @@ func listChange(key string, add bool, verb string) func(cur map[string]string, c
 		}
 		slices.Sort(names)
 		out := map[string]string{key: strings.Join(names, ",")}
-		// The verb names itself, then the list it leaves (issue 62 #2).
+		// The verb names itself, then the list it leaves.
 		return out, fmt.Sprintf("%s %s (%s: %s)", verb, strings.Join(children, ", "), key, strings.Join(names, ",")), nil
 	}
 }
@@ -180,7 +180,7 @@ func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVar
 
 // resumeChange is rollout resume: the pause and the undo lifted. After an
 // undo it says that the target's waves wait for a person's approval again
-// (the undo withdrew them: issue 55 #5).
+// (the undo withdrew them).
 func resumeChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
 	out := map[string]string{packagevariantset.RolloutPauseAnnotation: "", packagevariantset.RolloutUndoAnnotation: ""}
 	if r := set.Status.Rollout; r != nil && r.UndoneOnFailure && cur[packagevariantset.RolloutUndoAnnotation] == "" {
@@ -204,7 +204,7 @@ func resumeChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantS
 
 // undoChange is rollout undo (rule: rollout-undo): the undo annotation
 // names the rollout's target, so that it cannot undo a later one, and the
-// target's wave approvals are withdrawn (issue 55 #5: they would approve
+// target's wave approvals are withdrawn (they would approve
 // its drafts again once resumed, the release going out with nobody
 // deciding); what it says is the plan: which children go back, to what.
 func undoChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {

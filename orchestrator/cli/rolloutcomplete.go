@@ -12,7 +12,7 @@ import (
 )
 
 // rolloutArgs completes a rollout verb's arguments from the last run's
-// state (issue 62 #4): first a set with a rollout; then, for a verb on
+// state: first a set with a rollout; then, for a verb on
 // children, the set's children not given yet (skip refuses a child that
 // has not failed, naming it); for a verb on a wave, the set's waves.
 // Nothing is offered past what the verb takes.

@@ -50,7 +50,7 @@ func (o *Options) readChildren(ctx context.Context, cf clusterFlags, set *pvsapi
 // printHealth prints, for rollout status -o wide, each child's published
 // targets' health as the cluster reports it: its words whole (the
 // message expression's, or the object's Ready condition's), not pvkit's
-// summary of them (issue 58 #3).
+// summary of them.
 func printHealth(w io.Writer, children []pvapi.PackageVariant) {
 	n := 0
 	for _, v := range children {

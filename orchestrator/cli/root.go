@@ -143,7 +143,7 @@ func Execute(root *cobra.Command, stderr io.Writer) int {
 	}
 	prefix := "pvctl"
 	if cmd != nil && cmd != root {
-		// The whole path: "pvctl rollout pause", not "pvctl pause" (issue 62 #2).
+		// The whole path: "pvctl rollout pause", not "pvctl pause".
 		prefix += strings.TrimPrefix(cmd.CommandPath(), root.Name())
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)

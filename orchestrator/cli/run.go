@@ -105,7 +105,7 @@ func runCommand(ctx context.Context, o *Options, plan bool) *cobra.Command {
   pvctl plan -f examples/local --diff    # with the unified diff of each package revision`
 	}
 	r.add(c)
-	// Flag values complete too (issue 62 #4).
+	// Flag values complete too.
 	completeFlag(c, "prune", func() []string { return []string{"true", "false", "all"} })
 	completeFlag(c, "sync", func() []string { return repoNames(o) })
 	if plan { // a plan is a dry run; the flag is run's
@@ -312,7 +312,7 @@ func (r *runFlags) outcome(ctx context.Context, o *Options, rep *local.Report) e
 		} else {
 			fmt.Fprintf(o.Stderr, "pvctl run: interrupted after %s; what it did is saved, run again to go on\n", plural(len(rep.Changes), "change"))
 		}
-		return errStopped // exit 130 (issue 62 #1: it was 1, as a variant not Ready yet)
+		return errStopped // exit 130 (it was 1, as a variant not Ready yet)
 	}
 	if rep.Unsettled != "" {
 		if r.dryRun {

@@ -1,6 +1,6 @@
 package cli
 
-// pvctl run --until (issue 57 #8): a staged rollout's gates that are due
+// pvctl run --until: a staged rollout's gates that are due
 // at a known instant (a child's soak or progress deadline, a window
 // opening or closing) are in each set's status.rollout.next; run says the
 // soonest, and with --until runs again when it falls due, as long as it

@@ -195,7 +195,7 @@ func New(o Options) *Cluster {
 	// A plain object tracker, without managed fields: pvkit applies
 	// nothing server-side, and client-go's field-managed tracker builds a
 	// REST mapper of the whole scheme on every write (a fifth of a
-	// reconcile's time in a 10,000-cycle run, issue 61).
+	// reconcile's time in a 10,000-cycle run).
 	tracker := clienttesting.NewObjectTracker(o.Scheme, serializer.NewCodecFactory(o.Scheme).UniversalDecoder())
 	b := fake.NewClientBuilder().WithScheme(o.Scheme).WithRESTMapper(namespacedMapper{o.Scheme}).WithObjectTracker(tracker).WithObjects(o.Objects...).
 		WithStatusSubresource(&pvapi.PackageVariant{}, &pvsapi.PackageVariantSet{})

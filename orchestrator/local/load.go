@@ -62,7 +62,7 @@ func (e *inputError) Error() string { return strings.Join(e.msgs, "\n") }
 // PackageVariants, PackageVariantSets and Repositories must be in it. A
 // directory below one given that is one of skip (the run's repositories
 // directory: `pvctl run -f .` in the fleet's directory read its state
-// file, issue 62 #2) is not read.
+// file) is not read.
 func readInput(paths []string, namespace string, stdin []byte, skip ...string) (*input, error) {
 	var skipped []os.FileInfo
 	for _, d := range skip {

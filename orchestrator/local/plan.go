@@ -72,7 +72,7 @@ func dryRun(ctx context.Context, o RunOptions) (*Report, error) {
 // git `objects` directory is linked, not copied: git writes an object once
 // and never changes it (a new pack is a new file), so the scratch copy and
 // the real one can share it; plan of a fleet of 500 repositories copied
-// every object (76 s, issue 43). Where a link cannot be made (another file
+// every object (76 s). Where a link cannot be made (another file
 // system), the file is copied.
 func copyTree(src, dst string) error {
 	if _, err := os.Stat(src); os.IsNotExist(err) {
@@ -197,7 +197,7 @@ const unsignedNote = "(signed again when written with --provenance-key; this pla
 
 // resigned is files with, in its provenance record, the signature the
 // record before it had replaced by unsignedNote when the plan wrote it
-// unsigned (issue 62 #2: a plan of a signed fleet without the key showed
+// unsigned (a plan of a signed fleet without the key showed
 // every signature removed). Anything else is as the plan wrote it.
 func resigned(before, files map[string]string) map[string]string {
 	old, now := before[provenance.FileName], files[provenance.FileName]

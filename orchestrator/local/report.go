@@ -125,7 +125,7 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 		st := status("PackageVariantSet", s.Name, s.Status.Conditions)
 		// A paused rollout waits for someone (rule: rollout-conditions): the
 		// set is not done, and the run says so with the stalled exit code.
-		// The set's Ready is False then too (issue 57 #5); the run's own
+		// The set's Ready is False then too; the run's own
 		// line keeps the pause's reason and message.
 		if c := apimeta.FindStatusCondition(s.Status.Conditions, pvapi.ConditionRolloutPaused); c != nil && c.Status == metav1.ConditionTrue && pausedOrReady(s.Status.Conditions) && st.ReconcileErr == "" {
 			st.Ready, st.Stalled, st.Reason, st.Message = metav1.ConditionFalse, true, pvapi.ConditionRolloutPaused, c.Reason+": "+c.Message

@@ -216,7 +216,7 @@ func open(ctx context.Context, o RunOptions, l *loaded, fresh bool) (*world, err
 	if w.gs, err = gitstore.Open(o.Namespace, repos); err != nil {
 		return nil, err
 	}
-	if o.Provenance.SignCommit != nil { // every commit the run writes, signed (issue 60 #3)
+	if o.Provenance.SignCommit != nil { // every commit the run writes, signed
 		w.gs.SignCommits(o.Provenance.SignCommit)
 	}
 	w.gs.SetApprover(PolicyApprover)

@@ -169,13 +169,12 @@ type Revision struct {
 	// request); pvctl approve's git identity ("Name <email>"), "pvctl run
 	// (approval by policy)" for run's approvals; "" otherwise (a revision
 	// published before pvkit recorded it, a seeded publish). A person's
-	// edit found in the revision is recorded as approved by it (issue 60
-	// #2).
+	// edit found in the revision is recorded as approved by it.
 	PublishedBy string
 	// Unreadable, when not "", says why the store lists a branch
 	// placeholder whose package it cannot read (a Kptfile that does not
 	// parse, a symbolic link, a file over the bounds): nothing on the
-	// branch hides from drift (issue 55 #4). Its files cannot be read
+	// branch hides from drift. Its files cannot be read
 	// (GetResources fails with ErrUnreadable).
 	Unreadable string
 }

@@ -1,5 +1,5 @@
 // Package celbound is the one set of bounds every CEL expression pvkit
-// evaluates is held to (issue 55 #6): pvs-expand's templates, a health
+// evaluates is held to: pvs-expand's templates, a health
 // check's name and condition, kpt's `when` in a Kptfile. Their authors
 // are not the operator (a set's author, a namespace's tenant, a package's
 // editor), and what they evaluate over can be large (a 20 KB status field):

@@ -8,7 +8,7 @@
 // here as a map.
 //
 // Both expressions are CEL, held to pkg/celbound's bounds, every pvkit CEL
-// expression's (issue 55 #6): at most MaxLength bytes, the parser's and
+// expression's: at most MaxLength bytes, the parser's and
 // the checker's limits, a cost limit per evaluation charged by the sizes
 // strings and regular expressions read and write, a bounded `matches` (40
 // matches of `[ab]{0,1000}` over a 20 KB status field held a worker 81 s

@@ -14,8 +14,8 @@
 //     order on raw nodes, YAML 1.1-safe scalars (StringNode quotes "yes",
 //     "on"), the alias bounds (aliases.go), and the files <-> items
 //     conversion with its path checks. The kpt SDK's KubeObject is used
-//     only where the SDK's Result type is (results.go). (Issue 28 #5 asks
-//     to shrink the raw-node helpers to that; they still carry more.)
+//     only where the SDK's Result type is (results.go); the raw-node
+//     helpers still carry more than that.
 //   - Items are kyaml *yaml.RNode values edited in place. A ResourceList is
 //     decoded once and encoded once; nothing is copied in between, so the
 //     cost of a run is the cost of kyaml's own parse and serialise plus the

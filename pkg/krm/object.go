@@ -115,7 +115,7 @@ func SetString(n *yaml.Node, v string) {
 // digits and . _ / -, and is not one of the words YAML 1.1 reads as a
 // boolean or null (in any case). Most values are (names, images, paths,
 // refs): they skip kyaml's check, which parses each value with a YAML 1.1
-// parser (a quarter of a steady resync's time, measured in issue 42).
+// parser (a quarter of a steady resync's time, measured).
 // Anything else is left to that check.
 func plainString(v string) bool {
 	if v == "" || !isLetter(v[0]) {

@@ -94,7 +94,7 @@ func (r *Record) For(name string) bool {
 // want's repository and package (the branch holds the package's newest
 // published revision). A record of before records named their revision is
 // held to its downstream, repository and package. The error names what the
-// record names (issue 55 #4: a record copied from another package, or
+// record names (a record copied from another package, or
 // from another revision, vouches for nothing here).
 func (r *Record) Describes(want RevisionRef, branch bool) error {
 	ext := r.Statement.Predicate.BuildDefinition.ExternalParameters

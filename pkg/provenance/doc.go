@@ -1,5 +1,5 @@
 // Package provenance records where a package revision pvkit wrote came
-// from, in the package itself, and checks it (issue 45, rule provenance-record in
+// from, in the package itself, and checks it (rule provenance-record in
 // docs/behavior.md).
 //
 // The record is the file pvkit-provenance.yaml at the package's root: a
@@ -24,7 +24,7 @@
 //     UID, generation), its upstream and downstream as its spec names them,
 //     and its whole spec as the chain read it (parameters: what a rebuild
 //     needs besides the upstream and the injected objects; a record
-//     written before issue 60 has none);
+//     written before pvkit recorded them has none);
 //   - buildDefinition.resolvedDependencies: the upstream as the Kptfile's
 //     upstreamLock pins it (git repository, directory, ref and commit), and
 //     each injected object (the injection point's kind, the object's name,

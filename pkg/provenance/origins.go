@@ -3,7 +3,7 @@ package provenance
 import "github.com/pvkit/pvkit/pkg/variant"
 
 // Origin is where the content of a file pvkit did not build came from
-// (issue 60 #2: a person's edits are part of the record).
+// (a person's edits are part of the record).
 type Origin struct {
 	// Words are the origin as the record says it: OriginEdited, or an
 	// adoption's words.

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNoParameters: the record was written before records carried what a
-// rebuild needs (externalParameters.parameters, issue 60): its content
+// rebuild needs (externalParameters.parameters): its content
 // still checks, it cannot be rebuilt.
 var ErrNoParameters = errors.New("the record was written before pvkit recorded what a rebuild needs (externalParameters.parameters): its content is checked, it cannot be rebuilt")
 

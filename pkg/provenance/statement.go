@@ -74,8 +74,8 @@ type External struct {
 	// Parameters are the variant's spec as the chain read it (package
 	// context, injectors, pipeline, labels, annotations, the upstream and
 	// downstream): with the upstream the lock pins, the injected objects'
-	// digests and the functions below, what a rebuild of the package needs
-	// (issue 60 #1). A record written before pvkit recorded them has none.
+	// digests and the functions below, what a rebuild of the package
+	// needs. A record written before pvkit recorded them has none.
 	Parameters *pv.PackageVariantSpec `json:"parameters,omitempty"`
 	// Group names the group the variant deploys a member of, when its set
 	// names one (rule package-groups): the group's package, the member,

@@ -25,7 +25,7 @@ type instance struct {
 // whereFor names a target entry's instance in messages: its field, what it
 // is for, and the downstream package (the default before the template
 // renders, the rendered one after: a set's Events name the package its
-// packageExpr made, issue 62 #2).
+// packageExpr made).
 func whereFor(field, subject, pkg string) string {
 	return fmt.Sprintf("`%s` (%s, package %q)", field, subject, pkg)
 }

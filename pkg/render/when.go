@@ -17,8 +17,8 @@ import (
 //
 // Bounds of a step's `when` condition. kpt's main branch evaluates it with
 // a cost limit of 1,000,000 and an interrupt check every 100 iterations;
-// pvkit holds it to pkg/celbound's bounds, every pvkit CEL expression's
-// (issue 55 #6): those, and what kpt does not bound, the expression's
+// pvkit holds it to pkg/celbound's bounds, every pvkit CEL
+// expression's: those, and what kpt does not bound, the expression's
 // length, nesting and calls, read from a Kptfile anyone may write, the
 // sizes strings and regular expressions read and write (CEL's `matches`
 // ran a render 20-35 s past a 2 s render timeout).

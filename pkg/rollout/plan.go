@@ -433,7 +433,7 @@ func (p *planner) move(i int, ws *v1alpha2.WaveStatus) {
 		}
 	}
 	// With spreadBy, the batches too are taken in turn from each value of
-	// the label (issue 57 #7: a 200-store wave's first batch of 50 was 45
+	// the label (a 200-store wave's first batch of 50 was 45
 	// stores of one region, taken in name order).
 	order := p.waves[i]
 	if p.spec.SpreadBy != "" {

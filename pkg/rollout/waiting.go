@@ -6,7 +6,7 @@ import (
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 )
 
-// stamp gives each wave not complete its Waiting list (issue 57 #8; rule:
+// stamp gives each wave not complete its Waiting list (rule:
 // rollout-gates-due): the
 // members moved to the target that are neither done, failed nor skipped,
 // each with the instant the rollout moved it. A member moved by this plan

@@ -68,8 +68,8 @@ func contribution(name, content string) []byte {
 // of them: the memo changes no fingerprint, TestFingerprintFormat). A
 // package's files are fingerprinted several times a reconcile (its write,
 // the check of what the store answered, approval's, drift's, the
-// provenance record's), and parsing them was 7% of a realistic first run
-// (issue 56 #4). Its memory has a bound: past memoBytes it starts again
+// provenance record's), and parsing them was 7% of a realistic first
+// run. Its memory has a bound: past memoBytes it starts again
 // empty (a memo, not a store: a miss only parses again).
 var contributions = &memo{m: map[[sha256.Size]byte][]byte{}}
 

@@ -1,5 +1,5 @@
 // Package window says whether a staged rollout may move children now
-// (spec.rollout.windows; issue 57 #3): allow and deny windows shaped as
+// (spec.rollout.windows): allow and deny windows shaped as
 // Argo CD's sync windows. A window opens at each start its cron schedule
 // names, in its time zone, and stays open for its duration. With no
 // window, children may always move; with allow windows, only while one

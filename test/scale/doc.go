@@ -1,5 +1,5 @@
-// Package scale measures the controller at thousands of variants (issue 56;
-// make bench-scale, docs/scale.md) against a Porch stand-in.
+// Package scale measures the controller at thousands of variants (make
+// bench-scale, docs/scale.md) against a Porch stand-in.
 //
 // What is real: the two reconcilers, as reconcilers.New builds them for the
 // controller, with --approve-by-policy and --workers W; a work queue as

@@ -52,7 +52,7 @@ type PackageVariantStatus struct {
 	// created or adopted: its Drafts and Proposed revisions, or else its
 	// latest Published one, with their last render result. One entry per
 	// revision, keyed by its name: a status write that conflicts is rebased
-	// entry by entry (issue 61 #1).
+	// entry by entry.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -152,7 +152,7 @@ type DownstreamTarget struct {
 	Drift *TargetDrift `json:"drift,omitempty"`
 	// Kept names the files this revision's upgrade kept although the new
 	// upstream dropped them, because a person changed them: never
-	// dropped silently (issue 55 #2). Set when the upgrade draft is made,
+	// dropped silently. Set when the upgrade draft is made,
 	// kept while the target is.
 	// +optional
 	Kept *TargetKept `json:"kept,omitempty"`

@@ -53,7 +53,7 @@ type State struct {
 	// Applied are the Controls the last run applied (what Controls was
 	// when it wrote this file): a control verb since then changes Controls
 	// only, and pvctl rollout status names the difference as pending
-	// (issue 57 #6: compared with the saved objects' annotations, which
+	// (compared with the saved objects' annotations, which
 	// never carry the controls, it read pending forever). nil in a state
 	// file from before it: the annotations are compared.
 	Applied map[string]map[string]string `json:"applied,omitempty"`

@@ -12,7 +12,7 @@ import (
 
 // DefaultReadableKinds are the kinds the controller (and pvctl run) may read
 // for injection and objectSelector unless the operator says otherwise:
-// ConfigMaps. A kind only the examples use is not a default (issue 29 #5):
+// ConfigMaps. A kind only the examples use is not a default:
 // the examples name theirs (pvctl reads the kinds of its files' objects).
 var DefaultReadableKinds = []string{"ConfigMap"}
 

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// MaxRetryDelay bounds the backoff of a transient failure (issue 44 #5):
+// MaxRetryDelay bounds the backoff of a transient failure:
 // Porch v1.5.3 sometimes fails every write to a repository for a while
 // ("ref file is empty"), and controller-runtime's default backoff grows to
 // 16 minutes 40 seconds, so a repository that healed could wait that long

@@ -34,7 +34,7 @@ import (
 //
 // A Draft is proposed, then approved (Porch's approval subresource). A bad
 // annotation is a Warning Event, ApprovalRefused: the variant stays Ready.
-// What holds a draft back shows in the status (issue 29 #5): the condition
+// What holds a draft back shows in the status: the condition
 // ApprovalWaiting, True while a draft that asks for approval is not
 // approved (reason ApprovalRefused for a bad annotation, ApprovalPending
 // while its delay runs, with the time it is due, ApprovalWaiting
@@ -99,7 +99,7 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 			} else {
 				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
 				why := dec.Why
-				if !strings.HasPrefix(why, "policy ") { // said once (issue 62 #2: "policy initial: policy initial: ...")
+				if !strings.HasPrefix(why, "policy ") { // said once ("policy initial: policy initial: ...")
 					why = fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], why)
 				}
 				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), why))

@@ -88,7 +88,7 @@ func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, 
 	return targets, true, err
 }
 
-// adoptedOrigins are the origins of an adoption's draft (issue 55 #3): the
+// adoptedOrigins are the origins of an adoption's draft: the
 // files of the revision it starts from that pvkit did not build (origins)
 // and the files the adopted commit changed or added,
 // each said adopted, from where, at which commit: the record never vouches

@@ -309,7 +309,7 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 	targets, err := r.reconcileDownstream(ctx, v, up)
 	unlock()
 	if err != nil && ctx.Err() != nil {
-		// Stopped, not failed (issue 62 #1: a Ctrl-C read RenderFailed).
+		// Stopped, not failed (a Ctrl-C read RenderFailed).
 		return kit.Retry(pvapi.ReasonInterrupted, fmt.Errorf("stopped before it finished (%v); the next reconcile goes on", context.Cause(ctx)))
 	}
 	var rf *renderFailure

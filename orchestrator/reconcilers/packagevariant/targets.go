@@ -53,7 +53,7 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 
 // isRejected reports whether the status says a person rejected the draft
 // (rule rejected-drafts): its Blocked reason, the one place the status
-// carries it (issue 61 #5). It holds while the draft stays a Draft:
+// carries it. It holds while the draft stays a Draft:
 // approval by policy leaves it to a person, and a staged rollout counts
 // its variant failed. Proposing it again, or an upgrade in place to a new
 // upstream, ends it.

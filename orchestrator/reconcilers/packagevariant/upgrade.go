@@ -105,7 +105,7 @@ func (r *Reconciler) inPlaceUpgrade(ctx context.Context, v *pvapi.PackageVariant
 	// (each side's would conflict; the variant writes its own after).
 	base, next = provenance.WithoutRecord(base), provenance.WithoutRecord(next)
 	return func(files map[string]string) (map[string]string, error) {
-		// The files the new upstream dropped (issue 55 #2): gone unless a
+		// The files the new upstream dropped: gone unless a
 		// person changed them, and then a conflict like any other.
 		persons, known := r.personsOrigins(v, files, provenance.Found{Revision: d.Name})
 		files = provenance.WithoutRecord(files)
@@ -171,7 +171,7 @@ func (r *Reconciler) variantOf(ctx context.Context, v *pvapi.PackageVariant, up 
 // where the store knows it (store.Revision.Commit: the git store's tag,
 // Porch v1.5.3's resource version), else none. Without it a draft upgraded
 // in place recorded no upstream commit, and its provenance could not be
-// rebuilt (issue 60: found by make demo).
+// rebuilt (found by make demo).
 func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision) (*store.Lock, error) {
 	cur, err := tasks.LockOf(files)
 	if err != nil {
@@ -194,7 +194,7 @@ func movedLock(files map[string]string, lock *store.Lock, old, up store.Revision
 }
 
 // EventUpgradeKeptFiles (Warning): an upgrade kept files the new upstream
-// dropped, because a person changed them (issue 55 #2).
+// dropped, because a person changed them.
 const EventUpgradeKeptFiles = "UpgradeKeptFiles"
 
 // upgradeDraft settles an upgrade draft of pub, the variant's newest

@@ -116,7 +116,7 @@ func (r *Reconciler) mapRevision(ctx context.Context, o client.Object) []reconci
 	if !ok {
 		return nil
 	}
-	// A child's downstream revisions bring the set no more (issue 61 #5):
+	// A child's downstream revisions bring the set no more:
 	// the child reconciles on them, and its status change (childProgressed)
 	// brings the set.
 	return r.sets(ctx, pr.Namespace, indexUpstream, pr.Spec.RepositoryName+"/"+pr.Spec.PackageName)
@@ -153,7 +153,7 @@ func (r *Reconciler) mapRolloutChild(ctx context.Context, o client.Object) []rec
 }
 
 // childProgressed lets through a child's status changes that a rollout
-// reads: its childFacts, the list judge reads (issue 61 #5: the predicate
+// reads: its childFacts, the list judge reads (the predicate
 // kept its own list, which could miss what judge read).
 func childProgressed() predicate.Predicate {
 	return predicate.Funcs{

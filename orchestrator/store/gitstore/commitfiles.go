@@ -8,7 +8,7 @@ import (
 
 // FilesAt reads a package's files as a commit of a repository holds them,
 // whatever ref points there now (pvctl verify --rebuild reads the upstream
-// at the commit a provenance record names, issue 60 #1): pkg is relative
+// at the commit a provenance record names): pkg is relative
 // to the repository's directory, as the store names packages. The same
 // bounds as every read (a file, a package); a commit the repository does
 // not hold, or one without the package, is an error naming both.

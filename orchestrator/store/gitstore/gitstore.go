@@ -66,7 +66,7 @@ var (
 
 // ListRevisions implements store.Store.
 // The branch placeholder of a package the store cannot read is listed,
-// Unreadable (issue 55 #4: a commit that breaks the package on the branch
+// Unreadable (a commit that breaks the package on the branch
 // hides nothing from drift).
 func (s *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
 	revs, err := s.engine.ListRevisions(ctx, k)
@@ -230,8 +230,8 @@ type backend struct {
 // CommitSigner signs a commit's payload (the commit object without its
 // signature header), returning the armored signature git keeps in its
 // gpgsig header: an SSH signature in the namespace "git" is one `git
-// verify-commit` checks with gpg.ssh.allowedSignersFile (issue 60 #3;
-// rule signed-commits).
+// verify-commit` checks with gpg.ssh.allowedSignersFile
+// (rule signed-commits).
 type CommitSigner func(payload []byte) ([]byte, error)
 
 // SetApprover names who the store's approvals from now on are made by,

@@ -31,7 +31,7 @@ import (
 // skipped, as git skips them, and so is a broken ref (empty, or not a
 // hash), which git lists with "ignoring broken ref".
 //
-// Not go-git's reference storer (issue 28 asked for it; measured in
+// Not go-git's reference storer (measured in
 // TestRefsReadAsGitReadsThem): its IterReferences fails the whole listing
 // on one empty loose ref, reads a ref file of garbage as a ref to the zero
 // hash, lists refs/heads/x.lock as a branch, and walks every ref namespace
@@ -201,8 +201,8 @@ func (c *objectReader) rootTree(commit string) (*object.Tree, error) {
 
 // files reads the files below dir in a commit, keyed by their path
 // relative to dir, as Porch serves them: a symbolic link is a file holding
-// its target (so a link committed into a package shows as a file added:
-// issue 55 #4), a submodule is skipped. A commit without dir has no files.
+// its target (so a link committed into a package shows as a file
+// added), a submodule is skipped. A commit without dir has no files.
 func (c *objectReader) files(commit, dir string) (map[string]string, error) {
 	root, err := c.rootTree(commit)
 	if err != nil {

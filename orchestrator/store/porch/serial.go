@@ -35,8 +35,7 @@ type repoWrites struct {
 	now     func() time.Time
 }
 
-// RepositoryFailure is a repository whose writes keep failing (issue 44
-// #5): since the first of the failures in a row, how many, the last
+// RepositoryFailure is a repository whose writes keep failing: since the first of the failures in a row, how many, the last
 // error.
 type RepositoryFailure struct {
 	Namespace, Repository string

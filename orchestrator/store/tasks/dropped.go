@@ -9,7 +9,7 @@ import (
 )
 
 // Dropped is how an upgrade settles the files the new upstream dropped
-// (issue 55 #2, rule upgrade-dropped-files), as `kpt pkg update` and every Porch strategy drop them,
+// (rule upgrade-dropped-files), as `kpt pkg update` and every Porch strategy drop them,
 // without Porch's kptdev/porch#1165 (a local edit to a dropped file lost).
 //
 // Base and Next are what the variant makes of the old and the new upstream
