@@ -65,3 +65,26 @@ func TestBadPolicyRefusedNamingItsField(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A policy given by its deprecated annotation is said once a generation,
+// as a Normal Event naming the field that replaces it; a steady resync
+// says nothing, and the field set says nothing either.
+func TestDeprecatedPolicyAnnotationSaid(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(strings.Replace(appVariant, "  name: app-prod\n", "  name: app-prod\n  annotations: {pvkit.dev/drift-policy: revert}\n", 1))
+	e.mustReconcile("app-prod")
+	want := "Normal DeprecatedAnnotation the annotation pvkit.dev/drift-policy is deprecated on a PackageVariant: set spec.policy.drift instead (the annotation is read while the field is absent)"
+	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, want) {
+		t.Fatalf("events:\n%s\nwant %q", evs, want)
+	}
+	e.mustReconcile("app-prod")
+	if evs := strings.Join(e.events(), "\n"); strings.Contains(evs, "DeprecatedAnnotation") {
+		t.Fatalf("said again in a steady resync:\n%s", evs)
+	}
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Policy = &pv.Policy{Drift: DriftRevert} })
+	e.mustReconcile("app-prod")
+	if evs := strings.Join(e.events(), "\n"); strings.Contains(evs, "DeprecatedAnnotation") {
+		t.Fatalf("said with the field set:\n%s", evs)
+	}
+}

@@ -293,6 +293,7 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: invalid,
 			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
 	}
+	r.sayDeprecated(v)
 	for i, inj := range v.Spec.Injectors {
 		if inj.Kind != nil && !r.Kinds.AllowsKind(inj.Group, *inj.Kind) {
 			return r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.injectors[%d]` names kind %q", i, *inj.Kind))

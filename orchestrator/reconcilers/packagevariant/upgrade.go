@@ -69,6 +69,27 @@ func policyOf(v *pvapi.PackageVariant, key string) (what, val string, ok bool) {
 	return "PackageVariant " + v.Name, "", false
 }
 
+// EventDeprecatedAnnotation: the variant gives a policy by an annotation
+// that spec.policy replaces (once for each generation that does).
+const EventDeprecatedAnnotation = "DeprecatedAnnotation"
+
+// sayDeprecated records, once a generation (the first reconcile of a new
+// one), a Normal Event for each policy the variant gives by its deprecated
+// annotation rather than spec.policy (rule policy-flows-down).
+func (r *Reconciler) sayDeprecated(v *pvapi.PackageVariant) {
+	if v.Status.ObservedGeneration == v.Generation {
+		return
+	}
+	for _, a := range pv.PolicyAnnotations {
+		if _, ok := v.Annotations[a.Annotation]; !ok {
+			continue
+		}
+		if _, val := v.Spec.Policy.Get(a.Annotation); val == "" {
+			r.events().Normal(v, EventDeprecatedAnnotation, "the annotation %s is deprecated on a PackageVariant: set spec.policy.%s instead (the annotation is read while the field is absent)", a.Annotation, a.Field)
+		}
+	}
+}
+
 // staleDraft is the stall of a draft made from another upstream that is
 // not upgraded in place.
 func staleDraft(d store.Revision, up *store.Revision, why string) error {
