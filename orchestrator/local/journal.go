@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/pvkit/pvkit/orchestrator/approval"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/tasks"
 )
@@ -50,7 +50,7 @@ func (j *journal) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.
 	if err == nil {
 		what := map[store.TaskType]string{store.Clone: "clone of " + spec.Task.Upstream, store.Edit: "edit of " + spec.Task.Source,
 			store.Upgrade: "upgrade of " + spec.Task.Local + " to " + spec.Task.NewUpstream}[spec.Task.Type]
-		if why := spec.Annotations[packagevariant.DriftResolutionAnnotation]; why != "" {
+		if why := spec.Annotations[observe.DriftResolutionAnnotation]; why != "" {
 			what += "; the drift policy's " + why
 		}
 		j.note("created draft %s (%s)", rev.Name, what)

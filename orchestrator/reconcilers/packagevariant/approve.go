@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
 	"fmt"
 	"strings"
@@ -130,16 +131,16 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 // the variant's revision, edits, approves) must not be undone by the next
 // upgrade's approval by policy.
 func replacesAPerson(v *pvapi.PackageVariant, d store.Revision, pkg []store.Revision) string {
-	own := newestOwned(v, pkg)
+	own := observe.NewestOwned(v, pkg)
 	if own == nil {
 		return ""
 	}
-	newer := newerUnowned(v, *own, pkg)
-	if newer == nil || d.Annotations[DriftResolutionAnnotation] == DriftRevert+" of "+newer.Name {
+	newer := observe.NewerUnowned(v, *own, pkg)
+	if newer == nil || d.Annotations[observe.DriftResolutionAnnotation] == observe.DriftRevert+" of "+newer.Name {
 		return ""
 	}
 	return fmt.Sprintf("%s (revision %d), newer than the variant's %s and not made by it; approve it by hand, or let the variant adopt it (%s: %s)",
-		newer.Name, newer.Revision, own.Name, DriftPolicyAnnotation, DriftAdopt)
+		newer.Name, newer.Revision, own.Name, observe.DriftPolicyAnnotation, observe.DriftAdopt)
 }
 
 // approve approves d. The listing can be behind an approval already made

@@ -424,5 +424,8 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 }
 
 func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
+	if v.Spec.Downstream == nil { // an invalid spec: no package
+		return store.PackageKey{Namespace: v.Namespace}
+	}
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
 }

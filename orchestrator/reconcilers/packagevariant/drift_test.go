@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
 	"fmt"
 	"maps"
@@ -136,13 +137,13 @@ func sortedOf(s ...string) []string { sort.Strings(s); return s }
 // draft; published, the drift ends. A value that is no policy is read as
 // report, and the message says so.
 func TestDriftPolicies(t *testing.T) {
-	for _, policy := range []string{DriftRevert, DriftAdopt, "fix-it"} {
+	for _, policy := range []string{observe.DriftRevert, observe.DriftAdopt, "fix-it"} {
 		t.Run(policy, func(t *testing.T) {
 			e, pub := publishedVariant(t, false)
 			approved := e.files(pub)
 			changed, file := aPersonsCommit(t, approved)
 			e.branch(changed)
-			e.annotate("app-prod", DriftPolicyAnnotation, policy)
+			e.annotate("app-prod", observe.DriftPolicyAnnotation, policy)
 			e.events()
 			writes := e.store.Writes()
 			e.mustReconcile("app-prod")
@@ -162,12 +163,12 @@ func TestDriftPolicies(t *testing.T) {
 					draft = r
 				}
 			}
-			if draft.Name == "" || draft.Annotations[DriftResolutionAnnotation] != policy+" of deploy.app-prod.main" {
+			if draft.Name == "" || draft.Annotations[observe.DriftResolutionAnnotation] != policy+" of deploy.app-prod.main" {
 				t.Fatalf("no draft resolving the drift: %s (%+v)", e.lifecycles(), draft.Annotations)
 			}
 			ev := strings.Join(e.events(), "\n")
-			said := map[string]string{DriftRevert: "Normal DriftReverted made draft " + draft.Name + ", which reverts the drift of deploy.app-prod.main from " + pub.Name,
-				DriftAdopt: "Normal DriftAdopted made draft " + draft.Name + ", which adopts the drift of deploy.app-prod.main from " + pub.Name}[policy]
+			said := map[string]string{observe.DriftRevert: "Normal DriftReverted made draft " + draft.Name + ", which reverts the drift of deploy.app-prod.main from " + pub.Name,
+				observe.DriftAdopt: "Normal DriftAdopted made draft " + draft.Name + ", which adopts the drift of deploy.app-prod.main from " + pub.Name}[policy]
 			if !strings.Contains(ev, said) {
 				t.Fatalf("events:\n%s\nwant %s", ev, said)
 			}
@@ -177,9 +178,9 @@ func TestDriftPolicies(t *testing.T) {
 			got := e.files(draft)
 			_, hotfix := got["hotfix.yaml"]
 			switch {
-			case policy == DriftRevert && (hotfix || got[file] != approved[file]):
+			case policy == observe.DriftRevert && (hotfix || got[file] != approved[file]):
 				t.Fatalf("the revert draft holds the person's change:\n%s", got[file])
-			case policy == DriftAdopt && (!hotfix || got[file] != changed[file]):
+			case policy == observe.DriftAdopt && (!hotfix || got[file] != changed[file]):
 				t.Fatalf("the adopt draft lacks the person's change:\n%v", got)
 			}
 			if now := e.newestPublished(); now.Revision != 2 {
@@ -202,7 +203,7 @@ func TestDriftPolicies(t *testing.T) {
 func TestAdoptANewerRevision(t *testing.T) {
 	e, pub := publishedVariant(t, false)
 	theirs := e.store.Publish(ns, "deploy", "app-prod", e.files(pub))
-	e.annotate("app-prod", DriftPolicyAnnotation, DriftAdopt)
+	e.annotate("app-prod", observe.DriftPolicyAnnotation, observe.DriftAdopt)
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	v := e.get("app-prod")
@@ -273,7 +274,7 @@ func TestNewerRevisionHoldsApprovalByPolicy(t *testing.T) {
 		t.Fatalf("ApprovalWaiting: %+v\nwant %q", c, want)
 	}
 
-	e.annotate("app-prod", DriftPolicyAnnotation, DriftRevert)
+	e.annotate("app-prod", observe.DriftPolicyAnnotation, observe.DriftRevert)
 	for _, r := range e.downstream("app-prod") { // the upgrade goes: the revert is the person's decision
 		if r.Name != pub.Name && r.Name != theirs.Name {
 			if err := e.store.Delete(context.Background(), ns, r.Name); err != nil {
@@ -284,7 +285,7 @@ func TestNewerRevisionHoldsApprovalByPolicy(t *testing.T) {
 	e.mustReconcile("app-prod")
 	var reverted bool
 	for _, r := range e.downstream("app-prod") {
-		reverted = reverted || r.Revision == 3 && r.Annotations[DriftResolutionAnnotation] == DriftRevert+" of "+theirs.Name
+		reverted = reverted || r.Revision == 3 && r.Annotations[observe.DriftResolutionAnnotation] == observe.DriftRevert+" of "+theirs.Name
 	}
 	if !reverted {
 		t.Fatalf("the revert was not approved by policy: %s", e.lifecycles())

@@ -3,6 +3,8 @@ package packagevariant
 import (
 	"sync"
 
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -25,8 +27,8 @@ type variantRecord struct {
 	key types.NamespacedName // its name (seen)
 	// memo is the last run that changed nothing (memo.go).
 	memo *memoEntry
-	// drift is the last content comparison (drift.go).
-	drift *driftEntry
+	// drift is the last content comparison (package observe).
+	drift *observe.Entry
 	// patched is the variant's resourceVersion after the status patch of
 	// its last reconcile: a cache that serves another is read past
 	// (fresh), so that no reconcile derives its facts from a status older
@@ -121,4 +123,21 @@ func (t *memory) forgetName(key types.NamespacedName) (types.UID, bool) {
 func (r *Reconciler) MemorySize() (variants, notes int) {
 	_, notes = r.porch().Size()
 	return r.mem.size(), notes
+}
+
+// Drift is the variant's last content comparison, if any (observe.Memory).
+func (t *memory) Drift(uid types.UID) (observe.Entry, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.rec(uid, false); r != nil && r.drift != nil {
+		return *r.drift, true
+	}
+	return observe.Entry{}, false
+}
+
+// SetDrift records the variant's content comparison (observe.Memory).
+func (t *memory) SetDrift(uid types.UID, e observe.Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rec(uid, true).drift = &e
 }

@@ -8,7 +8,7 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -41,7 +41,7 @@ func (r *Reconciler) observeAgain(ctx context.Context, v *pvapi.PackageVariant) 
 		return 0
 	}
 	d := r.observeInterval(ctx, v)
-	if p := r.clusterPoll(); waitsOnACluster(v) && p < d {
+	if p := r.clusterPoll(); observe.WaitsOnACluster(v) && p < d {
 		d = p // another cluster is polled, not watched
 	}
 	if r.Jitter != nil {
@@ -79,17 +79,16 @@ func (r *Reconciler) clusterPoll() time.Duration {
 	return DefaultClusterPoll
 }
 
-// waitsOnACluster reports whether a target's health comes from another
-// cluster (spec.health.clusterExpr) and is not True: nothing there wakes
-// the variant.
-func waitsOnACluster(v *pvapi.PackageVariant) bool {
-	if v.Spec.Health == nil || v.Spec.Health.ClusterExpr == "" {
-		return false
-	}
-	for _, t := range v.Status.DownstreamTargets {
-		if t.Health != nil && t.Health.Status != metav1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+// observer reads what the variant published (package observe) with the
+// reconciler's clients, kinds, clusters and memory.
+func (r *Reconciler) observer() observe.Observer {
+	return observe.Observer{Client: r.Client, Store: r.porch(), Kinds: r.Kinds, Clusters: r.Clusters, Watch: r.watchKind,
+		Clock: r.Clock, Events: r.events(), Memory: &r.mem}
 }
+
+// Clusters reads objects of other clusters, for health checks that name
+// one (observe.Clusters).
+type Clusters = observe.Clusters
+
+// ClusterSource names where a cluster's client comes from (observe.ClusterSource).
+type ClusterSource = observe.ClusterSource

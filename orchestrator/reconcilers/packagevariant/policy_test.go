@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
 	"strings"
 	"testing"
@@ -20,14 +21,14 @@ func TestPolicyIsTheChildsOwn(t *testing.T) {
 	e := newEnv(t)
 	v := &pvapi.PackageVariant{}
 	v.Name, v.Namespace = "app-prod", ns
-	v.Annotations = map[string]string{DriftPolicyAnnotation: "adopt", ObserveIntervalAnnotation: "30m", DraftUpgradeAnnotation: "stall"}
+	v.Annotations = map[string]string{observe.DriftPolicyAnnotation: "adopt", ObserveIntervalAnnotation: "30m", DraftUpgradeAnnotation: "stall"}
 	v.OwnerReferences = []metav1.OwnerReference{{APIVersion: "config.porch.kpt.dev/v1alpha2", Kind: "PackageVariantSet", Name: "app", UID: "set-uid", Controller: ptr(true)}}
 	ctx := context.Background()
-	if p, why := e.r.driftPolicy(ctx, v); p != DriftAdopt || why != "" {
+	if p, why := e.r.driftPolicy(v); p != observe.DriftAdopt || why != "" {
 		t.Fatalf("the variant's own annotation: drift %q (%s)", p, why)
 	}
-	v.Spec.Policy = &pv.Policy{Drift: DriftRevert, ObserveInterval: "2h", DraftUpgrade: DraftUpgradeInPlace}
-	if p, _ := e.r.driftPolicy(ctx, v); p != DriftRevert {
+	v.Spec.Policy = &pv.Policy{Drift: observe.DriftRevert, ObserveInterval: "2h", DraftUpgrade: DraftUpgradeInPlace}
+	if p, _ := e.r.driftPolicy(v); p != observe.DriftRevert {
 		t.Fatalf("spec.policy.drift revert over the annotation: %q", p)
 	}
 	if d := e.r.observeInterval(ctx, v); d != 2*time.Hour {
@@ -82,7 +83,7 @@ func TestDeprecatedPolicyAnnotationSaid(t *testing.T) {
 	if evs := strings.Join(e.events(), "\n"); strings.Contains(evs, "DeprecatedAnnotation") {
 		t.Fatalf("said again in a steady resync:\n%s", evs)
 	}
-	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Policy = &pv.Policy{Drift: DriftRevert} })
+	e.edit("app-prod", func(v *pvapi.PackageVariant) { v.Spec.Policy = &pv.Policy{Drift: observe.DriftRevert} })
 	e.mustReconcile("app-prod")
 	if evs := strings.Join(e.events(), "\n"); strings.Contains(evs, "DeprecatedAnnotation") {
 		t.Fatalf("said with the field set:\n%s", evs)

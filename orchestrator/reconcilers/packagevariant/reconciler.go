@@ -190,8 +190,9 @@ func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcom
 		again, err = r.approveByPolicy(ctx, v)
 		outcomes = append(outcomes, err)
 	}
-	head, driftErr := r.observeDrift(ctx, v)
-	outcomes = append(outcomes, r.observeHealth(ctx, v, head), driftErr)
+	obs := r.observer()
+	head, driftErr := obs.ObserveDrift(ctx, v, downstreamKey(v), r.driftPolicyProblem(v))
+	outcomes = append(outcomes, obs.ObserveHealth(ctx, v, head), driftErr)
 	return kit.FirstOutcome(outcomes...), kit.Soonest(again, r.observeAgain(ctx, v))
 }
 

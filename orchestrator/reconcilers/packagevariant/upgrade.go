@@ -307,6 +307,9 @@ func (u *upgradeDraft) work() work {
 	}
 }
 
+// maxKeptFiles bounds the files an upgrade's Kept names in the status.
+const maxKeptFiles = 20
+
 // named records what the upgrade kept: the target's Kept, a Warning Event
 // and a log line.
 func (u *upgradeDraft) named(draft string, targets []target) {
@@ -315,9 +318,9 @@ func (u *upgradeDraft) named(draft string, targets []target) {
 	}
 	files := u.kept
 	more := ""
-	if len(files) > maxDriftFiles {
-		more = fmt.Sprintf(" and %d more", len(files)-maxDriftFiles)
-		files = files[:maxDriftFiles]
+	if len(files) > maxKeptFiles {
+		more = fmt.Sprintf(" and %d more", len(files)-maxKeptFiles)
+		files = files[:maxKeptFiles]
 	}
 	msg := fmt.Sprintf("kept %s%s: the upstream %s dropped them, a person changed them (in %s); delete them from %s if they should go",
 		strings.Join(files, ", "), more, u.up.Name, u.pub.Name, draft)

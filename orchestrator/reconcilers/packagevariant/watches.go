@@ -1,6 +1,7 @@
 package packagevariant
 
 import (
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
@@ -143,7 +144,7 @@ func healthObjects(o client.Object) []string {
 	if v.Spec.Health == nil {
 		return nil
 	}
-	name, err := health.Name(context.Background(), v.Spec.Health, healthVariant(v))
+	name, err := health.Name(context.Background(), v.Spec.Health, observe.HealthVariant(v))
 	if err != nil {
 		return nil
 	}

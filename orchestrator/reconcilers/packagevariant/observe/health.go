@@ -1,4 +1,4 @@
-package packagevariant
+package observe
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// observeHealth (rule: health-gated-rollouts) reads the health check of a
+// ObserveHealth (rule: health-gated-rollouts) reads the health check of a
 // variant with spec.health for each of its Published targets and records
 // what it read in the target's Health; other targets have none. The
 // object is read in the variant's namespace only, with the controller's
@@ -31,7 +31,7 @@ import (
 // up to date), and a staged rollout waits for the cluster, then fails the
 // child past its progress deadline. Since changes only when the status
 // does: a steady resync writes nothing.
-func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant, b branchHead) error {
+func (o Observer) ObserveHealth(ctx context.Context, v *pvapi.PackageVariant, b BranchHead) error {
 	c := v.Spec.Health
 	for i := range v.Status.DownstreamTargets {
 		t := &v.Status.DownstreamTargets[i]
@@ -39,7 +39,7 @@ func (r *Reconciler) observeHealth(ctx context.Context, v *pvapi.PackageVariant,
 			t.Health = nil
 			continue
 		}
-		h, err := r.readHealth(ctx, v, t, b)
+		h, err := o.readHealth(ctx, v, t, b)
 		if err != nil {
 			return err
 		}
@@ -69,13 +69,13 @@ type Clusters interface {
 // readHealth evaluates the check for one published target: the object is
 // read from the cluster the check names (none: the management cluster,
 // watched), in the check's namespace (none: the variant's).
-func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b branchHead) (pvapi.TargetHealth, error) {
+func (o Observer) readHealth(ctx context.Context, v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b BranchHead) (pvapi.TargetHealth, error) {
 	c := v.Spec.Health
 	unknown := func(reason, object, format string, a ...any) pvapi.TargetHealth {
 		return pvapi.TargetHealth{Status: metav1.ConditionUnknown, Reason: reason, Object: object,
-			Message: fmt.Sprintf(format, a...), Since: metav1.NewTime(r.now())}
+			Message: fmt.Sprintf(format, a...), Since: metav1.NewTime(o.now())}
 	}
-	hv := healthVariant(v)
+	hv := HealthVariant(v)
 	name, err := health.Name(ctx, c, hv)
 	if err != nil {
 		return unknown(pvapi.ReasonCheckFailed, "", "spec.health.%v", err), nil
@@ -93,10 +93,10 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 	if cluster != "" {
 		object, where = "cluster "+cluster+": "+object, fmt.Sprintf("namespace %q of cluster %s", ns, cluster)
 	}
-	if !r.Kinds.Allows(krm.GVK{APIVersion: c.APIVersion, Kind: c.Kind}) {
-		return unknown(pvapi.ReasonKindNotAllowed, object, "%s", r.Kinds.Refusal("spec.health names kind "+c.Kind)), nil
+	if !o.Kinds.Allows(krm.GVK{APIVersion: c.APIVersion, Kind: c.Kind}) {
+		return unknown(pvapi.ReasonKindNotAllowed, object, "%s", o.Kinds.Refusal("spec.health names kind "+c.Kind)), nil
 	}
-	reader, err := r.healthReader(ctx, v, cluster, c)
+	reader, err := o.healthReader(ctx, v, cluster, c)
 	var ke *remote.KubeconfigError
 	switch {
 	case errors.As(err, &ke):
@@ -114,13 +114,13 @@ func (r *Reconciler) readHealth(ctx context.Context, v *pvapi.PackageVariant, t 
 		// kubeconfig's author chose the server, and may read this status.
 		// The whole error goes to the debug log only.
 		log.FromContext(ctx).V(1).Info("reading another cluster failed", "cluster", cluster, "object", object, "error", err.Error())
-		r.Clusters.Failed(v.Namespace, cluster)
+		o.Clusters.Failed(v.Namespace, cluster)
 		return unknown(pvapi.ReasonClusterUnreachable, object, "cluster %s (%s) did not answer reading %s: %s",
-			cluster, r.clusterSource(v.Namespace, cluster), object, remote.Describe(err)), nil
+			cluster, o.clusterSource(v.Namespace, cluster), object, remote.Describe(err)), nil
 	case err != nil:
 		return pvapi.TargetHealth{}, fmt.Errorf("reading the health check's %s: %w", object, err)
 	}
-	return r.judgeHealth(ctx, c, hv, u.Object, healthRevision(v, t, b), object, t.Name), nil
+	return o.judgeHealth(ctx, c, hv, u.Object, healthRevision(v, t, b), object, t.Name), nil
 }
 
 // ClusterSource is what a Clusters may say of where a cluster's client
@@ -131,8 +131,8 @@ type ClusterSource interface {
 }
 
 // clusterSource names where cluster's client comes from, for messages.
-func (r *Reconciler) clusterSource(namespace, cluster string) string {
-	if cs, ok := r.Clusters.(ClusterSource); ok {
+func (o Observer) clusterSource(namespace, cluster string) string {
+	if cs, ok := o.Clusters.(ClusterSource); ok {
 		return cs.Source(namespace, cluster)
 	}
 	return fmt.Sprintf("kubeconfig Secret %s/%s", namespace, remote.SecretName(cluster))
@@ -140,20 +140,20 @@ func (r *Reconciler) clusterSource(namespace, cluster string) string {
 
 // healthReader is where the object is read: the management cluster
 // (watched: a change wakes the variant) or the cluster's reader.
-func (r *Reconciler) healthReader(ctx context.Context, v *pvapi.PackageVariant, cluster string, c *pv.HealthCheck) (client.Reader, error) {
+func (o Observer) healthReader(ctx context.Context, v *pvapi.PackageVariant, cluster string, c *pv.HealthCheck) (client.Reader, error) {
 	if cluster == "" {
-		return r.Client, r.watchKind(c.APIVersion, c.Kind)
+		return o.Client, o.Watch(c.APIVersion, c.Kind)
 	}
-	if r.Clusters == nil {
+	if o.Clusters == nil {
 		return nil, &remote.KubeconfigError{Secret: v.Namespace + "/" + remote.SecretName(cluster), Err: errors.New("this controller reads no other cluster")}
 	}
-	return r.Clusters.Reader(ctx, v.Namespace, cluster)
+	return o.Clusters.Reader(ctx, v.Namespace, cluster)
 }
 
 // judgeHealth is the health of an object read: Healthy, HealthFailed or
 // NotHealthy, with the cluster's words (the check's message).
-func (r *Reconciler) judgeHealth(ctx context.Context, c *pv.HealthCheck, hv health.Variant, obj map[string]any, rev health.Revision, object, target string) pvapi.TargetHealth {
-	h := pvapi.TargetHealth{Object: object, Since: metav1.NewTime(r.now())}
+func (o Observer) judgeHealth(ctx context.Context, c *pv.HealthCheck, hv health.Variant, obj map[string]any, rev health.Revision, object, target string) pvapi.TargetHealth {
+	h := pvapi.TargetHealth{Object: object, Since: metav1.NewTime(o.now())}
 	state, err := health.Evaluate(ctx, c, hv, obj, rev)
 	if err != nil {
 		h.Status, h.Reason, h.Message = metav1.ConditionUnknown, pvapi.ReasonCheckFailed, fmt.Sprintf("spec.health.%v", err)
@@ -181,7 +181,8 @@ func (r *Reconciler) judgeHealth(ctx context.Context, c *pv.HealthCheck, hv heal
 	return h
 }
 
-func healthVariant(v *pvapi.PackageVariant) health.Variant {
+// HealthVariant is the variant as a health check's CEL reads it.
+func HealthVariant(v *pvapi.PackageVariant) health.Variant {
 	hv := health.Variant{Name: v.Name, Namespace: v.Namespace, Labels: v.Labels, Annotations: v.Annotations}
 	if d := v.Spec.Downstream; d != nil {
 		hv.Repo, hv.Package = d.Repo, d.Package
@@ -193,7 +194,7 @@ func healthVariant(v *pvapi.PackageVariant) health.Variant {
 // downstream's repository and package, its number (from the name's
 // lifecycle: the store's listing has it; the status keeps the name) and
 // its upstream lock.
-func healthRevision(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b branchHead) health.Revision {
+func healthRevision(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b BranchHead) health.Revision {
 	rev := health.Revision{Name: t.Name, Commit: t.Commit, Branch: b.branch}
 	if t.Commit != "" {
 		rev.Commits = append(rev.Commits, t.Commit)
@@ -212,4 +213,19 @@ func healthRevision(v *pvapi.PackageVariant, t *pvapi.DownstreamTarget, b branch
 		rev.UpstreamRepo, rev.UpstreamPackage, rev.UpstreamRef, rev.UpstreamCommit = l.Repo, l.Package, l.Ref, l.Commit
 	}
 	return rev
+}
+
+// WaitsOnACluster reports whether a target's health comes from another
+// cluster (spec.health.clusterExpr) and is not True: nothing there wakes
+// the variant, so it is polled.
+func WaitsOnACluster(v *pvapi.PackageVariant) bool {
+	if v.Spec.Health == nil || v.Spec.Health.ClusterExpr == "" {
+		return false
+	}
+	for _, t := range v.Status.DownstreamTargets {
+		if t.Health != nil && t.Health.Status != metav1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
