@@ -1,9 +1,9 @@
 package packagevariant
 
 import (
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"maps"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"

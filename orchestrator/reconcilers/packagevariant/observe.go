@@ -7,8 +7,8 @@ import (
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
-	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
+	"github.com/pvkit/pvkit/orchestrator/store"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 

@@ -1,8 +1,8 @@
 package packagevariant
 
 import (
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"strings"
 	"testing"
 	"time"

@@ -1,8 +1,8 @@
 package packagevariant
 
 import (
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"context"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
