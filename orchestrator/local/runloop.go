@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"maps"
 	"path/filepath"
@@ -378,7 +379,7 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 	rep.Changes = w.j.Changes()
 	rep.Held = w.pr.Held()
 	rep.Warnings = append(rep.Warnings, w.sy.warnings...)
-	rep.Warnings = append(rep.Warnings, w.events.warnings(packagevariant.EventApprovalRefused)...)
+	rep.Warnings = append(rep.Warnings, w.events.warnings(approve.EventApprovalRefused)...)
 	rep.Warnings = append(rep.Warnings, w.events.warnings(packagevariant.EventBlueprintOverrides)...)
 	synced, err := w.sy.objects(ctx)
 	if err != nil {

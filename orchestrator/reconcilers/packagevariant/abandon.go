@@ -37,8 +37,8 @@ func (r *Reconciler) abandonUndone(ctx context.Context, v *pvapi.PackageVariant,
 	}
 	kept := drafts[:0:0]
 	for _, d := range drafts {
-		last := targetOf(v, d.Name).LastWrite
-		if d.Lifecycle != store.Draft || d.Lock == nil || d.Lock.Matches(*up) || Rejected(v, d.Name) || last == "" || strings.HasPrefix(last, legacyCreated) {
+		last := v.Target(d.Name).LastWrite
+		if d.Lifecycle != store.Draft || d.Lock == nil || d.Lock.Matches(*up) || v.Target(d.Name).Rejected() || last == "" || strings.HasPrefix(last, pvapi.LegacyCreated) {
 			kept = append(kept, d)
 			continue
 		}

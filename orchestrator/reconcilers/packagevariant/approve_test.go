@@ -240,8 +240,8 @@ func TestApprovalWaitingInStatus(t *testing.T) {
 	e.variant(policyVariant("approval.nephio.org/policy: always, approval.nephio.org/delay: 1h"))
 	e.mustReconcile("app-prod")
 	want := "deploy.app-prod.packagevariant-1 is approved at 2026-11-22T01:00:00Z (approval.nephio.org/delay: 1h)"
-	c := e.condition("app-prod", ConditionApprovalWaiting)
-	if c.Status != "True" || c.Reason != ReasonApprovalPending || c.Message != want {
+	c := e.condition("app-prod", pvapi.ConditionApprovalWaiting)
+	if c.Status != "True" || c.Reason != pvapi.ReasonApprovalPending || c.Message != want {
 		t.Fatalf("ApprovalWaiting = %+v", c)
 	}
 	if evs := e.events(); !slices.Contains(evs, "Normal ApprovalPending "+want) {
@@ -250,7 +250,7 @@ func TestApprovalWaitingInStatus(t *testing.T) {
 	now = now.Add(10 * time.Minute)
 	writes := e.writes
 	e.mustReconcile("app-prod")
-	if c2 := e.condition("app-prod", ConditionApprovalWaiting); c2.Message != want || e.writes != writes {
+	if c2 := e.condition("app-prod", pvapi.ConditionApprovalWaiting); c2.Message != want || e.writes != writes {
 		t.Fatalf("a later reconcile changed the status (%d writes): %+v", e.writes-writes, c2)
 	}
 	if evs := e.events(); len(evs) != 0 {
@@ -261,7 +261,7 @@ func TestApprovalWaitingInStatus(t *testing.T) {
 	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
 		t.Fatalf("after the delay: %s", got)
 	}
-	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, ConditionApprovalWaiting); c != nil {
+	if c := apimeta.FindStatusCondition(e.get("app-prod").Status.Conditions, pvapi.ConditionApprovalWaiting); c != nil {
 		t.Fatalf("approved, ApprovalWaiting stays: %+v", c)
 	}
 
@@ -269,7 +269,7 @@ func TestApprovalWaitingInStatus(t *testing.T) {
 	bad.store.Publish(ns, "blueprints", "app", blueprint(t))
 	bad.variant(policyVariant("approval.nephio.org/policy: always, approval.nephio.org/delay: soon"))
 	bad.mustReconcile("app-prod")
-	if c := bad.condition("app-prod", ConditionApprovalWaiting); c.Reason != ReasonApprovalRefused ||
+	if c := bad.condition("app-prod", pvapi.ConditionApprovalWaiting); c.Reason != pvapi.ReasonApprovalRefused ||
 		c.Message != `deploy.app-prod.packagevariant-1: invalid approval.nephio.org/delay annotation "soon": time: invalid duration "soon"` {
 		t.Fatalf("a bad delay: %+v", c)
 	}
@@ -305,7 +305,7 @@ func TestRejectedDraft(t *testing.T) {
 		}
 		return ts[0]
 	}
-	if tg := target(); tg.Lifecycle != "Draft" || isRejected(tg) {
+	if tg := target(); tg.Lifecycle != "Draft" || tg.Rejected() {
 		t.Fatalf("a new draft: %+v", tg)
 	}
 	move := func(lc store.Lifecycle) {
@@ -319,12 +319,12 @@ func TestRejectedDraft(t *testing.T) {
 		e.mustReconcile("app-prod")
 	}
 	move(store.Proposed) // a person proposes it; its delay runs
-	if tg := target(); tg.Lifecycle != "Proposed" || isRejected(tg) {
+	if tg := target(); tg.Lifecycle != "Proposed" || tg.Rejected() {
 		t.Fatalf("proposed: %+v", tg)
 	}
 	e.events()
 	move(store.Draft) // and another rejects it
-	if tg := target(); tg.Lifecycle != "Draft" || !isRejected(tg) {
+	if tg := target(); tg.Lifecycle != "Draft" || !tg.Rejected() {
 		t.Fatalf("rejected: %+v", tg)
 	}
 	if evs := strings.Join(e.events(), "\n"); !strings.Contains(evs, "Warning DraftRejected draft deploy.app-prod.packagevariant-1 was rejected (Proposed, then Draft again): approval by policy leaves it to a person") {
@@ -335,7 +335,7 @@ func TestRejectedDraft(t *testing.T) {
 	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Draft 0" {
 		t.Fatalf("a rejected draft was approved by policy: %s", got)
 	}
-	if c := e.condition("app-prod", ConditionApprovalWaiting); c.Status != "True" || !strings.Contains(c.Message, "deploy.app-prod.packagevariant-1 was rejected: left to a person (propose it again)") {
+	if c := e.condition("app-prod", pvapi.ConditionApprovalWaiting); c.Status != "True" || !strings.Contains(c.Message, "deploy.app-prod.packagevariant-1 was rejected: left to a person (propose it again)") {
 		t.Fatalf("ApprovalWaiting = %+v", c)
 	}
 	if c := e.condition("app-prod", "Ready"); c.Status != "True" {
@@ -357,7 +357,7 @@ func TestRejectedDraft(t *testing.T) {
 	e.mustReconcile("app-prod")
 	e.mustReconcile("app-prod")
 	for _, tg := range e.get("app-prod").Status.DownstreamTargets {
-		if isRejected(tg) {
+		if tg.Rejected() {
 			t.Fatalf("an upgrade in place taken for a rejection: %+v", tg)
 		}
 	}

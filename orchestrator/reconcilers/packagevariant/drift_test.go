@@ -268,7 +268,7 @@ func TestNewerRevisionHoldsApprovalByPolicy(t *testing.T) {
 	if got := e.newestPublished(); got.Name != theirs.Name {
 		t.Fatalf("approval by policy published over %s: %s", theirs.Name, e.lifecycles())
 	}
-	c := e.condition("app-prod", ConditionApprovalWaiting)
+	c := e.condition("app-prod", pvapi.ConditionApprovalWaiting)
 	want := "a person decides whose content wins: publishing it would replace " + theirs.Name + " (revision 2), newer than the variant's " + pub.Name + " and not made by it"
 	if !strings.Contains(c.Message, want) {
 		t.Fatalf("ApprovalWaiting: %+v\nwant %q", c, want)

@@ -22,7 +22,7 @@ const (
 // spec.policy.drift, else its annotation: policyOf) and, for a value that
 // is none of them, why it is read as report.
 func (r *Reconciler) driftPolicy(v *pvapi.PackageVariant) (policy, problem string) {
-	what, val, ok := policyOf(v, observe.DriftPolicyAnnotation)
+	what, val, ok := v.PolicyOf(observe.DriftPolicyAnnotation)
 	switch {
 	case !ok || val == observe.DriftReport:
 		return observe.DriftReport, ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"maps"
 	"strings"
 	"sync"
@@ -120,7 +121,7 @@ func TestRestampFailureKeepsTheWrite(t *testing.T) {
 		t.Fatalf("the restamp's failure: %v", err)
 	}
 	draft := e.downstream("app-prod")[0]
-	if got := LastWrite(e.get("app-prod"), draft.Name); got == "" || got != variant.Fingerprint(e.files(draft)) {
+	if got := e.get("app-prod").Target(draft.Name).LastWrite; got == "" || got != variant.Fingerprint(e.files(draft)) {
 		t.Fatalf("lastWrite %q, the draft's digest %q", got, variant.Fingerprint(e.files(draft)))
 	}
 	e.mustReconcile("app-prod")
@@ -198,7 +199,7 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 			s := &unreadAfterALostAnswer{Store: e.store, land: c.land, stale: c.stale}
 			e.r.Store = s
 			draft := e.faultyUpgrade(func() { s.lose = true }, "ref file is empty")
-			tg := targetOf(e.get("app-prod"), draft.Name)
+			tg := e.get("app-prod").Target(draft.Name)
 			// The unconfirmed write, and the draft as the reconcile created
 			// it as the last write (fresh, it is the variant's own).
 			if tg.UnconfirmedWrite == "" || tg.LastWrite == "" || tg.LastWrite == tg.UnconfirmedWrite {
@@ -219,10 +220,10 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 				if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Draft") {
 					t.Fatalf("a person's edit was approved by policy: %s", got)
 				}
-				if why := e.condition("app-prod", ConditionApprovalWaiting).Message; !strings.Contains(why, "a person changed it since its variant's last write") {
+				if why := e.condition("app-prod", pvapi.ConditionApprovalWaiting).Message; !strings.Contains(why, "a person changed it since its variant's last write") {
 					t.Fatalf("ApprovalWaiting %q does not say a person changed it", why)
 				}
-				if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite == variant.Fingerprint(e.files(draft)) {
+				if tg := e.get("app-prod").Target(draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite == variant.Fingerprint(e.files(draft)) {
 					t.Fatalf("after the edit: lastWrite %q, unconfirmedWrite %q; want no unconfirmed write, and the last write not the edited draft", tg.LastWrite, tg.UnconfirmedWrite)
 				}
 				return
@@ -230,7 +231,7 @@ func TestLostAnswerUnreadDraftIsTheVariants(t *testing.T) {
 			if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
 				t.Fatalf("approval by policy after the lost answer: %s", got)
 			}
-			if tg := targetOf(e.get("app-prod"), draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite != variant.Fingerprint(e.files(draft)) {
+			if tg := e.get("app-prod").Target(draft.Name); tg.UnconfirmedWrite != "" || tg.LastWrite != variant.Fingerprint(e.files(draft)) {
 				t.Fatalf("lastWrite %q, unconfirmedWrite %q; the draft's digest %q", tg.LastWrite, tg.UnconfirmedWrite, variant.Fingerprint(e.files(draft)))
 			}
 		})
@@ -279,7 +280,7 @@ func TestRefusedFirstWriteOfAFreshDraft(t *testing.T) {
 		_ = e.reconcile("app-prod")
 	}
 	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
-		t.Fatalf("approval by policy after the refused write: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+		t.Fatalf("approval by policy after the refused write: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", pvapi.ConditionApprovalWaiting).Message)
 	}
 	rec, err := provenance.Read(e.files(draft))
 	if err != nil || !rec.For(draft.Name) {
@@ -369,7 +370,7 @@ func TestFreshDraftsStepFailsBeforeItsWrite(t *testing.T) {
 		_ = e.reconcile("app-prod")
 	}
 	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
-		t.Fatalf("approval by policy after the failed step: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+		t.Fatalf("approval by policy after the failed step: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", pvapi.ConditionApprovalWaiting).Message)
 	}
 }
 
@@ -385,14 +386,14 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	s := draftUnreadOnce(e.store)
 	e.r.Store = s
 	draft := e.faultyUpgrade(func() { s.lose = true }, "error creating main branch")
-	if tg := targetOf(e.get("app-prod"), draft.Name); tg.CreatedAt != draft.ResourceVersion || tg.LastWrite != "" {
+	if tg := e.get("app-prod").Target(draft.Name); tg.CreatedAt != draft.ResourceVersion || tg.LastWrite != "" {
 		t.Fatalf("the draft as created is not recorded: createdAt %q, last write %q, want %q and none", tg.CreatedAt, tg.LastWrite, draft.ResourceVersion)
 	}
 	// The form older pvkit wrote (lastWrite created@<version>) reads the same.
 	v := e.get("app-prod")
 	for i := range v.Status.DownstreamTargets {
 		if dt := &v.Status.DownstreamTargets[i]; dt.Name == draft.Name {
-			dt.LastWrite, dt.CreatedAt = legacyCreated+draft.ResourceVersion, ""
+			dt.LastWrite, dt.CreatedAt = pvapi.LegacyCreated+draft.ResourceVersion, ""
 		}
 	}
 	if err := e.client.Status().Update(context.Background(), v); err != nil {
@@ -402,7 +403,7 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 		_ = e.reconcile("app-prod")
 	}
 	if got := e.lifecycles(); !strings.Contains(got, draft.Name+" Published 2") {
-		t.Fatalf("approval by policy after the unread draft: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", ConditionApprovalWaiting).Message)
+		t.Fatalf("approval by policy after the unread draft: %s (ApprovalWaiting: %q)", got, e.condition("app-prod", pvapi.ConditionApprovalWaiting).Message)
 	}
 	// A person's edit after the creation moves the draft's version: not
 	// the variant's as created then; the edit is named (Edited) and kept.
@@ -425,7 +426,7 @@ func TestFreshDraftUnreadAfterItsCreation(t *testing.T) {
 	files["persons.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: persons\n"
 	e.store.SetFiles(ns, d3.Name, files)
 	_ = e.reconcile("app-prod")
-	if tg := targetOf(e.get("app-prod"), d3.Name); !tg.Edited || tg.LastWrite == "" && tg.CreatedAt == d3.ResourceVersion {
+	if tg := e.get("app-prod").Target(d3.Name); !tg.Edited || tg.LastWrite == "" && tg.CreatedAt == d3.ResourceVersion {
 		t.Fatalf("a draft changed after its creation: %+v", tg)
 	}
 	for i := 0; i < 3; i++ {
@@ -484,7 +485,7 @@ func TestFourStatusConflictsLoseNoLastWrite(t *testing.T) {
 		t.Fatalf("after the lost status patch, the targets %+v: want %s's write recorded before it (unconfirmedWrite %s)", ts, draft.Name, digest)
 	}
 	e.mustReconcile("app-prod")
-	if got := LastWrite(e.get("app-prod"), draft.Name); got != digest {
+	if got := e.get("app-prod").Target(draft.Name).LastWrite; got != digest {
 		t.Fatalf("lastWrite %q, the draft's digest %q", got, digest)
 	}
 	e.r.ApproveByPolicy = true

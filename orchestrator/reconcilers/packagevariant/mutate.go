@@ -204,7 +204,7 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	}
 	if !out.Changed {
 		t := target{name: d.Name, checked: true, overridden: out.Overridden, edited: edited, gate: out.OpenGate}
-		if lastLeft(v, d.Name, fp) == fp {
+		if v.Target(d.Name).LastLeft(fp) == fp {
 			t.lastWrite = fp // (an unconfirmed write, confirmed)
 		}
 		return mutation{target: t, in: in, files: res.Files, asCreated: asCreated}, nil
@@ -249,7 +249,7 @@ func (r *Reconciler) readDraft(ctx context.Context, v *pvapi.PackageVariant, d s
 	if err != nil {
 		return res, false, err
 	}
-	asCreated := !w.fresh && res.ResourceVersion != "" && createdAt(targetOf(v, d.Name)) == res.ResourceVersion
+	asCreated := !w.fresh && res.ResourceVersion != "" && v.Target(d.Name).Created() == res.ResourceVersion
 	if asCreated {
 		w.fresh = true
 	}
@@ -358,52 +358,21 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	return render, again, nil
 }
 
-// legacyCreated starts a LastWrite older pvkit wrote for a draft recorded
-// by its version as created (DownstreamTarget.CreatedAt now holds it).
-const legacyCreated = "created@"
-
-// createdAt is the version a target's draft was recorded at as its
-// creation left it ("": none), in the field or in the older form.
-func createdAt(t pvapi.DownstreamTarget) string {
-	if t.CreatedAt != "" {
-		return t.CreatedAt
-	}
-	if v, ok := strings.CutPrefix(t.LastWrite, legacyCreated); ok {
-		return v
-	}
-	return ""
-}
-
 // writtenBeforeRead: a draft recorded as created (createdAt) with no
 // digest known, found at another version: someone wrote it before the
 // variant ever read it (named Edited; a later write of the variant keeps
 // what they wrote).
 func writtenBeforeRead(v *pvapi.PackageVariant, draft string) bool {
-	t := targetOf(v, draft)
-	return createdAt(t) != "" && (t.LastWrite == "" || strings.HasPrefix(t.LastWrite, legacyCreated))
+	t := v.Target(draft)
+	return t.Created() != "" && (t.LastWrite == "" || strings.HasPrefix(t.LastWrite, pvapi.LegacyCreated))
 }
 
 // editedSince reports whether a draft read at digest fp differs from the variant's
 // last write of it (someone else edited it); false when the variant knows
 // no last write.
 func editedSince(v *pvapi.PackageVariant, draft, fp string) bool {
-	last := lastLeft(v, draft, fp)
+	last := v.Target(draft).LastLeft(fp)
 	return last != "" && approval.EditedSince(last, fp)
-}
-
-// lastLeft is the digest of the draft as the variant last left it, for a
-// draft read at digest fp: its status's LastWrite, or its UnconfirmedWrite
-// when the draft is at that digest (the write whose answer was an error
-// landed as sent).
-func lastLeft(v *pvapi.PackageVariant, draft, fp string) string {
-	t := targetOf(v, draft)
-	if t.UnconfirmedWrite != "" && t.UnconfirmedWrite == fp {
-		return fp
-	}
-	if strings.HasPrefix(t.LastWrite, legacyCreated) {
-		return "" // no digest known: not edited by anyone's reckoning
-	}
-	return t.LastWrite
 }
 
 // renderConflict (rule: render-fight-stops) names what Porch's render

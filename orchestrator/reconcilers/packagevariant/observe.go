@@ -53,7 +53,7 @@ func (r *Reconciler) observeAgain(ctx context.Context, v *pvapi.PackageVariant) 
 // observeInterval is the variant's interval: its annotation's (or its
 // set's), bounded below, else the controller's.
 func (r *Reconciler) observeInterval(ctx context.Context, v *pvapi.PackageVariant) time.Duration {
-	what, val, ok := policyOf(v, ObserveIntervalAnnotation)
+	what, val, ok := v.PolicyOf(ObserveIntervalAnnotation)
 	if !ok {
 		return r.ObserveInterval
 	}

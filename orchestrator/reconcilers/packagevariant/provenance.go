@@ -1,18 +1,15 @@
 package packagevariant
 
 import (
-	"context"
 	"fmt"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"os"
-	"strings"
 
 	"github.com/pvkit/pvkit"
 	"github.com/pvkit/pvkit/internal/sshsig"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	"github.com/pvkit/pvkit/pkg/krm"
 	"github.com/pvkit/pvkit/pkg/provenance"
 )
 
@@ -83,7 +80,7 @@ func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]stri
 // changed the package) is not unstamped: restamp writes it once, and a
 // render that changes the package each time must not write forever.
 func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string, fp string) bool {
-	if lastLeft(v, d.Name, fp) != fp {
+	if v.Target(d.Name).LastLeft(fp) != fp {
 		return false
 	}
 	rec, err := provenance.Read(files)
@@ -96,46 +93,6 @@ func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]strin
 func staleRecord(files map[string]string) bool {
 	rec, err := provenance.Read(files)
 	return err == nil && len(rec.Differences(files)) > 0
-}
-
-// provenanceProblem is why a draft's provenance does not hold, when the
-// draft, its variant or its set requires it ("" otherwise, or when it
-// holds).
-func (r *Reconciler) provenanceProblem(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, files map[string]string) string {
-	required := d.Annotations[RequireProvenanceAnnotation] == "true"
-	if !required {
-		_, val, _ := policyOf(v, RequireProvenanceAnnotation)
-		required = val == "true"
-	}
-	if !required {
-		return ""
-	}
-	res, err := provenance.Check(files, r.Provenance.Verify)
-	if err != nil {
-		return err.Error()
-	}
-	if !res.Record.For(d.Name) {
-		return fmt.Sprintf("the record (%s) was not written for %s", provenance.FileName, d.Name)
-	}
-	if marked := res.Record.Marked(); len(marked) > 0 {
-		return "the record says pvkit did not build " + notBuilt(marked)
-	}
-	return ""
-}
-
-// notBuilt names the files a record marks as not pvkit's build, with
-// their origin (at most five, and how many more).
-func notBuilt(marked map[string]string) string {
-	names := krm.SortedKeys(marked)
-	parts := make([]string, 0, 6)
-	for i, n := range names {
-		if i == 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(names)-i))
-			break
-		}
-		parts = append(parts, n+" ("+marked[n]+")")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // NewProvenance is the Provenance of a builder ("controller", "pvctl") with

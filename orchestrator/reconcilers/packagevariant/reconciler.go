@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
 	"regexp"
 	"strings"
 	"sync"
@@ -44,8 +45,6 @@ const (
 	EventDraftReclaimed      = "DraftReclaimed"      // the draft asked for, recorded by Porch without owner, taken back
 	EventEmptyDraftDeleted   = "EmptyDraftDeleted"   // Warning: the draft pvkit asked for holds no file (a create Porch failed half-way): deleted, made again
 	EventOwnerlessDraft      = "OwnerlessDraft"      // Warning: an ownerless draft in a pvkit workspace next to a new one
-	EventDraftApproved       = "DraftApproved"       // --approve-by-policy published a draft its variant asks to be approved
-	EventApprovalRefused     = "ApprovalRefused"     // Warning: a bad approval.nephio.org annotation
 )
 
 // Reconciler reconciles PackageVariants.
@@ -186,8 +185,10 @@ func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result
 func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcome error, again time.Duration) {
 	outcomes := []error{r.reconcileVariant(ctx, v)}
 	if outcomes[0] == nil && r.ApproveByPolicy {
-		var err error
-		again, err = r.approveByPolicy(ctx, v)
+		owned, err := r.listOwned(ctx, v)
+		if err == nil {
+			again, err = approve.Approver{Store: r.porch(), Clock: r.Clock, Events: r.events(), Verify: r.Provenance.Verify}.Run(ctx, v, owned)
+		}
 		outcomes = append(outcomes, err)
 	}
 	obs := r.observer()

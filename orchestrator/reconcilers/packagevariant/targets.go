@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
 	"slices"
 	"sort"
 
@@ -29,7 +30,7 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 	if dt.Lifecycle == "" || store.Lifecycle(dt.Lifecycle).IsPublished() {
 		return pvapi.Blocked{}, false
 	}
-	rejected := isRejected(dt) // what the status said, unless this reconcile read the lifecycle
+	rejected := dt.Rejected() // what the status said, unless this reconcile read the lifecycle
 	if t.lifecycle != "" {
 		rejected = t.rejected
 	}
@@ -48,17 +49,7 @@ func blocked(dt pvapi.DownstreamTarget, t target) (pvapi.Blocked, bool) {
 	case dt.Blocked != nil && dt.Blocked.Reason == pvapi.ReasonAwaitingApproval:
 		return *dt.Blocked, true // approval by policy's word on it, until it speaks again
 	}
-	return pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: awaiting(dt.Lifecycle, "")}, true
-}
-
-// isRejected reports whether the status says a person rejected the draft
-// (rule rejected-drafts): its Blocked reason, the one place the status
-// carries it. It holds while the draft stays a Draft:
-// approval by policy leaves it to a person, and a staged rollout counts
-// its variant failed. Proposing it again, or an upgrade in place to a new
-// upstream, ends it.
-func isRejected(t pvapi.DownstreamTarget) bool {
-	return t.Blocked != nil && t.Blocked.Reason == pvapi.ReasonRejected
+	return pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: approve.Awaiting(dt.Lifecycle, "")}, true
 }
 
 // sameUpstream reports whether a target's recorded lock and a lock read
@@ -70,28 +61,6 @@ func isRejected(t pvapi.DownstreamTarget) bool {
 // first, so that the next reconcile does not patch it again (the release
 // bench counted a second status patch per variant before).
 func sameUpstream(u *pvapi.UpstreamLock, l *store.Lock) bool { return kit.StoreLock(u).Same(l) }
-
-// awaiting is AwaitingApproval's message, with what approval by policy
-// said of it when it did (more).
-func awaiting(lifecycle, more string) string {
-	if more == "" {
-		return lifecycle + ", not yet approved"
-	}
-	return lifecycle + ", not yet approved: " + more
-}
-
-// setApprovalWait records approval by policy's word on a draft in its
-// target's Blocked (AwaitingApproval): what the policy waits for. A gate
-// or a rejection, which say more, are kept.
-func setApprovalWait(v *pvapi.PackageVariant, name, msg string) {
-	for i := range v.Status.DownstreamTargets {
-		t := &v.Status.DownstreamTargets[i]
-		if t.Name != name || (t.Blocked != nil && t.Blocked.Reason != pvapi.ReasonAwaitingApproval) {
-			continue
-		}
-		t.Blocked = &pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: msg}
-	}
-}
 
 // seeLifecycles (rule: rejected-drafts) records on the targets each
 // revision's lifecycle as this reconcile read it, and whether a person
@@ -147,8 +116,8 @@ func (r *Reconciler) seeLifecycles(v *pvapi.PackageVariant, targets []target, mi
 		}
 		p := prev(t.name)
 		t.lifecycle = string(lc)
-		t.rejected = lc == store.Draft && !own && (isRejected(*p) || p.Lifecycle == string(store.Proposed))
-		if t.rejected && !isRejected(*p) {
+		t.rejected = lc == store.Draft && !own && (p.Rejected() || p.Lifecycle == string(store.Proposed))
+		if t.rejected && !p.Rejected() {
 			r.events().Warning(v, EventDraftRejected, "draft %s was rejected (Proposed, then Draft again): approval by policy leaves it to a person, and a staged rollout counts this variant failed; propose it again when it is fixed", t.name)
 		}
 	}

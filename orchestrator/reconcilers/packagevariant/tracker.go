@@ -77,3 +77,12 @@ func (r *Reconciler) emptyDraft(ctx context.Context, v *pvapi.PackageVariant, d 
 	ctrl.LoggerFrom(ctx).Info("deleted an empty draft the variant asked for", "revision", d.Name)
 	return kit.Wait(cacheRetry, "draft %s held no file (Porch's create of it failed half-way): deleted, made again", d.Name)
 }
+
+// listOwned lists the variant's revisions as the settled store gives them
+// (the draft it created last read directly when the listing, an informer
+// cache, does not show it), in the reconcile's outcomes.
+func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
+	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
+	r.reclaimed(ctx, v)
+	return owned, settledOutcome(ctx, err)
+}

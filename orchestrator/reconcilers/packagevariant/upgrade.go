@@ -43,7 +43,7 @@ const EventDraftRejected = "DraftRejected"
 // draftUpgradePolicy reads DraftUpgradeAnnotation on the variant, else on
 // its set: "" for in place, or why the variant stalls instead.
 func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVariant) string {
-	what, val, ok := policyOf(v, DraftUpgradeAnnotation)
+	what, val, ok := v.PolicyOf(DraftUpgradeAnnotation)
 	switch {
 	case !ok || val == DraftUpgradeInPlace:
 		return ""
@@ -52,21 +52,6 @@ func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVar
 	}
 	return fmt.Sprintf("%s has %s: %q, neither %q nor %q (read as %q until fixed): approve or delete the draft, or fix the annotation",
 		what, DraftUpgradeAnnotation, val, DraftUpgradeInPlace, DraftUpgradeStall, DraftUpgradeStall)
-}
-
-// policyOf is the variant's choice of a policy (rule policy-flows-down):
-// its spec.policy field, else its own annotation of the same key
-// (deprecated), saying which said it; ok is false when neither does.
-// Nothing of its set is read: a set writes its policies into its
-// children's spec.policy.
-func policyOf(v *pvapi.PackageVariant, key string) (what, val string, ok bool) {
-	if field, val := v.Spec.Policy.Get(key); val != "" {
-		return fmt.Sprintf("PackageVariant %s (`spec.policy.%s`)", v.Name, field), val, true
-	}
-	if val, ok = v.Annotations[key]; ok {
-		return "PackageVariant " + v.Name, val, true
-	}
-	return "PackageVariant " + v.Name, "", false
 }
 
 // EventDeprecatedAnnotation: the variant gives a policy by an annotation

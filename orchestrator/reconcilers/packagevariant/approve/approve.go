@@ -1,25 +1,67 @@
-package packagevariant
+// Package approve is the PackageVariant reconciler's approval by policy
+// (--approve-by-policy): it publishes a variant's finished drafts that ask
+// for it (approval.nephio.org/policy, or a wave's spec.approval), by
+// Nephio's rules (orchestrator/approval), once the variant is Ready. It
+// writes the lifecycle of those drafts to Porch and what holds the others
+// back to the variant's status (the condition ApprovalWaiting and each
+// target's Blocked); it reads nothing but the drafts it is given, their
+// files and their package's listing.
+package approve
 
 import (
 	"context"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"strings"
 	"time"
-
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/kptfile"
+	"github.com/pvkit/pvkit/pkg/krm"
+	"github.com/pvkit/pvkit/pkg/provenance"
 	"github.com/pvkit/pvkit/pkg/variant"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// approveByPolicy approves, by Nephio's rules (approval.Decide), the
+// Events of approval by policy.
+const (
+	EventDraftApproved   = "DraftApproved"   // a draft its variant asks to be approved, published
+	EventApprovalRefused = "ApprovalRefused" // Warning: a bad approval.nephio.org annotation
+	EventApprovalPending = "ApprovalPending" // a draft's approval.nephio.org/delay runs
+)
+
+// listingRetry is how soon a reconcile runs again when Porch's listing
+// does not show an approval yet.
+const listingRetry = 500 * time.Millisecond
+
+// Approver approves by policy; the reconciler makes one for each
+// reconcile.
+type Approver struct {
+	// Store is Porch, settled.
+	Store store.Store
+	// Clock stamps conditions and reads delays (nil: the real clock).
+	Clock kit.Clock
+	// Events records the variant's Events.
+	Events kit.Events
+	// Verify checks a provenance record's signature (nil: the content is
+	// checked against the record, the signature is not).
+	Verify provenance.Verifier
+}
+
+func (a Approver) now() time.Time {
+	if a.Clock == nil {
+		return time.Now()
+	}
+	return a.Clock.Now()
+}
+
+// Run approves, by Nephio's rules (approval.Decide), the
 // variant's drafts that ask for it with approval.nephio.org/policy, once the
 // variant is Ready (the caller runs it only then):
 //   - every readiness gate of the draft's Kptfile True (the mutation gate
@@ -41,16 +83,12 @@ import (
 // while its delay runs, with the time it is due, ApprovalWaiting
 // otherwise), removed when none waits; a delay that starts is a Normal
 // Event, ApprovalPending. Errors are Porch's, retried.
-func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVariant) (_ time.Duration, err error) {
-	owned, err := r.listOwned(ctx, v)
-	if err != nil {
-		return 0, err
-	}
+func (a Approver) Run(ctx context.Context, v *pvapi.PackageVariant, owned []store.Revision) (_ time.Duration, err error) {
 	var again time.Duration
 	var w approvalWait
 	defer func() {
 		if err == nil { // what every draft is waiting for, when all were seen
-			r.setApprovalWaiting(v, w)
+			a.setApprovalWaiting(v, w)
 		}
 	}()
 	for _, d := range owned {
@@ -61,15 +99,15 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		if d.Lifecycle.IsPublished() || d.Annotations[approval.PolicyAnnotation] == "" {
 			continue
 		}
-		if why := r.personsToApprove(v, d); why != "" {
+		if why := a.personsToApprove(v, d); why != "" {
 			w.waiting = append(w.waiting, why)
 			continue
 		}
-		res, err := r.porch().GetResources(ctx, d.Namespace, d.Name)
+		res, err := a.Store.GetResources(ctx, d.Namespace, d.Name)
 		if err != nil {
 			return 0, err
 		}
-		pkg, err := r.porch().ListRevisions(ctx, d.Key())
+		pkg, err := a.Store.ListRevisions(ctx, d.Key())
 		if err != nil {
 			return 0, err
 		}
@@ -77,15 +115,15 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 		for _, p := range pkg {
 			published = published || p.Lifecycle.IsPublished()
 		}
-		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: r.now(),
+		dec, err := approval.Decide(approval.Facts{Annotations: d.Annotations, Created: d.Created, Now: a.now(),
 			VariantReady: true, GatesTrue: gatesTrue(res.Files), PublishedExists: published,
 			EditedByPerson:    editedByPerson(v, d.Name, res.Files),
-			ProvenanceProblem: r.provenanceProblem(ctx, v, d, res.Files),
+			ProvenanceProblem: a.provenanceProblem(ctx, v, d, res.Files),
 			Replaces:          replacesAPerson(v, d, pkg)})
 		if err != nil {
-			r.events().Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
+			a.Events.Warning(v, EventApprovalRefused, "%s: %v; not approved", d.Name, err)
 			w.refused = append(w.refused, fmt.Sprintf("%s: %v", d.Name, err))
-			setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), fmt.Sprintf("its approval annotations are refused: %v", err)))
+			setApprovalWait(v, d.Name, Awaiting(string(d.Lifecycle), fmt.Sprintf("its approval annotations are refused: %v", err)))
 			continue
 		}
 		if !dec.Approve {
@@ -94,30 +132,30 @@ func (r *Reconciler) approveByPolicy(ctx context.Context, v *pvapi.PackageVarian
 				again = dec.Wait
 			}
 			if dec.Wait > 0 { // a stable message: the time it is due, not how long ago it was made
-				due := fmt.Sprintf("approved at %s (%s: %s)", d.Created.Add(r.delayOf(d)).UTC().Format(time.RFC3339), approval.DelayAnnotation, d.Annotations[approval.DelayAnnotation])
+				due := fmt.Sprintf("approved at %s (%s: %s)", d.Created.Add(a.delayOf(d)).UTC().Format(time.RFC3339), approval.DelayAnnotation, d.Annotations[approval.DelayAnnotation])
 				w.pending = append(w.pending, d.Name+" is "+due)
-				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), due))
+				setApprovalWait(v, d.Name, Awaiting(string(d.Lifecycle), due))
 			} else {
 				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
 				why := dec.Why
 				if !strings.HasPrefix(why, "policy ") { // said once ("policy initial: policy initial: ...")
 					why = fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], why)
 				}
-				setApprovalWait(v, d.Name, awaiting(string(d.Lifecycle), why))
+				setApprovalWait(v, d.Name, Awaiting(string(d.Lifecycle), why))
 			}
 			continue
 		}
 		if d.Lifecycle == store.Draft {
 			d.Lifecycle, d.ResourceVersion = store.Proposed, ""
-			if err := r.porch().Update(ctx, d); err != nil {
+			if err := a.Store.Update(ctx, d); err != nil {
 				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
 			}
 		}
-		pub, err := r.approve(ctx, d)
+		pub, err := a.approve(ctx, d)
 		if err != nil {
 			return 0, err
 		}
-		r.approved(ctx, v, d.Name, pub, dec.Policy, wave)
+		a.approved(ctx, v, d.Name, pub, dec.Policy, wave)
 	}
 	return again, nil
 }
@@ -150,13 +188,13 @@ func replacesAPerson(v *pvapi.PackageVariant, d store.Revision, pkg []store.Revi
 // and, published, the outcome is a wait for the listing, not an error
 // whose backoff grows (seen in e2e-porch: a staged rollout stood a minute
 // on one child retrying).
-func (r *Reconciler) approve(ctx context.Context, d store.Revision) (store.Revision, error) {
-	pub, err := r.porch().ApproveRevision(ctx, d.Namespace, d.Name)
+func (a Approver) approve(ctx context.Context, d store.Revision) (store.Revision, error) {
+	pub, err := a.Store.ApproveRevision(ctx, d.Namespace, d.Name)
 	if err == nil {
 		return pub, nil
 	}
-	if cur, rerr := r.porch().Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
-		return store.Revision{}, kit.Wait(cacheRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
+	if cur, rerr := a.Store.Read(ctx, d.Namespace, d.Name); rerr == nil && cur.Lifecycle.IsPublished() {
+		return store.Revision{}, kit.Wait(listingRetry, "%s is published; waiting for Porch's listing to show it", d.Name)
 	}
 	return store.Revision{}, fmt.Errorf("approving %s: %w", d.Name, err)
 }
@@ -164,7 +202,7 @@ func (r *Reconciler) approve(ctx context.Context, d store.Revision) (store.Revis
 // approved records an approval by policy: the target Published in the
 // status, as the next reconcile reads it (no status patch for it then),
 // a log line and an Event saying whose decision it was.
-func (r *Reconciler) approved(ctx context.Context, v *pvapi.PackageVariant, name string, pub store.Revision, policy string, wave bool) {
+func (a Approver) approved(ctx context.Context, v *pvapi.PackageVariant, name string, pub store.Revision, policy string, wave bool) {
 	for i := range v.Status.DownstreamTargets {
 		if t := &v.Status.DownstreamTargets[i]; t.Name == name && t.Lifecycle != "" {
 			t.Lifecycle, t.Blocked = string(store.Published), nil
@@ -175,9 +213,9 @@ func (r *Reconciler) approved(ctx context.Context, v *pvapi.PackageVariant, name
 	}
 	ctrl.LoggerFrom(ctx).Info("approved by policy", "revision", name, "policy", policy, "wave", wave)
 	if wave {
-		r.events().Normal(v, EventDraftApproved, "approved %s (%s): revision %d of %s", name, v.Spec.Approval.By, pub.Revision, pub.Package)
+		a.Events.Normal(v, EventDraftApproved, "approved %s (%s): revision %d of %s", name, v.Spec.Approval.By, pub.Revision, pub.Package)
 	} else {
-		r.events().Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", name, approval.PolicyAnnotation, policy, pub.Revision, pub.Package)
+		a.Events.Normal(v, EventDraftApproved, "approved %s (%s: %s): revision %d of %s", name, approval.PolicyAnnotation, policy, pub.Revision, pub.Package)
 	}
 }
 
@@ -199,15 +237,6 @@ func withPolicy(ann map[string]string, policy string) map[string]string {
 	return out
 }
 
-// listOwned lists the variant's revisions as the settled store gives them
-// (the draft it created last read directly when the listing, an informer
-// cache, does not show it), in the reconcile's outcomes.
-func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
-	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
-	r.reclaimed(ctx, v)
-	return owned, settledOutcome(ctx, err)
-}
-
 // gatesTrue reports whether every readiness gate of a package's Kptfile
 // has a True condition (kptfile.NotReady); a package without a Kptfile has
 // none to wait for.
@@ -220,40 +249,12 @@ func gatesTrue(files map[string]string) bool {
 	return err == nil && gate == ""
 }
 
-// targetOf is the variant's status entry for a revision (the zero value
-// when it has none).
-func targetOf(v *pvapi.PackageVariant, name string) pvapi.DownstreamTarget {
-	for _, t := range v.Status.DownstreamTargets {
-		if t.Name == name {
-			return t
-		}
-	}
-	return pvapi.DownstreamTarget{}
-}
-
 // editedByPerson reports whether a draft is not as its variant last left
 // it (lastLeft), or the variant knows no last write of it.
 func editedByPerson(v *pvapi.PackageVariant, draft string, files map[string]string) bool {
 	fp := variant.Fingerprint(files)
-	return approval.EditedSince(lastLeft(v, draft, fp), fp)
+	return approval.EditedSince(v.Target(draft).LastLeft(fp), fp)
 }
-
-// LastWrite is the digest of a draft as the variant last wrote it, from
-// its status ("" when it never did).
-func LastWrite(v *pvapi.PackageVariant, draft string) string { return targetOf(v, draft).LastWrite }
-
-// Rejected reports whether a person rejected the variant's draft
-// (its target Blocked, Rejected; rule: rejected-drafts).
-func Rejected(v *pvapi.PackageVariant, draft string) bool { return isRejected(targetOf(v, draft)) }
-
-// Approval conditions and Events (approveByPolicy).
-const (
-	ConditionApprovalWaiting = pvapi.ConditionApprovalWaiting
-	ReasonApprovalRefused    = pvapi.ReasonApprovalRefused
-	ReasonApprovalPending    = pvapi.ReasonApprovalPending
-	ReasonApprovalWaiting    = pvapi.ReasonApprovalWaiting
-	EventApprovalPending     = "ApprovalPending" // a draft's approval.nephio.org/delay runs
-)
 
 // approvalWait is what holds a reconcile's drafts back from approval by
 // policy: bad annotations, delays running (when each is due), anything
@@ -262,32 +263,32 @@ type approvalWait struct{ refused, pending, waiting []string }
 
 // setApprovalWaiting sets or removes the variant's ApprovalWaiting
 // condition; a delay that starts (a new pending message) is an Event.
-func (r *Reconciler) setApprovalWaiting(v *pvapi.PackageVariant, w approvalWait) {
+func (a Approver) setApprovalWaiting(v *pvapi.PackageVariant, w approvalWait) {
 	all := append(append(append([]string(nil), w.refused...), w.pending...), w.waiting...)
 	if len(all) == 0 {
-		apimeta.RemoveStatusCondition(&v.Status.Conditions, ConditionApprovalWaiting)
+		apimeta.RemoveStatusCondition(&v.Status.Conditions, pvapi.ConditionApprovalWaiting)
 		return
 	}
-	reason := ReasonApprovalWaiting
+	reason := pvapi.ReasonApprovalWaiting
 	switch {
 	case len(w.refused) > 0:
-		reason = ReasonApprovalRefused
+		reason = pvapi.ReasonApprovalRefused
 	case len(w.pending) > 0:
-		reason = ReasonApprovalPending
+		reason = pvapi.ReasonApprovalPending
 	}
 	msg := strings.Join(all, "; ")
-	prev := apimeta.FindStatusCondition(v.Status.Conditions, ConditionApprovalWaiting)
+	prev := apimeta.FindStatusCondition(v.Status.Conditions, pvapi.ConditionApprovalWaiting)
 	for _, p := range w.pending {
 		if prev == nil || !strings.Contains(prev.Message, p) {
-			r.events().Normal(v, EventApprovalPending, "%s", p)
+			a.Events.Normal(v, EventApprovalPending, "%s", p)
 		}
 	}
-	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, ConditionApprovalWaiting, metav1.ConditionTrue, reason, msg)
+	kit.Set(&v.Status.Conditions, v.Generation, a.Clock, pvapi.ConditionApprovalWaiting, metav1.ConditionTrue, reason, msg)
 }
 
 // delayOf is a draft's approval.nephio.org/delay (0 when none parses; the
 // caller has Decide's word that it does).
-func (r *Reconciler) delayOf(d store.Revision) time.Duration {
+func (a Approver) delayOf(d store.Revision) time.Duration {
 	v, _ := time.ParseDuration(d.Annotations[approval.DelayAnnotation])
 	return v
 }
@@ -295,10 +296,72 @@ func (r *Reconciler) delayOf(d store.Revision) time.Duration {
 // personsToApprove says why a draft that asks for approval is left to a
 // person before anything of it is read ("" when not): rejected
 // (proposed, then sent back to Draft).
-func (r *Reconciler) personsToApprove(v *pvapi.PackageVariant, d store.Revision) string {
+func (a Approver) personsToApprove(v *pvapi.PackageVariant, d store.Revision) string {
 	switch {
-	case d.Lifecycle == store.Draft && Rejected(v, d.Name):
+	case d.Lifecycle == store.Draft && v.Target(d.Name).Rejected():
 		return fmt.Sprintf("%s was rejected: left to a person (propose it again)", d.Name)
 	}
 	return ""
+}
+
+// provenanceProblem is why a draft's provenance does not hold, when the
+// draft, its variant or its set requires it ("" otherwise, or when it
+// holds).
+func (a Approver) provenanceProblem(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, files map[string]string) string {
+	required := d.Annotations[pv.RequireProvenanceAnnotation] == "true"
+	if !required {
+		_, val, _ := v.PolicyOf(pv.RequireProvenanceAnnotation)
+		required = val == "true"
+	}
+	if !required {
+		return ""
+	}
+	res, err := provenance.Check(files, a.Verify)
+	if err != nil {
+		return err.Error()
+	}
+	if !res.Record.For(d.Name) {
+		return fmt.Sprintf("the record (%s) was not written for %s", provenance.FileName, d.Name)
+	}
+	if marked := res.Record.Marked(); len(marked) > 0 {
+		return "the record says pvkit did not build " + notBuilt(marked)
+	}
+	return ""
+}
+
+// notBuilt names the files a record marks as not pvkit's build, with
+// their origin (at most five, and how many more).
+func notBuilt(marked map[string]string) string {
+	names := krm.SortedKeys(marked)
+	parts := make([]string, 0, 6)
+	for i, n := range names {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-i))
+			break
+		}
+		parts = append(parts, n+" ("+marked[n]+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Awaiting is AwaitingApproval's message, with what approval by policy
+// said of it when it did (more).
+func Awaiting(lifecycle, more string) string {
+	if more == "" {
+		return lifecycle + ", not yet approved"
+	}
+	return lifecycle + ", not yet approved: " + more
+}
+
+// setApprovalWait records approval by policy's word on a draft in its
+// target's Blocked (AwaitingApproval): what the policy waits for. A gate
+// or a rejection, which say more, are kept.
+func setApprovalWait(v *pvapi.PackageVariant, name, msg string) {
+	for i := range v.Status.DownstreamTargets {
+		t := &v.Status.DownstreamTargets[i]
+		if t.Name != name || (t.Blocked != nil && t.Blocked.Reason != pvapi.ReasonAwaitingApproval) {
+			continue
+		}
+		t.Blocked = &pvapi.Blocked{Reason: pvapi.ReasonAwaitingApproval, Message: msg}
+	}
 }
