@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 	"maps"
 	"slices"
 	"strings"
@@ -428,4 +429,36 @@ func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
 		return store.PackageKey{Namespace: v.Namespace}
 	}
 	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
+}
+
+// unchanged returns the remembered targets (their names: what the run
+// wrote is in the status, which loses nothing) when the inputs are the
+// ones of a run that changed nothing, or the render conflict that run
+// ended in.
+func (r *Reconciler) unchanged(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision) ([]target, bool, error) {
+	e, ok := r.mem.Memo(v.UID)
+	if !ok {
+		return nil, false, nil
+	}
+	_, fp, err := r.candidates(ctx, v.Namespace, e.Types)
+	if err != nil || memory.Fingerprint(v, up, revs, fp) != e.Fingerprint {
+		return nil, false, nil
+	}
+	out := make([]target, len(e.Names))
+	for i, name := range e.Names {
+		out[i] = target{name: name}
+	}
+	return out, true, e.Conflict
+}
+
+// remember records a run that changed nothing.
+func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs []store.Revision, ins []*inputs, targets []target, conflict error) {
+	if len(ins) != 1 || ins[0] == nil {
+		return // several drafts: no memo (rare; adoption)
+	}
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.name
+	}
+	r.mem.SetMemo(v.UID, memory.Memo{Fingerprint: memory.Fingerprint(v, up, revs, ins[0].candidates), Types: ins[0].types, Names: names, Conflict: conflict})
 }

@@ -18,7 +18,7 @@ func TestMemoSeesEveryInput(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			e.mustReconcile("app-prod")
 		}
-		if rec := e.r.mem.rec(e.get("app-prod").UID, false); rec == nil || rec.memo == nil {
+		if _, ok := e.r.mem.Memo(e.get("app-prod").UID); !ok {
 			t.Fatal("the memo is not warm")
 		}
 		calls := e.store.Calls()

@@ -3,6 +3,7 @@ package packagevariant
 import (
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 	"runtime"
 	"strings"
 	"testing"
@@ -108,7 +109,7 @@ func TestMemoryForgetsEveryVariantThatGoes(t *testing.T) {
 		e.mustReconcile(names[i])
 		e.events() // drained: the recorder holds 1,000
 	}
-	if v := e.r.mem.size(); v != n {
+	if v, _ := e.r.mem.Size(); v != n {
 		t.Fatalf("%d records for %d variants", v, n)
 	}
 	for i, name := range names {
@@ -127,8 +128,11 @@ func TestMemoryForgetsEveryVariantThatGoes(t *testing.T) {
 		}
 		e.events()
 	}
-	if v, notes := e.r.MemorySize(); v != 0 || notes != 0 || len(e.r.mem.names) != 0 {
-		t.Fatalf("after every variant went: %d records, %d notes, %d names", v, notes, len(e.r.mem.names))
+	if _, names := e.r.mem.Size(); names != 0 {
+		t.Fatalf("after every variant went: %d names", names)
+	}
+	if v, notes := e.r.MemorySize(); v != 0 || notes != 0 {
+		t.Fatalf("after every variant went: %d records, %d notes", v, notes)
 	}
 	var left pvapi.PackageVariantList
 	if err := e.client.List(context.Background(), &left); err != nil || len(left.Items) != 0 {
@@ -151,7 +155,7 @@ func BenchmarkMemoryPerVariant(b *testing.B) {
 			e.events()
 		}
 		held := heap()
-		e.r.mem.m, e.r.mem.names, e.r.settled = nil, nil, nil
+		e.r.mem, e.r.settled = memory.Memory{}, nil
 		b.ReportMetric(float64(held-heap())/n, "bytes/variant")
 	}
 }

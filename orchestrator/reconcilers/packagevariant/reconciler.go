@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 	"regexp"
 	"strings"
 	"sync"
@@ -105,10 +106,10 @@ type Reconciler struct {
 
 	watch     *kit.Watcher // set by SetupWithManager
 	pkgs      kit.KeyLock
-	mem       memory // what it remembers of each variant, one record each (memory.go)
+	mem       memory.Memory // what it remembers of each variant, one record each
 	storeMu   sync.Mutex
-	settled   *settled.Store // Store, settled (porch)
-	upstreams upstreams      // published upstreams' files, for the prechecks of clones
+	settled   *settled.Store   // Store, settled (porch)
+	upstreams memory.Upstreams // published upstreams' files, for the prechecks of clones
 }
 
 func (r *Reconciler) now() time.Time {
@@ -137,7 +138,7 @@ func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result
 	v, err := r.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) { // gone: nothing of it is kept
-			if uid, ok := r.mem.forgetName(req.NamespacedName); ok {
+			if uid, ok := r.mem.ForgetName(req.NamespacedName); ok {
 				r.porch().Forget(string(uid))
 			}
 		}
@@ -219,7 +220,7 @@ func (r *Reconciler) finish(ctx context.Context, orig, v *pvapi.PackageVariant, 
 		Patch: func() error {
 			err := r.patchStatus(ctx, orig, v)
 			if !deleting {
-				r.mem.setPatched(v.UID, v.ResourceVersion) // the version this reconcile leaves
+				r.mem.SetPatched(v.UID, v.ResourceVersion) // the version this reconcile leaves
 			}
 			return err
 		},
@@ -240,10 +241,10 @@ func (r *Reconciler) read(ctx context.Context, key types.NamespacedName) (*pvapi
 	if err := r.Client.Get(ctx, key, v); err != nil {
 		return nil, err
 	}
-	if old := r.mem.seen(key, v.UID); old != "" {
+	if old := r.mem.Seen(key, v.UID); old != "" {
 		r.porch().Forget(string(old))
 	}
-	if left := r.mem.lastPatched(v.UID); left == "" || left == v.ResourceVersion || r.Reader == nil {
+	if left := r.mem.LastPatched(v.UID); left == "" || left == v.ResourceVersion || r.Reader == nil {
 		return v, nil
 	}
 	fresh := &pvapi.PackageVariant{}

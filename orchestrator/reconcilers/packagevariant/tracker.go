@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"time"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -85,4 +86,45 @@ func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]
 	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
 	r.reclaimed(ctx, v)
 	return owned, settledOutcome(ctx, err)
+}
+
+// porch is the variant's store, settled (orchestrator/store/settled):
+// Porch's write outcomes read back, the drafts this process made and
+// Porch does not list yet, the listed drafts it cannot find. One per
+// reconciler, over Store as it is now (a test that swaps Store keeps
+// what the settled store remembers).
+func (r *Reconciler) porch() *settled.Store {
+	r.storeMu.Lock()
+	defer r.storeMu.Unlock()
+	if r.settled == nil {
+		r.settled = settled.New(r.Store, r.now)
+	} else if !sameStore(r.settled.Store, r.Store) {
+		r.settled.Store = r.Store
+	}
+	return r.settled
+}
+
+// sameStore compares two stores, false where they cannot be compared.
+func sameStore(a, b store.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// forget drops everything remembered of a variant (deleted, gone).
+func (r *Reconciler) forget(uid types.UID) {
+	r.mem.Forget(uid)
+	r.porch().Forget(string(uid))
+}
+
+// MemorySize is how many variants the reconciler remembers, and how many
+// notes of drafts its settled store holds (bounded by the variants and
+// their listed drafts; make soak checks it).
+func (r *Reconciler) MemorySize() (variants, notes int) {
+	_, notes = r.porch().Size()
+	variants, _ = r.mem.Size()
+	return variants, notes
 }

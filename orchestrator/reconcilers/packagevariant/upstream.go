@@ -57,7 +57,7 @@ func (r *Reconciler) precheck(ctx context.Context, v *pvapi.PackageVariant, up *
 // kept (they never change at a resource version).
 func (r *Reconciler) upstreamFiles(ctx context.Context, up *store.Revision) (map[string]string, error) {
 	key := up.Namespace + "/" + up.Name + "@" + up.ResourceVersion
-	if files, ok := r.upstreams.get(key); ok {
+	if files, ok := r.upstreams.Get(key); ok {
 		return files, nil
 	}
 	res, err := r.porch().GetResources(ctx, up.Namespace, up.Name)
@@ -65,7 +65,7 @@ func (r *Reconciler) upstreamFiles(ctx context.Context, up *store.Revision) (map
 		return nil, fmt.Errorf("reading upstream %s: %w", up.Name, err)
 	}
 	if up.Lifecycle.IsPublished() && up.ResourceVersion != "" {
-		r.upstreams.put(key, res.Files)
+		r.upstreams.Put(key, res.Files)
 	}
 	return res.Files, nil
 }
