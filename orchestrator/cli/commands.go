@@ -3,13 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/pvkit/pvkit/orchestrator/local"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"k8s.io/apimachinery/pkg/labels"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -163,7 +163,7 @@ func openRepos(dir, namespace string, create bool, warn io.Writer) (*local.Repos
 	}
 	warnSkipped(warn, s)
 	if key := os.Getenv(ProvenanceKeyEnv); key != "" {
-		p, err := packagevariant.NewProvenance("pvctl", key, "")
+		p, err := stamp.NewProvenance("pvctl", key, "")
 		if err != nil {
 			return nil, usageErr("$%s: %v", ProvenanceKeyEnv, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"io"
 	"os"
 	"slices"
@@ -17,7 +18,6 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -223,7 +223,7 @@ func (r *runFlags) options(o *Options) (local.RunOptions, error) {
 	if err != nil {
 		return local.RunOptions{}, err
 	}
-	prov, err := packagevariant.NewProvenance("pvctl", r.provenanceKey, r.provenanceSigners)
+	prov, err := stamp.NewProvenance("pvctl", r.provenanceKey, r.provenanceSigners)
 	if err != nil {
 		return local.RunOptions{}, usageErr("%v", err)
 	}

@@ -8,6 +8,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"slices"
 	"sort"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
@@ -288,7 +288,7 @@ func rebuildDraft(ctx context.Context, o RebuildOptions, mem *memory.Store, rb *
 		builder = "pvctl"
 	}
 	w.pv, w.pvs = reconcilers.New(reconcilers.Options{Client: w.c, Store: w.j, Recorder: w.events, Kinds: readable,
-		Provenance: packagevariant.Provenance{Builder: builder}})
+		Provenance: stamp.Provenance{Builder: builder}})
 	rep, errs, err := w.loop(ctx, RunOptions{Namespace: o.Namespace, MaxPasses: defaultMaxPasses})
 	if err != nil {
 		return "", err

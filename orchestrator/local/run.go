@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"maps"
 	"os"
 	"sort"
@@ -16,7 +17,6 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/memory"
@@ -88,7 +88,7 @@ type RunOptions struct {
 	// and checks records for pvkit.dev/require-provenance (pvctl run
 	// --provenance-key, --provenance-allowed-signers); its Builder is
 	// pvctl's.
-	Provenance packagevariant.Provenance
+	Provenance stamp.Provenance
 	// Clusters are the kubeconfig contexts of other clusters a health
 	// check names (pvctl run --cluster NAME=CONTEXT); Kubeconfig the file
 	// they are in ("": kubectl's rules).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"maps"
 	"path/filepath"
@@ -434,7 +435,7 @@ func (w *world) save(ctx context.Context, o RunOptions, rep *Report, errs map[st
 }
 
 // withBuilder is the run's provenance with pvctl as its builder.
-func withBuilder(p packagevariant.Provenance) packagevariant.Provenance {
+func withBuilder(p stamp.Provenance) stamp.Provenance {
 	p.Builder = "pvctl"
 	return p
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"io"
 	"net/http"
 	"os"
@@ -253,7 +254,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.HealthClusterMaxResp < 1<<16 {
 		return fmt.Errorf("--health-cluster-max-response: %d, want at least 65536 (an API server's discovery answers are larger)", o.HealthClusterMaxResp)
 	}
-	prov, err := packagevariant.NewProvenance("controller", o.ProvenanceKey, o.ProvenanceAllowedSigners)
+	prov, err := stamp.NewProvenance("controller", o.ProvenanceKey, o.ProvenanceAllowedSigners)
 	if err != nil {
 		return err
 	}

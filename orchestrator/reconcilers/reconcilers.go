@@ -5,6 +5,7 @@
 package reconcilers
 
 import (
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"time"
 
 	"github.com/pvkit/pvkit/orchestrator/metrics"
@@ -47,7 +48,7 @@ type Options struct {
 	// Provenance signs drafts' provenance records and checks them for
 	// pvkit.dev/require-provenance (--provenance-key,
 	// --provenance-allowed-signers); Builder is set by New's caller.
-	Provenance packagevariant.Provenance
+	Provenance stamp.Provenance
 	// ObserveInterval is --observe-interval (0: observe only when woken;
 	// pvctl, whose every run observes).
 	ObserveInterval time.Duration

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"io"
 	"os"
 	"os/exec"
@@ -19,7 +20,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/fnruntime"
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 )
 
 // BenchmarkPvctlRelease (issue 43 #7, issue 56 #4): the cost of a
@@ -257,8 +257,8 @@ func signingKey(b *testing.B) string {
 
 // provenance signs each record with the fleet's key, as pvctl run
 // --provenance-key does.
-func (r *releaseFleet) provenance() packagevariant.Provenance {
-	prov, err := packagevariant.NewProvenance("pvctl", r.key, "") // no key (light): unsigned
+func (r *releaseFleet) provenance() stamp.Provenance {
+	prov, err := stamp.NewProvenance("pvctl", r.key, "") // no key (light): unsigned
 	if err != nil {
 		r.b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"maps"
 	"sort"
 	"strings"
@@ -195,9 +196,9 @@ func (r *Reconciler) mutateFiles(ctx context.Context, v *pvapi.PackageVariant, d
 	if w.prepare != nil && !out.Changed {
 		out.Files, out.Changed = files, !maps.Equal(files, res.Files) // the preparation itself is the change
 	}
-	if out.Changed || w.fresh && !recordedBy(v, d, out.Files) || unstamped(v, d, res.Files, fp) {
+	if out.Changed || w.fresh && !stamp.RecordedBy(v, d, out.Files) || stamp.Unstamped(v, d, res.Files, fp) {
 		origins = r.originsOf(v, d, w, res.Files) // after the preparation, which may know them
-		if out.Files, err = r.stamp(v, d, out.Files, origins); err != nil {
+		if out.Files, err = r.Provenance.Stamp(v, d, out.Files, origins); err != nil {
 			return failed(err)
 		}
 		out.Changed = !maps.Equal(res.Files, out.Files)
@@ -267,7 +268,7 @@ func (r *Reconciler) checkWrite(ctx context.Context, v *pvapi.PackageVariant, d 
 	if err == nil {
 		m.target.gate = again.OpenGate // as Porch's render left the draft
 	}
-	if err == nil && !again.Changed && staleRecord(after.Files) {
+	if err == nil && !again.Changed && stamp.Stale(after.Files) {
 		// Porch's render changed the package: the record follows it
 		// (not after a render conflict, which stalls the draft).
 		written := after.Files
@@ -339,7 +340,7 @@ func writeOutcome(ctx context.Context, err error) (last, unconfirmed string) {
 // pvkit.dev/require-provenance then report.
 func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, after store.Resources, origins provenance.Origins) (store.RenderStatus, store.Resources, error) {
 	name := d.Name
-	files, err := r.stamp(v, d, after.Files, origins)
+	files, err := r.Provenance.Stamp(v, d, after.Files, origins)
 	if err != nil {
 		return store.RenderStatus{}, store.Resources{}, err
 	}
@@ -350,7 +351,7 @@ func (r *Reconciler) restamp(ctx context.Context, v *pvapi.PackageVariant, d sto
 	if err != nil {
 		return render, store.Resources{}, fmt.Errorf("updating %s with its provenance record as rendered: %w", name, err)
 	}
-	if again.ResourceVersion != "" && staleRecord(again.Files) {
+	if again.ResourceVersion != "" && stamp.Stale(again.Files) {
 		// Said, not retried: a render that changes the package each time
 		// would write forever. pvctl verify names the files.
 		ctrl.LoggerFrom(ctx).Info("the provenance record does not hold: Porch's render changed the package again", "revision", name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"regexp"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ type Reconciler struct {
 	Workers int
 	// Provenance is how drafts' provenance records are made and checked
 	// (provenance.go; the zero value: unsigned, builder "controller").
-	Provenance Provenance
+	Provenance stamp.Provenance
 	// ObserveInterval is how often a variant with a Published target is
 	// reconciled though nothing wakes it (rule observe-cadence), so that
 	// what pvkit watches outside Kubernetes, the branch's content, the

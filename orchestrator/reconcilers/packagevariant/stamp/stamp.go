@@ -1,8 +1,13 @@
-package packagevariant
+// Package stamp is how the PackageVariant reconciler records where each
+// draft it writes came from (rule provenance-record, pkg/provenance): the
+// record's builder, the key that signs it and the allowed signers that
+// check it (Provenance, from the flags --provenance-key and
+// --provenance-allowed-signers), and the reconciler's questions of a
+// draft's record (RecordedBy, Unstamped, Stale).
+package stamp
 
 import (
 	"fmt"
-	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"os"
 
 	"github.com/pvkit/pvkit"
@@ -37,34 +42,26 @@ type Provenance struct {
 // commits (gpg.format=ssh).
 const GitSignatureNamespace = "git"
 
-// RequireProvenanceAnnotation, "true" on a draft (the variant's
-// spec.annotations put it there) or the variant (deprecated there:
-// spec.policy.requireProvenance, which a set's annotation sets), makes approval
-// by policy approve a draft only when its content is what its provenance
-// record says and, with allowed signers given, the record's signature is
-// good (rule require-provenance). Any other value requires nothing.
-const RequireProvenanceAnnotation = pv.RequireProvenanceAnnotation
-
-// stamp is files with the variant's provenance record for them; origins
+// Stamp is files with the variant's provenance record for them; origins
 // are the files whose content pvkit did not build (a person's edits it
 // kept), which the record names so.
-func (r *Reconciler) stamp(v *pvapi.PackageVariant, d store.Revision, files map[string]string, origins provenance.Origins) (map[string]string, error) {
-	builder := r.Provenance.Builder
+func (p Provenance) Stamp(v *pvapi.PackageVariant, d store.Revision, files map[string]string, origins provenance.Origins) (map[string]string, error) {
+	builder := p.Builder
 	if builder == "" {
 		builder = "controller"
 	}
 	out, err := provenance.Stamp(files, provenance.Inputs{Variant: v.Core(), Generation: v.Generation, Builder: builder, Version: pvkit.Version(), Origins: origins,
-		Revision: &provenance.RevisionRef{Name: d.Name, Repository: d.Repository, Package: d.Package, Workspace: d.Workspace}}, r.Provenance.Sign)
+		Revision: &provenance.RevisionRef{Name: d.Name, Repository: d.Repository, Package: d.Package, Workspace: d.Workspace}}, p.Sign)
 	if err != nil {
 		return nil, kit.Stall(pvapi.ReasonMutationFailed, fmt.Errorf("recording the provenance of the draft: %w", err))
 	}
 	return out, nil
 }
 
-// recordedBy reports whether files hold a record of the variant (its UID)
+// RecordedBy reports whether files hold a record of the variant (its UID)
 // for the draft d that their content matches: a draft the variant just
 // made needs no write when its upstream's record is not what it holds.
-func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
+func RecordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]string) bool {
 	rec, err := provenance.Read(files)
 	if err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) || !rec.For(d.Name) {
 		return false
@@ -72,14 +69,14 @@ func recordedBy(v *pvapi.PackageVariant, d store.Revision, files map[string]stri
 	return len(rec.Differences(files)) == 0
 }
 
-// unstamped reports whether a draft is the variant's own as it last left
+// Unstamped reports whether a draft is the variant's own as it last left
 // it (its digest is the variant's last write of it) but carries no record
 // of this draft: none, or another revision's (an upgrade's or an edit's
 // source): the variant's first write of it did not land, so the record is
 // written now. A draft whose own record went stale (Porch's render
 // changed the package) is not unstamped: restamp writes it once, and a
 // render that changes the package each time must not write forever.
-func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string, fp string) bool {
+func Unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]string, fp string) bool {
 	if v.Target(d.Name).LastLeft(fp) != fp {
 		return false
 	}
@@ -87,10 +84,10 @@ func unstamped(v *pvapi.PackageVariant, d store.Revision, files map[string]strin
 	return err != nil || rec.Statement.Predicate.BuildDefinition.ExternalParameters.Variant.UID != string(v.UID) || !rec.For(d.Name)
 }
 
-// staleRecord reports whether Porch's render of a write changed what the
+// Stale reports whether Porch's render of a write changed what the
 // record the write carried says (the Kptfile pipeline's functions changed
 // the package): the record is then written again for the rendered files.
-func staleRecord(files map[string]string) bool {
+func Stale(files map[string]string) bool {
 	rec, err := provenance.Read(files)
 	return err == nil && len(rec.Differences(files)) > 0
 }
