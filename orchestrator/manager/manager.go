@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"io"
 	"net/http"
@@ -40,7 +41,6 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/remote"
 	"github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/pvsexpand"
@@ -131,10 +131,10 @@ func flags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.ApproveByPolicy, "approve-by-policy", false, "approve the finished drafts of Ready variants that ask for it (approval.nephio.org/policy: initial or always; approval.nephio.org/delay), as Nephio's approval controller does; off by default (Nephio runs its own). Needs config/rbac/approve-by-policy.yaml")
 	fs.StringVar(&o.ProvenanceKey, "provenance-key", "", "an OpenSSH private key without a passphrase (ssh-keygen -t ed25519 -N '') that signs the provenance record of every draft pvkit writes (namespace pvkit-provenance; pvctl verify and ssh-keygen -Y verify check it); empty: records are unsigned")
 	fs.StringVar(&o.ProvenanceAllowedSigners, "provenance-allowed-signers", "", "an OpenSSH allowed_signers file: a draft that requires provenance (pvkit.dev/require-provenance: \"true\") is approved by policy only when its record is signed by one of these keys; empty: the record's content is checked, not its signature")
-	fs.DurationVar(&o.ObserveInterval, "observe-interval", packagevariant.DefaultObserveInterval, "how often a variant with a published revision is reconciled though nothing changes, with up to a tenth more at random (its branch's content, its health; pvkit.dev/observe-interval on a variant or set overrides it, at least 1m); 0: only when something changes")
+	fs.DurationVar(&o.ObserveInterval, "observe-interval", observe.DefaultObserveInterval, "how often a variant with a published revision is reconciled though nothing changes, with up to a tenth more at random (its branch's content, its health; pvkit.dev/observe-interval on a variant or set overrides it, at least 1m); 0: only when something changes")
 	fs.IntVar(&o.HealthClusters, "health-clusters", remote.DefaultMaxClusters, "the most clients of other clusters held at once, for health checks that name a cluster (spec.health.clusterExpr: its kubeconfig in the Secret <cluster>-kubeconfig, key value); the least recently used is forgotten, and made again when needed")
 	fs.DurationVar(&o.HealthClusterTimeout, "health-cluster-timeout", remote.DefaultTimeout, "how long one request to another cluster's API server may take (a health check that names a cluster); past it the target's health reads ClusterUnreachable")
-	fs.DurationVar(&o.HealthClusterPoll, "health-cluster-poll", packagevariant.DefaultClusterPoll, "how often a variant whose health is read from another cluster, and is not True, is read again (other clusters are polled, not watched)")
+	fs.DurationVar(&o.HealthClusterPoll, "health-cluster-poll", observe.DefaultClusterPoll, "how often a variant whose health is read from another cluster, and is not True, is read again (other clusters are polled, not watched)")
 	fs.StringVar(&o.HealthClusterServers, "health-cluster-servers", "", "the API servers a kubeconfig Secret may name, comma-separated host names, *.suffix patterns and networks (10.20.0.0/16); checked on every address dialled. Empty: any server but loopback, link-local (the node's metadata service), unspecified and multicast addresses, which are allowed only when a listed network holds them; with entries, only the servers they match. A kubeconfig's proxy-url is refused unless an entry allows the proxy")
 	fs.Int64Var(&o.HealthClusterMaxResp, "health-cluster-max-response", remote.DefaultMaxResponse, "the most bytes of one answer read from another cluster's API server; an answer past it is cut, and the target's health says so")
 	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", kit.DefaultReconcileTimeout, "the most one reconcile of a set or a variant may take; past it its steps stop, Ready=False DeadlineExceeded says what was under way, and it is retried (the worker is free for the others)")

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -424,13 +425,6 @@ func (r *Reconciler) ownedDownstream(ctx context.Context, v *pvapi.PackageVarian
 	return mine, held, nil
 }
 
-func downstreamKey(v *pvapi.PackageVariant) store.PackageKey {
-	if v.Spec.Downstream == nil { // an invalid spec: no package
-		return store.PackageKey{Namespace: v.Namespace}
-	}
-	return store.PackageKey{Namespace: v.Namespace, Repository: v.Spec.Downstream.Repo, Package: v.Spec.Downstream.Package}
-}
-
 // unchanged returns the remembered targets (their names: what the run
 // wrote is in the status, which loses nothing) when the inputs are the
 // ones of a run that changed nothing, or the render conflict that run
@@ -461,4 +455,9 @@ func (r *Reconciler) remember(v *pvapi.PackageVariant, up *store.Revision, revs 
 		names[i] = t.name
 	}
 	r.mem.SetMemo(v.UID, memory.Memo{Fingerprint: memory.Fingerprint(v, up, revs, ins[0].candidates), Types: ins[0].types, Names: names, Conflict: conflict})
+}
+
+// ownerRef is the variant as the owner of its revisions.
+func ownerRef(v *pvapi.PackageVariant) store.OwnerRef {
+	return store.OwnerRef{APIVersion: pv.APIVersion, Kind: pv.Kind, Name: v.Name, UID: string(v.UID), Controller: true}
 }

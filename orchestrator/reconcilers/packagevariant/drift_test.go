@@ -3,11 +3,12 @@ package packagevariant
 import (
 	"context"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"maps"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"

@@ -3,8 +3,9 @@ package packagevariant
 import (
 	"context"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"maps"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"
@@ -18,27 +19,6 @@ const (
 	EventDriftReverted = "DriftReverted"
 )
 
-// driftPolicy is the drift policy the variant asks for (its
-// spec.policy.drift, else its annotation: policyOf) and, for a value that
-// is none of them, why it is read as report.
-func (r *Reconciler) driftPolicy(v *pvapi.PackageVariant) (policy, problem string) {
-	what, val, ok := v.PolicyOf(observe.DriftPolicyAnnotation)
-	switch {
-	case !ok || val == observe.DriftReport:
-		return observe.DriftReport, ""
-	case val == observe.DriftAdopt || val == observe.DriftRevert:
-		return val, ""
-	}
-	return observe.DriftReport, fmt.Sprintf("%s has %s: %q, none of %q, %q and %q (read as %q until fixed)",
-		what, observe.DriftPolicyAnnotation, val, observe.DriftReport, observe.DriftAdopt, observe.DriftRevert, observe.DriftReport)
-}
-
-// driftPolicyProblem is driftPolicy's problem alone.
-func (r *Reconciler) driftPolicyProblem(v *pvapi.PackageVariant) string {
-	_, why := r.driftPolicy(v)
-	return why
-}
-
 // resolveDrift (rule drift-policy) acts on the drift of pub, the
 // variant's newest published revision, when its policy is adopt or
 // revert; ok is false when it has nothing to do (report, or no drift),
@@ -48,7 +28,7 @@ func (r *Reconciler) driftPolicyProblem(v *pvapi.PackageVariant) string {
 // newer revision writes nothing to the package: the variant owns it and
 // goes on from it.
 func (r *Reconciler) resolveDrift(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision, pub store.Revision) (targets []target, ok bool, err error) {
-	policy, _ := r.driftPolicy(v)
+	policy, _ := observe.DriftPolicy(v)
 	if policy == observe.DriftReport {
 		return nil, false, nil
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
+
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
@@ -108,8 +110,8 @@ func TestHealthFromAnotherCluster(t *testing.T) {
 	// Waiting on another cluster: polled.
 	e.r.ObserveInterval, e.r.Jitter = 5*time.Minute, func(time.Duration) time.Duration { return 0 }
 	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app-prod"}})
-	if err != nil || res.RequeueAfter != DefaultClusterPoll {
-		t.Fatalf("a variant waiting on another cluster comes back after %s (%v), want %s", res.RequeueAfter, err, DefaultClusterPoll)
+	if err != nil || res.RequeueAfter != observe.DefaultClusterPoll {
+		t.Fatalf("a variant waiting on another cluster comes back after %s (%v), want %s", res.RequeueAfter, err, observe.DefaultClusterPoll)
 	}
 	// The edge reports the revision: True, and the cadence is the
 	// observe interval again.

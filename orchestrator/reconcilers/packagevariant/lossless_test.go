@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"maps"
 	"strings"
 	"sync"
 	"testing"
+
+	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"

@@ -3,10 +3,11 @@ package packagevariant
 import (
 	"context"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/store"

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/approval"
@@ -415,3 +417,63 @@ type renderFailure struct {
 
 func (e *renderFailure) Error() string { return e.err.Error() }
 func (e *renderFailure) Unwrap() error { return e.err }
+
+// emptyDraft deals with a draft that holds no file at all (store.
+// ErrNoResources; e2e-porch TestShardsOnPorch: three controllers creating
+// drafts in one repository at once, Porch v1.5.3 answered one create 500,
+// its rollback could not delete the draft's branch, and it listed the
+// draft with no resources for good; the variant retried reading it until
+// the test gave up). Only the draft this variant asked for last (created,
+// or taken back after a failed create: settled.Store.Made) is its to
+// delete: it holds nothing of anyone's, so it is deleted, said in a
+// Warning Event, forgotten, and the next reconcile makes the downstream
+// again. Any other is an error that names it, for a person.
+func (r *Reconciler) emptyDraft(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, cause error) error {
+	mine := d.Lifecycle == store.Draft && (len(d.Owners) == 0 || d.OwnedBy(string(v.UID))) && r.porch().Made(string(v.UID), d.Name)
+	if !mine {
+		return fmt.Errorf("%w: it is not the draft this variant made last, so it is left for a person to delete (porchctl rpkg del %s)", cause, d.Name)
+	}
+	if err := r.porch().Delete(ctx, d.Namespace, d.Name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w; deleting it to make it again: %v", cause, err)
+	}
+	r.porch().ForgetDraft(string(v.UID), d.Name)
+	r.events().Warning(v, EventEmptyDraftDeleted, "draft %s holds no file (Porch's create of it failed half-way): deleted; the downstream is made again", d.Name)
+	ctrl.LoggerFrom(ctx).Info("deleted an empty draft the variant asked for", "revision", d.Name)
+	return kit.Wait(cacheRetry, "draft %s held no file (Porch's create of it failed half-way): deleted, made again", d.Name)
+}
+
+// intend records, before a write to Porch, the digest the write sends as
+// the draft's unconfirmed write (DownstreamTarget.UnconfirmedWrite), in a
+// status patch of its own: whatever becomes of the reconcile's status
+// write after it (conflicts past its rebases, the process killed), the
+// next reconcile finds the draft at that digest and takes it for the
+// variant's write (lastLeft), as it does a write whose answer was lost.
+// Already recorded (a retry of the same write): no patch. A patch that
+// fails stops the write: nothing is sent to Porch that the status could
+// not name (a patch lost to conflicts past its rebases is a short wait).
+func (r *Reconciler) intend(ctx context.Context, v *pvapi.PackageVariant, draft, digest string) error {
+	i := slices.IndexFunc(v.Status.DownstreamTargets, func(t pvapi.DownstreamTarget) bool { return t.Name == draft })
+	if i >= 0 && v.Status.DownstreamTargets[i].UnconfirmedWrite == digest {
+		return nil
+	}
+	base, next := v.DeepCopy(), v.DeepCopy()
+	record := func(o *pvapi.PackageVariant) {
+		ts := slices.Clone(o.Status.DownstreamTargets)
+		if j := slices.IndexFunc(ts, func(t pvapi.DownstreamTarget) bool { return t.Name == draft }); j >= 0 {
+			ts[j].UnconfirmedWrite = digest
+		} else {
+			ts = append(ts, pvapi.DownstreamTarget{Name: draft, Lifecycle: string(store.Draft), UnconfirmedWrite: digest})
+		}
+		o.Status.DownstreamTargets = ts
+	}
+	record(next)
+	if err := r.patchStatus(ctx, base, next); kit.StatusLost(err) {
+		// Rewritten as fast as it is read: nothing sent, run again afresh.
+		return kit.Wait(kit.StatusLostRetry, "recording the write of %s before sending it lost to other writes of the variant; trying again", draft)
+	} else if err != nil {
+		return fmt.Errorf("recording the write of %s before sending it: %w", draft, err)
+	}
+	record(v)
+	v.ResourceVersion = next.ResourceVersion
+	return nil
+}

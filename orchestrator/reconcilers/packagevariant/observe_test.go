@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
+
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,14 +34,14 @@ func TestObservationOnACadence(t *testing.T) {
 	if got := again(); got != 5*time.Minute {
 		t.Fatalf("a published variant comes back after %s, want 5m", got)
 	}
-	for val, want := range map[string]time.Duration{"2h": 2 * time.Hour, "10s": MinObserveInterval, "soon": 5 * time.Minute, "-1m": 5 * time.Minute} {
-		e.annotate("app-prod", ObserveIntervalAnnotation, val)
+	for val, want := range map[string]time.Duration{"2h": 2 * time.Hour, "10s": observe.MinObserveInterval, "soon": 5 * time.Minute, "-1m": 5 * time.Minute} {
+		e.annotate("app-prod", observe.ObserveIntervalAnnotation, val)
 		if got := again(); got != want {
-			t.Errorf("%s: %s: comes back after %s, want %s", ObserveIntervalAnnotation, val, got, want)
+			t.Errorf("%s: %s: comes back after %s, want %s", observe.ObserveIntervalAnnotation, val, got, want)
 		}
 	}
 	e.r.Jitter = nil
-	e.annotate("app-prod", ObserveIntervalAnnotation, "10m")
+	e.annotate("app-prod", observe.ObserveIntervalAnnotation, "10m")
 	if got := again(); got < 10*time.Minute || got > 11*time.Minute {
 		t.Fatalf("with jitter: %s, want 10m to 11m", got)
 	}
@@ -92,7 +94,7 @@ func TestObservationAfterAWaitingApproval(t *testing.T) {
 // when the branch moved) and the writes, none.
 func BenchmarkObservation(b *testing.B) {
 	e, _ := publishedVariant(b, false)
-	e.r.ObserveInterval = DefaultObserveInterval
+	e.r.ObserveInterval = observe.DefaultObserveInterval
 	e.mustReconcile("app-prod")
 	e.store.ResetCalls()
 	writes := e.totalWrites()

@@ -2,10 +2,11 @@ package packagevariant
 
 import (
 	"context"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
@@ -21,17 +22,17 @@ func TestPolicyIsTheChildsOwn(t *testing.T) {
 	e := newEnv(t)
 	v := &pvapi.PackageVariant{}
 	v.Name, v.Namespace = "app-prod", ns
-	v.Annotations = map[string]string{observe.DriftPolicyAnnotation: "adopt", ObserveIntervalAnnotation: "30m", DraftUpgradeAnnotation: "stall"}
+	v.Annotations = map[string]string{observe.DriftPolicyAnnotation: "adopt", observe.ObserveIntervalAnnotation: "30m", DraftUpgradeAnnotation: "stall"}
 	v.OwnerReferences = []metav1.OwnerReference{{APIVersion: "config.porch.kpt.dev/v1alpha2", Kind: "PackageVariantSet", Name: "app", UID: "set-uid", Controller: ptr(true)}}
 	ctx := context.Background()
-	if p, why := e.r.driftPolicy(v); p != observe.DriftAdopt || why != "" {
+	if p, why := observe.DriftPolicy(v); p != observe.DriftAdopt || why != "" {
 		t.Fatalf("the variant's own annotation: drift %q (%s)", p, why)
 	}
 	v.Spec.Policy = &pv.Policy{Drift: observe.DriftRevert, ObserveInterval: "2h", DraftUpgrade: DraftUpgradeInPlace}
-	if p, _ := e.r.driftPolicy(v); p != observe.DriftRevert {
+	if p, _ := observe.DriftPolicy(v); p != observe.DriftRevert {
 		t.Fatalf("spec.policy.drift revert over the annotation: %q", p)
 	}
-	if d := e.r.observeInterval(ctx, v); d != 2*time.Hour {
+	if d := (observe.Cadence{Interval: e.r.ObserveInterval}).IntervalOf(ctx, v); d != 2*time.Hour {
 		t.Fatalf("spec.policy.observeInterval 2h: %v", d)
 	}
 	if why := e.r.draftUpgradePolicy(ctx, v); why != "" {

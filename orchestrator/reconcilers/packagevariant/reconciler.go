@@ -2,27 +2,23 @@ package packagevariant
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/approve"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/memory"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/stamp"
+
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/metrics"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/settled"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
-	"github.com/pvkit/pvkit/pkg/krm"
-	"github.com/pvkit/pvkit/pkg/upstream"
-	"github.com/pvkit/pvkit/pkg/variant"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -194,9 +190,10 @@ func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcom
 		outcomes = append(outcomes, err)
 	}
 	obs := r.observer()
-	head, driftErr := obs.ObserveDrift(ctx, v, downstreamKey(v), r.driftPolicyProblem(v))
+	head, driftErr := obs.ObserveDrift(ctx, v, downstreamKey(v))
 	outcomes = append(outcomes, obs.ObserveHealth(ctx, v, head), driftErr)
-	return kit.FirstOutcome(outcomes...), kit.Soonest(again, r.observeAgain(ctx, v))
+	cadence := observe.Cadence{Interval: r.ObserveInterval, ClusterPoll: r.ClusterPoll, Jitter: r.Jitter}
+	return kit.FirstOutcome(outcomes...), kit.Soonest(again, cadence.Again(ctx, v))
 }
 
 // finish is Reconcile's one finish step, deferred: summarize the outcome
@@ -263,19 +260,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, v *pvapi.PackageVari
 // variantStatus is a PackageVariant's status, for kit.PatchStatus.
 func variantStatus(o client.Object) any { return &o.(*pvapi.PackageVariant).Status }
 
-// suspendedBy says why the variant is suspended, or "": by its own
-// annotation, or by its set's (a set's suspension holds its children).
-func (r *Reconciler) suspendedBy(ctx context.Context, v *pvapi.PackageVariant) string {
-	if why := kit.SuspendedBy("PackageVariant "+v.Name, v.Annotations); why != "" {
-		return why
-	}
-	set := r.parentSet(ctx, v)
-	if set == nil {
-		return "" // none, gone, or another set of that name: not this variant's set
-	}
-	return kit.SuspendedBy("its PackageVariantSet "+set.Name, set.Annotations)
-}
-
 func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {
 	return kit.Summary{Conditions: &v.Status.Conditions, Generation: v.Generation, Clock: r.Clock,
 		ReadyReason: pvapi.ReasonNoErrors, ReadyMessage: "successfully ensured downstream package variant",
@@ -283,76 +267,6 @@ func (r *Reconciler) summary(v *pvapi.PackageVariant) kit.Summary {
 }
 
 func (r *Reconciler) events() kit.Events { return kit.Events{Recorder: r.Recorder} }
-
-// reconcileVariant runs the steps and returns their outcome (kit's error
-// model); it sets status.downstreamTargets.
-//
-//   - an invalid spec stalls (ValidationError);
-//   - no upstream revision matches spec.upstream: stalls (UpstreamNotFound);
-//   - the downstream step: stalls on a stale draft, a package that cannot be
-//     mutated, a locked upstream that is gone; a refused render is retried
-//     with its render status in the targets; a Porch failure is retried.
-func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVariant) error {
-	if invalid := krm.InvalidFrom(variant.Validate(v.Core())); invalid != nil {
-		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: invalid,
-			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
-	}
-	r.sayDeprecated(v)
-	for i, inj := range v.Spec.Injectors {
-		if inj.Kind != nil && !r.Kinds.AllowsKind(inj.Group, *inj.Kind) {
-			return r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.injectors[%d]` names kind %q", i, *inj.Kind))
-		}
-	}
-	up, err := r.findUpstream(ctx, v)
-	if err != nil {
-		return err
-	}
-	if up == nil {
-		return kit.Stallf(pvapi.ReasonUpstreamNotFound, "upstream package revision not found: %s", upstream.Describe(*v.Spec.Upstream))
-	}
-	unlock := r.pkgs.Lock(downstreamKey(v).String())
-	targets, err := r.reconcileDownstream(ctx, v, up)
-	unlock()
-	if err != nil && ctx.Err() != nil {
-		// Stopped, not failed (a Ctrl-C read RenderFailed).
-		return kit.Retry(pvapi.ReasonInterrupted, fmt.Errorf("stopped before it finished (%v); the next reconcile goes on", context.Cause(ctx)))
-	}
-	var rf *renderFailure
-	if errors.As(err, &rf) {
-		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
-		return kit.Retry(pvapi.ReasonRenderFailed, err)
-	}
-	if errors.Is(err, store.ErrRenderFailed) { // a draft Porch would not create: its render failed
-		if key := missingContextKey(err.Error()); key != "" && setsContextKey(v, key) {
-			// Retrying cannot help: every clone renders before the variant
-			// writes its context (rule blueprint-renders-alone).
-			return kit.Stall(pvapi.ReasonRenderFailed, fmt.Errorf("%w; the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, "+
-				"before the variant writes `%s` into it, so the blueprint's pipeline must not need `data.%s` (take it from an object of the package that has a default, which the variant can inject, "+
-				"or read it in a function the variant prepends, spec.pipeline)", err, key, key))
-		}
-		return kit.Retry(pvapi.ReasonRenderFailed, err)
-	}
-	var st *kit.Stalling
-	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && wrote(targets) {
-		// The write happened: its draft and render status are the variant's.
-		// A reconcile that found the conflict in its memo records the same
-		// write's targets again (memo.unchanged): the list is replaced by
-		// that write's values whatever status it read, and where the writing
-		// reconcile's patch landed this changes nothing.
-		v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
-	}
-	var p *kit.Partial
-	if err != nil && !(errors.As(err, &p) && p.Reason == pvapi.ReasonRemovalHeld) {
-		// What was written before the failure is the variant's all the
-		// same (a status write loses nothing): those targets are recorded,
-		// the others kept as they were.
-		v.Status.DownstreamTargets = upsertTargets(v.Status.DownstreamTargets, targets)
-		return err
-	}
-	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
-	r.setOverridden(v, targets)
-	return err
-}
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVariant) error {
 	if controllerutil.ContainsFinalizer(v, pv.Finalizer) {
@@ -366,79 +280,91 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, v *pvapi.PackageVarian
 	return nil
 }
 
-// ownerRef is the variant as the owner of its revisions.
-func ownerRef(v *pvapi.PackageVariant) store.OwnerRef {
-	return store.OwnerRef{APIVersion: pv.APIVersion, Kind: pv.Kind, Name: v.Name, UID: string(v.UID), Controller: true}
+// suspendedBy says why the variant is suspended, or "": by its own
+// annotation, or by its set's (a set's suspension holds its children).
+func (r *Reconciler) suspendedBy(ctx context.Context, v *pvapi.PackageVariant) string {
+	if why := kit.SuspendedBy("PackageVariant "+v.Name, v.Annotations); why != "" {
+		return why
+	}
+	set := r.parentSet(ctx, v)
+	if set == nil {
+		return "" // none, gone, or another set of that name: not this variant's set
+	}
+	return kit.SuspendedBy("its PackageVariantSet "+set.Name, set.Annotations)
 }
 
-// wrote reports whether targets carry the render status of a write.
-func wrote(targets []target) bool {
-	for _, t := range targets {
-		if t.render != nil {
-			return true
+// A variant reads one thing of its set: whether the set is suspended
+// (pvkit.dev/suspend holds its children), once a reconcile, with its own
+// watch of sets (watches.go). Every policy a set gives its children is
+// written into their spec.policy by the set (rule policy-flows-down), as
+// its pins, approval and health are. The set is read from the cache
+// without a copy (client.UnsafeDisableDeepCopy: the informer's object
+// itself, which nothing here writes to): a set's status names its
+// children (a rollout's wave members, up to 5,000), and a copy of it
+// cost as much as the set is large (docs/scale.md).
+
+// parentSet is the set that controls v (nil: none, gone, or another set of
+// its name). The caller reads it, never writes it: it may be the cache's
+// own object.
+func (r *Reconciler) parentSet(ctx context.Context, v *pvapi.PackageVariant) *pvsapi.PackageVariantSet {
+	owner := metav1.GetControllerOf(v)
+	if owner == nil || owner.Kind != "PackageVariantSet" {
+		return nil
+	}
+	set := &pvsapi.PackageVariantSet{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: v.Namespace, Name: owner.Name}, set, client.UnsafeDisableDeepCopy)
+	if err != nil || set.UID != owner.UID {
+		return nil
+	}
+	return set
+}
+
+// porch is the variant's store, settled (orchestrator/store/settled):
+// Porch's write outcomes read back, the drafts this process made and
+// Porch does not list yet, the listed drafts it cannot find. One per
+// reconciler, over Store as it is now (a test that swaps Store keeps
+// what the settled store remembers).
+func (r *Reconciler) porch() *settled.Store {
+	r.storeMu.Lock()
+	defer r.storeMu.Unlock()
+	if r.settled == nil {
+		r.settled = settled.New(r.Store, r.now)
+	} else if !sameStore(r.settled.Store, r.Store) {
+		r.settled.Store = r.Store
+	}
+	return r.settled
+}
+
+// sameStore compares two stores, false where they cannot be compared.
+func sameStore(a, b store.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
 		}
-	}
-	return false
+	}()
+	return a == b
 }
 
-// ConditionBlueprintOverrides (rule blueprint-runs-last) is True while the
-// blueprint's own pipeline runs, after a function the variant prepends, a
-// function of the same kind that sets what it sets: the package ends with
-// the blueprint's values although the variant is Ready. Set from the
-// reconciles that ran the variant's chain on a draft (a draft the memo
-// vouches for keeps what was set), removed when none warns; a new warning
-// is also a Warning Event.
-const (
-	ConditionBlueprintOverrides = pvapi.ConditionBlueprintOverrides
-	ReasonFunctionRunsAgain     = pvapi.ReasonFunctionRunsAgain
-	EventBlueprintOverrides     = "BlueprintOverrides"
-)
-
-func (r *Reconciler) setOverridden(v *pvapi.PackageVariant, targets []target) {
-	checked := false
-	var msgs []string
-	for _, t := range targets {
-		if !t.checked {
-			continue
-		}
-		checked = true
-		for _, m := range t.overridden {
-			msgs = append(msgs, t.name+": "+m)
-		}
-	}
-	if !checked {
-		return
-	}
-	if len(msgs) == 0 {
-		apimeta.RemoveStatusCondition(&v.Status.Conditions, ConditionBlueprintOverrides)
-		return
-	}
-	msg := strings.Join(msgs, "; ")
-	if prev := apimeta.FindStatusCondition(v.Status.Conditions, ConditionBlueprintOverrides); prev == nil || prev.Message != msg {
-		r.events().Warning(v, EventBlueprintOverrides, "%s", msg)
-	}
-	kit.Set(&v.Status.Conditions, v.Generation, r.Clock, ConditionBlueprintOverrides, metav1.ConditionTrue, ReasonFunctionRunsAgain, msg)
+// forget drops everything remembered of a variant (deleted, gone).
+func (r *Reconciler) forget(uid types.UID) {
+	r.mem.Forget(uid)
+	r.porch().Forget(string(uid))
 }
 
-// contextKeyMissing matches apply-replacements' error for a source field
-// the package context (ConfigMap kptfile.kpt.dev) does not have.
-var contextKeyMissing = regexp.MustCompile("fieldPath `data\\.([A-Za-z0-9_.-]+)` is missing for replacement source ConfigMap[^ ]*kptfile\\.kpt\\.dev")
-
-// missingContextKey is the package-context key a render failed for want
-// of, or "".
-func missingContextKey(msg string) string {
-	if m := contextKeyMissing.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	return ""
+// MemorySize is how many variants the reconciler remembers, and how many
+// notes of drafts its settled store holds (bounded by the variants and
+// their listed drafts; make soak checks it).
+func (r *Reconciler) MemorySize() (variants, notes int) {
+	_, notes = r.porch().Size()
+	variants, _ = r.mem.Size()
+	return variants, notes
 }
 
-// setsContextKey reports whether the variant writes key into the package
-// context.
-func setsContextKey(v *pvapi.PackageVariant, key string) bool {
-	if pc := v.Spec.PackageContext; pc != nil {
-		_, ok := pc.Data[key]
-		return ok
-	}
-	return false
+// listOwned lists the variant's revisions as the settled store gives them
+// (the draft it created last read directly when the listing, an informer
+// cache, does not show it), in the reconcile's outcomes.
+func (r *Reconciler) listOwned(ctx context.Context, v *pvapi.PackageVariant) ([]store.Revision, error) {
+	owned, err := r.porch().ListOwned(ctx, v.Namespace, string(v.UID))
+	r.reclaimed(ctx, v)
+	return owned, settledOutcome(ctx, err)
 }

@@ -3,8 +3,9 @@ package packagevariant
 import (
 	"context"
 	"fmt"
-	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"strings"
+
+	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
@@ -52,27 +53,6 @@ func (r *Reconciler) draftUpgradePolicy(ctx context.Context, v *pvapi.PackageVar
 	}
 	return fmt.Sprintf("%s has %s: %q, neither %q nor %q (read as %q until fixed): approve or delete the draft, or fix the annotation",
 		what, DraftUpgradeAnnotation, val, DraftUpgradeInPlace, DraftUpgradeStall, DraftUpgradeStall)
-}
-
-// EventDeprecatedAnnotation: the variant gives a policy by an annotation
-// that spec.policy replaces (once for each generation that does).
-const EventDeprecatedAnnotation = "DeprecatedAnnotation"
-
-// sayDeprecated records, once a generation (the first reconcile of a new
-// one), a Normal Event for each policy the variant gives by its deprecated
-// annotation rather than spec.policy (rule policy-flows-down).
-func (r *Reconciler) sayDeprecated(v *pvapi.PackageVariant) {
-	if v.Status.ObservedGeneration == v.Generation {
-		return
-	}
-	for _, a := range pv.PolicyAnnotations {
-		if _, ok := v.Annotations[a.Annotation]; !ok {
-			continue
-		}
-		if _, val := v.Spec.Policy.Get(a.Annotation); val == "" {
-			r.events().Normal(v, EventDeprecatedAnnotation, "the annotation %s is deprecated on a PackageVariant: set spec.policy.%s instead (the annotation is read while the field is absent)", a.Annotation, a.Field)
-		}
-	}
 }
 
 // staleDraft is the stall of a draft made from another upstream that is

@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant/observe"
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"

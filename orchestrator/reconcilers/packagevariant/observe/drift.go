@@ -159,12 +159,11 @@ func (d *Drift) status() *pvapi.TargetDrift {
 // ObserveDrift reports the drift of the variant's newest published
 // revision in its package's listing (key): the target's Drift, the
 // condition PublishedDrift and, when it appears or changes, a Warning
-// Event; problem (a bad drift policy, "" for none) is added to its
-// message. A variant with no published revision has no drift; one with a
+// Event; a bad drift policy (DriftPolicy) is said in its message. A variant with no published revision has no drift; one with a
 // draft too is reported (the draft, once approved, replaces what drifted).
 // It returns the branch as it read it, for the health check's
 // revision.commits.
-func (o Observer) ObserveDrift(ctx context.Context, v *pvapi.PackageVariant, key store.PackageKey, problem string) (BranchHead, error) {
+func (o Observer) ObserveDrift(ctx context.Context, v *pvapi.PackageVariant, key store.PackageKey) (BranchHead, error) {
 	var d *Drift
 	var head BranchHead
 	if len(v.Status.DownstreamTargets) > 0 {
@@ -183,6 +182,7 @@ func (o Observer) ObserveDrift(ctx context.Context, v *pvapi.PackageVariant, key
 			}
 		}
 	}
+	_, problem := DriftPolicy(v)
 	o.reportDrift(v, d, problem)
 	return head, nil
 }
