@@ -2,6 +2,17 @@
 // downstream package a specialised, up-to-date variant of an upstream package
 // revision, through a store.Store (Porch, or the in-memory store).
 //
+// The package is the loop the design describes and no more: validate,
+// pick the upstream and the downstream, clone or upgrade, run the chain,
+// write, record (variant.go calls down into upstream.go, downstream.go,
+// create.go, upgrade.go and mutate.go). What is not that loop is a package
+// of its own that the reconciler calls and that never calls back: observe
+// (drift, health, cadence), approve (approval by policy), memory (the one
+// record per variant), stamp (provenance), and orchestrator/store/settled
+// (Porch's failure modes). test/docs TestVariantReconcilerIsThin keeps it
+// so: at most 3,000 lines, and one reconcile followed call by call returns
+// to a file it already left at most 40 times.
+//
 // Reconcile is the Flux skeleton: get the variant (gone: done); the deletion
 // branch; the finalizer; then small ordered steps that return errors in kit's
 // model and set no condition themselves; one kit.Summarize turns the outcome
@@ -56,11 +67,11 @@
 // Workers: the controller reconciles --workers variants at once; two
 // variants writing the same downstream package take turns (a lock per
 // package), so neither picks the workspace the other is creating.
-//  4. approval by policy (approve.go), once the downstream step succeeded;
-//  5. the observations of what is published, health (health.go) and drift
-//     (drift.go), every reconcile whatever the steps before them said, and
+//  4. approval by policy (package approve), once the downstream step succeeded;
+//  5. the observations of what is published, health and drift (package
+//     observe), every reconcile whatever the steps before them said, and
 //     again every --observe-interval for a variant with a Published target
-//     (observe.go; rule: observe-cadence);
+//     (observe.Cadence; rule: observe-cadence);
 //  6. status: Ready=True NoErrors and the downstream targets; Porch errors
 //     are Ready=False Error and retried (rule: stall-or-retry). A status
 //     write loses nothing (ARCHITECTURE.md): the targets of the writes that
@@ -72,7 +83,7 @@
 //     serves another version (read).
 //
 // What the reconciler remembers of a variant between reconciles is one
-// record (memory.go): the memo, the last drift comparison, the version it
+// record (package memory): the memo, the last drift comparison, the version it
 // left; forgotten when the variant goes (deleting, NotFound), with what the
 // settled store remembers of its drafts. None of it is a fact the status
 // should hold.

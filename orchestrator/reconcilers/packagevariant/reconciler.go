@@ -62,7 +62,7 @@ type Reconciler struct {
 	Metrics *metrics.Metrics
 	// ApproveByPolicy approves the finished drafts of Ready variants that
 	// ask for it (approval.nephio.org/policy), as Nephio's approval
-	// controller does (approve.go). Off by default: Nephio runs its own.
+	// controller does (package approve). Off by default: Nephio runs its own.
 	ApproveByPolicy bool
 	// Kinds are the kinds the reconciler may read for injection (the zero
 	// value: kit.DefaultReadableKinds).
@@ -72,7 +72,7 @@ type Reconciler struct {
 	// variants writing the same downstream package take turns (pkgs).
 	Workers int
 	// Provenance is how drafts' provenance records are made and checked
-	// (provenance.go; the zero value: unsigned, builder "controller").
+	// (package stamp; the zero value: unsigned, builder "controller").
 	Provenance stamp.Provenance
 	// ObserveInterval is how often a variant with a Published target is
 	// reconciled though nothing wakes it (rule observe-cadence), so that
