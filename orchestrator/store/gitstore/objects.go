@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -37,20 +38,48 @@ import (
 // hash, lists refs/heads/x.lock as a branch, and walks every ref namespace
 // (refs/remotes, refs/notes), so one stray file in a repository a person
 // also uses would stop every variant it serves.
+//
+// A lock file is also a transaction under way: git's update-ref --stdin
+// locks every ref it changes, then renames the locks one by one, so a
+// read between two renames sees half of it (a proposal's new ref beside
+// the draft's old one: one revision twice, listed Unreadable). A read that
+// meets a lock, or a ref that goes while it is read, is read again, up to
+// refRetries times refRetryPause apart; a lock that stays (a git process
+// that died) is then skipped as git skips it.
 func refs(gitDir string) (map[string]string, error) {
+	for try := 0; ; try++ {
+		m, busy, err := readRefs(gitDir)
+		if err != nil || !busy || try == refRetries {
+			return m, err
+		}
+		time.Sleep(refRetryPause)
+	}
+}
+
+// How often, and how far apart, a read of refs that met a transaction
+// under way is made again.
+const (
+	refRetries    = 10
+	refRetryPause = 20 * time.Millisecond
+)
+
+func readRefs(gitDir string) (map[string]string, bool, error) {
 	// In git's order: packed refs, then the loose ones, which win (and drop
 	// a packed ref's peeled value), then annotated tags peeled.
 	m, peeled, err := packedRefs(gitDir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := looseRefs(gitDir, m, peeled); err != nil {
-		return nil, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
+	_, err = os.Stat(filepath.Join(gitDir, "packed-refs.lock"))
+	busy := err == nil
+	loose, err := looseRefs(gitDir, m, peeled)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
 	}
 	if err := peelTags(gitDir, m, peeled); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return m, nil
+	return m, busy || loose, nil
 }
 
 // packedRefs reads packed-refs: each branch and tag ref's hash, and the
@@ -85,7 +114,9 @@ func packedRefs(gitDir string) (m, peeled map[string]string, err error) {
 
 // looseRefs reads the loose refs under refs/heads and refs/tags over m
 // (they win over packed ones); lock files and broken refs are skipped.
-func looseRefs(gitDir string, m, peeled map[string]string) error {
+// busy: a lock file was there, or a ref went between the listing and its
+// read (a transaction under way).
+func looseRefs(gitDir string, m, peeled map[string]string) (busy bool, err error) {
 	for _, top := range []string{"refs/heads", "refs/tags"} {
 		root := filepath.Join(gitDir, filepath.FromSlash(top))
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -95,10 +126,18 @@ func looseRefs(gitDir string, m, peeled map[string]string) error {
 				}
 				return err
 			}
-			if d.IsDir() || strings.HasSuffix(path, ".lock") {
+			if d.IsDir() {
+				return nil
+			}
+			if strings.HasSuffix(path, ".lock") {
+				busy = true
 				return nil
 			}
 			b, err := os.ReadFile(path)
+			if os.IsNotExist(err) {
+				busy = true
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -116,10 +155,10 @@ func looseRefs(gitDir string, m, peeled map[string]string) error {
 			return nil
 		})
 		if err != nil {
-			return err
+			return busy, err
 		}
 	}
-	return nil
+	return busy, nil
 }
 
 // peelTags points each tag ref at its commit: a packed ref's peeled value,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -116,4 +117,54 @@ func filterHeads(refs []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// A read during an update-ref transaction (its locks renamed one by one)
+// waits for it rather than listing half of it: a proposal's new ref beside
+// the draft's old one was one revision twice, listed Unreadable (seen by
+// pvctl get -w beside pvctl propose). A lock that stays is skipped.
+func TestRefsWaitForATransaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	if _, err := git("", nil, "init", "-q", "--bare", "-b", "main", dir); err != nil {
+		t.Fatal(err)
+	}
+	tree := gitOut(t, dir, "mktree")
+	c1 := gitOut(t, dir, "commit-tree", tree, "-m", "one")
+	gitOut(t, dir, "update-ref", "refs/heads/drafts/app/ws", c1)
+	// Mid-commit: the new ref is renamed into place, the old one's
+	// deletion still holds its lock.
+	gitOut(t, dir, "update-ref", "refs/heads/proposed/app/ws", c1)
+	old := filepath.Join(dir, "refs", "heads", "drafts", "app", "ws")
+	if err := os.WriteFile(old+".lock", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(3 * refRetryPause)
+		if err := os.Remove(old); err != nil {
+			done <- err
+			return
+		}
+		done <- os.Remove(old + ".lock")
+	}()
+	m, err := refs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["refs/heads/drafts/app/ws"]; ok || m["refs/heads/proposed/app/ws"] != c1 {
+		t.Fatalf("read during the transaction: %v; want the proposal alone", m)
+	}
+
+	// A lock nobody removes (a git process that died): the read ends,
+	// skipping it, the refs as they are.
+	if err := os.WriteFile(filepath.Join(dir, "refs", "heads", "stale.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err = refs(dir)
+	if err != nil || m["refs/heads/proposed/app/ws"] != c1 || len(m) != 1 {
+		t.Fatalf("with a stale lock: %v, %v; want the proposal alone", m, err)
+	}
 }
