@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -52,6 +53,7 @@ func refs(gitDir string) (map[string]string, error) {
 		if err != nil || !busy || try == refRetries {
 			return m, err
 		}
+		refRereads.Add(1)
 		time.Sleep(refRetryPause)
 	}
 }
@@ -62,6 +64,9 @@ const (
 	refRetries    = 10
 	refRetryPause = 20 * time.Millisecond
 )
+
+// refRereads counts the reads made again (the tests read it).
+var refRereads atomic.Int64
 
 func readRefs(gitDir string) (map[string]string, bool, error) {
 	// In git's order: packed refs, then the loose ones, which win (and drop

@@ -205,7 +205,7 @@ func setRef(gitDir, ref, old, sha string) error {
 			os.Remove(lock)
 		}
 	}()
-	cur, err := refs(gitDir)
+	cur, _, err := readRefs(gitDir) // once: the lock it waits on would be its own
 	if err != nil {
 		f.Close()
 		return err
