@@ -435,3 +435,41 @@ func TestWriteThatLandedDespiteAnErrorIsTheVariants(t *testing.T) {
 		t.Fatalf("the draft pvkit wrote is not approved by policy: %s; %+v", got, e.get("app-prod").Status.DownstreamTargets)
 	}
 }
+
+// Approval by policy reads the listing the downstream step made when that
+// step wrote nothing (rule listing-reused): a draft waiting on its policy
+// costs one listing of the variant's revisions a reconcile, not two; a
+// reconcile that wrote lists again, so the draft it made is approved in
+// the same reconcile.
+func TestApprovalByPolicyReusesTheDownstreamListing(t *testing.T) {
+	e := approvingEnv(t, false)
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(policyVariant("approval.nephio.org/policy: initial"))
+	e.store.ResetCalls()
+	e.mustReconcile("app-prod")
+	if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1" {
+		t.Fatalf("after the first reconcile: %s", got)
+	}
+	if n := e.store.Calls()[fakestore.OpListOwned]; n != 2 {
+		t.Fatalf("the reconcile that made the draft listed the variant's revisions %d times, want 2 (once again after its writes)", n)
+	}
+	e.store.Publish(ns, "blueprints", "app", blueprint(t)) // v2: an upgrade draft, which initial leaves for a person
+	e.mustReconcile("app-prod")
+	for i := 0; i < 2; i++ {
+		e.store.ResetCalls()
+		e.mustReconcile("app-prod")
+		if got := e.lifecycles(); got != "deploy.app-prod.packagevariant-1 Published 1; deploy.app-prod.packagevariant-2 Draft 0" {
+			t.Fatalf("steady: %s", got)
+		}
+		calls := e.store.Calls()
+		if n := calls[fakestore.OpListOwned]; n != 1 {
+			t.Fatalf("a steady reconcile listed the variant's revisions %d times, want 1", n)
+		}
+		if w := e.store.Writes(); w != 0 {
+			t.Fatalf("a steady reconcile wrote %d times", w)
+		}
+	}
+	if w := e.get("app-prod").Status.DownstreamTargets; len(w) != 1 || w[0].Blocked == nil || !strings.Contains(w[0].Blocked.Message, "policy initial") {
+		t.Fatalf("the waiting draft's target: %+v", w)
+	}
+}

@@ -67,19 +67,20 @@ type target struct {
 }
 
 // reconcileDownstream makes the downstream what the variant wants and
-// returns its targets: the owned drafts, or else the latest published one.
-func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) ([]target, error) {
+// returns its targets (the owned drafts, or else the latest published
+// one) and the variant's revisions of it as listed before any write.
+func (r *Reconciler) reconcileDownstream(ctx context.Context, v *pvapi.PackageVariant, up *store.Revision) (targets []target, listed []store.Revision, err error) {
 	mine, held, err := r.ownedDownstream(ctx, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	targets, err := r.reconcileMine(ctx, v, up, mine)
+	targets, err = r.reconcileMine(ctx, v, up, mine)
 	if err == nil && held != nil {
 		// The new downstream is made (Porch makes it in the same reconcile);
 		// the old one's removal waits for the host (pvctl run --prune).
 		err = held
 	}
-	return targets, err
+	return targets, mine, err
 }
 
 // reconcileMine brings the variant's revisions of its downstream package

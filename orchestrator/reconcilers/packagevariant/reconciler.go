@@ -174,16 +174,22 @@ func (r *Reconciler) Reconcile(parent context.Context, req ctrl.Request) (result
 
 // steps are the reconcile's steps, in order, every one run every
 // reconcile (rule observe-cadence): the downstream made what the variant
-// asks for; approval by policy, once that succeeded; then the observations
+// asks for; approval by policy, once that succeeded, over the listing the
+// downstream step made when it wrote nothing (rule listing-reused), else
+// over a new one; then the observations
 // of what is published (its health, its drift), whatever the steps before
 // them said (a Waiting approval used to skip them), over the targets the
 // status records. The outcome is the first that is not a wait (in step
 // order), else the shortest wait; again is the shortest requeue asked
 // for, the observation interval included.
 func (r *Reconciler) steps(ctx context.Context, v *pvapi.PackageVariant) (outcome error, again time.Duration) {
-	outcomes := []error{r.reconcileVariant(ctx, v)}
-	if outcomes[0] == nil && r.ApproveByPolicy {
-		owned, err := r.listOwned(ctx, v)
+	wctx, writes := settled.CountWrites(ctx)
+	owned, err := r.reconcileVariant(wctx, v)
+	outcomes := []error{err}
+	if err == nil && r.ApproveByPolicy {
+		if writes() > 0 { // the listing is not what Porch holds now
+			owned, err = r.listOwned(ctx, v)
+		}
 		if err == nil {
 			again, err = approve.Approver{Store: r.porch(), Clock: r.Clock, Events: r.events(), Verify: r.Provenance.Verify}.Run(ctx, v, owned)
 		}

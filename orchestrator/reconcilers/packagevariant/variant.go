@@ -22,52 +22,53 @@ import (
 )
 
 // reconcileVariant runs the steps and returns their outcome (kit's error
-// model); it sets status.downstreamTargets.
+// model) and, when they succeeded, the downstream's revisions as the
+// downstream step listed them (listed); it sets status.downstreamTargets.
 //
 //   - an invalid spec stalls (ValidationError);
 //   - no upstream revision matches spec.upstream: stalls (UpstreamNotFound);
 //   - the downstream step: stalls on a stale draft, a package that cannot be
 //     mutated, a locked upstream that is gone; a refused render is retried
 //     with its render status in the targets; a Porch failure is retried.
-func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVariant) error {
+func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVariant) (listed []store.Revision, err error) {
 	if invalid := krm.InvalidFrom(variant.Validate(v.Core())); invalid != nil {
-		return &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: invalid,
+		return nil, &kit.Stalling{Reason: pvapi.ReasonValidationError, Err: invalid,
 			ReadyReason: pvapi.ReasonError, ReadyMessage: "invalid packagevariant object"}
 	}
 	r.sayDeprecated(v)
 	for i, inj := range v.Spec.Injectors {
 		if inj.Kind != nil && !r.Kinds.AllowsKind(inj.Group, *inj.Kind) {
-			return r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.injectors[%d]` names kind %q", i, *inj.Kind))
+			return nil, r.Kinds.Refuse(pvapi.ReasonKindNotAllowed, fmt.Sprintf("`spec.injectors[%d]` names kind %q", i, *inj.Kind))
 		}
 	}
 	up, err := r.findUpstream(ctx, v)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if up == nil {
-		return kit.Stallf(pvapi.ReasonUpstreamNotFound, "upstream package revision not found: %s", upstream.Describe(*v.Spec.Upstream))
+		return nil, kit.Stallf(pvapi.ReasonUpstreamNotFound, "upstream package revision not found: %s", upstream.Describe(*v.Spec.Upstream))
 	}
 	unlock := r.pkgs.Lock(downstreamKey(v).String())
-	targets, err := r.reconcileDownstream(ctx, v, up)
+	targets, listed, err := r.reconcileDownstream(ctx, v, up)
 	unlock()
 	if err != nil && ctx.Err() != nil {
 		// Stopped, not failed (a Ctrl-C read RenderFailed).
-		return kit.Retry(pvapi.ReasonInterrupted, fmt.Errorf("stopped before it finished (%v); the next reconcile goes on", context.Cause(ctx)))
+		return nil, kit.Retry(pvapi.ReasonInterrupted, fmt.Errorf("stopped before it finished (%v); the next reconcile goes on", context.Cause(ctx)))
 	}
 	var rf *renderFailure
 	if errors.As(err, &rf) {
 		v.Status.DownstreamTargets = recordRender(v.Status.DownstreamTargets, rf.target)
-		return kit.Retry(pvapi.ReasonRenderFailed, err)
+		return nil, kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
 	if errors.Is(err, store.ErrRenderFailed) { // a draft Porch would not create: its render failed
 		if key := missingContextKey(err.Error()); key != "" && setsContextKey(v, key) {
 			// Retrying cannot help: every clone renders before the variant
 			// writes its context (rule blueprint-renders-alone).
-			return kit.Stall(pvapi.ReasonRenderFailed, fmt.Errorf("%w; the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, "+
+			return nil, kit.Stall(pvapi.ReasonRenderFailed, fmt.Errorf("%w; the blueprint must render on its own: Porch renders every clone with a package context of name and package-path only, "+
 				"before the variant writes `%s` into it, so the blueprint's pipeline must not need `data.%s` (take it from an object of the package that has a default, which the variant can inject, "+
 				"or read it in a function the variant prepends, spec.pipeline)", err, key, key))
 		}
-		return kit.Retry(pvapi.ReasonRenderFailed, err)
+		return nil, kit.Retry(pvapi.ReasonRenderFailed, err)
 	}
 	var st *kit.Stalling
 	if errors.As(err, &st) && st.Reason == pvapi.ReasonRenderConflict && wrote(targets) {
@@ -84,11 +85,11 @@ func (r *Reconciler) reconcileVariant(ctx context.Context, v *pvapi.PackageVaria
 		// same (a status write loses nothing): those targets are recorded,
 		// the others kept as they were.
 		v.Status.DownstreamTargets = upsertTargets(v.Status.DownstreamTargets, targets)
-		return err
+		return nil, err
 	}
 	v.Status.DownstreamTargets = mergeTargets(v.Status.DownstreamTargets, targets)
 	r.setOverridden(v, targets)
-	return err
+	return listed, err
 }
 
 // wrote reports whether targets carry the render status of a write.

@@ -126,6 +126,7 @@ func (s *Store) gone(uid, name string) bool {
 // draft returned was taken back. A create that fails is remembered (a
 // later create, or listing, takes its draft back if it shows up).
 func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(taken string) string) (rev store.Revision, reclaimed bool, err error) {
+	wrote(ctx)
 	uid := ownerOf(spec)
 	if rev, ok, err := s.reclaimAsked(ctx, uid, spec); ok || err != nil {
 		return rev, ok, err

@@ -216,6 +216,7 @@ func (s *Store) Reclaimed(uid string) []string {
 // UpdateResourcesRendered writes a draft's files; an error that is not a
 // refusal is read back into a *WriteError.
 func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name string, res store.Resources) (store.RenderStatus, store.Resources, error) {
+	wrote(ctx)
 	render, after, err := s.Store.UpdateResourcesRendered(ctx, namespace, name, res)
 	if err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrRenderFailed) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNoResources) {
 		return render, after, err
