@@ -141,7 +141,12 @@ func TestRolloutObservesFreshOnlyToConfirm(t *testing.T) {
 // generation judges it: waiting, saying what for, then failed past the
 // progress deadline.
 func TestChildThatCannotRenderFails(t *testing.T) {
+	ctx := context.Background()
 	e := newEnv(t)
+	up, err := e.r.Store.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
+	if err != nil || len(up) != 1 {
+		t.Fatalf("upstream: %v %v", up, err)
+	}
 	for _, tc := range []struct {
 		name           string
 		condGeneration int64
@@ -154,8 +159,18 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 		{"not reconciled since it moved", 1, 2 * time.Hour, false, "not reconciled since it moved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vd, err := judgeMoved(t, e, 1, metav1.Condition{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRenderFailed,
-				Message: "render failed: set-labels: exit 1", ObservedGeneration: tc.condGeneration, LastTransitionTime: metav1.NewTime(testNow.Add(-tc.since))})
+			v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
+			v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
+			v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
+			_ = e.client.Delete(ctx, v.DeepCopy())
+			movedTo(t, e.client, v)
+			v.Status.ObservedGeneration = 1
+			v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: pvapi.ReasonRenderFailed,
+				Message: "render failed: set-labels: exit 1", ObservedGeneration: tc.condGeneration, LastTransitionTime: metav1.NewTime(testNow.Add(-tc.since))}}
+			if err := e.client.Status().Update(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+			vd, err := e.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
 			if err != nil || vd.Done || vd.Failed != tc.failed || vd.Why != tc.why {
 				t.Fatalf("%+v (%v); want failed %v %q", vd, err, tc.failed, tc.why)
 			}
@@ -175,7 +190,12 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 // let it take back for 1m31s failed the canary past its 30-second
 // deadline). The package's own reason past the deadline fails it at once.
 func TestPorchFailureIsNotThePackages(t *testing.T) {
+	ctx := context.Background()
 	e := newEnv(t)
+	up, err := e.r.Store.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
+	if err != nil || len(up) != 1 {
+		t.Fatalf("upstream: %v %v", up, err)
+	}
 	for _, tc := range []struct {
 		reason, message string
 		failed          bool
@@ -191,12 +211,21 @@ func TestPorchFailureIsNotThePackages(t *testing.T) {
 	} {
 		for _, settled := range []bool{true, false} { // at its generation, or a retried error behind it
 			t.Run(fmt.Sprintf("%s settled=%v", tc.reason, settled), func(t *testing.T) {
-				observed := int64(1)
+				v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
+				v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
+				v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
+				_ = e.client.Delete(ctx, v.DeepCopy())
+				movedTo(t, e.client, v)
+				v.Status.ObservedGeneration = 1
 				if settled {
-					observed = 2
+					v.Status.ObservedGeneration = 2
 				}
-				vd, err := judgeMoved(t, e, observed, metav1.Condition{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: tc.reason,
-					Message: tc.message, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow.Add(-2 * time.Hour))})
+				v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: tc.reason,
+					Message: tc.message, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow.Add(-2 * time.Hour))}}
+				if err := e.client.Status().Update(ctx, v); err != nil {
+					t.Fatal(err)
+				}
+				vd, err := e.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
 				if err != nil || vd.Done || vd.Failed != tc.failed || vd.Why != tc.why {
 					t.Fatalf("%+v (%v); want failed %v %q", vd, err, tc.failed, tc.why)
 				}
@@ -206,29 +235,6 @@ func TestPorchFailureIsNotThePackages(t *testing.T) {
 			})
 		}
 	}
-}
-
-// judgeMoved is the set's verdict on child "c" of blueprints/app, moved once (generation 2)
-// under a one-hour progress deadline, whose status has observedGeneration
-// observed and the Ready condition ready.
-func judgeMoved(t *testing.T, e *env, observed int64, ready metav1.Condition) (verdict, error) {
-	t.Helper()
-	ctx := context.Background()
-	up, err := e.r.Store.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
-	if err != nil || len(up) != 1 {
-		t.Fatalf("upstream: %v %v", up, err)
-	}
-	v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
-	v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
-	v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
-	_ = e.client.Delete(ctx, v.DeepCopy())
-	movedTo(t, e.client, v)
-	v.Status.ObservedGeneration = observed
-	v.Status.Conditions = []metav1.Condition{ready}
-	if err := e.client.Status().Update(ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	return e.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
 }
 
 // movedTo creates child v and moves it once (a spec change: its
