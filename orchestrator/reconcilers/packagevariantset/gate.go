@@ -202,30 +202,11 @@ func (g gate) judge(v childFacts, up store.Revision, now time.Time) verdict {
 
 // notReady judges a child whose Ready condition is not True: failed once
 // it has been so for longer than the progress deadline, else waiting, and
-// why. A child that is not Ready because Porch or the API server fails it
-// (rule porch-outage-not-a-failure: reason Error, or a reconcile
-// that ran out of time or was stopped) is waiting whatever the deadline: a
-// wave is judged on its packages, and Porch's outage is said in the
-// rollout's message, the child's condition and Porch's own alerts, not
-// counted against the error budget. Past the deadline, the next reason of
-// the package's own (a render that fails) fails it at once.
+// why.
 func notReady(ready *metav1.Condition, deadline time.Duration, now time.Time) verdict {
-	if storeFailing(ready.Reason) {
-		return verdict{Why: fmt.Sprintf("%s: %s (Porch's failure, not the package's: not counted against progressDeadlineSeconds)", ready.Reason, ready.Message)}
-	}
 	at := ready.LastTransitionTime.Add(deadline)
 	if now.After(at) {
 		return verdict{Failed: true, Why: fmt.Sprintf("not Ready for %s (%s: %s)", deadline, ready.Reason, ready.Message)}
 	}
 	return verdict{Why: fmt.Sprintf("%s: %s", ready.Reason, ready.Message), Recheck: at, Due: "fails unless Ready by then (progressDeadlineSeconds)"}
-}
-
-// storeFailing: a Ready reason that says Porch, the API server or the
-// reconcile's own bound failed the child, not its package.
-func storeFailing(reason string) bool {
-	switch reason {
-	case pvapi.ReasonError, pvapi.ReasonInterrupted, kit.ReasonDeadlineExceeded:
-		return true
-	}
-	return false
 }

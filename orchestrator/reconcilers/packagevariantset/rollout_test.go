@@ -2,7 +2,6 @@ package packagevariantset
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
-	"github.com/pvkit/pvkit/orchestrator/reconcilers/kit"
 	"github.com/pvkit/pvkit/orchestrator/store"
 	"github.com/pvkit/pvkit/orchestrator/store/fakestore"
 	"github.com/pvkit/pvkit/orchestrator/store/storetest"
@@ -179,61 +177,6 @@ func TestChildThatCannotRenderFails(t *testing.T) {
 				t.Fatalf("recheck at %v, want %v", vd.Recheck, want)
 			}
 		})
-	}
-}
-
-// A moved child that is not Ready because Porch fails it (reason Error,
-// a reconcile past its deadline, one stopped) waits whatever the progress
-// deadline, saying so (rule porch-outage-not-a-failure): a canary
-// is failed on its package, not on Porch's outage (e2e-porch
-// TestGroupReleaseOnPorch: a member whose ownerless draft Porch would not
-// let it take back for 1m31s failed the canary past its 30-second
-// deadline). The package's own reason past the deadline fails it at once.
-func TestPorchFailureIsNotThePackages(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	up, err := e.r.Store.ListRevisions(ctx, store.PackageKey{Namespace: ns, Repository: "blueprints", Package: "app"})
-	if err != nil || len(up) != 1 {
-		t.Fatalf("upstream: %v %v", up, err)
-	}
-	for _, tc := range []struct {
-		reason, message string
-		failed          bool
-		why             string
-	}{
-		{pvapi.ReasonError, "Porch's repository fleet/edge-00 has failed every write for 1m31s", false,
-			"Error: Porch's repository fleet/edge-00 has failed every write for 1m31s (Porch's failure, not the package's: not counted against progressDeadlineSeconds)"},
-		{kit.ReasonDeadlineExceeded, "the reconcile ran past 10m0s", false,
-			"DeadlineExceeded: the reconcile ran past 10m0s (Porch's failure, not the package's: not counted against progressDeadlineSeconds)"},
-		{pvapi.ReasonInterrupted, "stopped before it finished", false,
-			"Interrupted: stopped before it finished (Porch's failure, not the package's: not counted against progressDeadlineSeconds)"},
-		{pvapi.ReasonRenderFailed, "render failed: set-labels: exit 1", true, "not Ready for 1h0m0s (RenderFailed: render failed: set-labels: exit 1)"},
-	} {
-		for _, settled := range []bool{true, false} { // at its generation, or a retried error behind it
-			t.Run(fmt.Sprintf("%s settled=%v", tc.reason, settled), func(t *testing.T) {
-				v := &pvapi.PackageVariant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", UID: "uid-c", Generation: 2}}
-				v.Spec.Upstream = &pv.Upstream{Repo: "blueprints", Package: "app"}
-				v.Spec.Downstream = &pv.Downstream{Repo: "deploy", Package: "app"}
-				_ = e.client.Delete(ctx, v.DeepCopy())
-				movedTo(t, e.client, v)
-				v.Status.ObservedGeneration = 1
-				if settled {
-					v.Status.ObservedGeneration = 2
-				}
-				v.Status.Conditions = []metav1.Condition{{Type: pvapi.ConditionReady, Status: metav1.ConditionFalse, Reason: tc.reason,
-					Message: tc.message, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow.Add(-2 * time.Hour))}}
-				if err := e.client.Status().Update(ctx, v); err != nil {
-					t.Fatal(err)
-				}
-				vd, err := e.r.observe(ctx, ns, "c", up[0], gate{deadline: time.Hour})
-				if err != nil || vd.Done || vd.Failed != tc.failed || vd.Why != tc.why {
-					t.Fatalf("%+v (%v); want failed %v %q", vd, err, tc.failed, tc.why)
-				}
-				if !tc.failed && !vd.Recheck.IsZero() {
-					t.Fatalf("a wait on Porch rechecks at %v: the child's next status brings the set back", vd.Recheck)
-				}
-			})
-		}
 	}
 }
 

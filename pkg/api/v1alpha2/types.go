@@ -90,9 +90,8 @@ type Rollout struct {
 	// +kubebuilder:validation:XIntOrString
 	ErrorBudget *IntOrPercent `json:"errorBudget,omitempty"`
 	// ProgressDeadlineSeconds: a child moved to the new revision and not
-	// Ready after this long counts as failed (a stalled one at once),
-	// unless what keeps it not Ready is Porch failing it: that child
-	// waits. Default 600.
+	// Ready after this long counts as failed (a stalled one at once).
+	// Default 600.
 	// +kubebuilder:validation:Minimum=1
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 	// Health makes a wave wait for the clusters (rule:
