@@ -146,7 +146,7 @@ test:
 	elif [ -n "$$PVKIT_E2E_PORCH_SKIP" ]; then \
 	  echo "SKIP: $$PVKIT_E2E_PORCH_SKIP; make e2e-porch is skipped"; \
 	elif [ -n "$$PVKIT_CI_START" ] && [ $$(( $$(date +%s) - $$PVKIT_CI_START )) -gt $(E2E_PORCH_CI_BUDGET) ]; then \
-	  echo "SKIP: CI has run for more than $(E2E_PORCH_CI_BUDGET) s ; make envtest, e2e-porch and e2e-node (about 12 more minutes) are skipped to stay within CI's 60 minutes"; \
+	  echo "SKIP: CI has run for more than $(E2E_PORCH_CI_BUDGET) s; make envtest, e2e-porch and e2e-node (about 12 more minutes) are skipped to stay within CI's 60 minutes"; \
 	else $(MAKE) --no-print-directory envtest e2e-porch && \
 	  if docker info >/dev/null 2>&1 && command -v iptables >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory e2e-node; \
 	  else echo "SKIP: make e2e-node needs root, iptables and a Docker engine (for its sandbox image)"; fi; fi

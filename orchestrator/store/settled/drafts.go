@@ -202,6 +202,7 @@ func (s *Store) reclaim(ctx context.Context, uid string, spec store.DraftSpec, r
 	rev.Owners = spec.Owners
 	rev.Labels = store.Overlay(rev.Labels, spec.Labels)
 	rev.Annotations = store.Overlay(rev.Annotations, spec.Annotations)
+	wrote(ctx) // a listing that takes a draft back writes too
 	err := s.Store.Update(ctx, rev)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -12,7 +12,8 @@ import (
 // whose writes through this store are counted, and the count. Every call
 // that may change a revision or its files counts, whatever it answers (a
 // write that failed may have landed), so a count of zero means the listing
-// is still what the store would list; writes made under another context
+// is still what the store would list (a listing that takes back an
+// ownerless draft writes, and counts); writes made under another context
 // (another reconcile) are not counted, and are not the listing's owner's.
 func CountWrites(ctx context.Context) (context.Context, func() int64) {
 	n := new(atomic.Int64)

@@ -77,3 +77,22 @@ func TestCountWrites(t *testing.T) {
 	}
 	check("CreateDraft", true)
 }
+
+// A listing that takes back the owner's ownerless draft writes, and
+// counts: the listing it returns is not what the store held before.
+func TestListingThatTakesBackADraftCounts(t *testing.T) {
+	now := t0
+	inner := &scripted{}
+	s := made(t, inner, &now)
+	inner.read = &store.Revision{Name: d, Namespace: "ns", Repository: "deploy", Package: "app", Lifecycle: store.Draft}
+	ctx, writes := CountWrites(context.Background())
+	if _, err := s.ListOwned(ctx, "ns", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if len(inner.updated) != 1 {
+		t.Fatalf("the ownerless draft was not taken back: %d updates", len(inner.updated))
+	}
+	if n := writes(); n != 1 {
+		t.Fatalf("a listing that took a draft back counted %d writes, want 1", n)
+	}
+}
