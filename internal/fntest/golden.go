@@ -7,8 +7,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
 	"github.com/google/go-cmp/cmp"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/fnmain"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

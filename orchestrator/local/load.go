@@ -13,7 +13,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/embedded"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	porchconfig "github.com/nephio-project/porch/api/porchconfig/v1alpha1"
 	"github.com/pvkit/pvkit/orchestrator/api"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"

@@ -3,7 +3,7 @@ package krm
 import (
 	"strings"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	pv "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	"github.com/pvkit/pvkit/pkg/configinject"
 	"github.com/pvkit/pvkit/pkg/krm"

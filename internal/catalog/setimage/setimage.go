@@ -37,7 +37,7 @@ import (
 
 	"github.com/pvkit/pvkit/pkg/validate"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 	"sigs.k8s.io/kustomize/api/filters/imagetag"
 	"sigs.k8s.io/kustomize/api/types"

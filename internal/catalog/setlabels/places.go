@@ -3,7 +3,7 @@ package setlabels
 import (
 	"sort"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // The places labels go, as paths from the map that holds them. "create"

@@ -29,7 +29,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 )
 

@@ -50,7 +50,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 )
 
@@ -139,7 +139,7 @@ func (c *config) transform(items fn.KubeObjects) fn.Results {
 	// The objects a depends-on may name, before the change.
 	named := map[string]bool{}
 	for _, o := range objects {
-		if id := o.GetId(); id.Namespace != fn.UnknownNamespace {
+		if id := o.GetID(); id.Namespace != fn.UnknownNamespace {
 			named[dependency(id)] = true
 		}
 	}
@@ -215,7 +215,7 @@ func (c *config) origins(objects fn.KubeObjects) ([]string, fn.Results, error) {
 		if o.IsClusterScoped() {
 			continue
 		}
-		origin, err := o.GetOriginId()
+		origin, err := o.GetOriginID()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -248,7 +248,7 @@ func namespaceFields(objects fn.KubeObjects) ([]field, error) {
 		var err error
 		switch {
 		case is(o, "", "v1", "Namespace"):
-			origin, oerr := o.GetOriginId()
+			origin, oerr := o.GetOriginID()
 			if oerr != nil {
 				return nil, oerr
 			}
@@ -271,7 +271,7 @@ func namespaceFields(objects fn.KubeObjects) ([]field, error) {
 				return nil, err
 			}
 		}
-		origin, err := o.GetOriginId()
+		origin, err := o.GetOriginID()
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/internal/catalog/internal/sdkproc"
 	"github.com/qri-io/starlib/util"
 	gostarlark "go.starlark.net/starlark"

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	pkgrender "github.com/pvkit/pvkit/pkg/render"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // Process runs p on the ResourceList in and writes the result to out; the

@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/GoogleContainerTools/kpt-functions-sdk/go/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"github.com/pvkit/pvkit/pkg/krm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
