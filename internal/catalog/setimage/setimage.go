@@ -100,8 +100,12 @@ func (s *SetImage) Run(_ *fn.Context, cfg *fn.KubeObject, items fn.KubeObjects, 
 		if podSpec == nil {
 			continue
 		}
-		if err := s.setContainers(podSpec); err != nil {
+		changed, err := s.setContainers(podSpec)
+		if err != nil {
 			results.ErrorE(err)
+		}
+		if len(changed) > 0 {
+			plainImages(o, changed)
 		}
 	}
 	if len(s.AdditionalImageFields) > 0 {
@@ -149,12 +153,14 @@ func (s *SetImage) configure() error {
 }
 
 // setContainers sets the image of each container of a pod spec whose
-// image is the one named.
-func (s *SetImage) setContainers(podSpec *fn.SubObject) error {
-	for _, c := range podSpec.GetSlice("containers") {
+// image is the one named, and returns the indexes of the containers it
+// changed.
+func (s *SetImage) setContainers(podSpec *fn.SubObject) ([]int, error) {
+	var changed []int
+	for i, c := range podSpec.GetSlice("containers") {
 		old, _, err := c.NestedString("image")
 		if err != nil {
-			return err
+			return changed, err
 		}
 		if !matches(old, s.Image.Name) {
 			continue
@@ -164,11 +170,35 @@ func (s *SetImage) setContainers(podSpec *fn.SubObject) error {
 			continue
 		}
 		if err := c.SetNestedString(updated, "image"); err != nil {
-			return err
+			return changed, err
 		}
+		changed = append(changed, i)
 		s.count++
 	}
-	return nil
+	return changed, nil
+}
+
+// plainImages writes the images set in the containers at the indexes
+// changed unquoted (plain style, quoted only where YAML needs it), as the
+// catalog's set-image v0.1.x writes them: its SDK replaced the value node,
+// where the maintained SDK keeps the old value's quoting.
+func plainImages(o *fn.KubeObject, changed []int) {
+	rn := o.MoveToResourceNode()
+	path := []string{"spec", "template", "spec", "containers"}
+	if rn.GetKind() == "Pod" {
+		path = []string{"spec", "containers"}
+	}
+	if cs, err := rn.Pipe(yaml.Lookup(path...)); err == nil && cs != nil && cs.YNode().Kind == yaml.SequenceNode {
+		for _, i := range changed {
+			if i >= len(cs.YNode().Content) {
+				continue
+			}
+			if img, err := yaml.NewRNode(cs.YNode().Content[i]).Pipe(yaml.Lookup("image")); err == nil && img != nil {
+				img.YNode().Style = 0
+			}
+		}
+	}
+	*o = *fn.MoveToKubeObject(rn)
 }
 
 // matches says whether image is name with at most a tag and a sha256

@@ -66,3 +66,43 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// An image set is written plain whatever quoting the old one had, as the
+// catalog's set-image v0.1.x writes it; a container left alone keeps its
+// quoting, and a comment on the field stays.
+func TestSetImageWritesPlain(t *testing.T) {
+	in := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: d
+  spec:
+    template:
+      spec:
+        containers:
+        - name: a
+          image: "nginx" # the web
+        - name: b
+          image: 'redis'
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+  spec:
+    containers:
+    - name: c
+      image: 'nginx:1.20'
+functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {name: nginx, newTag: "1.27"}}
+`
+	var out, stderr bytes.Buffer
+	if code := Run(strings.NewReader(in), &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"image: nginx:1.27 # the web\n", "image: 'redis'\n", "      image: nginx:1.27\n", "updated a total of 2 image(s)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+}
