@@ -445,7 +445,14 @@ func printRollout(w io.Writer, set *pvsapi.PackageVariantSet) {
 		fmt.Fprintf(w, "  held by a window: %s%s\n", h.Reason, until)
 	}
 	for _, wv := range r.Waves {
-		fmt.Fprintf(w, "  wave %-12s %-9s %d/%d moved, %d done\n", wv.Name, wv.State, wv.Moved, len(wv.Members), wv.Done)
+		counts := fmt.Sprintf("%d/%d moved, %d done", wv.Moved, len(wv.Members), wv.Done)
+		if wv.Failed > 0 {
+			counts += fmt.Sprintf(", %d failed", wv.Failed)
+		}
+		if wv.Skipped > 0 {
+			counts += fmt.Sprintf(", %d skipped", wv.Skipped)
+		}
+		fmt.Fprintf(w, "  wave %-12s %-9s %s\n", wv.Name, wv.State, counts)
 		if len(wv.Waiting) > 0 {
 			fmt.Fprintf(w, "    waiting: %s\n", waitingSince(wv.Waiting))
 		}

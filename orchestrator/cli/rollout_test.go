@@ -294,7 +294,7 @@ func TestRolloutRejectedChildNewcomerAndRestart(t *testing.T) {
 	w.write("repositories.yaml", readFile(t, filepath.Join(w.in, "repositories.yaml"))+
 		"---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: fleet-10\n  labels:\n    fleet: \"yes\"\nspec:\n  type: git\n  deployment: true\n")
 	out := w.run(ExitStalled) // still paused by the budget
-	contains(t, out, "wave early Open (2/4 moved)", "created draft fleet-10.app.packagevariant-1 (clone of blueprints.app.v1)")
+	contains(t, out, "wave early Open (2/4 moved, 1 failed)", "created draft fleet-10.app.packagevariant-1 (clone of blueprints.app.v1)")
 	contains(t, w.mustCmd(ExitOK, "events"), "RolloutJoined", "app-fleet-10-app joins wave")
 
 	// Issue 47 #5: the canary never failed: no skip of it ("done" before).
@@ -584,8 +584,8 @@ func TestOnFailureUndoLocally(t *testing.T) {
 		t.Fatalf("the canary's draft: %v", d)
 	}
 	out := w.run(ExitStalled) // published, its health read HealthFailed, the rollout undone: one run
-	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
-	contains(t, w.mustCmd(ExitOK, "events"), "rollout of blueprints.app.v2 undone on failure (1 failed, more than the error budget of 0)")
+	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
+	contains(t, w.mustCmd(ExitOK, "events"), "rollout of blueprints.app.v2 undone on failure (1 failed, more than wave canary's error budget of")
 	if d := w.approveDrafts(); len(d) != 1 || !strings.HasPrefix(d[0], "fleet-07.") {
 		t.Fatalf("the undo's draft, the canary back to v1: %v", d)
 	}
@@ -642,5 +642,40 @@ func TestRolloutCompletion(t *testing.T) {
 		if got := w.complete(append([]string{"rollout"}, args...)...); len(got) != 0 {
 			t.Errorf("rollout %v: %v, want nothing", args, got)
 		}
+	}
+}
+
+// examples/rollout with errorBudget: 1 on the rollout: the canary's
+// cluster reports v2 failed, and the canary, whose budget is 0 (a first
+// wave's), pauses the rollout at once: run exits 4, its notes, the
+// rollout's status (the wave's failed count) and an Event say it.
+func TestFailedCanaryPausesLocally(t *testing.T) {
+	w := rolloutWS(t)
+	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
+	w.write("app-set.yaml", strings.Replace(set, "    errorBudget: 0\n", "    errorBudget: 1\n", 1))
+	w.rolloutSpec(`    progressDeadlineSeconds: 3600
+    health:
+      apiVersion: example.com/v1
+      kind: ClusterSync
+      nameExpr: downstream.repo
+      condition: has(object.status.applied) && object.status.applied == revision.ref
+      failed: has(object.status.failed) && object.status.failed == revision.ref
+`)
+	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("the canary's draft: %v", d)
+	}
+	out := w.run(ExitStalled)
+	contains(t, out, "ErrorBudgetExceeded: paused in wave canary: 1 failed child(ren), more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): app-fleet-07-app",
+		"wave canary Open (1/1 moved, 1 failed)")
+	contains(t, w.mustCmd(ExitOK, "events"), "RolloutPaused")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "yaml"), "  failed: 1\n")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "1/1 moved, 0 done, 1 failed")
+	w.run(ExitStalled) // and it stays paused, nothing more moves
+	if d := w.drafts(); len(d) != 0 {
+		t.Fatalf("a child moved past the failed canary: %v", d)
 	}
 }

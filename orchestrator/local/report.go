@@ -161,12 +161,17 @@ func (rep *Report) collect(ctx context.Context, c client.Client, gs allLister, n
 	}
 	for _, s := range sets.Items {
 		rep.semverNote(gs, namespace, "PackageVariantSet "+s.Name, s.Spec.Upstream)
-		if r := s.Status.Rollout; s.Spec.Rollout != nil && r != nil && (r.Phase != "Complete" || len(r.Held) > 0) {
-			// Which children move in this run and which wait (rule: staged-rollouts).
+		if r := s.Status.Rollout; s.Spec.Rollout != nil && r != nil && (r.Phase != "Complete" || len(r.Held) > 0 || r.FailedCount > 0) {
+			// Which children move in this run, which wait and which failed
+			// (rule: staged-rollouts), a failure within a budget too.
 			note := fmt.Sprintf("PackageVariantSet %s rollout to %s: %s: %s", s.Name, r.Target.Name, r.Phase, r.Message)
 			for _, w := range r.Waves {
-				if w.State != "Complete" {
-					note += fmt.Sprintf("; wave %s %s (%d/%d moved)", w.Name, w.State, w.Moved, len(w.Members))
+				if w.State != "Complete" || w.Failed > 0 {
+					note += fmt.Sprintf("; wave %s %s (%d/%d moved", w.Name, w.State, w.Moved, len(w.Members))
+					if w.Failed > 0 {
+						note += fmt.Sprintf(", %d failed", w.Failed)
+					}
+					note += ")"
 				}
 			}
 			rep.Notes = append(rep.Notes, note)

@@ -109,7 +109,7 @@ func (v *validator) rollout(r *v1alpha2.Rollout) {
 		for _, x := range []struct {
 			field string
 			a     *v1alpha2.IntOrPercent
-		}{{".size", w.Size}, {".maxUpdate", w.MaxUpdate}} {
+		}{{".size", w.Size}, {".maxUpdate", w.MaxUpdate}, {".errorBudget", w.ErrorBudget}} {
 			v.amount(f+x.field, x.a)
 		}
 		if w.MaxUpdate != nil && w.MaxUpdate.Value == 0 {

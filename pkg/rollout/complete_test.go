@@ -184,14 +184,14 @@ func TestOnFailureUndo(t *testing.T) {
 	f.plan(ref(2))          // the canary moves
 	f.events = nil
 	r := f.plan(ref(2)) // it failed: over the budget of 0
-	wantMsg := "undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than the error budget of 0: c07: Stalled: draft rejected; every child is pinned back to blueprints.app.v1; publish a fix, or retry blueprints.app.v2 from wave one (pvctl rollout resume)"
+	wantMsg := "undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): c07: Stalled: draft rejected; every child is pinned back to blueprints.app.v1; publish a fix, or retry blueprints.app.v2 from wave one (pvctl rollout resume)"
 	if r.Pause != PausedByUndo || f.status.Phase != Paused || !f.status.Undone || !f.status.UndoneOnFailure || f.status.Message != wantMsg {
 		t.Fatalf("undone on failure: %s %s %v: %s", r.Pause, f.status.Phase, f.status.UndoneOnFailure, f.status.Message)
 	}
 	if got := f.at(ref(2)); len(got) != 0 {
 		t.Fatalf("after the undo %v are at v2", got)
 	}
-	if len(f.events) != 1 || f.events[0] != "RolloutUndone: rollout of blueprints.app.v2 undone on failure (1 failed, more than the error budget of 0): 1 moved child(ren) go back to blueprints.app.v1 at once, with the 9 others" {
+	if len(f.events) != 1 || f.events[0] != "RolloutUndone: rollout of blueprints.app.v2 undone on failure (1 failed, more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise)): 1 moved child(ren) go back to blueprints.app.v1 at once, with the 9 others" {
 		t.Fatalf("events: %q", f.events)
 	}
 	// No retry: it stays so, said the same way, with no new Event.

@@ -86,11 +86,18 @@ type planner struct {
 	st      v1alpha2.RolloutStatus
 	restart bool       // a new target: the rollout starts from wave one
 	waves   [][]*Child // the children of each wave (membership)
-	// judge's: the skipped children, how many failed, and whether more
-	// failed than the error budget allows.
-	skip           map[string]bool
-	failed, budget int
-	overBudget     bool
+	// judge's: the skipped children, how many failed, each wave's
+	// budget and counts (budget.go), and whether the rollout stops on
+	// them: a budget exceeded (over) or a wave that cannot complete
+	// (stuck, -1: none).
+	skip                    map[string]bool
+	failed                  int
+	budgets                 []budget
+	budgetOf                []int
+	waveFailed, waveSkipped []int
+	over                    *budget
+	stuck                   int
+	overBudget              bool
 	// onFailure: this plan undoes the rollout on failure (spec.rollout.
 	// onFailure: undo); keptUndone: an earlier one did, and no retry came.
 	onFailure, keptUndone bool
@@ -175,15 +182,11 @@ func (p *planner) undo() Result {
 		// were (the status is written once).
 		p.st.UndoneOnFailure, p.st.Failed, p.st.FailedCount, p.st.Message = true, p.prev.Failed, p.prev.FailedCount, planMessage(p.prev.Message)
 	case p.onFailure:
-		more := ""
-		if p.failed > len(p.st.Failed) {
-			more = fmt.Sprintf("; and %d more", p.failed-len(p.st.Failed))
-		}
 		p.st.UndoneOnFailure = true
-		p.st.Message = fmt.Sprintf("undone on failure (spec.rollout.onFailure: undo): %d failed child(ren), more than the error budget of %d: %s%s; every child is pinned back to %s; publish a fix, or retry %s from wave one (pvctl rollout resume)",
-			p.failed, p.budget, strings.Join(p.st.Failed, "; "), more, from.Name, p.target.Name)
-		p.event(EventRolloutUndone, "rollout of %s undone on failure (%d failed, more than the error budget of %d): %d moved child(ren) go back to %s at once, with the %d others",
-			p.target.Name, p.failed, p.budget, back, from.Name, len(p.children)-back)
+		p.st.Message = fmt.Sprintf("undone on failure (spec.rollout.onFailure: undo): %s; every child is pinned back to %s; publish a fix, or retry %s from wave one (pvctl rollout resume)",
+			p.failure(), from.Name, p.target.Name)
+		p.event(EventRolloutUndone, "rollout of %s undone on failure (%s): %d moved child(ren) go back to %s at once, with the %d others",
+			p.target.Name, p.failureShort(), back, from.Name, len(p.children)-back)
 	case p.prev == nil || !p.prev.Undone:
 		p.event(EventRolloutUndone, "rollout of %s undone: %d moved child(ren) go back to %s at once, with the %d others", p.target.Name, back, from.Name, len(p.children)-back)
 	}
@@ -260,42 +263,25 @@ func (p *planner) finished() Result {
 	if p.prev != nil {
 		p.st.Skipped = p.prev.Skipped
 	}
-	p.st.Message = completeMessage(p.target, p.st.Held, p.st.Skipped)
-	p.res.Status = p.st
-	return p.res
-}
-
-// judge: failures, skips and the budget. A skip applies to a failed child
-// (a skip of one that never failed waits for it to fail), and stays.
-func (p *planner) judge() {
-	wasSkipped := map[string]bool{}
-	if p.prev != nil && !p.restart {
-		for _, n := range p.prev.Skipped {
-			wasSkipped[n] = true
-		}
-	}
 	p.skip = map[string]bool{}
-	for _, c := range p.children {
-		moved := pinnedTo(c.Current, p.target)
-		if p.ctl.Skip[c.Name] && ((c.Failed && moved) || wasSkipped[c.Name]) {
-			p.skip[c.Name] = true
-			p.st.Skipped = append(p.st.Skipped, c.Name)
-		}
-		if c.Failed && !p.skip[c.Name] && moved {
-			p.failed++
-			if len(p.st.Failed) < MaxListed {
-				p.st.Failed = append(p.st.Failed, c.Name+": "+Short(c.Why, MaxWhy))
+	for _, n := range p.st.Skipped {
+		p.skip[n] = true
+	}
+	for i := range p.st.Waves {
+		ws := &p.st.Waves[i]
+		ws.Failed, ws.Skipped = 0, 0
+		for _, c := range p.waves[i] {
+			if p.failing(c) {
+				ws.Failed++
+			}
+			if p.skip[c.Name] {
+				ws.Skipped++
 			}
 		}
-		if p.ctl.Hold[c.Name] {
-			p.st.Held = append(p.st.Held, c.Name)
-		}
 	}
-	p.st.FailedCount = p.failed
-	if p.spec.ErrorBudget != nil {
-		p.budget = p.spec.ErrorBudget.Of(len(p.children))
-	}
-	p.overBudget = p.failed > p.budget
+	p.st.Message = completeMessage(p.target, p.st.Held, p.st.Skipped, p.failedNames())
+	p.res.Status = p.st
+	return p.res
 }
 
 // keep is the upstream a child that does not move gets: its own when
@@ -407,8 +393,9 @@ func (p *planner) count(i int) (ws v1alpha2.WaveStatus, complete bool) {
 			ws.DoneMembers = append(ws.DoneMembers, c.Name)
 			continue
 		}
-		complete = complete && (p.skip[c.Name] || p.ctl.Hold[c.Name])
+		complete = complete && (p.skip[c.Name] || p.ctl.Hold[c.Name] || (p.failing(c) && !p.overBudget))
 	}
+	ws.Failed, ws.Skipped = p.waveFailed[i], p.waveSkipped[i]
 	if sort.Strings(ws.DoneMembers); complete {
 		ws.DoneMembers = nil // complete: its members are not read again
 	}
@@ -459,16 +446,11 @@ func (p *planner) phase(open int) {
 	st := &p.st
 	switch {
 	case open < 0:
-		st.Phase, st.Message = Complete, completeMessage(p.target, st.Held, st.Skipped)
+		st.Phase, st.Message = Complete, completeMessage(p.target, st.Held, st.Skipped, p.failedNames())
 		p.event(EventRolloutComplete, "%s", st.Message)
 	case p.overBudget:
 		st.Phase, p.res.Pause = Paused, PausedByBudget
-		more := ""
-		if p.failed > len(st.Failed) {
-			more = fmt.Sprintf("; and %d more", p.failed-len(st.Failed))
-		}
-		st.Message = fmt.Sprintf("paused in wave %s: %d failed child(ren), more than the error budget of %d: %s%s; fix them or skip them (pvctl rollout skip)",
-			st.Waves[open].Name, p.failed, p.budget, strings.Join(st.Failed, "; "), more)
+		st.Message = fmt.Sprintf("paused in wave %s: %s; fix them or skip them (pvctl rollout skip)", st.Waves[open].Name, p.failure())
 		if p.prev == nil || p.prev.Phase != Paused || p.restart {
 			p.event(EventRolloutPaused, "%s", st.Message)
 		}
@@ -478,7 +460,7 @@ func (p *planner) phase(open int) {
 		st.Phase = Progressing
 		w := st.Waves[open]
 		st.Message = fmt.Sprintf("wave %s: %d of %d children moved, %d done", w.Name, w.Moved, len(w.Members), w.Done) +
-			waiting(p.waves[open], w, p.target, p.skip)
+			waiting(p.waves[open], w, p.target, p.skip) + p.absorbed()
 		if h := st.Window; h != nil {
 			verb := "moves no new child"
 			if w.State == WavePending {

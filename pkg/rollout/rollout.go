@@ -66,7 +66,8 @@ const (
 // reason).
 type EventReason string
 
-// The rollout's events; RolloutPaused is a Warning, the others Normal.
+// The rollout's events; RolloutPaused, RolloutUndone and
+// FailureWithinBudget are Warnings, the others Normal.
 const (
 	EventRolloutStarted  EventReason = "RolloutStarted"
 	EventRolloutJoined   EventReason = "RolloutJoined"
@@ -75,6 +76,9 @@ const (
 	EventRolloutComplete EventReason = "RolloutComplete"
 	EventRolloutPaused   EventReason = "RolloutPaused"
 	EventRolloutUndone   EventReason = "RolloutUndone"
+	// EventFailureWithinBudget: a wave's failed children rose, within
+	// their budget; the rollout goes on without them (a Warning).
+	EventFailureWithinBudget EventReason = "FailureWithinBudget"
 )
 
 // Event is what happened in a plan, for the set's Events.
@@ -85,7 +89,7 @@ type Event struct {
 
 // Warning reports whether the event is a Warning (a pause).
 func (e Event) Warning() bool {
-	return e.Reason == EventRolloutPaused || e.Reason == EventRolloutUndone
+	return e.Reason == EventRolloutPaused || e.Reason == EventRolloutUndone || e.Reason == EventFailureWithinBudget
 }
 
 // String is the event as "Reason: message".
@@ -177,7 +181,7 @@ func exact(u *pv.Upstream) bool {
 	return u != nil && u.Semver == "" && u.WorkspaceName != "" && u.Revision != 0
 }
 
-func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string {
+func completeMessage(target v1alpha2.RevisionRef, held, skipped, failed []string) string {
 	m := fmt.Sprintf("every child is at %s", target.Name)
 	var but []string
 	if len(held) > 0 {
@@ -185,6 +189,9 @@ func completeMessage(target v1alpha2.RevisionRef, held, skipped []string) string
 	}
 	if len(skipped) > 0 {
 		but = append(but, fmt.Sprintf("the skipped ones, which failed there (%s)", listed(skipped)))
+	}
+	if len(failed) > 0 {
+		but = append(but, fmt.Sprintf("the failed ones, within the error budget (%s)", listed(failed)))
 	}
 	if len(but) > 0 {
 		m += " but " + strings.Join(but, " and ")

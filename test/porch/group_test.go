@@ -166,7 +166,7 @@ spec:
 	}
 	e.eventually(4*converge, "the rollout paused in the canary, naming smf", func() (bool, string) {
 		s := rolloutSays()
-		return strings.HasPrefix(s, "Paused ") && strings.Contains(s, "more than the error budget of 0: g5-0: member smf (free5gc-g5-0-smf)"), s
+		return strings.HasPrefix(s, "Paused ") && strings.Contains(s, "more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): g5-0: member smf (free5gc-g5-0-smf)"), s
 	})
 	for _, r := range repos[1:] {
 		if at := e.groupAt()[r]; at != "blueprints.free5gc.v1" {

@@ -85,8 +85,10 @@ type Rollout struct {
 	// +kubebuilder:validation:MaxItems=20
 	Waves []Wave `json:"waves"`
 	// ErrorBudget is how many failed children (a count, or a percent of
-	// the rollout's children: "10%") the rollout tolerates; one more
-	// pauses it, naming them. Default 0.
+	// the rollout's children: "10%") the rollout tolerates in the waves
+	// without a budget of their own (waves[].errorBudget), the first wave
+	// of two or more excepted (its default is 0); one more pauses it,
+	// naming them. Default 0.
 	// +kubebuilder:validation:XIntOrString
 	ErrorBudget *IntOrPercent `json:"errorBudget,omitempty"`
 	// ProgressDeadlineSeconds: a child moved to the new revision and not
@@ -181,6 +183,16 @@ type Wave struct {
 	// percent of the wave, rounded up, at least 1); none: all of them.
 	// +kubebuilder:validation:XIntOrString
 	MaxUpdate *IntOrPercent `json:"maxUpdate,omitempty"`
+	// ErrorBudget is how many of the wave's members may fail (a count, or
+	// a percent of the wave's members, rounded up) before the rollout
+	// pauses (or undoes itself), naming them: the wave's own budget, in
+	// place of the rollout's for its members. None: the first wave of a
+	// rollout of two or more (the canary) has a budget of 0, and every
+	// other wave shares the rollout's errorBudget. A failure within the
+	// budget does not hold the wave back; a wave whose every member failed
+	// or was skipped cannot complete, and fails whatever its budget.
+	// +kubebuilder:validation:XIntOrString
+	ErrorBudget *IntOrPercent `json:"errorBudget,omitempty"`
 	// AllowEmpty lets a wave whose selector matches no child be empty. By
 	// default a rollout does not start past such a wave: a selector with a
 	// typo, or a canary that lost its label, pauses it, naming the wave
@@ -441,6 +453,12 @@ type WaveStatus struct {
 	// are there, published and Ready.
 	Moved int `json:"moved"`
 	Done  int `json:"done"`
+	// Failed is how many moved members failed and count against a budget
+	// (not skipped); Skipped how many an operator skipped.
+	// +optional
+	Failed int `json:"failed,omitempty"`
+	// +optional
+	Skipped int `json:"skipped,omitempty"`
 	// DoneMembers, while the wave is not complete, are the members
 	// confirmed done at the target (their status read past the cache):
 	// the set does not read them again. A complete wave drops the list.
