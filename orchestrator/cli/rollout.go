@@ -77,7 +77,14 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 				case c.wave:
 					check = anyWave
 				}
-				return o.rolloutControl(ctx, ccf, "rollout "+self.Name(), a[0], a[1:], check, c.change)
+				change := c.change
+				if c.wave {
+					change = func(cur map[string]string, w []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
+						latest, err := o.upstreamNow(ctx, ccf, set)
+						return approveWaveChange(cur, w, set, latest, err)
+					}
+				}
+				return o.rolloutControl(ctx, ccf, "rollout "+self.Name(), a[0], a[1:], check, change)
 			},
 		}
 		ccf.add(cmd)
@@ -104,7 +111,7 @@ func rolloutControls() []rolloutControlVerb {
 		}},
 		{"resume SET", "Resume a paused or undone rollout (an undone one starts again from wave one, its waves waiting for approval again)", false, false, resumeChange},
 		{"undo SET", "Undo a set's rollout: every child back to the rollout's from revision at once (it says which first)", false, false, undoChange},
-		{"approve SET [WAVE]", "Approve a wave's drafts as one decision (default: the open wave): the next run approves its children's finished drafts", false, true, approveWaveChange},
+		{"approve SET [WAVE[@TARGET]]", "Approve a wave's drafts as one decision (default: the open wave of the rollout the status shows, refused when the upstream has moved past it; @TARGET names the rollout): the next run approves its children's finished drafts", false, true, nil},
 		{"hold SET CHILD...", "Hold children: they keep their upstream whatever the rollout does", true, false, listChange(packagevariantset.RolloutHoldAnnotation, true, "held")},
 		{"release SET CHILD...", "Release held children: the rollout moves them with their wave", true, false, listChange(packagevariantset.RolloutHoldAnnotation, false, "released")},
 		{"skip SET CHILD...", "Skip failed children: the rollout stops waiting for them and goes on", true, false, listChange(packagevariantset.RolloutSkipAnnotation, true, "skipped")},
@@ -138,45 +145,6 @@ func listChange(key string, add bool, verb string) func(cur map[string]string, c
 
 // anyWave leaves the wave's name to the change (approveWaveChange).
 func anyWave(string, *pvsapi.PackageVariantSet, []pvapi.PackageVariant, []string) error { return nil }
-
-// approveWaveChange is rollout approve (rule: wave-approval): the wave
-// named, or the open one, approved for the rollout's target, added to the
-// annotation's list (entries of other targets dropped); what it says
-// names the wave's moved children.
-func approveWaveChange(cur map[string]string, a []string, set *pvsapi.PackageVariantSet) (map[string]string, string, error) {
-	r := set.Status.Rollout
-	if r == nil || r.From == nil {
-		return nil, "", fmt.Errorf("packagevariantset %s has no rollout to approve a wave of (a set's first revision is not rolled out)", set.Name)
-	}
-	if t := cur[packagevariantset.RolloutUndoAnnotation]; t != "" {
-		return nil, "", fmt.Errorf("packagevariantset %s: the rollout of %s is undone (%s): a wave's approval is never given to an undone release; approve the undo's drafts with pvctl approve, or pvctl rollout resume first and approve its waves then",
-			set.Name, t, packagevariantset.RolloutUndoAnnotation)
-	}
-	var wave *v1alpha2.WaveStatus
-	var names []string
-	for i := range r.Waves {
-		names = append(names, r.Waves[i].Name)
-		if (len(a) == 0 && r.Waves[i].State == v1alpha2.WaveOpen) || (len(a) > 0 && r.Waves[i].Name == a[0]) {
-			wave = &r.Waves[i]
-		}
-	}
-	switch {
-	case wave == nil && len(a) > 0:
-		return nil, "", fmt.Errorf("packagevariantset %s has no wave %q (its waves: %s)", set.Name, a[0], strings.Join(names, ", "))
-	case wave == nil:
-		return nil, "", fmt.Errorf("packagevariantset %s has no open wave (%s: %s); name the wave to approve", set.Name, r.Phase, r.Message)
-	}
-	entries := []string{wave.Name + "@" + r.Target.Name}
-	for _, e := range strings.Split(cur[packagevariantset.RolloutApproveAnnotation], ",") {
-		if e = strings.TrimSpace(e); strings.HasSuffix(e, "@"+r.Target.Name) && !slices.Contains(entries, e) {
-			entries = append(entries, e)
-		}
-	}
-	slices.Sort(entries)
-	return map[string]string{packagevariantset.RolloutApproveAnnotation: strings.Join(entries, ",")},
-		fmt.Sprintf("approve of wave %s at %s: the finished drafts of its %d children (%d moved so far, and those that move later) are approved, gates True and unedited",
-			wave.Name, r.Target.Name, len(wave.Members), wave.Moved), nil
-}
 
 // resumeChange is rollout resume: the pause and the undo lifted. After an
 // undo it says that the target's waves wait for a person's approval again

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	pvapi "github.com/pvkit/pvkit/orchestrator/api"
 	pvv1 "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -499,8 +501,13 @@ func TestRolloutUndoLocally(t *testing.T) {
 func TestWaveApprovalLocally(t *testing.T) {
 	w := rolloutWS(t)
 	w.publishV2()
+	// Published, not yet run: the rollout of v2 has not started.
+	code, _, errs := w.cmd("rollout", "approve", "app")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app: its upstream resolves to blueprints.app.v2, whose rollout has not started (the status shows none): pvctl run first, then approve its waves") {
+		t.Fatalf("before the run: exit %d: %s", code, errs)
+	}
 	w.run(ExitOK)
-	code, _, errs := w.cmd("rollout", "approve", "app", "carany")
+	code, _, errs = w.cmd("rollout", "approve", "app", "carany")
 	if code != ExitNotReady || !strings.Contains(errs, `packagevariantset app has no wave "carany" (its waves: canary, early, rest)`) {
 		t.Fatalf("a typo: exit %d: %s", code, errs)
 	}
@@ -522,6 +529,27 @@ func TestWaveApprovalLocally(t *testing.T) {
 	if d := w.drafts(); len(d) != 2 {
 		t.Fatalf("wave rest's first drafts, not approved, wait for a person: %v\n%s", d, st)
 	}
+
+	// v3 published, no run since: an approval names the rollout it
+	// approves. Without a target it is refused naming both revisions; the
+	// one the status shows can be named; the new one has not started.
+	w.publishImage("nginx:1.29")
+	code, _, errs = w.cmd("rollout", "approve", "app", "rest")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app: its upstream resolves to blueprints.app.v3, whose rollout has not started (the status shows blueprints.app.v2): pvctl run first, then approve its waves; or approve blueprints.app.v2's explicitly: pvctl rollout approve app WAVE@blueprints.app.v2") {
+		t.Fatalf("v3 published: exit %d: %s", code, errs)
+	}
+	code, _, errs = w.cmd("rollout", "approve", "app", "rest@blueprints.app.v3")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app: the rollout of blueprints.app.v3 has not started (the status shows blueprints.app.v2): pvctl run first") {
+		t.Fatalf("v3 named: exit %d: %s", code, errs)
+	}
+	code, _, errs = w.cmd("rollout", "approve", "app", "rest@blueprints.app.v9")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app has no rollout of blueprints.app.v9 (the status shows blueprints.app.v2; its upstream resolves to blueprints.app.v3)") {
+		t.Fatalf("a revision that is not there: exit %d: %s", code, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", "approve", "app", "rest@blueprints.app.v2"), "rollout approve of wave rest at blueprints.app.v2: ")
+	w.run(ExitOK)
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "target blueprints.app.v3 from blueprints.app.v2")
+	contains(t, w.mustCmd(ExitOK, "rollout", "approve", "app"), "rollout approve of wave canary at blueprints.app.v3: ")
 }
 
 // Issue 43 #5 through pvctl: spreadBy takes a sized wave's children in
@@ -591,6 +619,11 @@ func TestOnFailureUndoLocally(t *testing.T) {
 	}
 	for i := 0; i < 2; i++ {
 		w.run(ExitStalled)
+	}
+	// No wave approval while the undo stands.
+	code, _, errs := w.cmd("rollout", "approve", "app", "canary")
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset app: the rollout of blueprints.app.v2 undid itself on failure (spec.rollout.onFailure: undo): a wave's approval is never given to an undone release; pvctl rollout resume retries it from wave one") {
+		t.Fatalf("approve during the undo: exit %d: %s", code, errs)
 	}
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariant/app-fleet-07-app"), "upstream: blueprints app at app/v1")
 	if d := w.drafts(); len(d) != 0 {
@@ -677,5 +710,23 @@ func TestFailedCanaryPausesLocally(t *testing.T) {
 	w.run(ExitStalled) // and it stays paused, nothing more moves
 	if d := w.drafts(); len(d) != 0 {
 		t.Fatalf("a child moved past the failed canary: %v", d)
+	}
+}
+
+// An approval without a target whose set's upstream cannot be read is
+// refused, naming the error and how to name the rollout; with the target
+// named it goes through.
+func TestApproveWaveWhenTheUpstreamCannotBeRead(t *testing.T) {
+	set := &pvsapi.PackageVariantSet{}
+	set.Name = "app"
+	set.Status.Rollout = &pvs.RolloutStatus{Target: pvs.RevisionRef{Name: "blueprints.app.v2"}, From: &pvs.RevisionRef{Name: "blueprints.app.v1"},
+		Waves: []pvs.WaveStatus{{Name: "canary", State: pvs.WaveOpen, Members: []string{"c"}}}}
+	_, _, err := approveWaveChange(map[string]string{}, nil, set, "", errors.New("connection refused"))
+	if err == nil || err.Error() != "packagevariantset app: what its upstream resolves to could not be read (connection refused), so the rollout to approve is not known; name it: pvctl rollout approve app WAVE@blueprints.app.v2" {
+		t.Fatalf("unread upstream: %v", err)
+	}
+	next, what, err := approveWaveChange(map[string]string{}, []string{"canary@blueprints.app.v2"}, set, "", errors.New("connection refused"))
+	if err != nil || next[packagevariantset.RolloutApproveAnnotation] != "canary@blueprints.app.v2" || !strings.HasPrefix(what, "approve of wave canary at blueprints.app.v2:") {
+		t.Fatalf("named: %v %v %q", next, err, what)
 	}
 }
