@@ -133,7 +133,7 @@ spec:
       annotations: {approval.nephio.org/policy: always}
   rollout:
     errorBudget: 0
-    progressDeadlineSeconds: 30
+    progressDeadlineSeconds: 120
     waves:
     - name: canary
       selector:
@@ -168,6 +168,11 @@ spec:
 		s := rolloutSays()
 		return strings.HasPrefix(s, "Paused ") && strings.Contains(s, "more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): g5-0: member smf (free5gc-g5-0-smf)"), s
 	})
+	// On its own failure: its render (Porch answers the upgrade's create
+	// with the renderer's error), not Porch failing its repository.
+	if s := rolloutSays(); !strings.Contains(s, "member smf (free5gc-g5-0-smf): not Ready for 2m0s (RenderFailed: ") || strings.Contains(s, "has failed every write") {
+		t.Fatalf("the canary failed, but not on smf's render: %s", s)
+	}
 	for _, r := range repos[1:] {
 		if at := e.groupAt()[r]; at != "blueprints.free5gc.v1" {
 			t.Fatalf("%s moved past the failed canary: %s", r, at)

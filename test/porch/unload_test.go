@@ -109,8 +109,43 @@ func conditions(o client.Object) []metav1.Condition {
 // the cached clones of the namespace's repositories whose refs are broken
 // removed, porch-server started again. Whether it had to is logged: it is
 // Porch's failure mode, not pvkit's, and pvkit must converge after it.
+//
+// Before the remedy, the stall must be named where an operator looks: a
+// child of the namespace says "Porch's repository NS/REPO has failed every
+// write" (README, "Porch failing"): no in-API action heals Porch v1.5.3's
+// cache, so the named stall is what pvkit owes.
 func (e *env) healPorchCache(t *testing.T) bool {
 	t.Helper()
+	broken := e.brokenPorchCaches()
+	if len(broken) == 0 {
+		return false
+	}
+	e.eventually(2*converge, "a child names Porch's failing repository before the remedy", func() (bool, string) {
+		var l pvapi.PackageVariantList
+		if err := e.c.List(context.Background(), &l, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, v := range l.Items {
+			if _, msg := e.ready(v.Name); strings.Contains(msg, "Porch's repository "+e.ns+"/") && strings.Contains(msg, "has failed every write") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d children, none naming the repository", len(l.Items))
+	})
+	stack(t, "kill-porch")
+	for _, d := range broken {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stack(t, "restart-porch")
+	t.Logf("Porch's cache was broken by the kill (a ref of zeros) in %d repositories: the stall named, the clones removed, porch-server restarted (%s)", len(broken), strings.Join(broken, ", "))
+	return true
+}
+
+// brokenPorchCaches are the cached clones of the namespace's repositories
+// whose refs Porch cannot read (a ref of zeros, or none readable).
+func (e *env) brokenPorchCaches() []string {
 	dirs, _ := filepath.Glob(filepath.Join(stackDir, "porch-cache", "git", "*"+e.ns+"*"))
 	var broken []string
 	for _, d := range dirs {
@@ -119,16 +154,31 @@ func (e *env) healPorchCache(t *testing.T) bool {
 			broken = append(broken, d)
 		}
 	}
-	if len(broken) == 0 {
-		return false
-	}
-	stack(t, "kill-porch")
-	for _, d := range broken {
-		if err := os.RemoveAll(d); err != nil {
+	return broken
+}
+
+// breakPorchCache writes a ref of zeros over the branch of the first
+// cached clone of the namespace's edge repositories (porch-server
+// stopped), as a SIGKILL mid-write leaves it; false when there is none.
+func (e *env) breakPorchCache(t *testing.T) bool {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(stackDir, "porch-cache", "git", "*"+e.ns+"*edge*"))
+	for _, d := range dirs {
+		out, err := exec.Command("git", "-C", d, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/main", "refs/heads/main").Output()
+		if err != nil || len(strings.Fields(string(out))) == 0 {
+			continue
+		}
+		ref := strings.Fields(string(out))[0]
+		gitDir, err := exec.Command("git", "-C", d, "rev-parse", "--absolute-git-dir").Output()
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		if err := os.WriteFile(filepath.Join(strings.TrimSpace(string(gitDir)), ref), []byte(strings.Repeat("0", 40)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("broke Porch's cached clone %s: %s is a ref of zeros", d, ref)
+		return true
 	}
-	stack(t, "restart-porch")
-	t.Logf("Porch's cache was broken by the kill (a ref of zeros) in %d repositories: removed, porch-server restarted (%s)", len(broken), strings.Join(broken, ", "))
-	return true
+	t.Logf("no cached clone of an edge repository to break (%d dirs)", len(dirs))
+	return false
 }

@@ -384,12 +384,20 @@ func (p *Store) UpdateResourcesRendered(ctx context.Context, namespace, name str
 	return rs, store.Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion, Origin: &prr}, nil
 }
 
-// renderFailureText is how Porch's error for a failed render begins its
-// explanation (pkg/task's renderError, v1.5.3).
-const renderFailureText = "Error occurred rendering package in kpt function pipeline"
+// renderFailureText is how Porch's error for a failed render of an update
+// begins its explanation (pkg/task's renderError, v1.5.3); a create
+// (clone, upgrade, edit) that fails its render answers with the renderer's
+// own error, unwrapped, which begins with kpt's op (renderCreateText:
+// "Internal error occurred: fn.render: pkg /: ..."). Read as Porch's
+// repository failing, the package's own failure was retried without end
+// and judged only at a rollout's progress deadline.
+const (
+	renderFailureText = "Error occurred rendering package in kpt function pipeline"
+	renderCreateText  = "Internal error occurred: fn.render: "
+)
 
 func isRenderFailure(err error) bool {
-	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), renderFailureText)
+	return apierrors.IsInternalError(err) && (strings.Contains(err.Error(), renderFailureText) || strings.HasPrefix(err.Error(), renderCreateText))
 }
 
 // renderStatusOf carries Porch's render status over whole: the types have

@@ -173,6 +173,37 @@ func TestPorchStoreRenderStatus(t *testing.T) {
 	}
 }
 
+// A create whose render fails (a clone, an upgrade) is Porch's
+// InternalError with the renderer's own words, not renderError's: it is a
+// render failure too, and it does not count against the repository
+// (Porch's repository is not failing).
+func TestPorchStoreCreateRenderFailure(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := porchapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	const createRenderError = `fn.render: pkg /:
+	pkg.render:
+	pipeline.run: must run with ` + "`--allow-exec`" + ` option to allow running function binaries`
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+			return apierrors.NewInternalError(errors.New(createRenderError))
+		},
+	}).Build()
+	p := &Store{Client: c}
+	spec := store.DraftSpec{Namespace: "ns", Repository: "deploy", Package: "app", Workspace: "packagevariant-2",
+		Task: store.Task{Type: store.Clone, Upstream: "blueprints.app.v1"}}
+	for i := 0; i < 3; i++ {
+		_, err := p.CreateDraft(context.Background(), spec)
+		if !errors.Is(err, store.ErrRenderFailed) || !strings.Contains(err.Error(), "fn.render: pkg /:") || strings.Contains(err.Error(), "has failed every write") {
+			t.Fatalf("create %d, its render failed: %v", i+1, err)
+		}
+	}
+	if f := p.FailingRepositories(); len(f) != 0 {
+		t.Fatalf("a render failure counted against the repository: %+v", f)
+	}
+}
+
 // Writing back what GetResources read is one request (no second read), and
 // a revision that changed in between is still a conflict: Porch checks the
 // resourceVersion it is sent.

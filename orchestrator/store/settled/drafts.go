@@ -124,7 +124,8 @@ func (s *Store) gone(uid, name string) bool {
 // owner, and a workspace taken though the listing did not show it moves
 // to next(workspace), at most MaxTakenWorkspaces times. reclaimed says the
 // draft returned was taken back. A create that fails is remembered (a
-// later create, or listing, takes its draft back if it shows up).
+// later create, or listing, takes its draft back if it shows up), but for
+// a render failure, which is returned as it is, with no read back.
 func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(taken string) string) (rev store.Revision, reclaimed bool, err error) {
 	wrote(ctx)
 	uid := ownerOf(spec)
@@ -132,6 +133,18 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 		return rev, ok, err
 	}
 	rev, err = s.Store.CreateDraft(ctx, spec)
+	if errors.Is(err, store.ErrRenderFailed) {
+		// Porch refused it: it rendered the draft it made and, the render
+		// failing, rolled it back (closed, then deleted: v1.5.3's
+		// CreatePackageRevision). What a read finds is that draft on its
+		// way out, ownerless, and taking it back fails NotFound: the
+		// package's own failure must reach the variant as a render failure,
+		// not as Porch's. It is not read back, and not asked for again.
+		s.mu.Lock()
+		s.rec(uid, true).renderFailed = &failedRender{name: store.RevisionName(spec.Repository, spec.Package, spec.Workspace), err: err}
+		s.mu.Unlock()
+		return store.Revision{}, false, &CreateError{Workspace: spec.Workspace, Err: err}
+	}
 	for taken := 0; err != nil; taken++ {
 		name := store.RevisionName(spec.Repository, spec.Package, spec.Workspace)
 		got, rerr := s.Store.Read(ctx, spec.Namespace, name) // past the cache, which may not have it
@@ -139,6 +152,12 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 			if got.OwnedBy(uid) {
 				rev, err = got, nil // the create succeeded after all
 				break
+			} else if rf := s.renderFailedAt(uid, name); len(got.Owners) == 0 && rf != nil {
+				// The draft Porch rolled back when this workspace's create
+				// failed its render, still listed ("workspaceNames must be
+				// unique"): the render failure is the answer, again.
+				return store.Revision{}, false, &CreateError{Workspace: spec.Workspace,
+					Err: fmt.Errorf("%w (Porch still lists %s, the draft it rolled back, and refuses its workspace)", rf, name)}
 			} else if len(got.Owners) == 0 {
 				rev, err = s.reclaim(ctx, uid, spec, got)
 				return rev, err == nil, err
@@ -157,8 +176,19 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 		o.asked = &draft{spec: spec, name: store.RevisionName(spec.Repository, spec.Package, spec.Workspace), at: s.now()}
 		return store.Revision{}, false, &CreateError{Workspace: spec.Workspace, Err: err}
 	}
-	o.created, o.asked = &draft{spec: spec, name: rev.Name, at: s.now()}, nil
+	o.created, o.asked, o.renderFailed = &draft{spec: spec, name: rev.Name, at: s.now()}, nil, nil
 	return rev, false, nil
+}
+
+// renderFailedAt is the render failure of the owner's last create of name
+// that Porch refused for its render, or nil.
+func (s *Store) renderFailedAt(uid, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.rec(uid, false); o != nil && o.renderFailed != nil && o.renderFailed.name == name {
+		return o.renderFailed.err
+	}
+	return nil
 }
 
 // CreateError is a create that failed, in the workspace it asked for last.

@@ -87,6 +87,16 @@ type owner struct {
 	created   *draft   // the draft it made (or took back) last
 	asked     *draft   // the draft whose create failed, which Porch may record without owner
 	reclaimed []string // taken back since the owner last asked (Reclaimed)
+	// renderFailed is the owner's last create that Porch refused for its
+	// render (name and error): the draft Porch rolled back may stay listed
+	// and readable, ownerless, and refuse every update (NotFound).
+	renderFailed *failedRender
+}
+
+// failedRender is a create refused for its render.
+type failedRender struct {
+	name string
+	err  error
 }
 
 // draft is a draft an owner asked for.

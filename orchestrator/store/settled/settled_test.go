@@ -206,6 +206,41 @@ func TestCreateSettlesAFailedCreate(t *testing.T) {
 	}
 }
 
+// A create Porch refuses because its render failed is returned as a
+// render failure, whatever a read finds: Porch v1.5.3 rolls the draft
+// back (closes it, then deletes it), and taking back the ownerless draft
+// on its way out failed NotFound, so the package's own failure reached the
+// rollout as "taking back the ownerless draft ...: not found", judged only
+// at the progress deadline (e2e-porch TestGroupReleaseOnPorch). No read,
+// no update, nothing remembered.
+func TestRenderFailedCreateIsNotTakenBack(t *testing.T) {
+	inner := &scripted{}
+	render := errors.Join(store.ErrRenderFailed, errors.New("Internal error occurred: Error occurred rendering package in kpt function pipeline"))
+	inner.create = func(store.DraftSpec) (store.Revision, error) { return store.Revision{}, render }
+	inner.read = &store.Revision{Name: d, Lifecycle: store.Draft} // the rollback's, ownerless
+	s := New(inner, func() time.Time { return t0 })
+	_, reclaimed, err := s.Create(context.Background(), spec(), nil)
+	var ce *CreateError
+	if !errors.Is(err, store.ErrRenderFailed) || !errors.As(err, &ce) || ce.Workspace != "packagevariant-1" || reclaimed ||
+		!strings.Contains(err.Error(), "rendering package in kpt function pipeline") {
+		t.Fatalf("a render-failed create: reclaimed %v, %v", reclaimed, err)
+	}
+	if inner.reads != 0 || len(inner.updated) != 0 || s.Made("u", d) {
+		t.Fatalf("a render-failed create read %d times, updated %d, remembered %v", inner.reads, len(inner.updated), s.Made("u", d))
+	}
+	// Retried, Porch still lists the draft it rolled back and refuses the
+	// workspace: the answer is the render failure again, not an attempt to
+	// take back a draft that every update finds gone.
+	inner.create = func(store.DraftSpec) (store.Revision, error) {
+		return store.Revision{}, errors.Join(store.ErrAlreadyExists, errors.New("workspaceNames must be unique"))
+	}
+	_, reclaimed, err = s.Create(context.Background(), spec(), func(string) string { return "packagevariant-2" })
+	if !errors.Is(err, store.ErrRenderFailed) || reclaimed || len(inner.updated) != 0 ||
+		!strings.Contains(err.Error(), "(Porch still lists deploy.app.packagevariant-1, the draft it rolled back, and refuses its workspace)") {
+		t.Fatalf("the rolled-back draft still listed: reclaimed %v, %d updates, %v", reclaimed, len(inner.updated), err)
+	}
+}
+
 // A listed draft that reads NotFound is waited for PhantomAfter from its
 // first such read (a read that finds it starts again), then lost: left
 // out of its owner's listing, its note dropped once the listing no
