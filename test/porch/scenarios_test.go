@@ -521,10 +521,10 @@ func TestPorchRestartDuringFanOut(t *testing.T) {
 	})
 	stack(t, "kill-porch")
 	time.Sleep(3 * time.Second)
-	// The state a SIGKILL mid-write leaves at times (fresh-clone CI run
-	// 42), made every time: one repository's cached clone with its branch
-	// a ref of zeros. Porch v1.5.3 never reads it again by itself; the
-	// children there name the stall, and the README's remedy heals it.
+	// The state a SIGKILL mid-write leaves at times (fresh-clone CI runs:
+	// "ref file is empty"), made every time: one repository's cached clone
+	// with its branch's ref file empty. The children there name the stall,
+	// and the README's remedy heals it when Porch does not.
 	broke := e.breakPorchCache(t)
 	stack(t, "restart-porch")
 

@@ -77,6 +77,12 @@ func (p *Store) Read(ctx context.Context, namespace, name string) (store.Revisio
 	}
 	var pr porchapi.PackageRevision
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pr); err != nil {
+		if werr := wrap(err); repositoryFailure(werr) {
+			// Porch failing to read the repository (its listing timing
+			// out on a cached clone it cannot read): named, so that the
+			// variant's message says which repository.
+			return store.Revision{}, fmt.Errorf("reading %s/%s from Porch (repository %s/%s): %w", namespace, name, namespace, repositoryOf(name), werr)
+		}
 		return store.Revision{}, wrap(err)
 	}
 	return FromAPI(&pr), nil
@@ -93,7 +99,7 @@ func (p *Store) FailingRepositories() []RepositoryFailure { return p.writes.fail
 func (p *Store) ListRevisions(ctx context.Context, k store.PackageKey) ([]store.Revision, error) {
 	var l porchapi.PackageRevisionList
 	if err := p.Client.List(ctx, &l, client.InNamespace(k.Namespace), client.MatchingFields{IndexPackage: k.Repository + "/" + k.Package}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the revisions of %s (repository %s/%s): %w", k, k.Namespace, k.Repository, err)
 	}
 	revs := fromList(l.Items)
 	branch := ""
@@ -382,22 +388,6 @@ func (p *Store) UpdateResourcesRendered(ctx context.Context, namespace, name str
 		return rs, store.Resources{}, err
 	}
 	return rs, store.Resources{Files: prr.Spec.Resources, ResourceVersion: prr.ResourceVersion, Origin: &prr}, nil
-}
-
-// renderFailureText is how Porch's error for a failed render of an update
-// begins its explanation (pkg/task's renderError, v1.5.3); a create
-// (clone, upgrade, edit) that fails its render answers with the renderer's
-// own error, unwrapped, which begins with kpt's op (renderCreateText:
-// "Internal error occurred: fn.render: pkg /: ..."). Read as Porch's
-// repository failing, the package's own failure was retried without end
-// and judged only at a rollout's progress deadline.
-const (
-	renderFailureText = "Error occurred rendering package in kpt function pipeline"
-	renderCreateText  = "Internal error occurred: fn.render: "
-)
-
-func isRenderFailure(err error) bool {
-	return apierrors.IsInternalError(err) && (strings.Contains(err.Error(), renderFailureText) || strings.HasPrefix(err.Error(), renderCreateText))
 }
 
 // renderStatusOf carries Porch's render status over whole: the types have

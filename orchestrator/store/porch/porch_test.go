@@ -511,3 +511,37 @@ func TestPublishedByIsPorchs(t *testing.T) {
 		t.Fatalf("ToAPI: publishedBy %q", back.Status.PublishedBy)
 	}
 }
+
+// Porch failing a read (its listing of a repository timing out on a
+// cached clone it cannot read) names the repository; NotFound stays the
+// store's ErrNotFound, unwrapped; a listing's error names the package.
+func TestPorchStoreReadNamesTheRepository(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := porchapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(_ context.Context, _ client.WithWatch, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+			if key.Name == "edge-00.app.gone" {
+				return apierrors.NewNotFound(porchapi.Resource("packagerevisions"), key.Name)
+			}
+			return apierrors.NewInternalError(errors.New("context deadline exceeded: exceeded 10s seconds trying to list package revisions"))
+		},
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			return errors.New("the cache is not started")
+		},
+	}).Build()
+	p := &Store{Client: c}
+	ctx := context.Background()
+	_, err := p.Read(ctx, "ns", "edge-00.app.packagevariant-1")
+	if err == nil || !strings.HasPrefix(err.Error(), "reading ns/edge-00.app.packagevariant-1 from Porch (repository ns/edge-00): ") || !strings.Contains(err.Error(), "trying to list package revisions") {
+		t.Fatalf("a failing read: %v", err)
+	}
+	if _, err := p.Read(ctx, "ns", "edge-00.app.gone"); !errors.Is(err, store.ErrNotFound) || strings.Contains(err.Error(), "from Porch (repository") {
+		t.Fatalf("not found: %v", err)
+	}
+	if _, err := p.ListRevisions(ctx, store.PackageKey{Namespace: "ns", Repository: "edge-00", Package: "app"}); err == nil ||
+		err.Error() != "listing the revisions of ns/edge-00/app (repository ns/edge-00): the cache is not started" {
+		t.Fatalf("a failing listing: %v", err)
+	}
+}
