@@ -186,7 +186,7 @@ e2e-porch: build bin/pvkit-controller catalog-functions
 	@test/porch/stack.sh down $(PORCH_STACK); rm -rf $(PORCH_STACK)
 	@trap 'test/porch/stack.sh down $(PORCH_STACK)' EXIT; test/porch/stack.sh up $(PORCH_STACK) && \
 	  start=$$(date +%s); mkdir -p .cache; set -o pipefail; \
-	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 20m -v -parallel $(E2E_PORCH_PARALLEL) ./test/porch 2>&1 | tee .cache/e2e-porch.log; \
+	  PVKIT_PORCH_DIR=$(PORCH_STACK) go test -count=1 -timeout 30m -v -parallel $(E2E_PORCH_PARALLEL) ./test/porch 2>&1 | tee .cache/e2e-porch.log; \
 	  status=$$?; hack/testtimes.sh .cache/e2e-porch.log $$(( $$(date +%s) - start )); exit $$status
 
 ## e2e-node: the release manifest on two real nodes (issue 44 #1): the e2e-porch stack with an
