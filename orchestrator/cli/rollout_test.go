@@ -594,23 +594,7 @@ func TestSpreadByLocally(t *testing.T) {
 // Paused RolledBack; it stays so run after run; rollout resume retries it
 // once, from wave one.
 func TestOnFailureUndoLocally(t *testing.T) {
-	w := rolloutWS(t)
-	w.rolloutSpec(`    onFailure: undo
-    progressDeadlineSeconds: 3600
-    health:
-      apiVersion: example.com/v1
-      kind: ClusterSync
-      nameExpr: downstream.repo
-      condition: has(object.status.applied) && object.status.applied == revision.ref
-      failed: has(object.status.failed) && object.status.failed == revision.ref
-`)
-	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
-	w.run(ExitOK)
-	w.publishV2()
-	w.run(ExitOK)
-	if d := w.approveDrafts(); len(d) != 1 {
-		t.Fatalf("the canary's draft: %v", d)
-	}
+	w := failingCanary(t, "    onFailure: undo\n")
 	out := w.run(ExitStalled) // published, its health read HealthFailed, the rollout undone: one run
 	contains(t, out, "RolledBack: undone on failure (spec.rollout.onFailure: undo): 1 failed child(ren), more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster: ClusterSync default/fleet-07 reports fleet-07.app.packagevariant-2 failed")
 	contains(t, w.mustCmd(ExitOK, "events"), "rollout of blueprints.app.v2 undone on failure (1 failed, more than wave canary's error budget of")
@@ -635,6 +619,33 @@ func TestOnFailureUndoLocally(t *testing.T) {
 	if n := strings.Count(out, "created"); n != 1 || !strings.Contains(out, "fleet-07") {
 		t.Fatalf("retried: want the canary's draft alone:\n%s", out)
 	}
+}
+
+// failingCanary is examples/rollout with extra lines in spec.rollout, a
+// health check whose failed expression the canary's cluster (fleet-07)
+// meets at v2, v2 published and the canary's draft approved: the next run
+// reads its health.
+func failingCanary(t *testing.T, extra string) *ws {
+	t.Helper()
+	w := rolloutWS(t)
+	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
+	w.write("app-set.yaml", strings.Replace(set, "    errorBudget: 0\n", "", 1))
+	w.rolloutSpec(extra + `    progressDeadlineSeconds: 3600
+    health:
+      apiVersion: example.com/v1
+      kind: ClusterSync
+      nameExpr: downstream.repo
+      condition: has(object.status.applied) && object.status.applied == revision.ref
+      failed: has(object.status.failed) && object.status.failed == revision.ref
+`)
+	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
+	w.run(ExitOK)
+	w.publishV2()
+	w.run(ExitOK)
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("the canary's draft: %v", d)
+	}
+	return w
 }
 
 // Issue 62 #4: `pvctl __complete` answers for every rollout verb's
@@ -683,24 +694,7 @@ func TestRolloutCompletion(t *testing.T) {
 // wave's), pauses the rollout at once: run exits 4, its notes, the
 // rollout's status (the wave's failed count) and an Event say it.
 func TestFailedCanaryPausesLocally(t *testing.T) {
-	w := rolloutWS(t)
-	set := readFile(t, filepath.Join(w.in, "app-set.yaml"))
-	w.write("app-set.yaml", strings.Replace(set, "    errorBudget: 0\n", "    errorBudget: 1\n", 1))
-	w.rolloutSpec(`    progressDeadlineSeconds: 3600
-    health:
-      apiVersion: example.com/v1
-      kind: ClusterSync
-      nameExpr: downstream.repo
-      condition: has(object.status.applied) && object.status.applied == revision.ref
-      failed: has(object.status.failed) && object.status.failed == revision.ref
-`)
-	w.write("syncs.yaml", "apiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-07\nstatus:\n  applied: app/v1\n  failed: app/v2\n")
-	w.run(ExitOK)
-	w.publishV2()
-	w.run(ExitOK)
-	if d := w.approveDrafts(); len(d) != 1 {
-		t.Fatalf("the canary's draft: %v", d)
-	}
+	w := failingCanary(t, "    errorBudget: 1\n")
 	out := w.run(ExitStalled)
 	contains(t, out, "ErrorBudgetExceeded: paused in wave canary: 1 failed child(ren), more than wave canary's error budget of 0 (a first wave's, unless its errorBudget says otherwise): app-fleet-07-app",
 		"wave canary Open (1/1 moved, 1 failed)")
