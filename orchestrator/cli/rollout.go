@@ -45,13 +45,15 @@ they are recorded in the last run's state and every pvctl run gives them to the 
 	}
 	var cf clusterFlags
 	var output string
+	var all bool
 	status := &cobra.Command{
 		Use:               "status SET",
 		Short:             "Where a set's rollout stands: target, phase, each wave's state and counts, what blocks it",
 		Args:              args(1, 1, "rollout status takes one set"),
 		ValidArgsFunction: rolloutArgs(o, false, false),
-		RunE:              func(_ *cobra.Command, a []string) error { return o.rolloutStatus(ctx, cf, output, a[0]) },
+		RunE:              func(_ *cobra.Command, a []string) error { return o.rolloutStatus(ctx, cf, output, a[0], all) },
 	}
+	status.Flags().BoolVar(&all, "all", false, "with -o wide: every child's line (by default the waves under way, the failed and the others not healthy, and a count of the rest)")
 	status.Flags().StringVarP(&output, "output", "o", "", "wide: also each child's health as its cluster reports it, in the cluster's words; json or yaml: the set's status.rollout")
 	cf.add(status)
 	root.AddCommand(status)
@@ -211,7 +213,7 @@ func undoChange(cur map[string]string, _ []string, set *pvsapi.PackageVariantSet
 
 // rolloutStatus prints where a set's rollout stands (-o wide: with each
 // child's health in its cluster's words; json, yaml: status.rollout).
-func (o *Options) rolloutStatus(ctx context.Context, cf clusterFlags, output, name string) error {
+func (o *Options) rolloutStatus(ctx context.Context, cf clusterFlags, output, name string, all bool) error {
 	set, err := o.readSet(ctx, cf, name)
 	if err != nil {
 		return err
@@ -232,7 +234,7 @@ func (o *Options) rolloutStatus(ctx context.Context, cf clusterFlags, output, na
 		if err != nil {
 			return err
 		}
-		printHealth(o.Stdout, children)
+		printHealth(o.Stdout, set, children, all)
 	}
 	if !cf.set() {
 		return o.printPending(set)

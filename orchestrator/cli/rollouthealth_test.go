@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/pvkit/pvkit/internal/fntest"
+	pvv1 "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
+	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 )
 
 // edgeKustomization is a Flux Kustomization on edge cluster cluster, in
@@ -146,7 +150,7 @@ status:
 	out := w.run(ExitStalled)
 	contains(t, out, "app-fleet-07-app: fleet-07.app.packagevariant-2 failed on the cluster: UpgradeFailed: "+words+" (HealthFailed, cluster fleet-07: HelmRelease flux-system/app)")
 	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app", "-o", "wide"),
-		"health (as each cluster reports it):",
+		"health (as each cluster reports it; the waves under way first, then the failed, then the others not healthy):",
 		"app-fleet-07-app fleet-07.app.packagevariant-2: False HealthFailed (cluster fleet-07: HelmRelease flux-system/app): UpgradeFailed: "+words)
 	code, _, errs := w.cmd("rollout", "status", "app", "-o", "tall")
 	if code != ExitUsage || !strings.Contains(errs, `-o must be wide, json or yaml, not "tall"`) {
@@ -169,4 +173,42 @@ func (w *ws) canaryPublishedAtV2() {
 		w.t.Fatalf("the canary's draft: %v", d)
 	}
 	w.run(ExitOK)
+}
+
+// rollout status -o wide at 200 children during the canary: the canary's
+// line first, the others not healthy after it, and one line counting the
+// 197 healthy ones (it printed a line for every child, the canary not
+// first); --all prints every line, in the same order.
+func TestRolloutStatusWideShowsWhatMattersFirst(t *testing.T) {
+	set := &pvsapi.PackageVariantSet{}
+	set.Name = "app"
+	set.Status.Rollout = &pvs.RolloutStatus{Target: pvs.RevisionRef{Name: "blueprints.app.v2"}, From: &pvs.RevisionRef{Name: "blueprints.app.v1"},
+		Waves: []pvs.WaveStatus{{Name: "canary", State: pvs.WaveOpen, Members: []string{"c-150"}}, {Name: "rest", State: pvs.WavePending}}}
+	var children []pvv1.PackageVariant
+	for i := 0; i < 200; i++ {
+		v := pvv1.PackageVariant{}
+		v.Name = fmt.Sprintf("c-%03d", i)
+		h := &pvv1.TargetHealth{Status: "True", Reason: "Healthy", Object: "Kustomization flux-system/app", Message: "applied"}
+		switch i {
+		case 150:
+			h.Status, h.Reason, h.Message = "Unknown", "NotHealthy", "reconciling v2"
+		case 20, 99:
+			h.Status, h.Reason, h.Message = "False", "HealthFailed", "drifted"
+		}
+		v.Status.DownstreamTargets = []pvv1.DownstreamTarget{{Name: v.Name + ".app.v1", Health: h}}
+		children = append(children, v)
+	}
+	var b strings.Builder
+	printHealth(&b, set, children, false)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "    c-150 ") || !strings.HasPrefix(lines[2], "    c-020 ") || !strings.HasPrefix(lines[3], "    c-099 ") ||
+		lines[4] != "    and 197 other targets healthy, outside the waves under way (--all lists them)" {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	b.Reset()
+	printHealth(&b, set, children, true)
+	lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 201 || !strings.HasPrefix(lines[1], "    c-150 ") || !strings.HasPrefix(lines[4], "    c-000 ") {
+		t.Fatalf("--all: %d lines, the first %q", len(lines), lines[:5])
+	}
 }

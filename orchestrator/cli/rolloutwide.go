@@ -6,10 +6,12 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	pvapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/local/state"
+	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -50,27 +52,68 @@ func (o *Options) readChildren(ctx context.Context, cf clusterFlags, set *pvsapi
 // printHealth prints, for rollout status -o wide, each child's published
 // targets' health as the cluster reports it: its words whole (the
 // message expression's, or the object's Ready condition's), not pvkit's
-// summary of them.
-func printHealth(w io.Writer, children []pvapi.PackageVariant) {
-	n := 0
+// summary of them. What matters first: the members of the waves not
+// complete (the open one first: during the canary, the canary), then the
+// failed children, then the others not healthy; the rest, healthy, are
+// counted in one line unless all (--all) asks for every line.
+func printHealth(w io.Writer, set *pvsapi.PackageVariantSet, children []pvapi.PackageVariant, all bool) {
+	rank := map[string]int{}
+	if r := set.Status.Rollout; r != nil {
+		for _, f := range r.Failed {
+			n, _, _ := strings.Cut(f, ": ")
+			rank[n] = 2
+		}
+		for i := len(r.Waves) - 1; i >= 0; i-- {
+			if r.Waves[i].State == v1alpha2.WaveComplete {
+				continue
+			}
+			for _, m := range r.Waves[i].Members {
+				if rank[m] == 0 || r.Waves[i].State == v1alpha2.WaveOpen {
+					rank[m] = 1
+				}
+			}
+		}
+	}
+	type line struct {
+		rank int
+		text string
+	}
+	var lines []line
+	healthy := 0
 	for _, v := range children {
 		for _, t := range v.Status.DownstreamTargets {
 			h := t.Health
 			if h == nil {
 				continue
 			}
-			if n == 0 {
-				fmt.Fprintln(w, "  health (as each cluster reports it):")
-			}
-			n++
 			words := h.Reported
 			if words == "" {
 				words = h.Message
 			}
-			fmt.Fprintf(w, "    %s %s: %s %s (%s): %s\n", v.Name, t.Name, h.Status, h.Reason, h.Object, words)
+			k := rank[v.Name]
+			if k == 0 && h.Status != "True" {
+				k = 3
+			}
+			if k == 0 {
+				healthy++
+				k = 4
+				if !all {
+					continue
+				}
+			}
+			lines = append(lines, line{k, fmt.Sprintf("    %s %s: %s %s (%s): %s", v.Name, t.Name, h.Status, h.Reason, h.Object, words)})
 		}
 	}
-	if n == 0 {
+	if len(lines) == 0 && healthy == 0 {
 		fmt.Fprintln(w, "  health: no child reads one (spec.rollout.health), or none is published yet")
+		return
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].rank < lines[j].rank })
+	fmt.Fprintln(w, "  health (as each cluster reports it; the waves under way first, then the failed, then the others not healthy):")
+	for _, l := range lines {
+		fmt.Fprintln(w, l.text)
+	}
+	if !all && healthy > 0 {
+		fmt.Fprintf(w, "    and %d other targets healthy, outside the waves under way (--all lists them)\n", healthy)
 	}
 }
