@@ -159,8 +159,10 @@ func heldWords(held map[string]string) string {
 // and Ready at the revision it is judged at, and healthy for a rollout
 // with a health check): the counts change as members come back, each
 // change one status write. A member not created yet is neither. A rollout
-// not undone has none.
-func (u *units) undoProgress(ctx context.Context, st *v1alpha2.RolloutStatus, g gate) error {
+// not undone has none. A member on its way back whose done is due at a
+// known instant (its soak at from) is a gate in next, as a wave's member
+// is, so that pvctl run --until waits for the undo too.
+func (u *units) undoProgress(ctx context.Context, st *v1alpha2.RolloutStatus, g gate, next *due) error {
 	st.UndoProgress = nil
 	if !st.Undone || st.From == nil {
 		return nil
@@ -197,7 +199,15 @@ func (u *units) undoProgress(ctx context.Context, st *v1alpha2.RolloutStatus, g 
 			if err != nil {
 				return err
 			}
-			done = done && rev != nil && g.judge(factsOf(v), *rev, now).Done
+			if rev == nil {
+				done = false
+				continue
+			}
+			vd := g.judge(factsOf(v), *rev, now)
+			if !vd.Done {
+				next.sooner(vd.Recheck, name+": "+vd.Due+" (on its way back to "+st.From.Name+")")
+			}
+			done = done && vd.Done
 		}
 		if back {
 			p.Back++

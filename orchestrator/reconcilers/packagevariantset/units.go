@@ -255,8 +255,15 @@ func (r *Reconciler) applyRollout(ctx context.Context, set *pvsapi.PackageVarian
 	if len(held) > 0 {
 		res.Status.Message += "; " + heldWords(held)
 	}
-	if err := u.undoProgress(ctx, &res.Status, gateOf(spec)); err != nil {
+	var back due // the undo's next gate: a member's soak at from
+	if err := u.undoProgress(ctx, &res.Status, gateOf(spec), &back); err != nil {
 		return 0, err
+	}
+	if res.Status.UndoProgress != nil {
+		res.Status.Next = back.gate()
+		if a := back.after(r.now()); a > 0 && (again == 0 || a < again) {
+			again = a
+		}
 	}
 	set.Status.Rollout = &res.Status
 	r.setRolloutConditions(set, res)

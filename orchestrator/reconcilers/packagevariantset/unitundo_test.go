@@ -52,7 +52,7 @@ func settleMember(t *testing.T, e *env, v pvapi.PackageVariant, health *pvapi.Ta
 func TestGroupUndoWaitsForHealthAtFrom(t *testing.T) {
 	e := newEnv(t, canaryFleet()...)
 	e.publishGroup()
-	e.set(strings.Replace(groupedSet, "  rollout:\n", "  rollout:\n    health: {apiVersion: v1, kind: ConfigMap, nameExpr: \"'app'\", condition: \"true\"}\n", 1))
+	e.set(strings.Replace(groupedSet, "  rollout:\n", "  rollout:\n    minSuccessSeconds: 600\n    health: {apiVersion: v1, kind: ConfigMap, nameExpr: \"'app'\", condition: \"true\"}\n", 1))
 	healthy := &pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: metav1.NewTime(testNow.Add(-time.Hour))}
 	e.reconcile()
 	for _, c := range e.children() {
@@ -86,6 +86,20 @@ func TestGroupUndoWaitsForHealthAtFrom(t *testing.T) {
 	p := e.getSet().Status.Rollout.UndoProgress
 	if p == nil || p.Children != 10 || p.Back != 10 || p.Done != 9 {
 		t.Fatalf("undo progress %+v: want 10 targets pinned back, 9 done (the canary's members not reported healthy at from)", p)
+	}
+	// Healthy at from for a minute of the soak's ten: the undo's next gate
+	// is when the soak ends, as a wave's would be (pvctl run --until
+	// waits for it).
+	for _, c := range e.children() {
+		if c.Spec.Downstream.Repo == "r-003" {
+			settleMember(t, e, c, &pvapi.TargetHealth{Status: metav1.ConditionTrue, Reason: "Healthy", Since: metav1.NewTime(testNow.Add(-time.Minute))})
+		}
+	}
+	e.reconcile()
+	ro = e.getSet().Status.Rollout
+	if n := ro.Next; ro.UndoProgress == nil || ro.UndoProgress.Done != 9 || n == nil || n.At != testNow.Add(9*time.Minute).UTC().Format(time.RFC3339) ||
+		!strings.Contains(n.What, "(on its way back to "+ro.From.Name+")") {
+		t.Fatalf("soaking at from: undo %+v, next gate %+v", ro.UndoProgress, ro.Next)
 	}
 	for _, c := range e.children() {
 		if c.Spec.Downstream.Repo == "r-003" {
