@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -73,4 +74,45 @@ func TestNextGateLocally(t *testing.T) {
 			t.Errorf("%v: exit %d, %s; want %d and %q", tc.args, code, errs, ExitUsage, tc.want)
 		}
 	}
+}
+
+// run --until waits for an undo's soak as for a wave's: the canary
+// undone and back at v1, its cluster running v1 again, the next gate is a
+// soak at v1 ("on its way back"), and --until past it waits until every
+// child is back.
+func TestNextGateOfAnUndo(t *testing.T) {
+	w := rolloutWS(t)
+	w.rolloutSpec("    minSuccessSeconds: 600\n" + clusterSyncHealth)
+	sync := func(canary string) {
+		var b strings.Builder
+		for i := 0; i < 10; i++ {
+			applied := "app/v1"
+			if i == 7 {
+				applied = canary
+			}
+			fmt.Fprintf(&b, "---\napiVersion: example.com/v1\nkind: ClusterSync\nmetadata:\n  name: fleet-%02d\nstatus:\n  applied: %s\n", i, applied)
+		}
+		w.write("syncs.yaml", b.String())
+	}
+	sync("app/v1")
+	const t0 = "2026-11-28T09:00:00Z"
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--now", t0)
+	w.publishV2()
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--now", t0)
+	w.approveDrafts() // the canary's, at v2
+	sync("app/v2")
+	w.mustCmd(ExitOK, "run", "-f", w.in, "--now", t0)
+	w.mustCmd(ExitOK, "rollout", "undo", "app")
+	w.cmd("run", "-f", w.in, "--now", t0)
+	if d := w.approveDrafts(); len(d) != 1 {
+		t.Fatalf("the undo's draft, the canary back to v1: %v", d)
+	}
+	sync("app/v3") // the canary's third revision: v1's content again
+	const t1 = "2026-11-28T09:01:00Z"
+	_, out, _ := w.cmd("run", "-f", w.in, "--now", t1) // published at v1, its cluster running it: soaking
+	contains(t, out, "Next gate: PackageVariantSet app: app-fleet-00-app: done if still healthy then (minSuccessSeconds) (on its way back to blueprints.app.v1) at 2026-11-28T09:10:00Z")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "undo: 0 of 10 children back at blueprints.app.v1")
+	_, _, errs := w.cmd("run", "-f", w.in, "--now", t1, "--until", "30m")
+	contains(t, errs, "pvctl run: waiting for PackageVariantSet app: app-fleet-07-app: done if still healthy then (minSuccessSeconds) (on its way back to blueprints.app.v1) at 2026-11-28T09:11:00Z")
+	contains(t, w.mustCmd(ExitOK, "rollout", "status", "app"), "undo: 10 of 10 children back at blueprints.app.v1")
 }
