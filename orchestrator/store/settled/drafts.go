@@ -141,7 +141,7 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 		// package's own failure must reach the variant as a render failure,
 		// not as Porch's. It is not read back, and not asked for again.
 		s.mu.Lock()
-		s.rec(uid, true).renderFailed = &failedRender{name: store.RevisionName(spec.Repository, spec.Package, spec.Workspace), err: err}
+		s.rec(uid, true).renderFailed = &failedRender{name: store.RevisionName(spec.Repository, spec.Package, spec.Workspace), task: spec.Task, err: err}
 		s.mu.Unlock()
 		return store.Revision{}, false, &CreateError{Workspace: spec.Workspace, Err: err}
 	}
@@ -149,19 +149,22 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 		name := store.RevisionName(spec.Repository, spec.Package, spec.Workspace)
 		got, rerr := s.Store.Read(ctx, spec.Namespace, name) // past the cache, which may not have it
 		if rerr == nil && !got.Lifecycle.IsPublished() {
+			rf := s.renderFailedAt(uid, name)
 			if got.OwnedBy(uid) {
 				rev, err = got, nil // the create succeeded after all
 				break
-			} else if rf := s.renderFailedAt(uid, name); len(got.Owners) == 0 && rf != nil {
-				// The draft Porch rolled back when this workspace's create
-				// failed its render, still listed ("workspaceNames must be
+			} else if len(got.Owners) == 0 && rf != nil && rf.task == spec.Task {
+				// The draft Porch rolled back when this same create failed
+				// its render, still listed ("workspaceNames must be
 				// unique"): the render failure is the answer, again.
 				return store.Revision{}, false, &CreateError{Workspace: spec.Workspace,
-					Err: fmt.Errorf("%w (Porch still lists %s, the draft it rolled back, and refuses its workspace)", rf, name)}
-			} else if len(got.Owners) == 0 {
+					Err: fmt.Errorf("%w (Porch still lists %s, the draft it rolled back, and refuses its workspace)", rf.err, name)}
+			} else if len(got.Owners) == 0 && rf == nil {
 				rev, err = s.reclaim(ctx, uid, spec, got)
 				return rev, err == nil, err
 			}
+			// Else the rolled-back draft of an earlier create (another
+			// upstream: the fix): its workspace is taken, the next one below.
 		}
 		if (rerr != nil && !errors.Is(rerr, store.ErrNotFound)) || !errors.Is(err, store.ErrAlreadyExists) || taken == MaxTakenWorkspaces || next == nil {
 			break
@@ -180,13 +183,13 @@ func (s *Store) Create(ctx context.Context, spec store.DraftSpec, next func(take
 	return rev, false, nil
 }
 
-// renderFailedAt is the render failure of the owner's last create of name
-// that Porch refused for its render, or nil.
-func (s *Store) renderFailedAt(uid, name string) error {
+// renderFailedAt is the owner's last create of name that Porch refused
+// for its render, or nil.
+func (s *Store) renderFailedAt(uid, name string) *failedRender {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if o := s.rec(uid, false); o != nil && o.renderFailed != nil && o.renderFailed.name == name {
-		return o.renderFailed.err
+		return o.renderFailed
 	}
 	return nil
 }

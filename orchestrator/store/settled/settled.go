@@ -93,9 +93,11 @@ type owner struct {
 	renderFailed *failedRender
 }
 
-// failedRender is a create refused for its render.
+// failedRender is a create refused for its render: the draft's name, the
+// task it asked for, Porch's answer.
 type failedRender struct {
 	name string
+	task store.Task
 	err  error
 }
 

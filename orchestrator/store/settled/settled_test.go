@@ -239,6 +239,22 @@ func TestRenderFailedCreateIsNotTakenBack(t *testing.T) {
 		!strings.Contains(err.Error(), "(Porch still lists deploy.app.packagevariant-1, the draft it rolled back, and refuses its workspace)") {
 		t.Fatalf("the rolled-back draft still listed: reclaimed %v, %d updates, %v", reclaimed, len(inner.updated), err)
 	}
+	// A fix (another upstream) meets the same rolled-back draft: its
+	// workspace is taken, and the create moves to the next one.
+	fixed := spec()
+	fixed.Task = store.Task{Type: store.Upgrade, NewUpstream: "blueprints.app.v3"}
+	var asked []string
+	inner.create = func(sp store.DraftSpec) (store.Revision, error) {
+		asked = append(asked, sp.Workspace)
+		if sp.Workspace == "packagevariant-1" {
+			return store.Revision{}, errors.Join(store.ErrAlreadyExists, errors.New("workspaceNames must be unique"))
+		}
+		return store.Revision{Name: store.RevisionName(sp.Repository, sp.Package, sp.Workspace), Owners: sp.Owners}, nil
+	}
+	rev, reclaimed, err := s.Create(context.Background(), fixed, func(string) string { return "packagevariant-2" })
+	if err != nil || reclaimed || rev.Name != "deploy.app.packagevariant-2" || len(inner.updated) != 0 || strings.Join(asked, ",") != "packagevariant-1,packagevariant-2" {
+		t.Fatalf("the fix: %+v reclaimed %v, asked %v, %d updates, %v", rev, reclaimed, asked, len(inner.updated), err)
+	}
 }
 
 // A listed draft that reads NotFound is waited for PhantomAfter from its
