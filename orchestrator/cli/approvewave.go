@@ -11,6 +11,7 @@ import (
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	porchstore "github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,9 +41,9 @@ func (o *Options) upstreamNow(ctx context.Context, cf clusterFlags, set *pvsapi.
 		if err := c.List(ctx, &l, client.InNamespace(o.Namespace)); err != nil {
 			return "", fmt.Errorf("listing the package revisions of %s/%s: %w", base.Repo, base.Package, err)
 		}
-		for _, pr := range l.Items {
-			if pr.Spec.RepositoryName == base.Repo && pr.Spec.PackageName == base.Package {
-				revs = append(revs, store.Revision{Name: pr.Name, Workspace: pr.Spec.WorkspaceName, Revision: pr.Spec.Revision, Lifecycle: store.Lifecycle(pr.Spec.Lifecycle)})
+		for i := range l.Items {
+			if r := porchstore.FromAPI(&l.Items[i]); r.Repository == base.Repo && r.Package == base.Package {
+				revs = append(revs, r)
 			}
 		}
 	} else {
