@@ -11,11 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	"github.com/pvkit/pvkit/internal/fntest"
 	pvapi "github.com/pvkit/pvkit/orchestrator/api"
 	pvv1 "github.com/pvkit/pvkit/orchestrator/api/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
+	pvcore "github.com/pvkit/pvkit/pkg/api/v1alpha1"
 	pvs "github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -722,5 +724,44 @@ func TestApproveWaveWhenTheUpstreamCannotBeRead(t *testing.T) {
 	next, what, err := approveWaveChange(map[string]string{}, []string{"canary@blueprints.app.v2"}, set, "", errors.New("connection refused"))
 	if err != nil || next[packagevariantset.RolloutApproveAnnotation] != "canary@blueprints.app.v2" || !strings.HasPrefix(what, "approve of wave canary at blueprints.app.v2:") {
 		t.Fatalf("named: %v %v %q", next, err, what)
+	}
+}
+
+// rollout approve against a cluster reads what the set's upstream resolves
+// to from Porch's PackageRevisions, as the local side reads the
+// repositories: v3 published and the status at v2's rollout, an approval
+// without a target is refused naming both; WAVE@TARGET is written as the
+// annotation the controller reads.
+func TestApproveWaveAgainstACluster(t *testing.T) {
+	scheme, err := pvapi.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &pvsapi.PackageVariantSet{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "ops", Generation: 1},
+		Spec: pvs.PackageVariantSetSpec{Upstream: &pvcore.Upstream{Repo: "blueprints", Package: "app"}, Rollout: &pvs.Rollout{Waves: []pvs.Wave{{Name: "all"}}}},
+		Status: pvsapi.PackageVariantSetStatus{Rollout: &pvs.RolloutStatus{Target: pvs.RevisionRef{Name: "blueprints.app.v2", Workspace: "v2", Revision: 2},
+			From: &pvs.RevisionRef{Name: "blueprints.app.v1"}, Phase: "Progressing",
+			Waves: []pvs.WaveStatus{{Name: "all", State: "Open", Members: []string{"fleet-a"}}}}}}
+	objs := []client.Object{set}
+	for i := 1; i <= 3; i++ {
+		pr := &porchapi.PackageRevision{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("blueprints.app.v%d", i), Namespace: "ops"},
+			Spec: porchapi.PackageRevisionSpec{RepositoryName: "blueprints", PackageName: "app", WorkspaceName: fmt.Sprintf("v%d", i), Revision: i,
+				Lifecycle: porchapi.PackageRevisionLifecyclePublished}}
+		objs = append(objs, pr)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(set).Build()
+	old := ClusterClient
+	ClusterClient = func(string, string) (client.Client, error) { return c, nil }
+	defer func() { ClusterClient = old }()
+	w := newWS(t)
+	cl := []string{"--kubeconfig", "kc", "-n", "ops"}
+	code, _, errs := w.cmd("rollout", append([]string{"approve", "fleet"}, cl...)...)
+	if code != ExitNotReady || !strings.Contains(errs, "packagevariantset fleet: its upstream resolves to blueprints.app.v3, whose rollout has not started (the status shows blueprints.app.v2)") {
+		t.Fatalf("v3 published: exit %d: %s", code, errs)
+	}
+	contains(t, w.mustCmd(ExitOK, "rollout", append([]string{"approve", "fleet", "all@blueprints.app.v2"}, cl...)...), "rollout approve of wave all at blueprints.app.v2")
+	got := &pvsapi.PackageVariantSet{}
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "ops", Name: "fleet"}, got); err != nil || got.Annotations["pvkit.dev/rollout-approve"] != "all@blueprints.app.v2" {
+		t.Fatalf("annotations %v, %v", got.Annotations, err)
 	}
 }
