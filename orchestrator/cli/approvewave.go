@@ -9,9 +9,9 @@ import (
 
 	porchapi "github.com/nephio-project/porch/api/porch/v1alpha1"
 	pvsapi "github.com/pvkit/pvkit/orchestrator/api/v1alpha2"
+	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store"
-	porchstore "github.com/pvkit/pvkit/orchestrator/store/porch"
 	"github.com/pvkit/pvkit/pkg/api/v1alpha2"
 	"github.com/pvkit/pvkit/pkg/upstream"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +42,7 @@ func (o *Options) upstreamNow(ctx context.Context, cf clusterFlags, set *pvsapi.
 			return "", fmt.Errorf("listing the package revisions of %s/%s: %w", base.Repo, base.Package, err)
 		}
 		for i := range l.Items {
-			if r := porchstore.FromAPI(&l.Items[i]); r.Repository == base.Repo && r.Package == base.Package {
+			if r := local.RevisionOf(&l.Items[i]); r.Repository == base.Repo && r.Package == base.Package {
 				revs = append(revs, r)
 			}
 		}

@@ -156,6 +156,10 @@ func find(s allLister, namespace, name string) (store.Revision, error) {
 // one conversion), for pvctl's -o yaml and json.
 func PackageRevision(r store.Revision) porchapi.PackageRevision { return porch.ToAPI(r) }
 
+// RevisionOf is a PackageRevision read from a cluster as pvkit's revision
+// (the Porch store's one conversion), for pvctl's verbs that read Porch.
+func RevisionOf(pr *porchapi.PackageRevision) store.Revision { return porch.FromAPI(pr) }
+
 // RenderWith makes every update of a draft's files render the package
 // first, as Porch renders every push (nil: no render); a render that fails
 // writes nothing (store.ErrRenderFailed).
