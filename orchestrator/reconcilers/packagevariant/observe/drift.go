@@ -99,6 +99,11 @@ type Entry struct {
 	// same: the branch holds pub's files (no change at all; a branch that
 	// holds a draft's last write is no drift, but not pub either).
 	same bool
+	// commit is the branch's commit whose files were compared: the read's
+	// own resource version where it is a commit and not the listing's
+	// (an informer's listing of Porch's placeholder can lag behind the
+	// branch, its files read from Porch do not), "" when none is known.
+	commit string
 }
 
 func (o Observer) now() time.Time {
@@ -290,44 +295,64 @@ func (o Observer) DriftOf(ctx context.Context, v *pvapi.PackageVariant, pub stor
 	key := pubKey + "|" + branch.Name + "@" + branch.ResourceVersion
 	e, ok := o.Memory.Drift(v.UID)
 	if ok && e.key == key {
+		head.commit = e.commit
 		if e.drift == nil && !e.same {
 			return nil, head, nil
 		}
 		return holds(e.drift)
 	}
-	d, same, err := o.compare(ctx, v, pub, *branch, e, ok && e.pubKey == pubKey, key, pubKey)
-	if err != nil || d != nil || !same {
-		return d, head, err
+	d, same, commit, err := o.compare(ctx, v, pub, *branch, e, ok && e.pubKey == pubKey, key, pubKey)
+	if err != nil {
+		return nil, head, err
+	}
+	head.commit = commit
+	if d != nil || !same {
+		return d, head, nil
 	}
 	return holds(nil)
 }
 
+// readCommit is the commit of the branch's files as read: the listing's,
+// unless the read answered another resource version (the listing lags):
+// then that version where it is a commit, else none.
+func readCommit(branch store.Revision, read store.Resources) string {
+	if read.ResourceVersion == "" || read.ResourceVersion == branch.ResourceVersion {
+		return branch.Commit
+	}
+	if store.IsCommit(read.ResourceVersion) {
+		return read.ResourceVersion
+	}
+	return ""
+}
+
 // compare reads the branch (and pub, unless known) and compares them file
-// by file; the answer is remembered, but for an unreadable branch, which
-// is read again.
-func (o Observer) compare(ctx context.Context, v *pvapi.PackageVariant, pub, branch store.Revision, e Entry, pubKnown bool, key, pubKey string) (*Drift, bool, error) {
+// by file, with the commit the branch's files were read at (readCommit);
+// the answer is remembered, but for an unreadable branch, which is read
+// again.
+func (o Observer) compare(ctx context.Context, v *pvapi.PackageVariant, pub, branch store.Revision, e Entry, pubKnown bool, key, pubKey string) (*Drift, bool, string, error) {
 	pubFiles := e.pubFiles
 	if !pubKnown { // a published revision never changes: read once
 		from, err := o.Store.GetResources(ctx, v.Namespace, pub.Name)
 		if err != nil {
-			return nil, false, fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
+			return nil, false, "", fmt.Errorf("reading %s to compare it with the branch: %w", pub.Name, err)
 		}
 		pubFiles = variant.FileDigests(from.Files)
 	}
 	to, err := o.Store.GetResources(ctx, v.Namespace, branch.Name)
 	if errors.Is(err, store.ErrUnreadable) { // listed, not served: not remembered, it is read again
-		return &Drift{Reason: pvapi.ReasonBranchUnreadable, Pub: pub, Rev: branch, Why: err.Error()}, false, nil
+		return &Drift{Reason: pvapi.ReasonBranchUnreadable, Pub: pub, Rev: branch, Why: err.Error()}, false, "", nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
+		return nil, false, "", fmt.Errorf("reading the branch's %s to compare it with %s: %w", branch.Name, pub.Name, err)
 	}
 	var d *Drift
 	files := variant.ChangedFiles(pubFiles, variant.FileDigests(to.Files))
 	if len(files) > 0 && !wroteLast(v, to.Files) {
 		d = &Drift{Reason: pvapi.ReasonContentChanged, Pub: pub, Rev: branch, Files: files, Branch: to.Files}
 	}
-	o.Memory.SetDrift(v.UID, Entry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles, same: len(files) == 0})
-	return d, len(files) == 0, nil
+	commit := readCommit(branch, to)
+	o.Memory.SetDrift(v.UID, Entry{key: key, drift: d, pubKey: pubKey, pubFiles: pubFiles, same: len(files) == 0, commit: commit})
+	return d, len(files) == 0, commit, nil
 }
 
 // wroteLast reports whether files are what the variant last wrote of one
