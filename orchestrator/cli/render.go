@@ -21,37 +21,48 @@ import (
 // Kptfile pipeline, subpackages first, selectors, validators; the package
 // rewritten in place) with pvctl's runtime and function config, so that a
 // blueprint can be checked on a laptop, with no registry, before it is
-// published and fanned out. A failed render writes nothing and exits 1 with
-// the render status; the files are written only when every function ran.
+// published and fanned out. As kpt v1.0 does (rule: kpt-render-status), it
+// writes the render status into the root Kptfile, on success and on
+// failure; a failed render exits 1 and changes nothing else (with
+// kpt.dev/save-on-render-failure, it saves what rendered). With
+// --render-status=false it renders as kpt v1.0.0-beta.56 and Porch v1.5.3:
+// no status, and a failed render writes nothing.
 func renderCommand(ctx context.Context, o *Options) *cobra.Command {
 	var rf renderFlags
 	var dryRun bool
+	renderStatus := true
 	c := &cobra.Command{
 		Use:   "render DIR",
 		Short: "Render a package in place as kpt fn render does, with pvctl's function runtime (no registry needed for pvkit's and the catalog's functions)",
 		Long: `Render a package in place as kpt fn render does: its Kptfile pipeline (subpackages
 first, selectors, configPath, validators), with the functions run the ways pvctl run
 runs them (pvkit's in process, the catalog's as executables, --function-runner,
-docker or podman; exec: only with --allow-exec). A render that fails writes nothing.
+docker or podman; exec: only with --allow-exec). As kpt v1.0 does, the root Kptfile
+gets the render status (status.conditions[type=Rendered], status.renderStatus), also
+when the render fails, which changes nothing else unless the Kptfile says
+kpt.dev/save-on-render-failure: "true". --render-status=false renders as kpt
+v1.0.0-beta.56 and Porch v1.5.3 do: no status, and a render that fails writes nothing.
 
 Exit codes: 0 rendered; 1 the render failed (its status on standard error); 2 usage.`,
 		Example: "  pvctl render examples/app    # the blueprint renders on its own, as Porch will render every clone",
 		Args:    args(1, 1, "render needs one directory"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			return runRender(ctx, o, &rf, a[0], dryRun)
+			return runRender(ctx, o, &rf, a[0], dryRun, renderStatus)
 		},
 	}
 	rf.add(c)
+	c.Flags().BoolVar(&renderStatus, "render-status", true, "write kpt v1.0's render status into the root Kptfile and honour kpt.dev/save-on-render-failure (false: as kpt v1.0.0-beta.56 and Porch v1.5.3)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff the render would make to DIR, and write nothing")
 	_ = c.Flags().MarkHidden("no-render") // rendering is the verb
 	return c
 }
 
-func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dryRun bool) error {
+func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dryRun, renderStatus bool) error {
 	opts, err := rf.options()
 	if err != nil {
 		return err
 	}
+	opts.KptStatus = renderStatus
 	if st, err := os.Stat(filepath.Join(dir, "Kptfile")); err != nil || !st.Mode().IsRegular() {
 		return usageErr("%s: no Kptfile; pvctl render renders a kpt package", dir)
 	}
@@ -59,10 +70,12 @@ func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dry
 	if err != nil {
 		return err
 	}
-	out, st, err := opts.Render(ctx, files)
-	if err != nil {
+	out, st, renderErr := opts.Render(ctx, files)
+	if renderErr != nil {
 		printRuns(o.Stderr, st.Runs)
-		return fmt.Errorf("%s did not render (nothing was written): %w", dir, err)
+		if out == nil {
+			return fmt.Errorf("%s did not render (nothing was written): %w", dir, renderErr)
+		}
 	}
 	// What the functions wrote is the package's content, as untrusted as
 	// the package: every path is checked before anything is written (no
@@ -85,6 +98,10 @@ func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dry
 		if err != nil {
 			return err
 		}
+		if renderErr != nil {
+			fmt.Fprint(o.Stdout, d)
+			return fmt.Errorf("%s did not render (dry run: nothing was written; the diff is what kpt v1.0 would leave): %w", dir, renderErr)
+		}
 		printSkipped(o.Stderr, st.Runs)
 		fmt.Fprintf(o.Stdout, "%sRendered with %s (dry run: nothing was written).\n", d, plural(st.Executed(), "function"))
 		return nil
@@ -92,6 +109,13 @@ func runRender(ctx context.Context, o *Options, rf *renderFlags, dir string, dry
 	changed, err := writeRendered(dir, files, out)
 	if err != nil {
 		return err
+	}
+	if renderErr != nil {
+		what := "only the Kptfile's render status was written"
+		if changed > 1 {
+			what = fmt.Sprintf("%s saved with the Kptfile's render status (kpt.dev/save-on-render-failure)", plural(changed, "file"))
+		}
+		return fmt.Errorf("%s did not render (%s): %w", dir, what, renderErr)
 	}
 	printSkipped(o.Stderr, st.Runs)
 	fmt.Fprintf(o.Stdout, "Successfully executed %s in %s; %s changed.\n", plural(st.Executed(), "function"), dir, plural(changed, "file"))
@@ -148,6 +172,10 @@ func printRuns(w io.Writer, runs []render.Run) {
 	for _, r := range runs {
 		if r.Skipped {
 			fmt.Fprintf(w, "  %s: skipped (when is false: %s)\n", r.Name(), r.When)
+			continue
+		}
+		if r.ExecutionError != "" {
+			fmt.Fprintf(w, "  %s: not run: %s\n", r.Name(), r.ExecutionError)
 			continue
 		}
 		fmt.Fprintf(w, "  %s: exit code %d\n", r.Name(), r.ExitCode)

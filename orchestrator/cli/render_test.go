@@ -234,9 +234,12 @@ func (w *ws) slowVariant() {
 }
 
 // Issue 31 #4: pvctl render DIR renders a blueprint in place with pvctl's
-// runtime (the catalog's apply-replacements offline); a directory with no
-// Kptfile is a usage error; a render that fails writes nothing, exits 1 and
-// says which function failed and why.
+// runtime (the catalog's apply-replacements offline), writing kpt v1.0's
+// render status into the Kptfile; a directory with no Kptfile is a usage
+// error; a render that fails exits 1, says which function failed and why,
+// and writes only the Kptfile's render status (--render-status=false:
+// nothing). A blueprint with kpt v1.0's render status is one Porch v1.5.3
+// renders no clone of: publish says so (--check-render refuses it).
 func TestRenderVerb(t *testing.T) {
 	w := newWS(t)
 	dir := filepath.Join(t.TempDir(), "app")
@@ -247,6 +250,20 @@ func TestRenderVerb(t *testing.T) {
 	if again := w.mustCmd(ExitOK, "render", dir); !strings.Contains(again, "0 files changed") {
 		t.Fatalf("a second render changed files:\n%s", again)
 	}
+	kf, err := os.ReadFile(filepath.Join(dir, "Kptfile"))
+	if err != nil || !strings.Contains(string(kf), "    - type: Rendered\n      status: \"True\"\n      reason: RenderSuccess\n  renderStatus:\n    mutationSteps:\n      - image: gcr.io/kpt-fn/apply-replacements:v0.1.1\n        exitCode: 0\n") {
+		t.Fatalf("the Kptfile after pvctl render (%v):\n%s", err, kf)
+	}
+	code, _, errs := w.cmd("publish", "--check-render", "--repo", "blueprints", "--package", "rendered", dir)
+	if code != ExitNotReady || !strings.Contains(errs, "Kptfile: `status.renderStatus` is kpt v1.0's render status, which kpt v1.0.0-beta.56 and Porch v1.5.3 refuse") {
+		t.Fatalf("publish --check-render of a Kptfile with kpt v1.0's render status: exit %d\n%s", code, errs)
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	fntest.WriteTree(t, plain, bp)
+	contains(t, w.mustCmd(ExitOK, "render", "--render-status=false", plain), "Successfully executed 1 function in "+plain)
+	if kf, _ := os.ReadFile(filepath.Join(plain, "Kptfile")); string(kf) != bp["Kptfile"] {
+		t.Fatalf("--render-status=false changed the Kptfile:\n%s", kf)
+	}
 	if code, _, errs := w.cmd("render", t.TempDir()); code != ExitUsage || !strings.Contains(errs, "no Kptfile") {
 		t.Fatalf("no Kptfile: exit %d %s", code, errs)
 	}
@@ -254,12 +271,25 @@ func TestRenderVerb(t *testing.T) {
 	bp["package-context.yaml"] = strings.Replace(bp["package-context.yaml"], "  name: app", "  nom: app", 1)
 	fntest.WriteTree(t, broken, bp)
 	before := fntest.ReadTree(t, broken)
-	code, _, errs := w.cmd("render", broken)
+	code, _, errs = w.cmd("render", "--render-status=false", broken)
 	if code != ExitNotReady || !strings.Contains(errs, "did not render (nothing was written)") || !strings.Contains(errs, "apply-replacements:v0.1.1: exit code 1") {
 		t.Fatalf("a failing render: exit %d\n%s", code, errs)
 	}
 	if after := fntest.ReadTree(t, broken); !cmp.Equal(before, after) {
 		t.Fatalf("a failed render wrote:\n%s", cmp.Diff(before, after))
+	}
+	code, _, errs = w.cmd("render", broken)
+	if code != ExitNotReady || !strings.Contains(errs, "did not render (only the Kptfile's render status was written)") {
+		t.Fatalf("a failing render, kpt v1.0's status: exit %d\n%s", code, errs)
+	}
+	after := fntest.ReadTree(t, broken)
+	if !strings.Contains(after["Kptfile"], "      status: \"False\"\n      reason: RenderFailed\n") || !strings.Contains(after["Kptfile"], "    errorSummary: 'gcr.io/kpt-fn/apply-replacements:v0.1.1: exit code 1'\n") {
+		t.Fatalf("the Kptfile after a failed render:\n%s", after["Kptfile"])
+	}
+	delete(after, "Kptfile")
+	delete(before, "Kptfile")
+	if !cmp.Equal(before, after) {
+		t.Fatalf("a failed render wrote more than the Kptfile's status:\n%s", cmp.Diff(before, after))
 	}
 }
 

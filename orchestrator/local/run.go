@@ -109,6 +109,11 @@ type Render struct {
 	AllowExec bool
 	// Timeout bounds one render (0: DefaultRenderTimeout).
 	Timeout time.Duration
+	// KptStatus renders as kpt v1.0's in-place render (render.Options):
+	// pvctl render only. A variant's draft never carries kpt v1.0's
+	// render status: Porch v1.5.3 decodes the Kptfile strictly, with no
+	// `status.renderStatus`, and renders every draft itself.
+	KptStatus bool
 
 	mu     sync.Mutex
 	failed map[[sha256.Size]byte]store.RenderStatus // this run's failed renders, by input
@@ -439,5 +444,5 @@ func (r *Render) Render(ctx context.Context, files map[string]string) (map[strin
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return render.Render(rctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec})
+	return render.Render(rctx, files, render.Options{Runtime: r.Runtime, AllowExec: r.AllowExec, KptStatus: r.KptStatus})
 }

@@ -14,7 +14,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// pipeline runs a package's pipeline on its input.
+// pipeline runs a package's pipeline on its input. A pipeline that fails
+// returns what it leaves, as kpt keeps it for kpt.dev/save-on-render-failure:
+// the resources before the mutator that failed, the mutated ones when a
+// validator failed, nil when a mutator could not start (kpt prepares every
+// mutator before running the first).
 func (h *hydration) pipeline(dir string, p *pipeline, input []*yaml.RNode) ([]*yaml.RNode, error) {
 	if p.empty() {
 		if err := areKRM("the input resource list", input); err != nil {
@@ -23,35 +27,84 @@ func (h *hydration) pipeline(dir string, p *pipeline, input []*yaml.RNode) ([]*y
 		return input, nil
 	}
 	for i, f := range p.Mutators {
+		if err := h.prepare(dir, f, fmt.Sprintf("pipeline.mutators[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range p.Mutators {
 		out, err := h.mutate(dir, f, fmt.Sprintf("pipeline.mutators[%d]", i), input)
 		if err != nil {
-			return nil, err
+			for _, r := range input {
+				_ = r.PipeE(yaml.ClearAnnotation(resourceIDAnnotation))
+			}
+			return input, err
 		}
 		input = out
 	}
 	for i, f := range p.Validators {
 		field := fmt.Sprintf("pipeline.validators[%d]", i)
+		f.validator = true
 		selected := selectInput(input, f.Selectors, f.Exclusions)
 		skip, err := h.skip(f, field, selected)
 		if err != nil {
-			return nil, err
+			return input, err
 		}
 		if skip {
 			continue
 		}
+		if err := h.prepare(dir, f, field); err != nil {
+			return input, err
+		}
 		cfg, err := configOf(dir, f, field, input)
 		if err != nil {
-			return nil, err
+			return input, h.notRun(f, err)
 		}
 		copies := make([]*yaml.RNode, len(selected))
 		for j, r := range selected {
 			copies[j] = r.Copy()
 		}
 		if _, err := h.run(dir, f, field, cfg, copies); err != nil {
-			return nil, err
+			return input, err
 		}
 	}
 	return input, nil
+}
+
+// prepare checks what a step needs before it runs, as kpt does before
+// running it: exec allowed, its config file, a runtime that runs it. A
+// step that cannot run is recorded (ExecutionError) and fails the render.
+func (h *hydration) prepare(dir string, f step, field string) error {
+	name := f.name()
+	var err error
+	switch {
+	case f.Exec != "" && !h.opts.AllowExec:
+		err = fmt.Errorf("`%s` (exec %q): exec functions run only when allowed (kpt: --allow-exec)", field, f.Exec)
+	case h.opts.Runtime == nil:
+		err = fmt.Errorf("`%s` (%s): no function runtime", field, name)
+	default:
+		if _, cerr := functionConfig(h.fs, dir, f); cerr != nil {
+			err = fmt.Errorf("`%s` (%s): %w", field, name, cerr)
+		} else if r, rerr := h.opts.Runtime.Runner(h.ctx, f.Function); rerr != nil {
+			err = fmt.Errorf("`%s`: %w", field, rerr)
+		} else {
+			if h.runners == nil {
+				h.runners = map[string]Runner{}
+			}
+			h.runners[dir+"\x00"+field] = r
+		}
+	}
+	if err != nil {
+		return h.notRun(f, err)
+	}
+	return nil
+}
+
+// notRun records a step that could not run (kpt's executionError) and
+// returns err.
+func (h *hydration) notRun(f step, err error) error {
+	h.status.Runs = append(h.status.Runs, Run{Image: f.Image, Exec: f.Exec, When: f.When, StepName: f.Name, Validator: f.validator,
+		ExitCode: 1, ExecutionError: err.Error()})
+	return err
 }
 
 // skip evaluates a step's `when` over the resources it would run on; a
@@ -67,7 +120,7 @@ func (h *hydration) skip(f step, field string, selected []*yaml.RNode) (bool, er
 	if ok {
 		return false, nil
 	}
-	h.status.Runs = append(h.status.Runs, Run{Image: f.Image, Exec: f.Exec, When: f.When, Skipped: true,
+	h.status.Runs = append(h.status.Runs, Run{Image: f.Image, Exec: f.Exec, When: f.When, Skipped: true, StepName: f.Name, Validator: f.validator,
 		Results: fn.Results{{Severity: fn.Info, Message: fmt.Sprintf("skipped: `%s.when` is false (%s)", field, newerField)}}})
 	return true, nil
 }
@@ -117,7 +170,7 @@ func configOf(dir string, f step, field string, input []*yaml.RNode) (*yaml.RNod
 func (h *hydration) mutate(dir string, f step, field string, input []*yaml.RNode) ([]*yaml.RNode, error) {
 	cfg, err := configOf(dir, f, field, input)
 	if err != nil {
-		return nil, err
+		return nil, h.notRun(f, err)
 	}
 	if f.ConfigPath != "" { // the config as the pipeline has left it so far
 		for _, r := range input {
@@ -168,34 +221,28 @@ func (h *hydration) run(dir string, f step, field string, cfg *yaml.RNode, input
 	if name == "" {
 		name = f.Exec
 	}
-	if f.Exec != "" && !h.opts.AllowExec {
-		return nil, fmt.Errorf("`%s` (exec %q): exec functions run only when allowed (kpt: --allow-exec)", field, f.Exec)
-	}
 	if cfg == nil {
 		var err error
 		if cfg, err = functionConfig(h.fs, dir, f); err != nil {
-			return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+			return nil, h.notRun(f, fmt.Errorf("`%s` (%s): %w", field, name, err))
 		}
 	}
-	if h.opts.Runtime == nil {
-		return nil, fmt.Errorf("`%s` (%s): no function runtime", field, name)
-	}
 	if err := h.ctx.Err(); err != nil { // the caller's deadline for the whole render
-		return nil, fmt.Errorf("`%s` (%s): not run: the render was stopped (%v)", field, name, context.Cause(h.ctx))
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): not run: the render was stopped (%v)", field, name, context.Cause(h.ctx)))
 	}
-	runner, err := h.opts.Runtime.Runner(h.ctx, f.Function)
-	if err != nil {
-		return nil, fmt.Errorf("`%s`: %w", field, err)
+	runner := h.runners[dir+"\x00"+field] // prepared
+	if runner == nil {
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): not prepared", field, name))
 	}
 	if err := areKRM("the input resource list", input); err != nil {
-		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): %w", field, name, err))
 	}
 	filter := &runtimeutil.FunctionFilter{Run: runner, FunctionConfig: cfg, GlobalScope: true}
 	out, runErr := filter.Filter(input)
-	run := Run{Image: f.Image, Exec: f.Exec, When: f.When}
+	run := Run{Image: f.Image, Exec: f.Exec, When: f.When, StepName: f.Name, Validator: f.validator}
 	results, err := parseResults(filter.Results)
 	if err != nil {
-		return nil, fmt.Errorf("`%s` (%s): its results: %w", field, name, err)
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): its results: %w", field, name, err))
 	}
 	run.Results = append(results, f.newerFields(field)...)
 	if runErr != nil {
@@ -203,7 +250,6 @@ func (h *hydration) run(dir string, f step, field string, cfg *yaml.RNode, input
 		h.status.Runs = append(h.status.Runs, run)
 		return nil, &FunctionError{Field: field, Function: name, Results: errorMessages(results), Err: runErr}
 	}
-	h.status.Runs = append(h.status.Runs, run)
 	for _, r := range out { // what the function made belongs to this package
 		if r.GetAnnotations()[pkgPathAnnotation] == "" {
 			if err := r.PipeE(yaml.SetAnnotation(pkgPathAnnotation, dir)); err != nil {
@@ -212,11 +258,12 @@ func (h *hydration) run(dir string, f step, field string, cfg *yaml.RNode, input
 		}
 	}
 	if err := pathInvariants(out); err != nil {
-		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): %w", field, name, err))
 	}
 	if err := areKRM("the output resource list", out); err != nil {
-		return nil, fmt.Errorf("`%s` (%s): %w", field, name, err)
+		return nil, h.notRun(f, fmt.Errorf("`%s` (%s): %w", field, name, err))
 	}
+	h.status.Runs = append(h.status.Runs, run)
 	return out, nil
 }
 

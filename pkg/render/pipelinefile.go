@@ -37,6 +37,8 @@ type step struct {
 	ConfigRef *ConfigRef `json:"configRef,omitempty"`
 	// when is When compiled, once, when the Kptfile is read.
 	when cel.Program
+	// validator: the step is one of the pipeline's validators.
+	validator bool
 }
 
 // ConfigRef is a function config by reference: the one resource of the
@@ -71,8 +73,10 @@ func (r *ConfigRef) matches(n *yaml.RNode) bool {
 
 func (p *pipeline) empty() bool { return len(p.Mutators) == 0 && len(p.Validators) == 0 }
 
-// readKptfile reads and checks the pipeline of the package at dir.
-func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
+// readKptfile reads and checks the pipeline of the package at dir. Unless
+// kptV1 (Options.KptStatus), a Kptfile holding kpt v1.0's render status is
+// refused, as kpt v1.0.0-beta.56 and Porch v1.5.3 refuse it.
+func readKptfile(fs filesys.FileSystem, dir string, kptV1 bool) (*pipeline, error) {
 	file := path.Join(display(dir), kptfileName)
 	if dir == root {
 		file = kptfileName
@@ -84,6 +88,11 @@ func readKptfile(fs filesys.FileSystem, dir string) (*pipeline, error) {
 	n, err := yaml.Parse(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if st := n.Field("status"); !kptV1 && st != nil && st.Value.Field("renderStatus") != nil {
+		return nil, fmt.Errorf("%s: `status.renderStatus` is kpt v1.0's render status, which kpt v1.0.0-beta.56 and Porch v1.5.3 refuse "+
+			"(\"field renderStatus not found in type v1.Status\"), so Porch renders no clone of this package: remove it, "+
+			"or render with pvctl render's default (--render-status)", file)
 	}
 	p := &pipeline{}
 	if pl := n.Field("pipeline"); pl != nil && !yaml.IsMissingOrNull(pl.Value) {

@@ -36,6 +36,13 @@ type Options struct {
 	Runtime Runtime
 	// AllowExec lets `exec` functions run (kpt: --allow-exec).
 	AllowExec bool
+	// KptStatus renders as kpt v1.0's in-place `kpt fn render` does: the
+	// render status written into the root Kptfile, on success and on
+	// failure (kptstatus.go), and the root Kptfile's
+	// kpt.dev/save-on-render-failure honoured. Off, a render is kpt
+	// v1.0.0-beta.56's and Porch v1.5.3's: no status, and a failed render
+	// leaves the package as it was.
+	KptStatus bool
 }
 
 // root is where the package lives in the in-memory file system.
@@ -52,18 +59,42 @@ var matchAllKRM = append([]string{kptfileName}, kio.MatchAll...)
 
 // Render renders a package (file name -> content) and returns its files
 // afterwards and the status. A failed render returns the error (also in the
-// status) and no files: the package is left as it was.
+// status) and no files: the package is left as it was; with
+// Options.KptStatus, the files kpt v1.0 leaves: the package as it was but
+// the root Kptfile's render status, or, with kpt.dev/save-on-render-failure,
+// the partly rendered resources too (nothing removed).
 func Render(ctx context.Context, files map[string]string, o Options) (map[string]string, *Status, error) {
 	st := &Status{}
 	out, err := render(ctx, files, o, st)
 	if err != nil {
 		st.Err = err.Error()
+		if o.KptStatus && out != nil {
+			if werr := writeKptStatus(out.fs, st); werr != nil {
+				return nil, st, fmt.Errorf("%w (and the render status was not written: %v)", err, werr)
+			}
+			if all, rerr := readAll(out.fs); rerr == nil {
+				return all, st, err
+			}
+		}
 		return nil, st, err
 	}
-	return out, st, nil
+	if o.KptStatus {
+		if err := writeKptStatus(out.fs, st); err != nil {
+			st.Err = err.Error()
+			return nil, st, err
+		}
+	}
+	all, err := readAll(out.fs)
+	if err != nil {
+		return nil, st, err
+	}
+	return all, st, nil
 }
 
-func render(ctx context.Context, files map[string]string, o Options, st *Status) (map[string]string, error) {
+// rendered is the file system a render leaves.
+type rendered struct{ fs filesys.FileSystem }
+
+func render(ctx context.Context, files map[string]string, o Options, st *Status) (*rendered, error) {
 	if _, ok := files[kptfileName]; !ok {
 		return nil, fmt.Errorf("the package has no Kptfile at its root")
 	}
@@ -78,10 +109,15 @@ func render(ctx context.Context, files map[string]string, o Options, st *Status)
 		}
 	}
 	h := &hydration{ctx: ctx, fs: fs, opts: o, status: st, inputFiles: map[string]bool{}, state: map[string]int{}}
-	resources, err := h.hydrate(root)
-	if err != nil {
-		return nil, err
+	hydrate := h.hydrate
+	if annotationOn(files[kptfileName], BFSRenderingAnnotation) {
+		hydrate = h.hydrateTopDown
 	}
+	resources, err := hydrate(root)
+	if err != nil && !(o.KptStatus && annotationOn(files[kptfileName], SaveOnRenderFailureAnnotation)) {
+		return &rendered{fs}, err // the package as it was
+	}
+	hydErr := err
 	outputFiles := map[string]bool{}
 	for _, r := range resources {
 		if err := relativeToRoot(r); err != nil {
@@ -96,7 +132,13 @@ func render(ctx context.Context, files map[string]string, o Options, st *Status)
 	w := &kio.LocalPackageReadWriter{PackagePath: root, PreserveSeqIndent: true, PackageFileName: kptfileName,
 		IncludeSubpackages: true, WrapBareSeqNode: true, FileSystem: filesys.FileSystemOrOnDisk{FileSystem: fs}, MatchFilesGlob: matchAllKRM}
 	if err := w.Write(resources); err != nil {
+		if hydErr != nil {
+			return nil, fmt.Errorf("%w (and saving what it rendered failed: %v)", hydErr, err)
+		}
 		return nil, fmt.Errorf("writing the rendered resources: %w", err)
+	}
+	if hydErr != nil { // saved on failure: nothing is removed
+		return &rendered{fs}, hydErr
 	}
 	for f := range h.inputFiles { // files whose every resource is gone
 		if !outputFiles[f] {
@@ -105,7 +147,7 @@ func render(ctx context.Context, files map[string]string, o Options, st *Status)
 			}
 		}
 	}
-	return readAll(fs)
+	return &rendered{fs}, nil
 }
 
 // readAll is every regular file under root, by path relative to it.
@@ -136,6 +178,8 @@ type hydration struct {
 	state      map[string]int
 	resources  map[string][]*yaml.RNode
 	functions  int // in the pipelines read so far
+	// runners are the prepared steps' runners, by package and field.
+	runners map[string]Runner
 }
 
 // MaxFunctions bounds the functions of one render: the package's pipeline
@@ -150,7 +194,8 @@ const (
 )
 
 // hydrate renders the package at dir and returns its resources: its
-// subpackages' rendered resources, then its own, through its pipeline.
+// subpackages' rendered resources, then its own, through its pipeline. A
+// failed render returns what it rendered so far with the error.
 func (h *hydration) hydrate(dir string) ([]*yaml.RNode, error) {
 	switch h.state[dir] {
 	case hydrating:
@@ -159,7 +204,7 @@ func (h *hydration) hydrate(dir string) ([]*yaml.RNode, error) {
 		return h.resources[dir], nil
 	}
 	h.state[dir] = hydrating
-	kf, err := readKptfile(h.fs, dir)
+	kf, err := readKptfile(h.fs, dir, h.opts.KptStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -174,14 +219,14 @@ func (h *hydration) hydrate(dir string) ([]*yaml.RNode, error) {
 	var input []*yaml.RNode
 	for _, sub := range subs {
 		out, err := h.hydrate(sub)
-		if err != nil {
-			return nil, err
+		if err != nil { // what rendered so far, for kpt.dev/save-on-render-failure
+			return append(input, out...), err
 		}
 		input = append(input, out...)
 	}
 	local, err := localResources(h.fs, dir)
 	if err != nil {
-		return nil, fmt.Errorf("package %s: %w", display(dir), err)
+		return input, fmt.Errorf("package %s: %w", display(dir), err)
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(dir, root), "/")
 	for _, r := range local {
@@ -194,7 +239,10 @@ func (h *hydration) hydrate(dir string) ([]*yaml.RNode, error) {
 	input = append(input, local...)
 	out, err := h.pipeline(dir, kf, input)
 	if err != nil {
-		return nil, fmt.Errorf("package %s: %w", display(dir), err)
+		if out == nil {
+			out = input
+		}
+		return out, fmt.Errorf("package %s: %w", display(dir), err)
 	}
 	h.state[dir] = wet
 	if h.resources == nil {

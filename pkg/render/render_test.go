@@ -165,7 +165,8 @@ func keys(m map[string]string) []string {
 }
 
 // A render that fails leaves the package as it was and says why, with the
-// runs up to the failing one in the status.
+// runs up to the failing one in the status: a step that could not run is
+// the last, with its reason (kpt's executionError).
 func TestRenderFailures(t *testing.T) {
 	ok := fmt.Sprintf(cm, "a")
 	fail := func(rl *krm.ResourceList) error { return errors.New("namespace \"prod,eu\" is not a valid namespace") }
@@ -181,9 +182,11 @@ func TestRenderFailures(t *testing.T) {
 		{"a configPath outside the package", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n    configPath: ../etc/passwd\n",
 			"Kptfile: `pipeline.mutators[0].configPath` \"../etc/passwd\" must be a path inside the package", Options{}, 0},
 		{"exec not allowed", "pipeline:\n  mutators:\n  - exec: ./fn\n",
-			"package .: `pipeline.mutators[0]` (exec \"./fn\"): exec functions run only when allowed (kpt: --allow-exec)", Options{}, 0},
+			"package .: `pipeline.mutators[0]` (exec \"./fn\"): exec functions run only when allowed (kpt: --allow-exec)", Options{}, 1},
+		{"a later mutator that cannot run stops the first (kpt prepares them all)", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n  - exec: ./fn\n",
+			"package .: `pipeline.mutators[1]` (exec \"./fn\"): exec functions run only when allowed (kpt: --allow-exec)", Options{}, 1},
 		{"no runtime for an image", "pipeline:\n  mutators:\n  - image: example.com/unknown:v1\n",
-			"package .: `pipeline.mutators[0]`: no runtime for image \"example.com/unknown:v1\"", Options{}, 0},
+			"package .: `pipeline.mutators[0]`: no runtime for image \"example.com/unknown:v1\"", Options{}, 1},
 		{"image and exec", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n    exec: ./fn\n",
 			"Kptfile: `pipeline.mutators[0]` must not specify both `image` and `exec`", Options{}, 0},
 		{"an image a container CLI takes for a flag", "pipeline:\n  mutators:\n  - image: example.com/pass:v1\n  validators:\n  - image: --privileged\n",
@@ -201,6 +204,12 @@ func TestRenderFailures(t *testing.T) {
 			}
 			if tt.runs > 0 {
 				last := st.Runs[len(st.Runs)-1]
+				if last.ExecutionError != "" {
+					if last.ExitCode != 1 || "package .: "+last.ExecutionError != tt.want || st.Executed() != tt.runs-1 {
+						t.Fatalf("the step that could not run: %+v", last)
+					}
+					return
+				}
 				if last.ExitCode != 1 || !strings.Contains(last.Stderr, "is not a valid namespace") {
 					t.Fatalf("the failing run: %+v", last)
 				}

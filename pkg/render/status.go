@@ -8,11 +8,13 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// Status is the outcome of a render, in Porch's shape: each function run
-// and, for a failed render, the error.
+// Status is the outcome of a render: each function step and, for a failed
+// render, the error; Porch's shape (orchestrator/api/render) and kpt
+// v1.0's (KptStatus) are both read from it.
 type Status struct {
-	// Runs are the function runs, in order; a failed render ends with the
-	// run that failed (none when the render failed before any function ran).
+	// Runs are the function steps, in order; a failed render ends with the
+	// step that failed: one that ran and failed, or one that could not run
+	// (ExecutionError). None when the render failed before any step.
 	Runs []Run
 	// Err is the render's error ("" when it succeeded).
 	Err string
@@ -26,11 +28,12 @@ func (s *Status) ExitCode() int {
 	return 0
 }
 
-// Executed is the number of functions that ran (a skipped step did not).
+// Executed is the number of functions that ran (a skipped step did not,
+// nor one that could not run).
 func (s *Status) Executed() int {
 	n := 0
 	for _, r := range s.Runs {
-		if !r.Skipped {
+		if !r.Skipped && r.ExecutionError == "" {
 			n++
 		}
 	}
@@ -49,6 +52,15 @@ type Run struct {
 	// false and the function did not run (kpt's renderStatus step fields).
 	When    string
 	Skipped bool
+	// StepName is the step's `name` in the Kptfile, if it has one.
+	StepName string
+	// Validator says the step is one of the pipeline's validators.
+	Validator bool
+	// ExecutionError is why the function did not run, or why what it
+	// returned was refused (exec not allowed, no runtime, no config, its
+	// output outside the package): kpt's executionError, with ExitCode 1.
+	// Porch's result list has no item for such a step.
+	ExecutionError string
 }
 
 // Name is the image, or the exec path.

@@ -6,13 +6,16 @@ import (
 )
 
 // FromStatus is pkg/render's status as Porch's API shows a render: each
-// function run's image or exec path, exit code, stderr and results, the
-// render's exit code and error.
+// function run's image or exec path, exit code, stderr and results (none
+// for a step that could not run), the render's exit code and error.
 func FromStatus(st *pkgrender.Status) RenderStatus {
 	out := RenderStatus{Err: st.Err}
 	out.Result.APIVersion, out.Result.Kind = "kpt.dev/v1", "FunctionResultList"
 	out.Result.ExitCode = st.ExitCode()
 	for _, r := range st.Runs {
+		if r.ExecutionError != "" { // Porch's list has an item for a function that ran
+			continue
+		}
 		item := &ResultListItem{Image: r.Image, ExecPath: r.Exec, Stderr: r.Stderr, ExitCode: r.ExitCode}
 		for _, res := range r.Results {
 			item.Results = append(item.Results, fromResult(res))
