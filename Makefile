@@ -271,7 +271,7 @@ release-manifests:
 
 ## golden: regenerate every golden file (function cases and e2e expectations)
 golden:
-	PVKIT_UPDATE_GOLDEN=1 go test ./functions/... ./test/e2e/...
+	PVKIT_UPDATE_GOLDEN=1 WRITE_GOLDEN_OUTPUT=1 go test ./functions/... ./test/e2e/...
 
 ## bench: run the benchmarks and print a table with the ratio to the floor
 bench:

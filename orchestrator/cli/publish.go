@@ -34,6 +34,9 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 	if err != nil {
 		return err
 	}
+	if n := dropExpectations(files); n > 0 {
+		fmt.Fprintf(warn, "note: %s/.expected (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
+	}
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)
 	}
@@ -233,4 +236,20 @@ func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 	c.Flags().Lookup("no-render").Usage = "publish without rendering what a clone would hold (by default a clone that would not render is a warning)"
 	c.Flags().BoolVar(&checkRender, "check-render", false, "refuse a package whose clone would not render on its own (by default a warning: git renders nothing, and Porch renders a clone once its variant has injected and set what it needs)")
 	return c
+}
+
+// dropExpectations removes the package's .expected/ (kpt's e2e runner's
+// case: the expected diff and results of rendering it, as kpt's and the
+// catalog's test packages keep them, beside a .krmignore that hides them
+// from kpt): what a catalog publishes is the package. It returns how many
+// files it removed.
+func dropExpectations(files map[string]string) int {
+	n := 0
+	for name := range files {
+		if strings.HasPrefix(name, ".expected/") {
+			delete(files, name)
+			n++
+		}
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -466,4 +467,34 @@ func TestRenderHonoursWhenAndConfigRef(t *testing.T) {
 	if !strings.Contains(got["deployment.yaml"], "owner: team-a") {
 		t.Fatalf("the configRef step did not get its config:\n%s", got["deployment.yaml"])
 	}
+}
+
+// A package's .expected/ (its kpt e2e runner case, beside a .krmignore) is
+// the package's test, not its content: publish leaves it out and says so.
+func TestPublishLeavesOutExpectations(t *testing.T) {
+	w := newWS(t)
+	bp := fntest.ReadTree(t, filepath.Join(fntest.RepoRoot(), "examples", "app"))
+	if bp[".expected/config.yaml"] == "" || bp[".krmignore"] != ".expected\n" {
+		t.Fatal("examples/app carries no kpt e2e runner case: the test tests nothing")
+	}
+	dir := writeTemp(t, bp)
+	code, out, errs := w.cmd("publish", "--repo", "blueprints", "--package", "withcase", dir)
+	if code != ExitOK || !strings.Contains(errs, "note: "+dir+"/.expected (3 files) left out: kpt's e2e runner's expectations of the package, not its content") {
+		t.Fatalf("publish: exit %d\n%s%s", code, out, errs)
+	}
+	pulled := filepath.Join(t.TempDir(), "pulled")
+	w.mustCmd(ExitOK, "pull", "blueprints.withcase.v1", pulled)
+	got := fntest.ReadTree(t, pulled)
+	if _, ok := got[".expected/config.yaml"]; ok || got[".krmignore"] != ".expected\n" || got["Kptfile"] != bp["Kptfile"] {
+		t.Fatalf("the published package: %v", keysOf(got))
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

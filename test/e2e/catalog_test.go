@@ -43,7 +43,7 @@ type catalogResults struct {
 	ExitCode int `json:"exitCode"`
 	Items    []struct {
 		ExitCode int              `json:"exitCode"`
-		Stderr   string           `json:"stderr"`
+		Stderr   string           `json:"stderr,omitempty"`
 		Results  []map[string]any `json:"results"`
 	} `json:"items"`
 }
@@ -59,7 +59,9 @@ func TestCatalogCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Dir(os.Getenv(fntest.CatalogEnv))
-	roots := []string{filepath.Join(repoRoot, "orchestrator/cmd/pvkit-catalog/testdata")}
+	// pvkit's cases of its catalog functions, and every package under
+	// examples/ a function runs on (each carries its .expected/).
+	roots := []string{filepath.Join(repoRoot, "orchestrator/cmd/pvkit-catalog/testdata"), filepath.Join(repoRoot, "examples")}
 	if repo := os.Getenv(CatalogRepoEnv); repo != "" {
 		seen := map[string]bool{}
 		for _, f := range catalog.Functions {
@@ -99,6 +101,7 @@ func TestCatalogCases(t *testing.T) {
 }
 
 var (
+	blobLine  = regexp.MustCompile(`(?m)^index [0-9a-f]+\.\.[0-9a-f]+`)
 	imageLine = regexp.MustCompile(`(?m)^(\s*-?\s*)image: (\S+)$`)
 	// a case script's image and pull policy flags
 	execImage  = regexp.MustCompile(`--image[= ](\S+)`)
@@ -135,6 +138,9 @@ func runCatalogCase(t *testing.T, src, bin string) {
 		t.Fatal(err)
 	}
 	executable := func(image string) string {
+		if name := fnruntime.Builtin(image); name != "" { // pvkit's own four
+			return filepath.Join(binDir, name)
+		}
 		if f := catalog.Resolve(image); f != nil {
 			return filepath.Join(bin, f.Executable)
 		}
@@ -206,6 +212,9 @@ func runCatalogCase(t *testing.T, src, bin string) {
 		command = func() *exec.Cmd {
 			cmd := exec.Command("bash", "-c", text)
 			cmd.Dir = work
+			// where the script's kpt writes its results, and pvkit's
+			// function executables (a package naming them as bin/<name>)
+			cmd.Env = append(os.Environ(), "RESULTS_DIR="+results, "PVKIT_BIN="+binDir)
 			return cmd
 		}
 	}
@@ -238,20 +247,27 @@ func runCatalogCase(t *testing.T, src, bin string) {
 	if code == 0 {
 		git(t, work, "add", "-A")
 		got := git(t, work, "diff", "--cached")
+		if binDir != "" && strings.Contains(got, binDir) {
+			// The Kptfile names this machine's executables and a function
+			// changed it: the diff says them as {{bin}}, and its blob
+			// hashes, which hash the paths, are not compared.
+			got = strings.ReplaceAll(got, binDir, "{{bin}}")
+			got = blobLine.ReplaceAllString(got, "index {{blobs}}")
+		}
 		if os.Getenv("PVKIT_CATALOG_UPDATE") != "" && strings.HasPrefix(src, repoRoot) {
 			// pvkit's own cases only; read every new patch before committing it
 			if err := os.WriteFile(filepath.Join(src, ".expected/diff.patch"), []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if want, err := os.ReadFile(filepath.Join(src, ".expected/diff.patch")); err == nil && strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+		want, err := os.ReadFile(filepath.Join(src, ".expected/diff.patch"))
+		if err != nil && strings.HasPrefix(src, filepath.Join(repoRoot, "examples")+"/") {
+			t.Fatalf("%s: every example's case has .expected/diff.patch", src)
+		}
+		if err == nil && strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
 			t.Fatalf("the diff after kpt %s differs from %s (-want +got):\n%s", strings.Join(args, " "), src,
 				cmp.Diff(strings.TrimSpace(string(want)), strings.TrimSpace(got)))
 		}
-	}
-	wantB, err := os.ReadFile(filepath.Join(src, ".expected/results.yaml"))
-	if err != nil {
-		return
 	}
 	gotB := firstResults
 	if code != 0 { // the failing run's
@@ -260,10 +276,29 @@ func runCatalogCase(t *testing.T, src, bin string) {
 		}
 	}
 	var want, got catalogResults
-	if err := sigsyaml.Unmarshal(wantB, &want); err != nil {
+	if err := sigsyaml.Unmarshal(gotB, &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := sigsyaml.Unmarshal(gotB, &got); err != nil {
+	if os.Getenv("PVKIT_CATALOG_UPDATE") != "" && strings.HasPrefix(src, filepath.Join(repoRoot, "examples")+"/") {
+		// what the test compares, in kpt's results file's shape (no
+		// executable paths: they are this machine's)
+		b, err := sigsyaml.Marshal(map[string]any{"apiVersion": "kpt.dev/v1", "kind": "FunctionResultList", "metadata": map[string]any{"name": "fnresults"},
+			"exitCode": got.ExitCode, "items": got.Items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, ".expected/results.yaml"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantB, err := os.ReadFile(filepath.Join(src, ".expected/results.yaml"))
+	if err != nil {
+		if strings.HasPrefix(src, filepath.Join(repoRoot, "examples")+"/") {
+			t.Fatalf("%s: every example's case has .expected/results.yaml", src)
+		}
+		return
+	}
+	if err := sigsyaml.Unmarshal(wantB, &want); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -301,6 +336,9 @@ func pvctlRendersAsKpt(t *testing.T, byKpt string, files map[string]string, toEx
 		got["Kptfile"] = toExec(k)
 	}
 	want := fntest.ReadTree(t, byKpt)
+	if k, ok := want["Kptfile"]; ok { // an image a function added names it as pvctl's does
+		want["Kptfile"] = toExec(k)
+	}
 	delete(want, ".git")
 	for p := range want {
 		if strings.HasPrefix(p, ".git/") {
@@ -383,5 +421,39 @@ func TestKptMainFieldCases(t *testing.T) {
 				t.Fatalf("the diff after pvctl render (-want +got):\n%s", cmp.Diff(strings.TrimSpace(string(want)), strings.TrimSpace(got)))
 			}
 		})
+	}
+}
+
+// Every package under examples/ whose pipeline runs a function carries its
+// kpt e2e runner case (.expected/ and the .krmignore that hides it from
+// kpt), which TestCatalogCases runs.
+func TestExamplesCarryTheirCase(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(filepath.Join(repoRoot, "examples"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "Kptfile" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !regexp.MustCompile(`(?m)^\s+(mutators|validators):`).Match(b) {
+			return nil
+		}
+		n++
+		dir := filepath.Dir(p)
+		rel, _ := filepath.Rel(repoRoot, dir)
+		for _, f := range []string{".expected/config.yaml", ".expected/results.yaml"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s runs functions and has no %s", rel, f)
+			}
+		}
+		if k, err := os.ReadFile(filepath.Join(dir, ".krmignore")); err != nil || !strings.Contains(string(k), ".expected") {
+			t.Errorf("%s: no .krmignore holding .expected (kpt would read the case as the package's resources)", rel)
+		}
+		return nil
+	})
+	if err != nil || n < 5 {
+		t.Fatalf("%d example packages run functions (%v): the test tests nothing", n, err)
 	}
 }

@@ -110,7 +110,15 @@ func runCase(t *testing.T, c kptCase) {
 	}
 	// The whole examples/ tree is copied so fn-config paths such as
 	// examples/app-prod.yaml work as they do from the repository root.
-	fntest.WriteTree(t, filepath.Join(work, "examples"), fntest.ReadTree(t, filepath.Join(repoRoot, "examples")))
+	// Each package's .expected/ (its kpt e2e runner case, TestCatalogCases)
+	// is left out: these cases expect their own.
+	examples := fntest.ReadTree(t, filepath.Join(repoRoot, "examples"))
+	for p := range examples {
+		if strings.Contains("/"+p, "/.expected/") {
+			delete(examples, p)
+		}
+	}
+	fntest.WriteTree(t, filepath.Join(work, "examples"), examples)
 	pkgDir := filepath.Join(work, filepath.FromSlash(c.pkg))
 	if c.setup != nil {
 		c.setup(t, pkgDir)

@@ -43,6 +43,13 @@ func TestRenderExamplesAgree(t *testing.T) {
 	for k, v := range images {
 		images[k] = fromImages(v)
 	}
+	for _, m := range []map[string]string{execs, images} { // their kpt e2e runner cases differ by design
+		for k := range m {
+			if strings.HasPrefix(k, ".expected/") {
+				delete(m, k)
+			}
+		}
+	}
 	if diff := cmp.Diff(execs, images); diff != "" {
 		t.Fatalf("examples/render-images/app must be examples/render/app with images (-exec +images):\n%s", diff)
 	}
