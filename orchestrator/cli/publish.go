@@ -12,6 +12,7 @@ import (
 
 	"github.com/pvkit/pvkit/orchestrator/local"
 	"github.com/pvkit/pvkit/orchestrator/store"
+	"github.com/pvkit/pvkit/pkg/render"
 	"github.com/pvkit/pvkit/pkg/validate"
 	"github.com/spf13/cobra"
 )
@@ -36,6 +37,11 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 	}
 	if n := dropExpectations(files); n > 0 {
 		fmt.Fprintf(warn, "note: %s/.expected (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
+	}
+	if k, had, err := render.WithoutKptStatus(files["Kptfile"]); err == nil && had { // rule: kpt-render-status
+		files["Kptfile"] = k
+		fmt.Fprintf(warn, "note: %s/Kptfile's kpt v1.0 render status (the Rendered condition, renderStatus) left out: the record of a local render, "+
+			"which Porch v1.5.3 refuses (it renders every clone itself)\n", src)
 	}
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)

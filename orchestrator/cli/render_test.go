@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pvkit/pvkit/internal/fntest"
 	"github.com/pvkit/pvkit/orchestrator/local"
+	"github.com/pvkit/pvkit/pkg/render"
 )
 
 // guarded is a blueprint whose own pipeline refuses env: prod (a starlark
@@ -240,7 +241,7 @@ func (w *ws) slowVariant() {
 // error; a render that fails exits 1, says which function failed and why,
 // and writes only the Kptfile's render status (--render-status=false:
 // nothing). A blueprint with kpt v1.0's render status is one Porch v1.5.3
-// renders no clone of: publish says so (--check-render refuses it).
+// renders no clone of: publish leaves the status out and says so.
 func TestRenderVerb(t *testing.T) {
 	w := newWS(t)
 	dir := filepath.Join(t.TempDir(), "app")
@@ -256,8 +257,18 @@ func TestRenderVerb(t *testing.T) {
 		t.Fatalf("the Kptfile after pvctl render (%v):\n%s", err, kf)
 	}
 	code, _, errs := w.cmd("publish", "--check-render", "--repo", "blueprints", "--package", "rendered", dir)
-	if code != ExitNotReady || !strings.Contains(errs, "Kptfile: `status.renderStatus` is kpt v1.0's render status, which kpt v1.0.0-beta.56 and Porch v1.5.3 refuse") {
+	if code != ExitOK || !strings.Contains(errs, "note: "+dir+"/Kptfile's kpt v1.0 render status (the Rendered condition, renderStatus) left out") {
 		t.Fatalf("publish --check-render of a Kptfile with kpt v1.0's render status: exit %d\n%s", code, errs)
+	}
+	pulled := filepath.Join(t.TempDir(), "pulled")
+	w.mustCmd(ExitOK, "pull", "blueprints.rendered.v1", pulled)
+	if got, _ := os.ReadFile(filepath.Join(pulled, "Kptfile")); string(got) != bp["Kptfile"] {
+		t.Fatalf("the published Kptfile is not the blueprint's without its render status (-want +got):\n%s", cmp.Diff(bp["Kptfile"], string(got)))
+	}
+	// The draft renderer, as Porch v1.5.3, refuses a Kptfile that holds it.
+	_, _, rerr := render.Render(context.Background(), map[string]string{"Kptfile": string(kf)}, render.Options{})
+	if rerr == nil || !strings.Contains(rerr.Error(), "Kptfile: `status.renderStatus` is kpt v1.0's render status, which kpt v1.0.0-beta.56 and Porch v1.5.3 refuse") {
+		t.Fatalf("rendering a Kptfile with kpt v1.0's render status as Porch v1.5.3: %v", rerr)
 	}
 	plain := filepath.Join(t.TempDir(), "plain")
 	fntest.WriteTree(t, plain, bp)

@@ -244,3 +244,52 @@ func annotationOn(kptfile, name string) bool {
 	}
 	return strings.EqualFold(n.GetAnnotations()[name], "true")
 }
+
+// WithoutKptStatus is a Kptfile without kpt v1.0's render status (its
+// `Rendered` condition and `renderStatus`; other conditions kept, and
+// `status` removed when nothing is left), and whether it had any: what
+// pvctl publish puts in a catalog, as Porch v1.5.3 refuses the field and
+// renders every clone itself.
+func WithoutKptStatus(kptfile string) (string, bool, error) {
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(kptfile), PreserveSeqIndent: true}).Read()
+	if err != nil || len(nodes) != 1 {
+		return kptfile, false, err
+	}
+	status := nodes[0].Field("status")
+	if status == nil {
+		return kptfile, false, nil
+	}
+	changed := status.Value.Field("renderStatus") != nil
+	if err := status.Value.PipeE(yaml.Clear("renderStatus")); err != nil {
+		return kptfile, false, err
+	}
+	if conds := status.Value.Field("conditions"); conds != nil && conds.Value.YNode().Kind == yaml.SequenceNode {
+		var keep []*yaml.Node
+		for _, c := range conds.Value.Content() {
+			if t := yaml.NewRNode(c).Field("type"); t != nil && yaml.GetValue(t.Value) == ConditionRendered {
+				changed = true
+				continue
+			}
+			keep = append(keep, c)
+		}
+		conds.Value.YNode().Content = keep
+		if len(keep) == 0 {
+			if err := status.Value.PipeE(yaml.Clear("conditions")); err != nil {
+				return kptfile, false, err
+			}
+		}
+	}
+	if !changed {
+		return kptfile, false, nil
+	}
+	if len(status.Value.Content()) == 0 {
+		if err := nodes[0].PipeE(yaml.Clear("status")); err != nil {
+			return kptfile, false, err
+		}
+	}
+	var b strings.Builder
+	if err := (&kio.ByteWriter{Writer: &b}).Write(nodes); err != nil {
+		return kptfile, false, err
+	}
+	return b.String(), true, nil
+}

@@ -289,3 +289,24 @@ func TestTopDownRendering(t *testing.T) {
 		t.Fatalf("saved on failure, top-down: %s, %d ran", levels(out), st.Executed())
 	}
 }
+
+// What a render status adds, WithoutKptStatus takes away: the Kptfile as
+// it was before the render, byte for byte, other conditions kept.
+func TestWithoutKptStatus(t *testing.T) {
+	for _, before := range []string{
+		kptfile("app", "# the pipeline\npipeline:\n  mutators:\n    - image: example.com/label:v1\n      configMap:\n        tier: backend\n"),
+		kptfile("app", "pipeline:\n  mutators:\n  - image: example.com/label:v1\n    configMap:\n      tier: backend\nstatus:\n  conditions:\n  - type: config.injection.ConfigMap.a\n    status: \"True\"\n"),
+	} {
+		out, _, err := Render(context.Background(), map[string]string{"Kptfile": before, "a.yaml": fmt.Sprintf(cm, "a")}, Options{Runtime: statusRuntime, KptStatus: true})
+		if err != nil || !strings.Contains(out["Kptfile"], "renderStatus") {
+			t.Fatalf("render (%v):\n%s", err, out["Kptfile"])
+		}
+		got, had, err := WithoutKptStatus(out["Kptfile"])
+		if err != nil || !had || got != before {
+			t.Fatalf("WithoutKptStatus (had %v, %v) (-before +got):\n%s", had, err, cmp.Diff(before, got))
+		}
+		if again, had, err := WithoutKptStatus(got); err != nil || had || again != got {
+			t.Fatalf("WithoutKptStatus of a Kptfile without it: had %v, %v\n%s", had, err, again)
+		}
+	}
+}
