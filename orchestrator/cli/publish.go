@@ -35,14 +35,7 @@ func publish(ctx context.Context, dir, namespace, repo, pkg, src, tag string, rf
 	if err != nil {
 		return err
 	}
-	if n := dropExpectations(files); n > 0 {
-		fmt.Fprintf(warn, "note: %s/.expected (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
-	}
-	if k, had, err := render.WithoutKptStatus(files["Kptfile"]); err == nil && had { // rule: kpt-render-status
-		files["Kptfile"] = k
-		fmt.Fprintf(warn, "note: %s/Kptfile's kpt v1.0 render status (the Rendered condition, renderStatus) left out: the record of a local render, "+
-			"which Porch v1.5.3 refuses (it renders every clone itself)\n", src)
-	}
+	leaveOut(src, files, warn)
 	if len(files) == 0 {
 		return usageErr("%s holds no files", src)
 	}
@@ -242,6 +235,19 @@ func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 	c.Flags().Lookup("no-render").Usage = "publish without rendering what a clone would hold (by default a clone that would not render is a warning)"
 	c.Flags().BoolVar(&checkRender, "check-render", false, "refuse a package whose clone would not render on its own (by default a warning: git renders nothing, and Porch renders a clone once its variant has injected and set what it needs)")
 	return c
+}
+
+// leaveOut removes from a directory's files what is not the package, and
+// says so: its .expected/ and its Kptfile's kpt v1.0 render status.
+func leaveOut(src string, files map[string]string, warn io.Writer) {
+	if n := dropExpectations(files); n > 0 {
+		fmt.Fprintf(warn, "note: %s/.expected (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
+	}
+	if k, had, err := render.WithoutKptStatus(files["Kptfile"]); err == nil && had { // rule: kpt-render-status
+		files["Kptfile"] = k
+		fmt.Fprintf(warn, "note: %s/Kptfile's kpt v1.0 render status (the Rendered condition, renderStatus) left out: the record of a local render, "+
+			"which Porch v1.5.3 refuses (it renders every clone itself)\n", src)
+	}
 }
 
 // dropExpectations removes the package's .expected/ (kpt's e2e runner's
