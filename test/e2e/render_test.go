@@ -174,3 +174,50 @@ func pvctl(t *testing.T, want int, repos, name string, args ...string) string {
 	}
 	return out.String()
 }
+
+// pvctl render of examples/render/app writes kpt v1.0's render status into
+// its Kptfile (rule: kpt-render-status), golden: the package's diff after
+// two renders, its executables said as {{bin}} and its blob hashes, which
+// hash those paths, left out (PVKIT_CATALOG_UPDATE=1 rewrites it).
+func TestPvctlRenderWritesKptStatus(t *testing.T) {
+	files := fntest.ReadTree(t, filepath.Join(repoRoot, "examples", "render", "app"))
+	for p, c := range files {
+		if strings.HasPrefix(p, ".expected/") {
+			delete(files, p)
+			continue
+		}
+		files[p] = strings.ReplaceAll(c, "exec: bin/", "exec: "+binDir+"/")
+	}
+	work := filepath.Join(t.TempDir(), "app")
+	fntest.WriteTree(t, work, files)
+	git(t, work, "init", "-q")
+	git(t, work, "add", "-A")
+	git(t, work, "-c", "user.email=e2e@pvkit", "-c", "user.name=e2e", "commit", "-q", "-m", "case")
+	for i := 0; i < 2; i++ { // the first render prepends the variant's function, the second runs it
+		var out, errb bytes.Buffer
+		if code := cli.Command(context.Background(), "render", []string{"--allow-exec", work}, &out, &errb); code != 0 {
+			t.Fatalf("pvctl render %d: exit %d\n%s%s", i+1, code, out.String(), errb.String())
+		}
+	}
+	git(t, work, "add", "-A")
+	got := strings.ReplaceAll(git(t, work, "diff", "--cached"), binDir, "{{bin}}")
+	got = blobLine.ReplaceAllString(got, "index {{blobs}}")
+	golden := filepath.Join(repoRoot, "test/e2e/testdata/pvctl-render/render-app.diff.patch")
+	if os.Getenv("PVKIT_CATALOG_UPDATE") != "" {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Fatalf("pvctl render of examples/render/app (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"+    - type: Rendered\n+      status: \"True\"\n+      reason: RenderSuccess\n", "+  renderStatus:\n+    mutationSteps:\n+      - name: PackageVariant.app-dev.stamp.0\n"} {
+		if !strings.Contains(got, s) {
+			t.Fatalf("the diff holds no %q:\n%s", s, got)
+		}
+	}
+}
