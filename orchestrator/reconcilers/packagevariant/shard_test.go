@@ -2,6 +2,7 @@ package packagevariant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -158,5 +159,53 @@ func TestEmptyDraftIsMadeAgain(t *testing.T) {
 	}
 	if revs := e.downstream("app-prod"); len(revs) != 1 {
 		t.Fatalf("a draft not its last was deleted: %+v", revs)
+	}
+}
+
+// rolledBack is the store as Porch v1.5.3 answers a create whose render
+// fails under load: the create is refused for its render, and the draft it
+// rolled back stays listed, owned, with no files.
+type rolledBack struct {
+	store.Store
+	zombies map[string]bool
+}
+
+func (s *rolledBack) CreateDraft(ctx context.Context, spec store.DraftSpec) (store.Revision, error) {
+	rev, err := s.Store.CreateDraft(ctx, spec)
+	if err != nil {
+		return rev, err
+	}
+	s.zombies[rev.Name] = true
+	return store.Revision{}, fmt.Errorf("%w: Internal error occurred: fn.render: pkg /: pipeline.run: exit code 1", store.ErrRenderFailed)
+}
+
+func (s *rolledBack) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
+	if s.zombies[name] {
+		return store.Resources{}, fmt.Errorf("package revision %s/%s %w", namespace, name, store.ErrNoResources)
+	}
+	return s.Store.GetResources(ctx, namespace, name)
+}
+
+// The draft Porch rolled back when the variant's create failed its render,
+// still listed with no files, is that render failure: the variant reads
+// RenderFailed, not an empty draft left for a person (e2e-porch
+// TestGroupReleaseOnPorch under load: the canary failed on "has no
+// resources: it is not the draft this variant made last").
+func TestRolledBackDraftIsTheRenderFailure(t *testing.T) {
+	e := newEnv(t, endpoints("us-east1-endpoints", "db"), team("web", "alice"))
+	e.store.Publish(ns, "blueprints", "app", blueprint(t))
+	e.variant(appVariant)
+	e.r.Store = &rolledBack{Store: e.store, zombies: map[string]bool{}}
+	for i := 1; i <= 2; i++ {
+		err := e.reconcile("app-prod")
+		if err == nil || !errors.Is(err, store.ErrRenderFailed) {
+			t.Fatalf("reconcile %d: %v", i, err)
+		}
+		if c := e.condition("app-prod", "Ready"); c.Reason != pvapi.ReasonRenderFailed {
+			t.Fatalf("reconcile %d: Ready %+v", i, c)
+		}
+		if i == 2 && !strings.Contains(err.Error(), "(Porch still lists deploy.app-prod.packagevariant-1, the draft it rolled back, with no files)") {
+			t.Fatalf("reconcile %d: %v", i, err)
+		}
 	}
 }

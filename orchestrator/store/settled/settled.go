@@ -198,6 +198,16 @@ func (s *Store) Made(uid, name string) bool {
 	return o != nil && (o.created != nil && o.created.name == name || o.asked != nil && o.asked.name == name)
 }
 
+// RenderFailed is the render failure of the owner's last create of name,
+// which Porch refused for its render (nil when there is none): the draft
+// Porch rolled back may stay listed, with no files, for a while.
+func (s *Store) RenderFailed(uid, name string) error {
+	if rf := s.renderFailedAt(uid, name); rf != nil {
+		return rf.err
+	}
+	return nil
+}
+
 // ForgetDraft drops a draft made or asked for (deleted by its owner).
 func (s *Store) ForgetDraft(uid, name string) {
 	s.mu.Lock()
