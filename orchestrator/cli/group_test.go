@@ -75,7 +75,7 @@ func TestGroupOfPackagesLocally(t *testing.T) {
 	contains(t, w.files("edge01.upf.packagevariant-1")["pvkit-provenance.yaml"], `"group": {`, `"member": "upf",`, `"package": "free5gc",`, `"revision": "blueprints.free5gc.v1"`)
 	w.groupChildren("blueprints.free5gc.v1")
 	contains(t, w.mustCmd(ExitOK, "status", "packagevariantset/free5gc"), "Children by target (group free5gc of repository blueprints):\n",
-		"  edge01 at blueprints.free5gc.v1:\n    smf (PackageVariant free5gc-edge01-smf): Ready True NoErrors\n    upf (PackageVariant free5gc-edge01-upf): Ready True NoErrors\n  edge02 at blueprints.free5gc.v1:\n")
+		"  edge01 moving to blueprints.free5gc.v1 (no member published there yet):\n    smf (PackageVariant free5gc-edge01-smf): Ready True NoErrors\n    upf (PackageVariant free5gc-edge01-upf): Ready True NoErrors\n  edge02 moving to blueprints.free5gc.v1 (no member published there yet):\n")
 	for _, d := range []string{"edge01.upf.packagevariant-1", "edge01.smf.packagevariant-1", "edge02.upf.packagevariant-1", "edge02.smf.packagevariant-1"} {
 		w.mustCmd(ExitOK, "approve", d)
 	}

@@ -15,7 +15,11 @@ import (
 
 // describeGroup lists a grouped set's children by target (rule
 // package-groups): each target with the group revision its members come
-// from ("mixed" while they disagree), then each member's child and Ready.
+// from, then each member's child and Ready. A target is at its members'
+// group revision when every member is published there; while they are
+// pinned to it and none is published there yet, it is moving to it; while
+// some are published there and others not, or they are pinned to
+// different revisions, it is mixed, naming the members not there.
 func describeGroup(w io.Writer, f *fleet, s *pvsapi.PackageVariantSet, paint painter) {
 	fmt.Fprintf(w, "Children by target (group %s of repository %s):\n", s.Spec.Group.Package, s.Spec.Group.Repo)
 	byTarget := map[string][]pvapi.PackageVariant{}
@@ -37,10 +41,13 @@ func describeGroup(w io.Writer, f *fleet, s *pvsapi.PackageVariantSet, paint pai
 		vs := byTarget[t]
 		sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
 		at := vs[0].Annotations[v1alpha2.GroupRevisionAnnotation]
-		var members []string
+		var members, behind []string
 		for _, v := range vs {
 			if v.Annotations[v1alpha2.GroupRevisionAnnotation] != at {
 				at = "mixed"
+			}
+			if !publishedAtPin(&v) {
+				behind = append(behind, v.Labels[v1alpha2.MemberLabel])
 			}
 			ready, reason := "Unknown", ""
 			for _, c := range v.Status.Conditions {
@@ -50,9 +57,35 @@ func describeGroup(w io.Writer, f *fleet, s *pvsapi.PackageVariantSet, paint pai
 			}
 			members = append(members, strings.TrimSpace(fmt.Sprintf("%s (PackageVariant %s): Ready %s %s", v.Labels[v1alpha2.MemberLabel], v.Name, paint.ready(ready), reason)))
 		}
-		fmt.Fprintf(w, "  %s at %s:\n", t, at)
+		where := "at " + at
+		switch {
+		case at == "mixed":
+			where = "mixed (its members pinned to different group revisions)"
+		case len(behind) == len(vs):
+			where = "moving to " + at + " (no member published there yet)"
+		case len(behind) > 0:
+			where = "mixed: at " + at + " but " + strings.Join(behind, ", ") + " (not published there yet)"
+		}
+		fmt.Fprintf(w, "  %s %s:\n", t, where)
 		for _, m := range members {
 			fmt.Fprintf(w, "    %s\n", m)
 		}
 	}
+}
+
+// publishedAtPin reports whether a member's child has a published target
+// made from the upstream revision its spec is pinned to (its lock
+// `<package>/v<N>`).
+func publishedAtPin(v *pvapi.PackageVariant) bool {
+	up := v.Spec.Upstream
+	if up == nil || up.Revision <= 0 {
+		return false
+	}
+	ref := fmt.Sprintf("%s/v%d", up.Package, up.Revision)
+	for _, t := range v.Status.DownstreamTargets {
+		if l := t.UpstreamLock; t.Lifecycle == "Published" && l != nil && (l.Ref == ref || strings.HasSuffix(l.Ref, "/"+ref)) {
+			return true
+		}
+	}
+	return false
 }

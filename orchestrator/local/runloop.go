@@ -328,6 +328,14 @@ func (w *world) keptObjects(o RunOptions, l *loaded) []client.Object {
 func (w *world) loop(ctx context.Context, o RunOptions) (*Report, map[string]error, error) {
 	rep := &Report{Warnings: w.warnings}
 	errs := map[string]error{}
+	// What a person did since the last run (an edit pushed, a draft
+	// rejected or approved) is read by each variant before any set
+	// decides on its children: a set's wave approval, given on what the
+	// last run saw, would publish a target's other members beside the
+	// member a person holds back (rule package-groups).
+	if err := w.refresh(ctx, o.Namespace); err != nil {
+		return nil, nil, err
+	}
 	for settled := false; !settled; {
 		if rep.Passes == o.MaxPasses {
 			rep.Unsettled = fmt.Sprintf("the variants did not settle after %d reconcile passes", rep.Passes)
@@ -346,6 +354,20 @@ func (w *world) loop(ctx context.Context, o RunOptions) (*Report, map[string]err
 		settled = w.c.Writes()+len(w.j.Changes()) == before
 	}
 	return rep, errs, nil
+}
+
+// refresh reconciles every variant once, as the controller's watch on
+// Porch's package revisions reconciles the variant whose draft a person
+// changed before its set hears of it.
+func (w *world) refresh(ctx context.Context, namespace string) error {
+	var variants pvapi.PackageVariantList
+	if err := w.c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for _, v := range variants.Items { // its errors are the passes' to report
+		_, _ = w.pv.Reconcile(ctx, request(v.Namespace, v.Name))
+	}
+	return nil
 }
 
 // pass reconciles every set, then every variant, then syncs.

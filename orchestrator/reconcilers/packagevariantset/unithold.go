@@ -18,8 +18,9 @@ import (
 // A moving unit's members are published together or not at all (rule
 // package-groups): while one member's draft at the rollout's revision is
 // not finished (not created: its render fails; its gate closed; rejected;
-// its upstream not published), the others' approval (approval.nephio.org/*,
-// a wave's approval) is held back, so that their finished drafts wait
+// a person's edit in it, which a person approves; its upstream not
+// published), the others' approval (approval.nephio.org/*, a wave's
+// approval) is held back, so that their finished drafts wait
 // instead of being published beside a member at the previous revision;
 // the unit's why names what holds it. Once every member's draft is
 // finished, the approval is given back and the members are approved as
@@ -53,6 +54,9 @@ func (u *units) state(ctx context.Context, c pvsexpand.Child, rev store.Revision
 		switch {
 		case t.Lifecycle == string(store.Published):
 			return memberState{published: true}, nil
+		case t.Edited: // a person's to approve; until then no approval moves the others
+			return memberState{why: fmt.Sprintf("member %s (%s): its draft %s holds a person's edit: approve it by hand (pvctl approve %s), "+
+				"and the target's other members follow", c.Member, c.Name, t.Name, t.Name)}, nil
 		case t.RenderStatus.Err == "" && (t.Blocked == nil || t.Blocked.Reason == pvapi.ReasonAwaitingApproval):
 			return memberState{finished: true}, nil
 		case t.Blocked != nil:
