@@ -100,3 +100,18 @@ func TestGroupTargetIsOneUnitForAPerson(t *testing.T) {
 		contains(t, w.mustCmd(ExitOK, "rollout", "status", "free5gc"), "member smf (free5gc-edge00-smf): Rejected: ")
 	})
 }
+
+// An upgrade draft shows its upgrade task as Porch's PackageRevision does
+// (spec.tasks: the old upstream, the new one, the local revision, and
+// resource-merge), and a clone its clone task; read back from the
+// repositories, as every pvctl run reads them.
+func TestGetShowsTheDraftsTask(t *testing.T) {
+	w := rolloutWS(t)
+	w.publishV2()
+	w.run(ExitOK)
+	out := w.mustCmd(ExitOK, "get", "fleet-07.app.packagevariant-2", "-o", "yaml")
+	contains(t, out, "  tasks:\n  - type: upgrade\n    upgrade:\n      localPackageRevisionRef:\n        name: fleet-07.app.packagevariant-1\n"+
+		"      newUpstreamRef:\n        name: blueprints.app.v2\n      oldUpstreamRef:\n        name: blueprints.app.v1\n      strategy: resource-merge\n")
+	contains(t, w.mustCmd(ExitOK, "get", "fleet-07.app.packagevariant-1", "-o", "yaml"),
+		"  tasks:\n  - clone:\n      upstreamRef:\n        upstreamRef:\n          name: blueprints.app.v1\n    type: clone\n")
+}

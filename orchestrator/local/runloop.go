@@ -21,6 +21,7 @@ import (
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariant"
 	"github.com/pvkit/pvkit/orchestrator/reconcilers/packagevariantset"
 	"github.com/pvkit/pvkit/orchestrator/store/gitstore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -329,8 +330,8 @@ func (w *world) loop(ctx context.Context, o RunOptions) (*Report, map[string]err
 	rep := &Report{Warnings: w.warnings}
 	errs := map[string]error{}
 	// What a person did since the last run (an edit pushed, a draft
-	// rejected or approved) is read by each variant before any set
-	// decides on its children: a set's wave approval, given on what the
+	// rejected or approved) is read by each set's child before its set
+	// decides on it: a set's wave approval, given on what the
 	// last run saw, would publish a target's other members beside the
 	// member a person holds back (rule package-groups).
 	if err := w.refresh(ctx, o.Namespace); err != nil {
@@ -356,16 +357,20 @@ func (w *world) loop(ctx context.Context, o RunOptions) (*Report, map[string]err
 	return rep, errs, nil
 }
 
-// refresh reconciles every variant once, as the controller's watch on
+// refresh reconciles every set's child once, as the controller's watch on
 // Porch's package revisions reconciles the variant whose draft a person
-// changed before its set hears of it.
+// changed before its set hears of it. A variant no set owns has no set
+// deciding on it: the passes reconcile it.
 func (w *world) refresh(ctx context.Context, namespace string) error {
 	var variants pvapi.PackageVariantList
 	if err := w.c.List(ctx, &variants, client.InNamespace(namespace)); err != nil {
 		return err
 	}
-	for _, v := range variants.Items { // its errors are the passes' to report
-		_, _ = w.pv.Reconcile(ctx, request(v.Namespace, v.Name))
+	for _, v := range variants.Items {
+		if o := metav1.GetControllerOf(&v); o == nil || o.Kind != "PackageVariantSet" {
+			continue
+		}
+		_, _ = w.pv.Reconcile(ctx, request(v.Namespace, v.Name)) // its errors are the passes' to report
 	}
 	return nil
 }

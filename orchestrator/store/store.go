@@ -171,6 +171,10 @@ type Revision struct {
 	// published before pvkit recorded it, a seeded publish). A person's
 	// edit found in the revision is recorded as approved by it.
 	PublishedBy string
+	// Tasks are the tasks that made the revision, as Porch's spec.tasks
+	// lists them (the clone, edit or upgrade of a draft); none where the
+	// store does not know them (a revision published from git).
+	Tasks []Task
 	// Unreadable, when not "", says why the store lists a branch
 	// placeholder whose package it cannot read (a Kptfile that does not
 	// parse, a symbolic link, a file over the bounds): nothing on the

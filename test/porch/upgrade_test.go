@@ -79,6 +79,15 @@ func TestFleetUpgradeEndsOwned(t *testing.T) {
 		if !strings.HasSuffix(d.Name, ".packagevariant-2") {
 			t.Errorf("upgrade draft %s: want packagevariant-2 (an ownerless -2 replaced by -3?)", d.Name)
 		}
+		// Porch shows the upgrade task pvkit asked for, as pvctl get -o
+		// yaml shows a local one (TestGetShowsTheDraftsTask): the old
+		// upstream, the new one, the local revision, resource-merge.
+		local := strings.TrimSuffix(d.Name, "-2") + "-1"
+		if tk := d.Spec.Tasks; len(tk) != 1 || tk[0].Type != porchapi.TaskTypeUpgrade || tk[0].Upgrade == nil ||
+			tk[0].Upgrade.OldUpstream.Name != "blueprints.app.v1" || tk[0].Upgrade.NewUpstream.Name != "blueprints.app.v2" ||
+			tk[0].Upgrade.LocalPackageRevisionRef.Name != local || tk[0].Upgrade.Strategy != porchapi.ResourceMerge {
+			t.Errorf("upgrade draft %s: spec.tasks %+v, want one upgrade from blueprints.app.v1 to blueprints.app.v2 of %s", d.Name, tk, local)
+		}
 	}
 	// The leader's metrics count the same fleet (other scenarios' variants
 	// may be there too: at least n).

@@ -261,7 +261,7 @@ func (s *backend) loadRef(r *repo, cat *objectReader, ref string, p parsedRef, d
 	}
 	if m, ok := r.meta.Revisions[rev.Name]; ok {
 		rev.Owners, rev.Labels, rev.Annotations = m.owners(), m.Labels, m.Annotations
-		rev.Created, rev.PublishedBy = m.created(), m.PublishedBy
+		rev.Created, rev.PublishedBy, rev.Tasks = m.created(), m.PublishedBy, m.tasks()
 	}
 	return rev, nil
 }

@@ -32,6 +32,26 @@ type revMeta struct {
 	Created string `json:"created,omitempty"`
 	// PublishedBy is who approved the revision (store.Revision.PublishedBy).
 	PublishedBy string `json:"publishedBy,omitempty"`
+	// Tasks made the revision (store.Revision.Tasks), as Porch keeps them.
+	Tasks []taskMeta `json:"tasks,omitempty"`
+}
+
+// taskMeta is a store.Task as the metadata file keeps it.
+type taskMeta struct {
+	Type        store.TaskType `json:"type"`
+	Upstream    string         `json:"upstream,omitempty"`
+	Source      string         `json:"source,omitempty"`
+	OldUpstream string         `json:"oldUpstream,omitempty"`
+	NewUpstream string         `json:"newUpstream,omitempty"`
+	Local       string         `json:"local,omitempty"`
+}
+
+func (m revMeta) tasks() []store.Task {
+	var out []store.Task
+	for _, t := range m.Tasks {
+		out = append(out, store.Task{Type: t.Type, Upstream: t.Upstream, Source: t.Source, OldUpstream: t.OldUpstream, NewUpstream: t.NewUpstream, Local: t.Local})
+	}
+	return out
 }
 
 // created is the creation time recorded, zero when none is.
@@ -73,10 +93,13 @@ func parseMetadata(path string, b []byte) (*metadata, error) {
 // set records rev's metadata (none is no entry) and writes the file.
 func (m *metadata) set(gitDir string, rev store.Revision) error {
 	e := revMeta{Owners: rev.Owners, Labels: rev.Labels, Annotations: rev.Annotations, PublishedBy: rev.PublishedBy}
+	for _, t := range rev.Tasks {
+		e.Tasks = append(e.Tasks, taskMeta{Type: t.Type, Upstream: t.Upstream, Source: t.Source, OldUpstream: t.OldUpstream, NewUpstream: t.NewUpstream, Local: t.Local})
+	}
 	if !rev.Created.IsZero() {
 		e.Created = rev.Created.UTC().Format(time.RFC3339Nano)
 	}
-	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" && e.PublishedBy == "" {
+	if len(e.Owners) == 0 && len(e.Labels) == 0 && len(e.Annotations) == 0 && e.Created == "" && e.PublishedBy == "" && len(e.Tasks) == 0 {
 		return m.remove(gitDir, rev.Name)
 	}
 	prev, had := m.Revisions[rev.Name]

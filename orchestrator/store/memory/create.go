@@ -41,6 +41,7 @@ func (s *Store) create(spec store.DraftSpec) (store.Revision, error) {
 		Namespace: spec.Namespace, Name: name, Repository: spec.Repository, Package: spec.Package,
 		Workspace: spec.Workspace, Lifecycle: store.Draft, Owners: append([]store.OwnerRef(nil), spec.Owners...),
 		Labels: copyMap(spec.Labels), Annotations: copyMap(spec.Annotations), Lock: lock, Created: s.now().UTC(),
+		Tasks: []store.Task{spec.Task},
 	}
 	if s.persist != nil {
 		if err := s.persist.Create(copyRev(rev), files); err != nil {

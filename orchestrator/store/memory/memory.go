@@ -239,6 +239,7 @@ func copyRev(r store.Revision) store.Revision {
 	r.Owners = append([]store.OwnerRef(nil), r.Owners...)
 	r.Labels = copyMap(r.Labels)
 	r.Annotations = copyMap(r.Annotations)
+	r.Tasks = append([]store.Task(nil), r.Tasks...)
 	if r.Lock != nil {
 		l := *r.Lock
 		r.Lock = &l

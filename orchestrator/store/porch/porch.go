@@ -174,6 +174,7 @@ func FromAPI(pr *porchapi.PackageRevision) store.Revision {
 	if l := pr.Status.UpstreamLock; l != nil && l.Git != nil {
 		r.Lock = &store.Lock{Package: l.Git.Directory, Ref: l.Git.Ref}
 	}
+	r.Tasks = tasksOf(pr.Spec.Tasks)
 	return r
 }
 
@@ -192,6 +193,11 @@ func ToAPI(r store.Revision) porchapi.PackageRevision {
 		pr.CreationTimestamp = metav1.NewTime(r.Created)
 	}
 	pr.Status.PublishedBy = r.PublishedBy
+	for _, t := range r.Tasks {
+		if at, err := apiTask(t); err == nil {
+			pr.Spec.Tasks = append(pr.Spec.Tasks, at)
+		}
+	}
 	if r.Lock != nil {
 		pr.Status.UpstreamLock = &porchapi.UpstreamLock{Type: porchapi.OriginType("git"), Git: &porchapi.GitLock{Repo: r.Lock.Repository, Directory: r.Lock.Package, Ref: r.Lock.Ref}}
 	}
@@ -200,18 +206,9 @@ func ToAPI(r store.Revision) porchapi.PackageRevision {
 
 // CreateDraft implements Store.
 func (p *Store) CreateDraft(ctx context.Context, s store.DraftSpec) (store.Revision, error) {
-	task := porchapi.Task{Type: porchapi.TaskType(s.Task.Type)}
-	switch s.Task.Type {
-	case store.Clone:
-		task.Clone = &porchapi.PackageCloneTaskSpec{Upstream: porchapi.UpstreamPackage{UpstreamRef: &porchapi.PackageRevisionRef{Name: s.Task.Upstream}}}
-	case store.Edit:
-		task.Edit = &porchapi.PackageEditTaskSpec{Source: &porchapi.PackageRevisionRef{Name: s.Task.Source}}
-	case store.Upgrade:
-		task.Upgrade = &porchapi.PackageUpgradeTaskSpec{OldUpstream: porchapi.PackageRevisionRef{Name: s.Task.OldUpstream},
-			NewUpstream: porchapi.PackageRevisionRef{Name: s.Task.NewUpstream}, LocalPackageRevisionRef: porchapi.PackageRevisionRef{Name: s.Task.Local},
-			Strategy: porchapi.ResourceMerge}
-	default:
-		return store.Revision{}, fmt.Errorf("unknown task type %q", s.Task.Type)
+	task, err := apiTask(s.Task)
+	if err != nil {
+		return store.Revision{}, err
 	}
 	wr := p.writes.lock(s.Namespace, s.Repository)
 	defer wr.end(nil)
