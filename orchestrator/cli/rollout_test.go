@@ -516,7 +516,12 @@ func TestWaveApprovalLocally(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "rollout", "approve", "app"),
 		"rollout approve of wave canary at blueprints.app.v2: the finished drafts of its 1 children (1 moved so far, and those that move later) are approved")
 	out := w.run(ExitOK)
-	contains(t, out, "approved fleet-07.app.packagevariant-2")
+	// Named as a wave's approval, and no approval.nephio.org/policy, which
+	// nobody set, is written onto the draft.
+	contains(t, out, "approved fleet-07.app.packagevariant-2: revision 2 of app (a wave's approval, spec.approval)")
+	if y := w.mustCmd(ExitOK, "get", "fleet-07.app.packagevariant-2", "-o", "yaml"); strings.Contains(y, "approval.nephio.org/policy") {
+		t.Fatalf("a wave's approval wrote a policy onto the revision:\n%s", y)
+	}
 	contains(t, w.mustCmd(ExitOK, "events"), "approved fleet-07.app.packagevariant-2 (wave canary of PackageVariantSet app, pvkit.dev/rollout-a")
 	w.run(ExitOK)
 	if d := w.drafts(); len(d) != 2 {

@@ -106,11 +106,15 @@ func (j *journal) UpdateResourcesRendered(ctx context.Context, namespace, name s
 }
 
 // ApproveRevision records an approval by policy, naming the policy the
-// revision asked for.
+// revision asked for, or the wave's approval when it asked for none.
 func (j *journal) ApproveRevision(ctx context.Context, namespace, name string) (store.Revision, error) {
 	pub, err := j.Store.ApproveRevision(ctx, namespace, name)
 	if err == nil {
-		j.note("approved %s: revision %d of %s (%s: %s)", name, pub.Revision, pub.Package, approval.PolicyAnnotation, pub.Annotations[approval.PolicyAnnotation])
+		if policy := pub.Annotations[approval.PolicyAnnotation]; policy != "" {
+			j.note("approved %s: revision %d of %s (%s: %s)", name, pub.Revision, pub.Package, approval.PolicyAnnotation, policy)
+		} else {
+			j.note("approved %s: revision %d of %s (a wave's approval, spec.approval)", name, pub.Revision, pub.Package)
+		}
 	}
 	return pub, err
 }

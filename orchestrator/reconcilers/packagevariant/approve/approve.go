@@ -93,6 +93,7 @@ func (a Approver) Run(ctx context.Context, v *pvapi.PackageVariant, owned []stor
 	}()
 	for _, d := range owned {
 		wave := waveApproved(v, d)
+		asked := d.Annotations // what the draft carries: a wave's approval adds no annotation to it
 		if wave {
 			d.Annotations = withPolicy(d.Annotations, approval.Always)
 		}
@@ -138,7 +139,10 @@ func (a Approver) Run(ctx context.Context, v *pvapi.PackageVariant, owned []stor
 			} else {
 				w.waiting = append(w.waiting, fmt.Sprintf("%s is not approved: %s", d.Name, dec.Why))
 				why := dec.Why
-				if !strings.HasPrefix(why, "policy ") { // said once ("policy initial: policy initial: ...")
+				switch {
+				case wave:
+					why = fmt.Sprintf("wave approval (%s): %s", v.Spec.Approval.By, strings.TrimPrefix(why, "policy always met"))
+				case !strings.HasPrefix(why, "policy "): // said once ("policy initial: policy initial: ...")
 					why = fmt.Sprintf("policy %s: %s", d.Annotations[approval.PolicyAnnotation], why)
 				}
 				setApprovalWait(v, d.Name, Awaiting(string(d.Lifecycle), why))
@@ -146,7 +150,7 @@ func (a Approver) Run(ctx context.Context, v *pvapi.PackageVariant, owned []stor
 			continue
 		}
 		if d.Lifecycle == store.Draft {
-			d.Lifecycle, d.ResourceVersion = store.Proposed, ""
+			d.Lifecycle, d.ResourceVersion, d.Annotations = store.Proposed, "", asked
 			if err := a.Store.Update(ctx, d); err != nil {
 				return 0, fmt.Errorf("proposing %s for approval: %w", d.Name, err)
 			}
