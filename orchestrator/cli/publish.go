@@ -241,7 +241,7 @@ func publishCommand(ctx context.Context, o *Options) *cobra.Command {
 // says so: its .expected/ and its Kptfile's kpt v1.0 render status.
 func leaveOut(src string, files map[string]string, warn io.Writer) {
 	if n := dropExpectations(files); n > 0 {
-		fmt.Fprintf(warn, "note: %s/.expected (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
+		fmt.Fprintf(warn, "note: %s/.expected and its .krmignore (%s) left out: kpt's e2e runner's expectations of the package, not its content\n", src, plural(n, "file"))
 	}
 	if k, had, err := render.WithoutKptStatus(files["Kptfile"]); err == nil && had { // rule: kpt-render-status
 		files["Kptfile"] = k
@@ -253,8 +253,8 @@ func leaveOut(src string, files map[string]string, warn io.Writer) {
 // dropExpectations removes the package's .expected/ (kpt's e2e runner's
 // case: the expected diff and results of rendering it, as kpt's and the
 // catalog's test packages keep them, beside a .krmignore that hides them
-// from kpt): what a catalog publishes is the package. It returns how many
-// files it removed.
+// from kpt, removed too when it hides nothing else): what a catalog
+// publishes is the package. It returns how many files it removed.
 func dropExpectations(files map[string]string) int {
 	n := 0
 	for name := range files {
@@ -262,6 +262,10 @@ func dropExpectations(files map[string]string) int {
 			delete(files, name)
 			n++
 		}
+	}
+	if n > 0 && strings.TrimSpace(files[".krmignore"]) == ".expected" { // it hid the case alone
+		delete(files, ".krmignore")
+		n++
 	}
 	return n
 }

@@ -490,13 +490,13 @@ func TestPublishLeavesOutExpectations(t *testing.T) {
 	}
 	dir := writeTemp(t, bp)
 	code, out, errs := w.cmd("publish", "--repo", "blueprints", "--package", "withcase", dir)
-	if code != ExitOK || !strings.Contains(errs, "note: "+dir+"/.expected (3 files) left out: kpt's e2e runner's expectations of the package, not its content") {
+	if code != ExitOK || !strings.Contains(errs, "note: "+dir+"/.expected and its .krmignore (4 files) left out: kpt's e2e runner's expectations of the package, not its content") {
 		t.Fatalf("publish: exit %d\n%s%s", code, out, errs)
 	}
 	pulled := filepath.Join(t.TempDir(), "pulled")
 	w.mustCmd(ExitOK, "pull", "blueprints.withcase.v1", pulled)
 	got := fntest.ReadTree(t, pulled)
-	if _, ok := got[".expected/config.yaml"]; ok || got[".krmignore"] != ".expected\n" || got["Kptfile"] != bp["Kptfile"] {
+	if _, ok := got[".expected/config.yaml"]; ok || got[".krmignore"] != "" || got["Kptfile"] != bp["Kptfile"] {
 		t.Fatalf("the published package: %v", keysOf(got))
 	}
 }
