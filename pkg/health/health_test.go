@@ -222,3 +222,26 @@ func TestProgramCacheIsBounded(t *testing.T) {
 		t.Fatal("the most recent program is not kept")
 	}
 }
+
+// A RootSync's sync errors reach the operator in Config Sync's own words
+// (status.sync.errors[].errorMessage), beside the count and the commit,
+// bounded as every cluster's words are.
+func TestRootSyncErrorsInConfigSyncsWords(t *testing.T) {
+	long := strings.Repeat("x", 2*MaxReported)
+	for _, tt := range []struct{ name, status, want string }{
+		{"the summary", `{"sync":{"commit":"abc123","errorSummary":{"totalCount":1},"errors":[{"code":"2009","errorMessage":"KNV2009: failed to apply Deployment.apps, upf/upf: admission webhook denied the request"}]}}`,
+			"1 sync error(s) at abc123: KNV2009: failed to apply Deployment.apps, upf/upf: admission webhook denied the request"},
+		{"the Syncing condition", `{"conditions":[{"type":"Syncing","status":"False","reason":"Sync","message":"Sync Completed"}],"sync":{"commit":"abc123","errorSummary":{"totalCount":2},"errors":[{"errorMessage":"KNV1021: No CustomResourceDefinition is defined"},{"errorMessage":"other"}]}}`,
+			"Sync: Sync Completed: KNV1021: No CustomResourceDefinition is defined"},
+		{"no errors", `{"sync":{"commit":"abc123"}}`, ""},
+	} {
+		got, err := Reported(context.Background(), &pv.HealthCheck{}, Variant{}, obj(`{"status":`+tt.status+`}`), Revision{})
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q (%v), want %q", tt.name, got, err, tt.want)
+		}
+	}
+	got, _ := Reported(context.Background(), &pv.HealthCheck{}, Variant{}, obj(`{"status":{"sync":{"commit":"c","errorSummary":{"totalCount":1},"errors":[{"errorMessage":"`+long+`"}]}}}`), Revision{})
+	if len(got) > MaxReported || !strings.HasSuffix(got, "…") {
+		t.Errorf("a long error message: %d bytes, %q…", len(got), got[:40])
+	}
+}

@@ -16,9 +16,9 @@ const MaxReported = 512
 // message expression (a string, over the condition's variables), or by
 // default the reason and message of the object's Ready condition (Flux,
 // Config Sync's RootSync has none: its Syncing condition, then its
-// errorSummary), else its Healthy condition, else Argo CD's status.health
-// ("Degraded: ..."), "" when the object says nothing of the kind. At most
-// MaxReported bytes, on one line.
+// errorSummary, either with its first error's own text), else its Healthy
+// condition, else Argo CD's status.health ("Degraded: ..."), "" when the
+// object says nothing of the kind. At most MaxReported bytes, on one line.
 func Reported(ctx context.Context, c *pv.HealthCheck, v Variant, object map[string]any, rev Revision) (string, error) {
 	if c.Message == "" {
 		return bound(defaultReported(object)), nil
@@ -54,13 +54,18 @@ func defaultReported(object map[string]any) string {
 		return ""
 	}
 	conds, _ := status["conditions"].([]any)
+	syncErr := firstSyncError(status)
 	for _, want := range agentConditions {
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
 			if t, _ := m["type"].(string); t != want {
 				continue
 			}
-			return join(str(m["reason"]), str(m["message"]))
+			said := join(str(m["reason"]), str(m["message"]))
+			if syncErr != "" && !strings.Contains(said, syncErr) {
+				said = join(said, syncErr)
+			}
+			return said
 		}
 	}
 	if h, _ := status["health"].(map[string]any); h != nil { // Argo CD's Application
@@ -68,10 +73,23 @@ func defaultReported(object map[string]any) string {
 	}
 	if sync, _ := status["sync"].(map[string]any); sync != nil { // Config Sync's RootSync
 		if e, _ := sync["errorSummary"].(map[string]any); e != nil {
-			return fmt.Sprintf("%v sync error(s) at %s", e["totalCount"], str(sync["commit"]))
+			return join(fmt.Sprintf("%v sync error(s) at %s", e["totalCount"], str(sync["commit"])), syncErr)
 		}
 	}
 	return ""
+}
+
+// firstSyncError is Config Sync's own text of a RootSync's (or RepoSync's)
+// first error (status.sync.errors[0].errorMessage: "KNV2009: ..."), ""
+// when it reports none.
+func firstSyncError(status map[string]any) string {
+	sync, _ := status["sync"].(map[string]any)
+	errs, _ := sync["errors"].([]any)
+	if len(errs) == 0 {
+		return ""
+	}
+	first, _ := errs[0].(map[string]any)
+	return str(first["errorMessage"])
 }
 
 func str(v any) string {

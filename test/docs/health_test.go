@@ -79,7 +79,8 @@ func TestHealthCheckExamples(t *testing.T) {
 			health.Current: {`{"status":{"sync":{"commit":"` + published + `","gitStatus":{"branch":"main"}}}}`, `{"status":{"sync":{"commit":"` + head + `"}}}`},
 			health.InProgress: {`{"status":{"sync":{"commit":"9f009f009f009f009f009f009f009f009f009f00"}}}`,
 				`{"status":{"sync":{"commit":"9f009f009f009f009f009f009f009f009f009f00","errorSummary":{"totalCount":2}}}}`, `{"status":{}}`},
-			health.Failed: {`{"status":{"sync":{"commit":"` + head + `","errorSummary":{"totalCount":1}}}}`},
+			health.Failed: {`{"status":{"sync":{"commit":"` + head + `","errorSummary":{"totalCount":1}}}}`,
+				`{"status":{"sync":{"commit":"` + head + `","errorSummary":{"totalCount":1},"errors":[{"code":"2009","errorMessage":"KNV2009: failed to apply Deployment.apps, upf/upf"}]}}}`},
 		},
 		"Argo CD Application, central": {
 			health.Current: {`{"spec":{"source":{"targetRevision":"app/v2"}},"status":{"sync":{"status":"Synced"},"health":{"status":"Healthy"}}}`},
@@ -107,8 +108,13 @@ func TestHealthCheckExamples(t *testing.T) {
 					t.Errorf("%s over %s: %s, %v; want %s", kind, o, names[got], err, names[want])
 				}
 				// A failure is said in the cluster's words (issue 58 #3).
-				if words, err := health.Reported(context.Background(), c, v, object, rev); want == health.Failed && (err != nil || words == "") {
+				words, err := health.Reported(context.Background(), c, v, object, rev)
+				if want == health.Failed && (err != nil || words == "") {
 					t.Errorf("%s over %s: failed, and says %q, %v", kind, o, words, err)
+				}
+				// Config Sync's own text of the error, not only a count.
+				if strings.Contains(o, "KNV2009") && !strings.HasSuffix(words, ": KNV2009: failed to apply Deployment.apps, upf/upf") {
+					t.Errorf("%s over %s: says %q, not Config Sync's error", kind, o, words)
 				}
 			}
 		}
