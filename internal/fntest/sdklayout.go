@@ -3,8 +3,10 @@ package fntest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -91,7 +93,7 @@ func RunSDKLayout(t *testing.T, dir, sdkDir, name string, p krm.Processor) {
 		t.Fatalf("%s rewritten; WRITE_GOLDEN_OUTPUT=1 writes their _expected.yaml", sdkDir)
 	}
 	testhelpers.RunGoldenTests(t, sdkDir, SDKProcessor(name, p))
-	for _, c := range sortedKeys(want) { // the same function, the same words
+	for _, c := range slices.Sorted(maps.Keys(want)) { // the same function, the same words
 		b, err := os.ReadFile(filepath.Join(sdkDir, c, "_expected.yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -113,15 +115,6 @@ func resultLines(rs fn.Results) []string {
 	var out []string
 	for _, r := range rs {
 		out = append(out, string(r.Severity)+": "+r.Message)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -497,44 +498,6 @@ func TestPublishLeavesOutExpectations(t *testing.T) {
 	w.mustCmd(ExitOK, "pull", "blueprints.withcase.v1", pulled)
 	got := fntest.ReadTree(t, pulled)
 	if _, ok := got[".expected/config.yaml"]; ok || got[".krmignore"] != "" || got["Kptfile"] != bp["Kptfile"] {
-		t.Fatalf("the published package: %v", keysOf(got))
-	}
-}
-
-func keysOf(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// A variant's draft carries no kpt v1.0 render status (rule:
-// kpt-render-status): Porch v1.5.3 renders every draft and refuses the
-// field, and a status whose results change run by run would make every
-// resync write. The fleet's drafts hold none, and the second run writes
-// nothing at all.
-func TestDraftsCarryNoKptRenderStatus(t *testing.T) {
-	w := newWS(t)
-	w.run(ExitOK)
-	drafts := 0
-	for _, r := range w.store().All("default") {
-		if r.Repository == "blueprints" {
-			continue
-		}
-		drafts++
-		kf := w.files(r.Name)["Kptfile"]
-		if strings.Contains(kf, "renderStatus") || strings.Contains(kf, "type: Rendered") {
-			t.Fatalf("%s's Kptfile carries kpt v1.0's render status:\n%s", r.Name, kf)
-		}
-	}
-	if drafts == 0 {
-		t.Fatal("no drafts: the test tests nothing")
-	}
-	before := w.snapshot()
-	contains(t, w.run(ExitOK), "No changes")
-	if after := w.snapshot(); !cmp.Equal(before, after) {
-		t.Fatalf("the second run wrote:\n%s", cmp.Diff(before, after))
+		t.Fatalf("the published package: %v", slices.Sorted(maps.Keys(got)))
 	}
 }
