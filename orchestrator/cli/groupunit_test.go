@@ -28,7 +28,7 @@ func groupWaveWS(t *testing.T) *ws {
 	w.publishGroup3(2)
 	w.run(ExitOK)
 	for _, m := range []string{"upf", "smf", "amf"} {
-		contains(t, w.files("edge00."+m+".packagevariant-2")["nf.yaml"], "version: v2")
+		contains(t, w.files("edge00." + m + ".packagevariant-2")["nf.yaml"], "version: v2")
 	}
 	return w
 }
