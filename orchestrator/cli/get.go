@@ -232,7 +232,7 @@ func printRevisions(w io.Writer, revs, all []store.Revision, output string, head
 		if output == "wide" {
 			up, owner := "-", "-"
 			if r.Lock != nil {
-				up = r.Lock.Repository + ":" + r.Lock.Ref
+				up = lockWhere(r.Lock) + ":" + r.Lock.Ref
 			}
 			var owners, labels []string
 			for _, o := range r.Owners {
@@ -277,4 +277,17 @@ func latestRevisions(all []store.Revision) map[store.PackageKey]int {
 // kpt.dev/latest-revision label).
 func isLatest(r store.Revision, latest map[store.PackageKey]int) bool {
 	return r.Lifecycle.IsPublished() && r.Revision > 0 && r.Revision == latest[r.Key()]
+}
+
+// lockWhere names a lock's upstream repository: the Repository registered
+// for it, else its git URL (no Repository of the files names it: renamed
+// or removed), else "(unregistered)".
+func lockWhere(l *store.Lock) string {
+	switch {
+	case l.Repository != "":
+		return l.Repository
+	case l.URL != "":
+		return l.URL
+	}
+	return "(unregistered)"
 }

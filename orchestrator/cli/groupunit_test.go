@@ -115,3 +115,23 @@ func TestGetShowsTheDraftsTask(t *testing.T) {
 	contains(t, w.mustCmd(ExitOK, "get", "fleet-07.app.packagevariant-1", "-o", "yaml"),
 		"  tasks:\n  - clone:\n      upstreamRef:\n        upstreamRef:\n          name: blueprints.app.v1\n    type: clone\n")
 }
+
+// A downstream whose upstream's repository is no longer registered (the
+// repository renamed) names its upstream by the lock's git URL in
+// get -o wide, not as ":app/v1".
+func TestLockOfAnUnregisteredRepository(t *testing.T) {
+	w := newWS(t)
+	w.run(ExitOK)
+	if err := os.Rename(filepath.Join(w.repos, "blueprints.git"), filepath.Join(w.repos, "catalog.git")); err != nil {
+		t.Fatal(err)
+	}
+	out := w.mustCmd(ExitOK, "get", "--repo", "core-euwest1", "-o", "wide")
+	if strings.Contains(out, " :app/v1") || !strings.Contains(out, "file://") || !strings.Contains(out, "blueprints.git:app/v1") {
+		t.Fatalf("get -o wide names the upstream of an unregistered repository:\n%s", out)
+	}
+	// The files still register blueprints, whose repository is gone: the
+	// run refuses, naming it, before anything is written.
+	if code, _, errs := w.cmd("run", "-f", w.in); code != ExitUsage || !strings.Contains(errs, `Repository "blueprints": its bare repository `) {
+		t.Fatalf("run after the rename: exit %d\n%s", code, errs)
+	}
+}
