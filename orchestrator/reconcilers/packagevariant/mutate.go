@@ -423,20 +423,14 @@ func (e *renderFailure) Unwrap() error { return e.err }
 // drafts in one repository at once, Porch v1.5.3 answered one create 500,
 // its rollback could not delete the draft's branch, and it listed the
 // draft with no resources for good; the variant retried reading it until
-// the test gave up). The draft of a create Porch refused for its render
-// is that render failure (settled.Store.RenderFailed). Only the draft
-// this variant asked for last (created,
+// the test gave up). (The draft of a create Porch refused for its render
+// reads as that render failure: settled.Store.GetResources.) Only the
+// draft this variant asked for last (created,
 // or taken back after a failed create: settled.Store.Made) is its to
 // delete: it holds nothing of anyone's, so it is deleted, said in a
 // Warning Event, forgotten, and the next reconcile makes the downstream
 // again. Any other is an error that names it, for a person.
 func (r *Reconciler) emptyDraft(ctx context.Context, v *pvapi.PackageVariant, d store.Revision, cause error) error {
-	if rf := r.porch().RenderFailed(string(v.UID), d.Name); rf != nil {
-		// The draft Porch rolled back when this variant's create of it
-		// failed its render, still listed (e2e-porch under load): that
-		// render failure is the answer, as the create's was.
-		return fmt.Errorf("%w (Porch still lists %s, the draft it rolled back, with no files)", rf, d.Name)
-	}
 	mine := d.Lifecycle == store.Draft && (len(d.Owners) == 0 || d.OwnedBy(string(v.UID))) && r.porch().Made(string(v.UID), d.Name)
 	if !mine {
 		return fmt.Errorf("%w: it is not the draft this variant made last, so it is left for a person to delete (porchctl rpkg del %s)", cause, d.Name)

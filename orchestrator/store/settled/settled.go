@@ -198,12 +198,15 @@ func (s *Store) Made(uid, name string) bool {
 	return o != nil && (o.created != nil && o.created.name == name || o.asked != nil && o.asked.name == name)
 }
 
-// RenderFailed is the render failure of the owner's last create of name,
-// which Porch refused for its render (nil when there is none): the draft
-// Porch rolled back may stay listed, with no files, for a while.
-func (s *Store) RenderFailed(uid, name string) error {
-	if rf := s.renderFailedAt(uid, name); rf != nil {
-		return rf.err
+// renderFailedNamed is any owner's last create of name that Porch refused
+// for its render, or nil.
+func (s *Store) renderFailedNamed(name string) *failedRender {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.owners {
+		if o.renderFailed != nil && o.renderFailed.name == name {
+			return o.renderFailed
+		}
 	}
 	return nil
 }
@@ -255,6 +258,14 @@ func (s *Store) UpdateResourcesRendered(ctx context.Context, namespace, name str
 // NotFound directly too is a *PhantomError.
 func (s *Store) GetResources(ctx context.Context, namespace, name string) (store.Resources, error) {
 	res, err := s.Store.GetResources(ctx, namespace, name)
+	if errors.Is(err, store.ErrNoResources) {
+		if rf := s.renderFailedNamed(name); rf != nil {
+			// The draft Porch rolled back when its create failed the
+			// render, still listed with no files (Porch v1.5.3 under
+			// load): that render failure is the answer, as the create's was.
+			return res, fmt.Errorf("%w (Porch still lists %s, the draft it rolled back, with no files)", rf.err, name)
+		}
+	}
 	if !errors.Is(err, store.ErrNotFound) {
 		s.readable(name)
 		return res, err

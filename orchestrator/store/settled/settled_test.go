@@ -3,6 +3,7 @@ package settled
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,14 @@ func TestRenderFailedCreateIsNotTakenBack(t *testing.T) {
 	if inner.reads != 0 || len(inner.updated) != 0 || s.Made("u", d) {
 		t.Fatalf("a render-failed create read %d times, updated %d, remembered %v", inner.reads, len(inner.updated), s.Made("u", d))
 	}
+	// Listed afterwards, owned and with no files: a read of it is that
+	// render failure, not an empty draft.
+	inner.Store = noFiles{}
+	if _, err := s.GetResources(context.Background(), "ns", d); !errors.Is(err, store.ErrRenderFailed) ||
+		!strings.Contains(err.Error(), "(Porch still lists deploy.app.packagevariant-1, the draft it rolled back, with no files)") {
+		t.Fatalf("reading the rolled-back draft: %v", err)
+	}
+	inner.Store = nil
 	// Retried, Porch still lists the draft it rolled back and refuses the
 	// workspace: the answer is the render failure again, not an attempt to
 	// take back a draft that every update finds gone.
@@ -366,4 +375,11 @@ func TestUnclaimedNotesGo(t *testing.T) {
 	if _, notes := s.Size(); notes != 0 {
 		t.Fatalf("%d notes after PhantomAfter, want none", notes)
 	}
+}
+
+// noFiles answers every read of files with no resources.
+type noFiles struct{ store.Store }
+
+func (noFiles) GetResources(_ context.Context, namespace, name string) (store.Resources, error) {
+	return store.Resources{}, fmt.Errorf("package revision %s/%s %w", namespace, name, store.ErrNoResources)
 }
